@@ -1,0 +1,65 @@
+"""Backend discovery: a built-in table, the ``harness.backends`` entry-point group, and
+``module:Class`` specs. Nothing heavy is imported here; a backend class is imported only when
+it is asked for by name."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+from typing import Any
+
+from .base import Backend, Rejected, Session, Unavailable, Unsupported
+
+__all__ = ["Backend", "Rejected", "Session", "Unavailable", "Unsupported", "known_backends", "load_backend_class"]
+
+BUILTIN: dict[str, str] = {
+    "reference": "harness.backends.reference:ReferenceBackend",
+    "onnxruntime": "harness.backends.onnxruntime:OnnxRuntimeBackend",
+    "kernels": "harness.backends.kernels:KernelsBackend",
+    "tensorflow": "harness.backends.tensorflow:TensorFlowBackend",
+    "pytorch": "harness.backends.pytorch:PyTorchBackend",
+    "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
+}
+
+ENTRY_POINT_GROUP = "harness.backends"
+
+
+def known_backends() -> dict[str, str]:
+    """Name -> "module:attr" for the built-in backends and every installed plug-in."""
+    table = dict(BUILTIN)
+    for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+        table.setdefault(ep.name, ep.value)
+    return {name: target for name, target in table.items() if _module_exists(target)}
+
+
+def _module_exists(target: str) -> bool:
+    module = target.split(":", 1)[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class UnknownBackend(ValueError):
+    pass
+
+
+def load_backend_class(spec: str) -> type[Backend]:
+    """Resolve a backend name or a ``module:Class`` spec to its class."""
+    target = known_backends().get(spec)
+    if target is None:
+        if ":" not in spec:
+            names = ", ".join(sorted(known_backends()))
+            raise UnknownBackend(f"unknown backend {spec!r}; known: {names} (or give module:Class)")
+        target = spec
+    module_name, _, attr = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+        cls: Any = getattr(module, attr)
+    except (ImportError, AttributeError) as exc:
+        raise UnknownBackend(f"cannot load backend {spec!r} from {target}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, Backend)):
+        raise UnknownBackend(f"{target} is not a harness Backend class")
+    if ":" in spec and not cls.name:
+        cls.name = spec
+    return cls

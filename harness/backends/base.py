@@ -1,0 +1,109 @@
+"""The interface every system under test implements.
+
+A backend runs models; it never judges them. ``Backend.prepare`` turns an ONNX model into a
+``Session``; ``Session.run`` maps input names to values and returns the graph outputs in
+order. Values are what :mod:`harness.values` describes: numpy arrays (ml_dtypes arrays for
+bfloat16, float8 and int4), Python lists for sequences, ``None`` for an empty optional.
+
+A backend tells "I refuse this model" and "I lack this operator or type" apart from a wrong
+run by raising :class:`Rejected` or :class:`Unsupported`, or by mapping its own exceptions in
+``classify_error``.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from typing import Any, ClassVar
+
+import onnx
+
+
+class BackendError(Exception):
+    """Base of the errors a backend raises on purpose."""
+
+
+class Rejected(BackendError):
+    """The model was refused at load: IR/opset skew, invalid graph."""
+
+
+class Unsupported(BackendError):
+    """An operator, op-version, attribute or type is not implemented (binding included)."""
+
+
+class Unavailable(BackendError):
+    """The backend cannot be loaded on this machine; the message says why."""
+
+
+class Session:
+    """A prepared model. Subclasses implement ``run``."""
+
+    def run(self, feeds: dict[str, Any]) -> list[Any]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class Backend:
+    """A system under test.
+
+    Subclasses set ``name`` and implement ``prepare``; ``load`` is where heavy imports
+    belong (it is called once, in the worker process, before the first ``prepare``).
+    """
+
+    name: ClassVar[str] = ""
+    #: distribution names whose versions go into the run's environment
+    packages: ClassVar[tuple[str, ...]] = ()
+    #: highest ai.onnx opset and IR version the backend accepts (None: no limit known)
+    max_opset: ClassVar[int | None] = None
+    max_ir_version: ClassVar[int | None] = None
+
+    def __init__(self, **options: Any) -> None:
+        self.options = options
+
+    # -- availability -------------------------------------------------------------------
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        """(True, "") when the backend can load here, else (False, reason).
+
+        The default checks that every distribution in ``packages`` is installed, without
+        importing it.
+        """
+        for dist in cls.packages:
+            try:
+                importlib.metadata.version(dist)
+            except importlib.metadata.PackageNotFoundError:
+                return False, f"{dist} is not installed (pip install 'onnx-harness[{cls.name}]')"
+        return True, ""
+
+    def version(self) -> str:
+        versions = [_dist_version(d) for d in self.packages]
+        return " ".join(v for v in versions if v) or "unknown"
+
+    def environment(self) -> dict[str, Any]:
+        """Versions and settings recorded with every run (threads are part of it)."""
+        env: dict[str, Any] = {d: _dist_version(d) for d in self.packages}
+        env.update({k: v for k, v in self.options.items() if isinstance(v, (str, int, float, bool))})
+        return env
+
+    # -- running ------------------------------------------------------------------------
+    def load(self) -> None:
+        """Import heavy libraries; raise :class:`Unavailable` when that fails."""
+
+    def prepare(self, model: onnx.ModelProto) -> Session:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def classify_error(self, exc: BaseException, stage: str) -> str:
+        """Map an exception from ``prepare`` (stage "prepare") or ``run`` to an outcome.
+
+        Returns one of "rejected", "unsupported", "error".
+        """
+        if isinstance(exc, Rejected):
+            return "rejected"
+        if isinstance(exc, (Unsupported, NotImplementedError)):
+            return "unsupported"
+        return "error"
+
+
+def _dist_version(dist: str) -> str:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return ""

@@ -1,0 +1,647 @@
+"""The graph compiler of the kernels backend.
+
+``compile_model`` validates a model and turns its graph into a :class:`Plan`: a flat list of
+steps ``(callable, input slots, output slots, slots to release, in-place slot)`` over a list of
+value slots. Everything that can be decided once is decided at prepare time:
+
+- validation (IR version, opset domains, ``onnx.checker``), model-local functions inlined
+  (``onnx.inliner``), static shapes inferred (``onnx.shape_inference``);
+- nodes sorted topologically, nodes that no graph output needs dropped;
+- every node bound to a kernel once (``registry.lookup``); an op without a kernel whose
+  schema has a function body runs that body as a compiled sub-plan;
+- nodes whose inputs are all constants folded (random ops excepted);
+- each intermediate released after its last consumer; a kernel may offer an in-place
+  variant (``run.inplace``, a callable that may overwrite and return its first argument),
+  used when that argument is an intermediate dying at this node that nothing else aliases.
+
+Nodes with graph attributes (If, Loop, Scan, SequenceMap) are called with a keyword argument
+``outer``: a dict of the outer-scope values their subgraphs read. Their subgraphs are compiled
+once, through ``NodeInfo.compile_subgraph``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+import onnx
+import onnx.checker
+import onnx.defs
+import onnx.inliner
+import onnx.shape_inference
+from onnx import numpy_helper
+
+from ..base import Rejected, Unsupported
+from ._util import np_dtype, onnx_elem_type
+from .registry import NodeInfo, lookup
+
+#: ops whose outputs differ from run to run: never folded
+NONDETERMINISTIC = frozenset(
+    {
+        ("", "RandomNormal"),
+        ("", "RandomNormalLike"),
+        ("", "RandomUniform"),
+        ("", "RandomUniformLike"),
+        ("", "Bernoulli"),
+        ("", "Multinomial"),
+        ("", "Dropout"),
+    }
+)
+
+_ATTR = onnx.AttributeProto
+_getrefcount = sys.getrefcount
+_ndarray = np.ndarray
+
+
+def _domain(name: str) -> str:
+    return "" if name in ("", "ai.onnx") else name
+
+
+def _known_domains() -> dict[str, int]:
+    """Domain -> highest opset version the installed onnx defines."""
+    known: dict[str, int] = {}
+    for schema in onnx.defs.get_all_schemas_with_history():
+        dom = _domain(schema.domain)
+        known[dom] = max(known.get(dom, 0), schema.since_version)
+    known[""] = onnx.defs.onnx_opset_version()
+    return known
+
+
+_KNOWN_DOMAINS: dict[str, int] | None = None
+
+
+# -- attributes -----------------------------------------------------------------------------
+
+
+def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+    values = numpy_helper.to_array(sp.values)
+    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
+    dims = tuple(sp.dims)
+    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
+    if indices.ndim == 1:  # linearized indices (SparseTensorProto doc)
+        dense[indices] = values
+        return dense.reshape(dims)
+    dense = dense.reshape(dims)
+    dense[tuple(indices.T)] = values
+    return dense
+
+
+def attribute_value(attr: onnx.AttributeProto) -> Any:
+    """An attribute as a Python/numpy value (strings decoded, tensors as arrays)."""
+    t = attr.type
+    if t == _ATTR.FLOAT:
+        return attr.f
+    if t == _ATTR.INT:
+        return attr.i
+    if t == _ATTR.STRING:
+        return attr.s.decode("utf-8")
+    if t == _ATTR.TENSOR:
+        return numpy_helper.to_array(attr.t)
+    if t == _ATTR.GRAPH:
+        return attr.g
+    if t == _ATTR.SPARSE_TENSOR:
+        return _sparse_to_dense(attr.sparse_tensor)
+    if t == _ATTR.FLOATS:
+        return list(attr.floats)
+    if t == _ATTR.INTS:
+        return list(attr.ints)
+    if t == _ATTR.STRINGS:
+        return [s.decode("utf-8") for s in attr.strings]
+    if t == _ATTR.TENSORS:
+        return [numpy_helper.to_array(x) for x in attr.tensors]
+    if t == _ATTR.GRAPHS:
+        return list(attr.graphs)
+    if t == _ATTR.SPARSE_TENSORS:
+        return [_sparse_to_dense(x) for x in attr.sparse_tensors]
+    if t == _ATTR.TYPE_PROTO:
+        return attr.tp
+    if t == _ATTR.TYPE_PROTOS:
+        return list(attr.type_protos)
+    raise Unsupported(f"attribute {attr.name!r} has unsupported type {t}")
+
+
+def _graph_attrs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    graphs: list[onnx.GraphProto] = []
+    for attr in node.attribute:
+        if attr.type == _ATTR.GRAPH:
+            graphs.append(attr.g)
+        elif attr.type == _ATTR.GRAPHS:
+            graphs.extend(attr.graphs)
+    return graphs
+
+
+def free_names(graph: onnx.GraphProto) -> list[str]:
+    """Names a graph (and its nested subgraphs) reads from the enclosing scopes, in order of
+    first use."""
+    defined = {v.name for v in graph.input}
+    defined.update(t.name for t in graph.initializer)
+    defined.update(t.values.name for t in graph.sparse_initializer)
+    for node in graph.node:
+        defined.update(node.output)
+    seen: dict[str, None] = {}
+    for node in graph.node:
+        used = list(node.input)
+        for sub in _graph_attrs(node):
+            used.extend(free_names(sub))
+        for name in used:
+            if name and name not in defined:
+                seen.setdefault(name, None)
+    for out in graph.output:
+        if out.name not in defined:
+            seen.setdefault(out.name, None)
+    return list(seen)
+
+
+# -- types ------------------------------------------------------------------------------------
+
+
+def _type_info(tp: onnx.TypeProto) -> tuple[tuple[int | None, ...] | None, Any]:
+    if tp.HasField("tensor_type"):
+        tt = tp.tensor_type
+        dtype = np_dtype(tt.elem_type) if tt.elem_type else None
+        if not tt.HasField("shape"):
+            return None, dtype
+        shape = tuple(d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim)
+        return shape, dtype
+    return None, None
+
+
+def _collect_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
+    types: dict[str, onnx.TypeProto] = {}
+    for vi in (*graph.input, *graph.value_info, *graph.output):
+        if vi.type.WhichOneof("value") is not None:
+            types[vi.name] = vi.type
+    for init in graph.initializer:
+        types.setdefault(init.name, onnx.helper.make_tensor_type_proto(init.data_type, list(init.dims)))
+    return types
+
+
+def type_of_value(value: Any) -> onnx.TypeProto:
+    """A TypeProto describing a runtime value (rank kept, dimensions left symbolic)."""
+    if value is None:
+        return onnx.TypeProto()
+    if isinstance(value, list):
+        elem = type_of_value(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
+        return onnx.helper.make_sequence_type_proto(elem)
+    arr = np.asarray(value)
+    return onnx.helper.make_tensor_type_proto(onnx_elem_type(arr.dtype), [None] * arr.ndim)
+
+
+# -- the plan ---------------------------------------------------------------------------------
+
+
+class Plan:
+    """A compiled graph. ``template`` holds the constants; a run copies it and fills inputs."""
+
+    __slots__ = ("template", "inputs", "outputs", "steps", "const_outputs", "required")
+
+    def __init__(self, template, inputs, outputs, steps, const_outputs, required):
+        self.template: list[Any] = template
+        #: (name, slot) of every value read from outside: graph inputs, then outer names
+        self.inputs: list[tuple[str, int]] = inputs
+        self.outputs: list[int] = outputs
+        self.steps: list[tuple] = steps
+        #: output positions whose value is a constant of the plan (copied when returned)
+        self.const_outputs: frozenset[int] = const_outputs
+        #: names that must be fed (graph inputs without an initializer)
+        self.required: frozenset[str] = required
+
+    def run(self, feeds: dict[str, Any], strict: bool = False) -> list[Any]:
+        slots = self.template.copy()
+        for name, slot in self.inputs:
+            if name in feeds:
+                slots[slot] = feeds[name]
+            elif strict and name in self.required:
+                raise ValueError(f"missing input {name!r}")
+        return self._execute(slots)
+
+    def run_args(self, args: Sequence[Any]) -> list[Any]:
+        slots = self.template.copy()
+        for (_, slot), value in zip(self.inputs, args):
+            slots[slot] = value
+        return self._execute(slots)
+
+    def _execute(self, slots: list[Any]) -> list[Any]:
+        step = None
+        try:
+            for step in self.steps:
+                fn, ins, outs, free, ip = step[:5]
+                if ip:
+                    v = slots[ip]
+                    # slots + v + getrefcount's argument: nothing else references the array
+                    if type(v) is _ndarray and v.base is None and _getrefcount(v) == 3 and v.flags.writeable:
+                        fn = fn.inplace
+                    v = None
+                res = fn(*[slots[i] for i in ins])
+                for o, val in zip(outs, res):
+                    slots[o] = val
+                for f in free:
+                    slots[f] = None
+        except Exception as exc:
+            if step is not None:
+                exc.add_note(f"while running node {step[5]}")
+            raise
+        result = [slots[o] for o in self.outputs]
+        for k in self.const_outputs:
+            result[k] = _copy_value(result[k])
+        return result
+
+
+def _copy_value(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, list):
+        return [_copy_value(x) for x in v]
+    return v
+
+
+def _as_output(v: Any) -> Any:
+    """Graph outputs are arrays, lists of arrays or None (numpy scalars become 0-d arrays)."""
+    if isinstance(v, np.generic):
+        return np.asarray(v)
+    if isinstance(v, list):
+        return [_as_output(x) for x in v]
+    return v
+
+
+class SubgraphRunner:
+    """What ``NodeInfo.compile_subgraph`` returns: call with a dict of values (subgraph
+    inputs and the outer-scope names it reads), get the subgraph outputs as a list."""
+
+    __slots__ = ("plan", "input_names", "outer_names", "output_names")
+
+    def __init__(self, plan: Plan, graph: onnx.GraphProto, outer: list[str]):
+        self.plan = plan
+        self.input_names = [v.name for v in graph.input]
+        self.outer_names = outer
+        self.output_names = [v.name for v in graph.output]
+
+    def __call__(self, values: dict[str, Any]) -> list[Any]:
+        return self.plan.run(values)
+
+    def run_args(self, args: Sequence[Any], outer: dict[str, Any]) -> list[Any]:
+        """Positional inputs (in graph-input order) plus the outer values."""
+        return self.plan.run_args([*args, *(outer.get(n) for n in self.outer_names)])
+
+
+class _OuterCall:
+    """Adapts a kernel of a node with graph attributes: the executor passes the outer-scope
+    values as trailing positional slots; the kernel receives them as ``outer=``."""
+
+    __slots__ = ("fn", "n", "names")
+
+    def __init__(self, fn, n: int, names: list[str]):
+        self.fn, self.n, self.names = fn, n, names
+
+    def __call__(self, *args):
+        n = self.n
+        return self.fn(*args[:n], outer=dict(zip(self.names, args[n:])))
+
+
+# -- compiling --------------------------------------------------------------------------------
+
+
+class Compiler:
+    """Compiles graphs that share one opset map (a model, or one function body)."""
+
+    def __init__(self, opsets: dict[str, int]):
+        self.opsets = opsets
+
+    # graph -> plan
+    def compile_graph(
+        self, graph: onnx.GraphProto, outer: Sequence[str] = (), input_names: Sequence[str] | None = None
+    ) -> Plan:
+        types = _collect_types(graph)
+        slot_of: dict[str, int] = {"": 0}
+        template: list[Any] = [None]
+
+        def slot(name: str) -> int:
+            s = slot_of.get(name)
+            if s is None:
+                s = slot_of[name] = len(template)
+                template.append(None)
+            return s
+
+        consts: set[int] = set()
+        initializers: dict[str, Any] = {}
+        for init in graph.initializer:
+            initializers[init.name] = numpy_helper.to_array(init)
+        for sp in graph.sparse_initializer:
+            initializers[sp.values.name] = _sparse_to_dense(sp)
+
+        names_in = list(input_names) if input_names is not None else [v.name for v in graph.input]
+        inputs: list[tuple[str, int]] = []
+        for name in names_in:
+            inputs.append((name, slot(name)))
+            if name in initializers:  # an input with a default value (IR < 4 style)
+                template[slot_of[name]] = initializers.pop(name)
+        for name in outer:
+            if name not in slot_of:
+                inputs.append((name, slot(name)))
+        for name, value in initializers.items():
+            s = slot(name)
+            template[s] = value
+            consts.add(s)
+        required = frozenset(n for n in names_in if n not in {t.name for t in graph.initializer})
+
+        nodes = self._toposort(graph, set(slot_of))
+        nodes = self._live_nodes(nodes, [o.name for o in graph.output])
+
+        steps: list[tuple] = []
+        for node in nodes:
+            fn = self.bind(node, types)
+            subgraphs = _graph_attrs(node)
+            ins = [slot(n) for n in node.input]
+            outs = [slot(n) for n in node.output if n]
+            out_pos = [k for k, n in enumerate(node.output) if n]
+            if out_pos != list(range(len(out_pos))):
+                fn = _select_outputs(fn, out_pos)
+            label = f"{node.op_type}({node.name or ', '.join(node.output)})"
+            if subgraphs:
+                names: dict[str, None] = {}
+                for g in subgraphs:
+                    names.update(dict.fromkeys(free_names(g)))
+                outer_names = list(names)
+                fn = _OuterCall(fn, len(ins), outer_names)
+                ins = ins + [slot(n) for n in outer_names]
+            elif self._foldable(node, ins, consts):
+                try:
+                    res = list(fn(*[template[i] for i in ins]))
+                except Exception:  # leave it to fail (or not) at run time
+                    res = None
+                if res is not None and len(res) >= len(outs):
+                    for o, v in zip(outs, res):
+                        template[o] = v
+                        consts.add(o)
+                    continue
+            steps.append((fn, tuple(ins), tuple(outs), label))
+
+        output_slots = [slot(o.name) for o in graph.output]
+        return self._finish(template, inputs, output_slots, steps, consts, required)
+
+    @staticmethod
+    def _finish(template, inputs, output_slots, steps, consts, required) -> Plan:
+        keep = set(output_slots)
+        last_use: dict[int, int] = {}
+        for k, (_, ins, outs, _) in enumerate(steps):
+            for i in ins:
+                last_use[i] = k
+        free_at: list[list[int]] = [[] for _ in steps]
+        for s, k in last_use.items():
+            if s and s not in consts and s not in keep:
+                free_at[k].append(s)
+        for k, (_, _, outs, _) in enumerate(steps):
+            for o in outs:
+                if o not in last_use and o not in keep:
+                    free_at[k].append(o)  # produced but never read
+        input_slots = {s for _, s in inputs}
+        final = []
+        for k, (fn, ins, outs, label) in enumerate(steps):
+            ip = 0
+            if ins and hasattr(fn, "inplace"):
+                s = ins[0]
+                if s and s in free_at[k] and s not in input_slots and ins.count(s) == 1 and s not in outs:
+                    ip = s
+            final.append((fn, ins, outs, tuple(free_at[k]), ip, label))
+        # constants no step reads are not kept alive
+        used = {i for _, ins, _, _ in steps for i in ins} | set(output_slots)
+        for s in consts:
+            if s not in used:
+                template[s] = None
+        const_outputs = frozenset(k for k, s in enumerate(output_slots) if s in consts)
+        return Plan(template, inputs, output_slots, final, const_outputs, required)
+
+    @staticmethod
+    def _foldable(node: onnx.NodeProto, ins: list[int], consts: set[int]) -> bool:
+        if (_domain(node.domain), node.op_type) in NONDETERMINISTIC:
+            return False
+        return all(i == 0 or i in consts for i in ins)
+
+    @staticmethod
+    def _toposort(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
+        nodes = list(graph.node)
+        producer = {out: k for k, node in enumerate(nodes) for out in node.output if out}
+        deps: list[set[int]] = []
+        for node in nodes:
+            needed = set(node.input)
+            for g in _graph_attrs(node):
+                needed.update(free_names(g))
+            deps.append({producer[n] for n in needed if n in producer})
+        if all(all(d < k for d in ds) for k, ds in enumerate(deps)):
+            return nodes
+        order: list[int] = []
+        done: set[int] = set()
+        pending = list(range(len(nodes)))
+        while pending:
+            ready = [k for k in pending if deps[k] <= done]
+            if not ready:
+                raise Rejected("the graph has a cycle or reads a value no node produces")
+            order.extend(ready)
+            done.update(ready)
+            pending = [k for k in pending if k not in done]
+        return [nodes[k] for k in order]
+
+    @staticmethod
+    def _live_nodes(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
+        needed = set(outputs)
+        keep = []
+        for node in reversed(nodes):
+            if any(o in needed for o in node.output):
+                keep.append(node)
+                needed.update(node.input)
+                for g in _graph_attrs(node):
+                    needed.update(free_names(g))
+        keep.reverse()
+        return keep
+
+    # node -> callable
+    def bind(self, node: onnx.NodeProto, types: dict[str, onnx.TypeProto]) -> Callable[..., Any]:
+        domain = _domain(node.domain)
+        opset = self.opsets.get(domain)
+        if opset is None:
+            raise Rejected(f"node {node.op_type} uses domain {domain!r}, which the model does not import")
+        try:
+            schema = onnx.defs.get_schema(node.op_type, opset, domain)
+        except onnx.defs.SchemaError:
+            raise Unsupported(f"no kernel for {node.op_type} (no such operator in {domain or 'ai.onnx'} opset {opset})") from None
+        factory = lookup(domain, node.op_type, opset)
+        in_types = [types.get(n) if n else None for n in node.input]
+        reason = f"no kernel for {node.op_type}-{schema.since_version}"
+        if factory is not None:
+            shapes, dtypes = zip(*(_type_info(t) if t is not None else (None, None) for t in in_types)) if in_types else ((), ())
+            info = NodeInfo(
+                node=node,
+                attrs={a.name: attribute_value(a) for a in node.attribute},
+                opset=opset,
+                inputs=list(node.input),
+                outputs=list(node.output),
+                input_shapes=list(shapes),
+                input_dtypes=list(dtypes),
+                compile_subgraph=self.compile_subgraph,
+            )
+            try:
+                return factory(info)
+            except Unsupported as exc:
+                reason = str(exc)
+        fn = function_kernel(node, schema, opset, in_types)
+        if fn is None:
+            raise Unsupported(reason)
+        return fn
+
+    def compile_subgraph(self, graph: onnx.GraphProto) -> SubgraphRunner:
+        outer = free_names(graph)
+        return SubgraphRunner(self.compile_graph(graph, outer=outer), graph, outer)
+
+
+def _select_outputs(fn, positions: list[int]):
+    """Wraps a kernel of a node that skips some optional outputs (empty names)."""
+
+    def run(*args):
+        res = fn(*args)
+        return [res[k] for k in positions]
+
+    return run
+
+
+# -- function bodies --------------------------------------------------------------------------
+
+
+def _pick_version(versions: Iterable[int], opset: int) -> int | None:
+    versions = sorted(versions)
+    below = [v for v in versions if v <= opset]
+    if below:
+        return below[-1]
+    return versions[0] if versions else None
+
+
+def _instantiate(fproto: onnx.FunctionProto, attrs: dict[str, onnx.AttributeProto], prefix: str) -> list[onnx.NodeProto]:
+    """The body's nodes with attribute references resolved (caller's value, else dropped)."""
+
+    def resolve(node: onnx.NodeProto) -> onnx.NodeProto:
+        new = onnx.NodeProto()
+        new.CopyFrom(node)
+        del new.attribute[:]
+        for attr in node.attribute:
+            if attr.ref_attr_name:
+                src = attrs.get(attr.ref_attr_name)
+                if src is None:
+                    continue
+                a = onnx.AttributeProto()
+                a.CopyFrom(src)
+                a.name = attr.name
+                new.attribute.append(a)
+            elif attr.type == _ATTR.GRAPH:
+                a = onnx.AttributeProto()
+                a.CopyFrom(attr)
+                sub = a.g
+                nodes = [resolve(n) for n in sub.node]
+                del sub.node[:]
+                sub.node.extend(nodes)
+                new.attribute.append(a)
+            else:
+                new.attribute.append(attr)
+        return new
+
+    return [resolve(n) for n in fproto.node]
+
+
+class FunctionKernel:
+    """Runs an op through its schema's function body, compiled once as a sub-plan (per input
+    type signature for context-dependent bodies)."""
+
+    def __init__(self, node: onnx.NodeProto, schema, opset: int, static: bool, version: int):
+        self.node = node
+        self.schema = schema
+        self.version = version
+        self.static = static
+        attrs = {a.name: a for a in node.attribute}
+        for name, spec in schema.attributes.items():
+            if name not in attrs and spec.default_value.name:
+                attrs[name] = spec.default_value
+        self.attrs = attrs
+        self.plans: dict[Any, Plan] = {}
+        if static:
+            fproto = onnx.FunctionProto()
+            fproto.ParseFromString(schema.get_function_with_opset_version(version))
+            self.plans[None] = self._compile(fproto)
+
+    def build(self, in_types: list[onnx.TypeProto | None]) -> Plan:
+        node = onnx.NodeProto()
+        node.CopyFrom(self.node)
+        types = [(t if t is not None else onnx.TypeProto()).SerializeToString() for t in in_types]
+        body = self.schema.get_context_dependent_function_with_opset_version(self.version, node.SerializeToString(), types)
+        fproto = onnx.FunctionProto()
+        fproto.ParseFromString(body)
+        return self._compile(fproto)
+
+    def _compile(self, fproto: onnx.FunctionProto) -> Plan:
+        opsets = {_domain(o.domain): o.version for o in fproto.opset_import}
+        graph = onnx.GraphProto()
+        graph.node.extend(_instantiate(fproto, self.attrs, ""))
+        for name in fproto.input:
+            graph.input.add().name = name
+        for name in fproto.output:
+            graph.output.add().name = name
+        return Compiler(opsets).compile_graph(graph)
+
+    def __call__(self, *args):
+        if self.static:
+            return self.plans[None].run_args(args)
+        key = tuple(
+            None if a is None else ("seq", len(a) and np.asarray(a[0]).dtype) if isinstance(a, list) else (np.asarray(a).dtype, np.ndim(a))
+            for a in args
+        )
+        plan = self.plans.get(key)
+        if plan is None:
+            plan = self.plans[key] = self.build([type_of_value(a) if a is not None else None for a in args])
+        return plan.run_args(args)
+
+
+def function_kernel(node: onnx.NodeProto, schema, opset: int, in_types) -> FunctionKernel | None:
+    """A kernel running ``node`` through its schema's function body, or None when it has none."""
+    static = _pick_version(schema.function_opset_versions, opset)
+    if static is not None:
+        return FunctionKernel(node, schema, opset, True, static)
+    dynamic = _pick_version(schema.context_dependent_function_opset_versions, opset)
+    if dynamic is not None:
+        return FunctionKernel(node, schema, opset, False, dynamic)
+    return None
+
+
+# -- models -----------------------------------------------------------------------------------
+
+
+def validate(model: onnx.ModelProto) -> dict[str, int]:
+    """Raise Rejected for a model we refuse; return the opset map."""
+    global _KNOWN_DOMAINS
+    if _KNOWN_DOMAINS is None:
+        _KNOWN_DOMAINS = _known_domains()
+    if model.ir_version > onnx.IR_VERSION:
+        raise Rejected(f"IR version {model.ir_version} is newer than this onnx ({onnx.IR_VERSION})")
+    local_domains = {_domain(f.domain) for f in model.functions}
+    opsets: dict[str, int] = {}
+    for imp in model.opset_import:
+        dom = _domain(imp.domain)
+        if dom not in _KNOWN_DOMAINS and dom not in local_domains:
+            raise Rejected(f"unknown opset domain {imp.domain!r}")
+        if dom in _KNOWN_DOMAINS and imp.version > _KNOWN_DOMAINS[dom]:
+            raise Rejected(f"opset {imp.version} of domain {imp.domain or 'ai.onnx'!r} is newer than this onnx supports")
+        opsets[dom] = imp.version
+    try:
+        onnx.checker.check_model(model)
+    except (onnx.checker.ValidationError, ValueError) as exc:
+        raise Rejected(f"invalid model: {str(exc).strip().splitlines()[0]}") from exc
+    return opsets
+
+
+def compile_model(model: onnx.ModelProto) -> Plan:
+    opsets = validate(model)
+    if model.functions:
+        model = onnx.inliner.inline_local_functions(model)
+    try:
+        model = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # shapes are an optimisation hint only
+        pass
+    return Compiler(opsets).compile_graph(model.graph)

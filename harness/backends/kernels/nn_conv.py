@@ -1,0 +1,366 @@
+"""Convolution kernels: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
+
+Conv is im2col (one strided copy per kernel position, never a loop over output pixels)
+followed by a single (grouped) GEMM; 1x1 unstrided unpadded convolutions are a plain matmul.
+ConvTranspose is the mirror image: one GEMM, then a col2im scatter-add per kernel position.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .nn_util import (
+    as_compute,
+    compute_dtype,
+    im2col,
+    ints,
+    kernel_offsets,
+    pad_to_windows,
+    prod,
+    round_half_even_saturate,
+    spatial_geometry,
+)
+from .registry import register
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def conv_core(x, w, group, strides, dilations, begin, out):
+    """Grouped N-d correlation of compute-dtype ``x`` (N, C, *in) with ``w`` (M, C/g, *k)."""
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    kernel = w.shape[2:]
+    Cg = C // group
+    Mg = M // group
+    K = prod(kernel)
+    P = prod(out)
+    simple = (
+        K == 1
+        and all(s == 1 for s in strides)
+        and not any(begin)
+        and tuple(out) == tuple(x.shape[2:])
+    )
+    if simple:
+        cols = x.reshape(N, C, 1, P)
+    else:
+        xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
+        cols = im2col(xp, kernel, out, strides, dilations)
+    if group == 1:
+        y = np.matmul(w.reshape(M, C * K), cols.reshape(N, C * K, P))
+    else:
+        y = np.matmul(w.reshape(group, Mg, Cg * K), cols.reshape(N, group, Cg * K, P))
+    return y.reshape((N, M) + tuple(out))
+
+
+def _conv_params(attrs, nsp, w_shape):
+    kernel = attrs.get("kernel_shape") or list(w_shape[2:])
+    strides = ints(attrs.get("strides"), nsp, 1)
+    dilations = ints(attrs.get("dilations"), nsp, 1)
+    return [int(k) for k in kernel], strides, dilations
+
+
+class _WeightCache:
+    """Keeps the last converted weight, keyed by the identity of the source array."""
+
+    __slots__ = ("src", "value")
+
+    def __init__(self):
+        self.src = None
+        self.value = None
+
+    def get(self, w, convert):
+        if w is not self.src:
+            self.value = convert(w)
+            self.src = w
+        return self.value
+
+
+def scatter_windows(cols, kernel, in_sizes, strides, dilations, full_shape):
+    """col2im: add ``cols`` (N, C, K, *in) into a zero image of ``full_shape`` (N, C, *full)."""
+    y = np.zeros(full_shape, dtype=cols.dtype)
+    n = len(kernel)
+    for k, off in enumerate(kernel_offsets(kernel)):
+        idx = (slice(None), slice(None)) + tuple(
+            slice(off[i] * dilations[i], off[i] * dilations[i] + (in_sizes[i] - 1) * strides[i] + 1, strides[i])
+            for i in range(n)
+        )
+        y[idx] += cols[:, :, k]
+    return y
+
+
+def crop_or_pad(y, starts, sizes):
+    """Region [starts, starts + sizes) of the spatial axes of ``y``, zero outside of ``y``."""
+    n = len(sizes)
+    if all(s >= 0 and s + z <= y.shape[2 + i] for i, (s, z) in enumerate(zip(starts, sizes))):
+        return y[(slice(None), slice(None)) + tuple(slice(s, s + z) for s, z in zip(starts, sizes))]
+    out = np.zeros(y.shape[:2] + tuple(sizes), dtype=y.dtype)
+    src, dst = [slice(None)] * 2, [slice(None)] * 2
+    for i in range(n):
+        lo = max(starts[i], 0)
+        hi = min(starts[i] + sizes[i], y.shape[2 + i])
+        if hi <= lo:
+            return out
+        src.append(slice(lo, hi))
+        dst.append(slice(lo - starts[i], hi - starts[i]))
+    out[tuple(dst)] = y[tuple(src)]
+    return out
+
+
+# --------------------------------------------------------------------------- Conv
+
+
+@register("Conv", since=1)
+def conv(node):
+    attrs = node.attrs
+    group = int(attrs.get("group", 1))
+    auto_pad = attrs.get("auto_pad", "NOTSET")
+    pads_attr = attrs.get("pads")
+    geo_cache: dict = {}
+    wcache = _WeightCache()
+
+    def run(x, w, b=None):
+        nsp = x.ndim - 2
+        key = (x.shape, w.shape)
+        geo = geo_cache.get(key)
+        if geo is None:
+            kernel, strides, dilations = _conv_params(attrs, nsp, w.shape)
+            out, begin, _ = spatial_geometry(x.shape[2:], kernel, strides, dilations, pads_attr, auto_pad)
+            geo = geo_cache[key] = (strides, dilations, begin, out)
+        strides, dilations, begin, out = geo
+        wc = wcache.get(w, as_compute)
+        y = conv_core(as_compute(x), wc, group, strides, dilations, begin, out)
+        if b is not None:
+            y += b.astype(y.dtype).reshape((1, -1) + (1,) * nsp)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- ConvTranspose
+
+
+@register("ConvTranspose", since=1)
+def conv_transpose(node):
+    attrs = node.attrs
+    group = int(attrs.get("group", 1))
+    auto_pad = attrs.get("auto_pad", "NOTSET") or "NOTSET"
+    wcache = _WeightCache()
+
+    def run(x, w, b=None):
+        nsp = x.ndim - 2
+        N, C = x.shape[:2]
+        in_sizes = list(x.shape[2:])
+        kernel = [int(k) for k in (attrs.get("kernel_shape") or w.shape[2:])]
+        strides = ints(attrs.get("strides"), nsp, 1)
+        dilations = ints(attrs.get("dilations"), nsp, 1)
+        out_pad = ints(attrs.get("output_padding"), nsp, 0)
+        Mg = w.shape[1]
+        M = Mg * group
+        Cg = C // group
+        K = prod(kernel)
+        full = [(in_sizes[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(nsp)]
+        output_shape = attrs.get("output_shape")
+        if output_shape:
+            out = [int(v) for v in output_shape][-nsp:]
+            begin = []
+            for i in range(nsp):
+                total = full[i] + out_pad[i] - out[i]
+                begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+        elif auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+            out = [in_sizes[i] * strides[i] for i in range(nsp)]
+            begin = []
+            for i in range(nsp):
+                total = max(full[i] + out_pad[i] - out[i], 0)
+                begin.append(total // 2 if auto_pad == "SAME_UPPER" else total - total // 2)
+        else:
+            pads = ints(attrs.get("pads") if auto_pad != "VALID" else None, 2 * nsp, 0)
+            begin = pads[:nsp]
+            out = [full[i] + out_pad[i] - pads[i] - pads[i + nsp] for i in range(nsp)]
+
+        def convert(w):
+            wc = as_compute(w).reshape(group, Cg, Mg * K)
+            return np.ascontiguousarray(wc.transpose(0, 2, 1))  # (g, Mg*K, Cg)
+
+        wt = wcache.get(w, convert)
+        xc = as_compute(x).reshape(N, group, Cg, prod(in_sizes))
+        cols = np.matmul(wt, xc)  # (N, g, Mg*K, P)
+        cols = cols.reshape((N, M, K) + tuple(in_sizes))
+        ext = [full[i] + out_pad[i] for i in range(nsp)]
+        y = scatter_windows(cols, kernel, in_sizes, strides, dilations, (N, M) + tuple(ext))
+        y = crop_or_pad(y, begin, out)
+        if b is not None:
+            y = y + b.astype(y.dtype).reshape((1, -1) + (1,) * nsp)
+        return (np.ascontiguousarray(y).astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- integer convs
+
+
+def _zp(zp, ndim_w=None):
+    if zp is None:
+        return 0.0
+    z = np.asarray(zp).astype(np.float64)
+    if ndim_w is not None and z.ndim == 1 and z.size > 1:
+        return z.reshape((-1,) + (1,) * (ndim_w - 1))
+    return z.reshape(()) if z.size == 1 else z
+
+
+def _int_conv(attrs, x, w, xzp, wzp):
+    nsp = x.ndim - 2
+    group = int(attrs.get("group", 1))
+    kernel, strides, dilations = _conv_params(attrs, nsp, w.shape)
+    out, begin, _ = spatial_geometry(
+        x.shape[2:], kernel, strides, dilations, attrs.get("pads"), attrs.get("auto_pad", "NOTSET")
+    )
+    xf = x.astype(np.float64) - _zp(xzp)
+    wf = w.astype(np.float64) - _zp(wzp, w.ndim)
+    # exact: every partial sum of 8-bit products stays far below 2**53
+    return conv_core(xf, wf, group, strides, dilations, begin, out)
+
+
+@register("ConvInteger", since=10)
+def conv_integer(node):
+    attrs = node.attrs
+
+    def run(x, w, x_zero_point=None, w_zero_point=None):
+        y = _int_conv(attrs, x, w, x_zero_point, w_zero_point)
+        return (np.rint(y).astype(np.int64).astype(np.int32),)
+
+    return run
+
+
+@register("QLinearConv", since=10)
+def qlinear_conv(node):
+    attrs = node.attrs
+
+    def run(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None):
+        acc = _int_conv(attrs, x, w, x_zero_point, w_zero_point)
+        nsp = x.ndim - 2
+        if B is not None:
+            acc = acc + B.astype(np.float64).reshape((1, -1) + (1,) * nsp)
+        ws = np.asarray(w_scale, dtype=np.float32)
+        if ws.size > 1:
+            ws = ws.reshape((1, -1) + (1,) * nsp)
+        else:
+            ws = ws.reshape(())
+        mult = (np.float32(np.asarray(x_scale).reshape(())) * ws) / np.float32(np.asarray(y_scale).reshape(()))
+        y = acc * mult.astype(np.float64)
+        y = np.rint(y) + float(np.asarray(y_zero_point).reshape(()))
+        ydt = np.asarray(y_zero_point).dtype
+        return (round_half_even_saturate(y, ydt),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- DeformConv
+
+
+def _multilinear_gather(x, coords):
+    """Sample x (N, G, Cg, *S) at coords (N, G, K, P, nd) with zero outside; -> (N, G, Cg, K, P)."""
+    N, G, Cg = x.shape[:3]
+    S = x.shape[3:]
+    nd = len(S)
+    flat = x.reshape(N, G, Cg, -1).transpose(0, 1, 3, 2)  # (N, G, S, Cg)
+    Kn, P = coords.shape[2], coords.shape[3]
+    lo = np.floor(coords)
+    frac = coords - lo
+    lo = lo.astype(np.int64)
+    n_idx = np.arange(N).reshape(N, 1, 1, 1)
+    g_idx = np.arange(G).reshape(1, G, 1, 1)
+    acc = np.zeros((N, G, Kn, P, Cg), dtype=x.dtype)
+    strides = [prod(S[i + 1:]) for i in range(nd)]
+    for corner in range(1 << nd):
+        weight = np.ones(coords.shape[:4], dtype=x.dtype)
+        valid = np.ones(coords.shape[:4], dtype=bool)
+        flat_idx = np.zeros(coords.shape[:4], dtype=np.int64)
+        for dim in range(nd):
+            bit = (corner >> (nd - 1 - dim)) & 1
+            idx = lo[..., dim] + bit
+            wgt = frac[..., dim] if bit else 1.0 - frac[..., dim]
+            weight = weight * wgt
+            valid &= (idx >= 0) & (idx < S[dim])
+            flat_idx += np.clip(idx, 0, S[dim] - 1) * strides[dim]
+        weight = np.where(valid, weight, 0).astype(x.dtype)
+        acc += flat[n_idx, g_idx, flat_idx] * weight[..., None]
+    return acc.transpose(0, 1, 4, 2, 3)
+
+
+@register("DeformConv", since=19)
+def deform_conv(node):
+    attrs = node.attrs
+    group = int(attrs.get("group", 1))
+    offset_group = int(attrs.get("offset_group", 1))
+
+    def run(x, w, offset, b=None, mask=None):
+        nsp = x.ndim - 2
+        N, C = x.shape[:2]
+        M = w.shape[0]
+        kernel, strides, dilations = _conv_params(attrs, nsp, w.shape)
+        out, begin, _ = spatial_geometry(x.shape[2:], kernel, strides, dilations, attrs.get("pads"))
+        K = prod(kernel)
+        P = prod(out)
+        xc = as_compute(x)
+        dt = xc.dtype
+        off = as_compute(offset).astype(dt).reshape(N, offset_group, K, nsp, P).transpose(0, 1, 2, 4, 3)
+        # base sampling positions: o * stride - pad_begin + k * dilation
+        grids = np.meshgrid(*[np.arange(o) for o in out], indexing="ij")
+        kgrid = np.meshgrid(*[np.arange(k) for k in kernel], indexing="ij")
+        base = np.stack(
+            [
+                (kgrid[i].reshape(K, 1) * dilations[i]) + (grids[i].reshape(1, P) * strides[i] - begin[i])
+                for i in range(nsp)
+            ],
+            axis=-1,
+        ).astype(dt)  # (K, P, nsp)
+        coords = off + base  # (N, og, K, P, nsp)
+        xg = xc.reshape((N, offset_group, C // offset_group) + x.shape[2:])
+        cols = _multilinear_gather(xg, coords)  # (N, og, Cog, K, P)
+        if mask is not None:
+            m = as_compute(mask).astype(dt).reshape(N, offset_group, 1, K, P)
+            cols = cols * m
+        cols = cols.reshape(N, C, K, P)
+        wc = as_compute(w).astype(dt)
+        Cg, Mg = C // group, M // group
+        if group == 1:
+            y = np.matmul(wc.reshape(M, C * K), cols.reshape(N, C * K, P))
+        else:
+            y = np.matmul(wc.reshape(group, Mg, Cg * K), cols.reshape(N, group, Cg * K, P))
+        y = y.reshape((N, M) + tuple(out))
+        if b is not None:
+            y = y + b.astype(dt).reshape((1, -1) + (1,) * nsp)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- Col2Im
+
+
+@register("Col2Im", since=18)
+def col2im(node):
+    attrs = node.attrs
+
+    def run(x, image_shape, block_shape):
+        image = [int(v) for v in np.asarray(image_shape).reshape(-1)]
+        kernel = [int(v) for v in np.asarray(block_shape).reshape(-1)]
+        nsp = len(image)
+        strides = ints(attrs.get("strides"), nsp, 1)
+        dilations = ints(attrs.get("dilations"), nsp, 1)
+        pads = ints(attrs.get("pads"), 2 * nsp, 0)
+        N = x.shape[0]
+        K = prod(kernel)
+        C = x.shape[1] // K
+        padded = [image[i] + pads[i] + pads[i + nsp] for i in range(nsp)]
+        blocks = [(padded[i] - ((kernel[i] - 1) * dilations[i] + 1)) // strides[i] + 1 for i in range(nsp)]
+        cols = x.reshape((N, C, K) + tuple(blocks))
+        if x.dtype.kind in "fc" or x.dtype.kind in "iu":
+            y = scatter_windows(cols, kernel, blocks, strides, dilations, (N, C) + tuple(padded))
+        else:  # bool/other: accumulate in a wider type
+            y = scatter_windows(cols.astype(np.float64), kernel, blocks, strides, dilations, (N, C) + tuple(padded))
+        y = y[(slice(None), slice(None)) + tuple(slice(pads[i], pads[i] + image[i]) for i in range(nsp))]
+        return (np.ascontiguousarray(y).astype(x.dtype, copy=False),)
+
+    return run

@@ -1,0 +1,273 @@
+"""Normalization kernels: BatchNormalization, InstanceNormalization, LayerNormalization,
+GroupNormalization, RMSNormalization, LRN, LpNormalization, MeanVarianceNormalization."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .nn_util import BFLOAT16
+from .registry import register
+
+_STASH = {1: np.float32, 10: np.float16, 11: np.float64}
+
+
+def _acc(dtype):
+    return np.float64 if np.dtype(dtype) == np.float64 else np.float32
+
+
+def _stash(attrs, dtype):
+    st = attrs.get("stash_type", 1)
+    if st == 16 and BFLOAT16 is not None:
+        return BFLOAT16
+    return np.dtype(_STASH.get(int(st), np.float32))
+
+
+def _chan(v, ndim):
+    """(C,) -> broadcastable (1, C, 1, ...); per-activation (C, D1, ...) -> (1, C, D1, ...)."""
+    v = np.asarray(v)
+    if v.ndim <= 1:
+        return v.reshape((1, -1) + (1,) * (ndim - 2))
+    return v.reshape((1,) + v.shape)
+
+
+# --------------------------------------------------------------------------- BatchNormalization
+
+
+def _bn_infer(x, scale, b, mean, var, eps):
+    acc = _acc(x.dtype)
+    nd = x.ndim
+    inv = _chan(scale.astype(acc) / np.sqrt(var.astype(acc) + acc(eps)), nd)
+    shift = _chan(b.astype(acc), nd) - _chan(mean.astype(acc), nd) * inv
+    y = x.astype(acc, copy=False) * inv + shift
+    return y.astype(x.dtype, copy=False)
+
+
+def _bn_train(x, scale, b, mean, var, eps, momentum):
+    acc = _acc(x.dtype)
+    xa = x.astype(acc, copy=False)
+    axes = (0,) + tuple(range(2, x.ndim))
+    cur_mean = xa.mean(axis=axes)
+    cur_var = xa.var(axis=axes)
+    y = _bn_infer(x, scale, b, cur_mean, cur_var, eps)
+    run_mean = mean.astype(acc) * acc(momentum) + cur_mean * acc(1 - momentum)
+    run_var = var.astype(acc) * acc(momentum) + cur_var * acc(1 - momentum)
+    return y, run_mean, run_var, cur_mean, cur_var
+
+
+@register("BatchNormalization", since=1)
+def batch_norm_1(node):
+    attrs = node.attrs
+    eps = float(attrs.get("epsilon", 1e-5))
+    momentum = float(attrs.get("momentum", 0.9))
+    n_out = sum(1 for o in node.outputs if o)
+    is_test = int(attrs.get("is_test", 0))
+    training = n_out > 1 and not (node.opset < 7 and is_test)
+
+    def run(x, scale, b, mean, var):
+        if not training:
+            return (_bn_infer(x, scale, b, mean, var, eps),)
+        y, rm, rv, sm, sv = _bn_train(x, scale, b, mean, var, eps, momentum)
+        outs = [y, rm.astype(mean.dtype), rv.astype(var.dtype), sm.astype(mean.dtype), sv.astype(var.dtype)]
+        return tuple(outs[: len(node.outputs)])
+
+    return run
+
+
+@register("BatchNormalization", since=14)
+def batch_norm_14(node):
+    attrs = node.attrs
+    eps = float(attrs.get("epsilon", 1e-5))
+    momentum = float(attrs.get("momentum", 0.9))
+    training = bool(attrs.get("training_mode", 0))
+
+    def run(x, scale, b, mean, var):
+        if not training:
+            return (_bn_infer(x, scale, b, mean, var, eps),)
+        y, rm, rv, _, _ = _bn_train(x, scale, b, mean, var, eps, momentum)
+        outs = [y, rm.astype(mean.dtype), rv.astype(var.dtype)]
+        return tuple(outs[: max(len(node.outputs), 1)])
+
+    return run
+
+
+# --------------------------------------------------------------------------- InstanceNormalization
+
+
+@register("InstanceNormalization", since=1)
+def instance_norm(node):
+    eps = float(node.attrs.get("epsilon", 1e-5))
+
+    def run(x, scale, b):
+        acc = _acc(x.dtype)
+        xa = x.astype(acc, copy=False)
+        axes = tuple(range(2, x.ndim))
+        mean = xa.mean(axis=axes, keepdims=True)
+        var = xa.var(axis=axes, keepdims=True)
+        y = (xa - mean) / np.sqrt(var + acc(eps))
+        y = y * _chan(scale.astype(acc), x.ndim) + _chan(b.astype(acc), x.ndim)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- LayerNormalization
+
+
+@register("LayerNormalization", since=17)
+def layer_norm(node):
+    attrs = node.attrs
+    axis = int(attrs.get("axis", -1))
+    eps = float(attrs.get("epsilon", 1e-5))
+    n_out = len(node.outputs)
+
+    def run(x, scale, b=None):
+        st = _stash(attrs, x.dtype)
+        ax = axis % x.ndim
+        axes = tuple(range(ax, x.ndim))
+        xa = x.astype(st, copy=False)
+        mean = xa.mean(axis=axes, keepdims=True)
+        d = xa - mean
+        var = np.mean(d * d, axis=axes, keepdims=True)
+        inv = (1.0 / np.sqrt(var + st.type(eps))).astype(st, copy=False)
+        y = d * inv
+        y = y * scale.astype(st, copy=False)
+        if b is not None:
+            y = y + b.astype(st, copy=False)
+        outs = (y.astype(x.dtype, copy=False), mean, inv)
+        return outs[:n_out]
+
+    return run
+
+
+# --------------------------------------------------------------------------- GroupNormalization
+
+
+def _group_norm(x, scale, b, G, eps, st, per_channel):
+    N, C = x.shape[:2]
+    xa = x.astype(st, copy=False).reshape(N, G, -1)
+    mean = xa.mean(axis=2, keepdims=True)
+    d = xa - mean
+    var = np.mean(d * d, axis=2, keepdims=True)
+    y = (d / np.sqrt(var + st.type(eps))).reshape(x.shape)
+    sc = scale.astype(st, copy=False)
+    bb = b.astype(st, copy=False)
+    if not per_channel:  # opset 18: one scale/bias per group
+        sc = np.repeat(sc, C // G)
+        bb = np.repeat(bb, C // G)
+    y = y * _chan(sc, x.ndim) + _chan(bb, x.ndim)
+    return y.astype(x.dtype, copy=False)
+
+
+@register("GroupNormalization", since=18)
+def group_norm_18(node):
+    attrs = node.attrs
+    G = int(attrs["num_groups"])
+    eps = float(attrs.get("epsilon", 1e-5))
+
+    def run(x, scale, b):
+        return (_group_norm(x, scale, b, G, eps, np.dtype(_acc(x.dtype)), per_channel=scale.size == x.shape[1]),)
+
+    return run
+
+
+@register("GroupNormalization", since=21)
+def group_norm_21(node):
+    attrs = node.attrs
+    G = int(attrs["num_groups"])
+    eps = float(attrs.get("epsilon", 1e-5))
+
+    def run(x, scale, b):
+        return (_group_norm(x, scale, b, G, eps, _stash(attrs, x.dtype), per_channel=True),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- RMSNormalization
+
+
+@register("RMSNormalization", since=23)
+def rms_norm(node):
+    attrs = node.attrs
+    axis = int(attrs.get("axis", -1))
+    eps = float(attrs.get("epsilon", 1e-5))
+
+    def run(x, scale):
+        st = _stash(attrs, x.dtype)
+        ax = axis % x.ndim
+        axes = tuple(range(ax, x.ndim))
+        xa = x.astype(st, copy=False)
+        ms = np.mean(xa * xa, axis=axes, keepdims=True)
+        y = xa / np.sqrt(ms + st.type(eps))
+        y = y * scale.astype(st, copy=False)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- LRN
+
+
+@register("LRN", since=1)
+def lrn(node):
+    attrs = node.attrs
+    size = int(attrs["size"])
+    alpha = float(attrs.get("alpha", 1e-4))
+    beta = float(attrs.get("beta", 0.75))
+    bias = float(attrs.get("bias", 1.0))
+    lo = (size - 1) // 2
+    hi = size - 1 - lo
+
+    def run(x):
+        acc = _acc(x.dtype)
+        xa = x.astype(acc, copy=False)
+        sq = xa * xa
+        C = x.shape[1]
+        padded = np.zeros((x.shape[0], C + lo + hi) + x.shape[2:], dtype=acc)
+        padded[:, lo : lo + C] = sq
+        s = padded[:, 0:C].copy()
+        for k in range(1, size):
+            s += padded[:, k : k + C]
+        y = xa / (acc(bias) + acc(alpha / size) * s) ** acc(beta)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- LpNormalization
+
+
+@register("LpNormalization", since=1)
+def lp_normalization(node):
+    axis = int(node.attrs.get("axis", -1))
+    p = int(node.attrs.get("p", 2))
+
+    def run(x):
+        acc = _acc(x.dtype)
+        xa = x.astype(acc, copy=False)
+        if p == 1:
+            norm = np.sum(np.abs(xa), axis=axis, keepdims=True)
+        else:
+            norm = np.sqrt(np.sum(xa * xa, axis=axis, keepdims=True))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            y = np.where(norm == 0, acc(0), xa / norm)
+        return (y.astype(x.dtype, copy=False),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- MeanVarianceNormalization
+
+
+@register("MeanVarianceNormalization", since=9)
+def mvn(node):
+    axes = tuple(int(a) for a in node.attrs.get("axes", [0, 2, 3]))
+
+    def run(x):
+        acc = _acc(x.dtype)
+        xa = x.astype(acc, copy=False)
+        mean = xa.mean(axis=axes, keepdims=True)
+        var = np.mean(xa * xa, axis=axes, keepdims=True) - mean * mean
+        y = (xa - mean) / (np.sqrt(np.maximum(var, 0)) + acc(1e-9))
+        return (y.astype(x.dtype, copy=False),)
+
+    return run

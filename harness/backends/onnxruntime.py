@@ -1,0 +1,147 @@
+"""ONNX Runtime (CPU execution provider by default).
+
+Options: ``providers`` (list, default CPU only), ``optimization`` ("disable", "basic",
+"extended", "all"; default "all"), ``threads`` (intra-op threads; 0 lets ORT choose).
+
+The Python binding cannot take or give every ONNX type as numpy: bfloat16, float8 and 4-bit
+types are passed through OrtValues with their ONNX element type and read back from the
+tensor's memory, so a model is not failed for the binding alone.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any, ClassVar
+
+import ml_dtypes
+import numpy as np
+import onnx
+
+from ..values import dtype_to_onnx
+from .base import Backend, Session, Unavailable, Unsupported
+
+_OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+_NIBBLE = {onnx.TensorProto.INT4: ml_dtypes.int4, onnx.TensorProto.UINT4: ml_dtypes.uint4, onnx.TensorProto.FLOAT4E2M1: ml_dtypes.float4_e2m1fn}
+# ONNX element types numpy has no dtype for; carried as raw bits of the same width
+_RAW = {
+    onnx.TensorProto.BFLOAT16: (ml_dtypes.bfloat16, np.uint16),
+    onnx.TensorProto.FLOAT8E4M3FN: (ml_dtypes.float8_e4m3fn, np.uint8),
+    onnx.TensorProto.FLOAT8E4M3FNUZ: (ml_dtypes.float8_e4m3fnuz, np.uint8),
+    onnx.TensorProto.FLOAT8E5M2: (ml_dtypes.float8_e5m2, np.uint8),
+    onnx.TensorProto.FLOAT8E5M2FNUZ: (ml_dtypes.float8_e5m2fnuz, np.uint8),
+}
+_ORT_TYPE_TO_ONNX = {
+    f"tensor({name})": code
+    for code, name in ((onnx.TensorProto.BFLOAT16, "bfloat16"), (onnx.TensorProto.FLOAT8E4M3FN, "float8e4m3fn"),
+                       (onnx.TensorProto.FLOAT8E4M3FNUZ, "float8e4m3fnuz"), (onnx.TensorProto.FLOAT8E5M2, "float8e5m2"),
+                       (onnx.TensorProto.FLOAT8E5M2FNUZ, "float8e5m2fnuz"), (onnx.TensorProto.INT4, "int4"),
+                       (onnx.TensorProto.UINT4, "uint4"), (onnx.TensorProto.FLOAT4E2M1, "float4e2m1"))
+}
+
+
+class OrtSession(Session):
+    def __init__(self, ort: Any, session: Any) -> None:
+        self.ort = ort
+        self.session = session
+        self.output_names = [o.name for o in session.get_outputs()]
+        self.special = any(_ORT_TYPE_TO_ONNX.get(o.type) for o in session.get_outputs())
+
+    def run(self, feeds: dict[str, Any]) -> list[Any]:
+        bound = {name: self._bind(name, value) for name, value in feeds.items()}
+        if self.special or any(isinstance(v, self.ort.OrtValue) for v in bound.values()):
+            ort_feeds = {k: v if isinstance(v, self.ort.OrtValue) else self.ort.OrtValue.ortvalue_from_numpy(v) for k, v in bound.items()
+                         if isinstance(v, (np.ndarray, self.ort.OrtValue))}
+            if len(ort_feeds) != len(bound):
+                raise Unsupported("onnxruntime binding: cannot mix sequences or optionals with bfloat16/float8/int4 values")
+            return [self._unbind(v) for v in self.session.run_with_ort_values(self.output_names, ort_feeds)]
+        return [_plain(v) for v in self.session.run(self.output_names, bound)]
+
+    def _bind(self, name: str, value: Any) -> Any:
+        if value is None:
+            raise Unsupported(f"onnxruntime binding: input {name!r} is an empty optional, which the Python binding cannot pass")
+        if isinstance(value, list):
+            return [self._bind(name, v) for v in value]
+        if not isinstance(value, np.ndarray) or value.dtype.kind != "V":
+            return value
+        code = dtype_to_onnx(value.dtype)
+        if code in _RAW:
+            return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(value).view(_RAW[code][1]), code)
+        if code in _NIBBLE:
+            # ORT reads 4-bit tensors packed two to a byte, low nibble first (onnx/IR.md)
+            flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8) & 0x0F
+            if flat.size % 2:
+                flat = np.append(flat, np.uint8(0))
+            packed = flat[0::2] | (flat[1::2] << 4)
+            holder = np.zeros(value.shape, dtype=np.uint8)
+            holder.reshape(-1)[: packed.size] = packed
+            return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(holder, code)
+        raise Unsupported(f"onnxruntime binding: input {name!r} has dtype {value.dtype}, which it cannot take")
+
+    def _unbind(self, ov: Any) -> Any:
+        if not ov.is_tensor():
+            return _plain(ov.numpy())
+        code = _ORT_TYPE_TO_ONNX.get(ov.data_type())
+        if code is None:
+            return _plain(ov.numpy())
+        shape = tuple(ov.shape())
+        nbytes = ov.tensor_size_in_bytes()
+        raw = np.frombuffer(bytes((ctypes.c_uint8 * nbytes).from_address(ov.data_ptr())), dtype=np.uint8) if nbytes else np.zeros(0, np.uint8)
+        if code in _RAW:
+            dtype, bits = _RAW[code]
+            return raw.view(bits).view(dtype).reshape(shape)
+        n = int(np.prod(shape))
+        nibbles = np.empty(raw.size * 2, dtype=np.uint8)
+        nibbles[0::2], nibbles[1::2] = raw & 0x0F, raw >> 4
+        return nibbles[:n].view(_NIBBLE[code]).reshape(shape)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+class OnnxRuntimeBackend(Backend):
+    name: ClassVar[str] = "onnxruntime"
+    packages = ("onnxruntime",)
+
+    def load(self) -> None:
+        try:
+            import onnxruntime
+        except ImportError as exc:
+            raise Unavailable(f"onnxruntime cannot be imported: {exc}") from exc
+        self.ort = onnxruntime
+        onnxruntime.set_default_logger_severity(4)
+
+    def environment(self) -> dict[str, Any]:
+        env = super().environment()
+        env.setdefault("providers", ",".join(self.options.get("providers") or ["CPUExecutionProvider"]))
+        env.setdefault("optimization", self.options.get("optimization", "all"))
+        env.setdefault("threads", int(self.options.get("threads", 0)))
+        return env
+
+    def prepare(self, model: onnx.ModelProto) -> Session:
+        ort = self.ort
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _OPT_LEVELS[self.options.get("optimization", "all")])
+        threads = int(self.options.get("threads", 0))
+        if threads:
+            opts.intra_op_num_threads = threads
+            opts.inter_op_num_threads = 1
+        opts.log_severity_level = 4
+        providers = self.options.get("providers") or ["CPUExecutionProvider"]
+        if isinstance(providers, str):
+            providers = providers.split(",")
+        session = ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=providers)
+        return OrtSession(ort, session)
+
+    def classify_error(self, exc: BaseException, stage: str) -> str:
+        text = str(exc)
+        if "NOT_IMPLEMENTED" in text or "No Op registered" in text or "not supported" in text.lower():
+            return "unsupported"
+        if stage == "prepare" and not isinstance(exc, Unsupported):
+            # a model ORT refuses to load: IR/opset skew, invalid graph, failed type or shape inference
+            return "rejected"
+        return super().classify_error(exc, stage)

@@ -1,0 +1,345 @@
+"""The ``onnx-harness`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+
+SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "skip")
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _err(msg: str) -> None:
+    print(f"onnx-harness: error: {msg}", file=sys.stderr)
+
+
+# -- run ------------------------------------------------------------------------------------
+def _parse_options(values: list[str]) -> dict[str, dict[str, Any]]:
+    """``--option onnxruntime.threads=1`` -> {"onnxruntime": {"threads": 1}}."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in values:
+        key, sep, value = item.partition("=")
+        backend, dot, name = key.partition(".")
+        if not sep or not dot:
+            raise CliError(f"--option {item!r}: expected BACKEND.NAME=VALUE, e.g. onnxruntime.threads=1")
+        try:
+            parsed: Any = json.loads(value)
+        except json.JSONDecodeError:
+            parsed = value
+        out.setdefault(backend, {})[name] = parsed
+    return out
+
+
+def _config_from_args(args: argparse.Namespace):
+    from .run import RunConfig
+    from .runner import BackendSpec
+
+    options = _parse_options(args.option)
+    backends = [BackendSpec(b, options.get(b, {})) for b in dict.fromkeys(args.backend or ["reference"])]
+    unknown = set(options) - {b.name for b in backends}
+    if unknown:
+        raise CliError(f"--option names backend(s) not in this run: {', '.join(sorted(unknown))}")
+    return RunConfig(
+        suites=args.suite or ["onnx-node"], backends=backends, pattern=args.k, opset=args.opset,
+        jobs=args.jobs, timeout=args.timeout, store=Path(args.store), corpus=Path(args.corpus),
+        expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat,
+        examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
+    )
+
+
+def _check_backends(config) -> None:
+    from .backends import load_backend_class
+
+    for spec in config.backends:
+        load_backend_class(spec.spec)  # raises UnknownBackend with the list of known names
+
+
+def _progress(total: int):
+    from tqdm import tqdm
+
+    tty = sys.stderr.isatty()
+    bar = tqdm(total=total, unit="case", dynamic_ncols=True, mininterval=0.5 if tty else 30, file=sys.stderr,
+               disable=total == 0, bar_format="{l_bar}{bar}| {n_fmt}/{total_fmt} [{elapsed}<{remaining}, {rate_fmt}] {postfix}")
+    seen: Counter = Counter()
+
+    def tick(result) -> None:
+        seen["fail" if result.outcome not in ("pass", "xfail", "skip") else result.outcome] += 1
+        bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(seen.items())), refresh=False)
+        bar.update(1)
+        if bar.n >= total:
+            bar.close()
+
+    return tick
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from .run import RunConfig, execute_run
+    from .store import Store
+
+    store = Store(args.store)
+    run_id = None
+    if args.resume is not None:
+        run = store.latest_run("interrupted") if args.resume == "latest" else store.run(int(args.resume))
+        if run is None:
+            raise CliError(f"no interrupted run in {args.store} to resume")
+        if run["status"] == "complete":
+            raise CliError(f"run {run['id']} is complete; nothing to resume")
+        config = RunConfig.from_json(run["args"])
+        run_id = run["id"]
+        print(f"resuming run {run_id}: {len(store.done_pairs(run_id))} results already stored")
+    else:
+        config = _config_from_args(args)
+    _check_backends(config)
+    outcome = execute_run(config, store, run_id, say=lambda m: print(m, file=sys.stderr), progress=_progress)
+    print_summary(store, outcome.run_id)
+    for entry in outcome.unused_expectations:
+        print(f"expectation matched nothing: {entry.backend} {entry.case} ({entry.source})")
+    out = write_run_json(store, outcome.run_id, Path(args.json) if args.json else None)
+    print(f"results: run {outcome.run_id} in {store.path}; JSON: {out}")
+    if outcome.interrupted:
+        print(f"interrupted: the results above are partial; continue with: onnx-harness run --resume {outcome.run_id} --store {store.path}")
+        return 130
+    return 0
+
+
+def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
+    """Per backend: counts per outcome, total, loadable and pass rate over loadable cases."""
+    table: dict[str, dict[str, Any]] = {}
+    for info in store.backends(run_id):
+        table[info["name"]] = {"info": info, "counts": Counter()}
+    for row in store.db.execute("SELECT backend, outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY backend, outcome", (run_id,)):
+        table.setdefault(row[0], {"info": {"available": True}, "counts": Counter()})["counts"][row[1]] = row[2]
+    for entry in table.values():
+        c = entry["counts"]
+        entry["total"] = sum(c.values()) - c["skip"]
+        entry["loadable"] = entry["total"] - c["rejected"]
+        entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
+    return table
+
+
+def print_summary(store, run_id: int) -> None:
+    from tabulate import tabulate
+
+    rows = []
+    table = backend_counts(store, run_id)
+    present = [o for o in SHOWN_OUTCOMES if any(e["counts"][o] for e in table.values())]
+    for name, entry in table.items():
+        info = entry["info"]
+        if not info.get("available", True):
+            rows.append([name, f"unavailable: {info.get('reason', '')}"] + [""] * (len(present) + 1))
+            continue
+        rate = f"{100 * entry['pass_rate']:.1f}% of {entry['loadable']}" if entry["pass_rate"] is not None else "-"
+        rows.append([f"{name} {info.get('version', '')}".strip(), rate] + [entry["counts"][o] for o in present] + [entry["total"]])
+    print(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "total"], tablefmt="github"))
+
+
+def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
+    path = path or store.path.parent / f"run-{run_id}.json"
+    run = store.run(run_id)
+    summary = {name: {k: (dict(v) if isinstance(v, Counter) else v) for k, v in e.items() if k != "info"} for name, e in backend_counts(store, run_id).items()}
+    doc = {"run": run, "backends": store.backends(run_id), "summary": summary, "results": list(store.results(run_id))}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(doc, indent=1, default=str))
+    return path
+
+
+# -- corpus, list, show, repro ----------------------------------------------------------------
+def cmd_corpus(args: argparse.Namespace) -> int:
+    from .suites import onnx_official as official
+
+    root = Path(args.corpus)
+    if args.action == "build":
+        from tqdm import tqdm
+
+        bar = tqdm(unit="case", file=sys.stderr, mininterval=0.5 if sys.stderr.isatty() else 30)
+        manifest = official.build_corpus(root, args.suite or None, progress=lambda _: bar.update(1))
+        bar.close()
+        counts = ", ".join(f"{k} {v}" for k, v in manifest["counts"].items())
+        print(f"corpus {root}: {manifest['total']} cases ({counts}); onnx {manifest['onnx']}, numpy {manifest['numpy']}; sha256 {manifest['corpus_sha256'][:16]}")
+        return 0
+    report = official.verify_corpus(root)
+    manifest = official.read_manifest(root)
+    bad = sum(len(v) for v in report.values())
+    for kind, ids in report.items():
+        for case_id in ids:
+            print(f"{kind}: {case_id}")
+    print(f"corpus {root}: {manifest['total']} recorded; {len(report['changed'])} changed, {len(report['missing'])} missing, {len(report['added'])} added")
+    return 1 if bad else 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    if args.what == "backends":
+        from .backends import BUILTIN, known_backends, load_backend_class
+
+        rows = []
+        for name, target in sorted({**BUILTIN, **known_backends()}.items()):
+            try:
+                ok, reason = load_backend_class(name).available()
+            except Exception as exc:
+                ok, reason = False, str(exc)
+            source = "built-in" if name in BUILTIN else "plug-in"
+            rows.append([name, source, "yes" if ok else "no", reason])
+        print(tabulate(rows, headers=["backend", "source", "available", "reason"], tablefmt="github"))
+    elif args.what == "suites":
+        from .suites import SUITES
+
+        print(tabulate([[n, d] for n, (d, _) in SUITES.items()], headers=["suite", "what"], tablefmt="github"))
+    else:
+        from .run import RunConfig, select_cases
+
+        config = RunConfig(suites=args.suite or ["onnx-node"], backends=[], pattern=args.k, corpus=Path(args.corpus))
+        cases = select_cases(config, say=lambda m: print(m, file=sys.stderr))
+        for case in cases:
+            print(case.id)
+        print(f"{len(cases)} cases", file=sys.stderr)
+    return 0
+
+
+def _find_case(case_id: str, corpus: Path):
+    from .run import RunConfig, select_cases
+    from .suites import SUITES
+
+    suite = case_id.split("/", 1)[0]
+    if suite not in SUITES:
+        raise CliError(f"case id {case_id!r} does not start with a known suite ({', '.join(SUITES)})")
+    config = RunConfig(suites=[suite], backends=[], pattern=None, corpus=corpus)
+    for case in select_cases(config, say=lambda m: print(m, file=sys.stderr)):
+        if case.id == case_id:
+            return case
+    raise CliError(f"no case {case_id!r} in suite {suite}; list them with: onnx-harness list cases --suite {suite}")
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from .store import Store
+    from .values import describe
+
+    case = _find_case(args.case, Path(args.corpus))
+    model = case.load_model()
+    print(f"case {case.id}")
+    print(f"  model: ir_version {model.ir_version}, opsets " + ", ".join(f"{i.domain or 'ai.onnx'}:{i.version}" for i in model.opset_import))
+    print(f"  nodes: {len(model.graph.node)} ({', '.join(sorted({n.op_type for n in model.graph.node}))})")
+    print(f"  tolerance: {case.tolerance.to_dict()}; check: {case.check}")
+    print(f"  tags: {json.dumps(case.tags, sort_keys=True)}")
+    for n, ds in enumerate(case.load_data(model)):
+        ins = ", ".join(f"{k}: {describe(v)}" for k, v in ds.inputs.items())
+        outs = ", ".join(describe(v) for v in ds.expected or [])
+        print(f"  data set {n}: inputs {ins} -> expected {outs or '(oracle)'}")
+    if Path(args.store).exists():
+        history = Store(args.store).case_history(case.id)
+        for row in history:
+            print(f"  run {row['run_id']} {row['backend']}: {row['outcome']} {row['message'] or ''}"[:200])
+        if not history:
+            print("  no stored results")
+    return 0
+
+
+def cmd_repro(args: argparse.Namespace) -> int:
+    from .execute import ExecOptions
+    from .repro import write_bundle
+    from .runner import BackendSpec, _build_backend
+
+    case = _find_case(args.case, Path(args.corpus))
+    spec = BackendSpec(args.backend, _parse_options(args.option).get(args.backend, {}))
+    from .execute import execute_case
+
+    result = execute_case(_build_backend(spec), case, ExecOptions(restamp=not args.no_restamp))
+    folder = write_bundle(Path(args.output), case, result, spec.spec, spec.options, not args.no_restamp)
+    print(f"{case.id} on {args.backend}: {result.outcome} {result.message}".rstrip())
+    print(f"bundle: {folder} (re-run: python {folder / 'repro.py'})")
+    return 0
+
+
+# -- the parser ------------------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from .runner import default_jobs
+
+    p = argparse.ArgumentParser(prog="onnx-harness", description="ONNX conformance and cross-runtime harness")
+    p.add_argument("--version", action="version", version=f"onnx-harness {__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    def common(sp: argparse.ArgumentParser) -> None:
+        sp.add_argument("--corpus", default=str(Path("corpus")), help="frozen official corpus folder (default: ./corpus)")
+        sp.add_argument("--store", default=str(Path("reports") / "results.sqlite"), help="results store (default: reports/results.sqlite)")
+
+    r = sub.add_parser("run", help="run suites on backends and store the results")
+    common(r)
+    r.add_argument("--suite", action="append", help="suite to run (repeatable; default onnx-node); see: list suites")
+    r.add_argument("--backend", action="append", help="backend name or module:Class (repeatable; default reference)")
+    r.add_argument("--option", action="append", default=[], metavar="BACKEND.NAME=VALUE", help="backend option, e.g. onnxruntime.threads=1")
+    r.add_argument("-k", metavar="PATTERN", help="only cases whose id matches this regular expression")
+    r.add_argument("--opset", type=int, help="stamp models at this opset; cases whose op-versions differ there are skipped")
+    r.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="worker processes (default: cores)")
+    r.add_argument("--timeout", type=float, default=120.0, help="seconds per case and backend (default 120)")
+    r.add_argument("--expectations", action="append", default=[], help="TOML file of known failures (repeatable)")
+    r.add_argument("--no-restamp", action="store_true", help="run models exactly as stamped (no opset negotiation)")
+    r.add_argument("--repeat", type=int, default=0, help="timed repeats of each passing case (median and p90)")
+    r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")
+    r.add_argument("--seed", type=int, help="seed for generated examples (operators suite)")
+    r.add_argument("--recycle-after", type=int, default=0, help="replace each worker after N cases (0: never)")
+    r.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID", help="continue an interrupted run")
+    r.add_argument("--json", help="where to write the run's JSON (default: next to the store)")
+    r.set_defaults(func=cmd_run)
+
+    c = sub.add_parser("corpus", help="build or verify the frozen official corpus")
+    c.add_argument("action", choices=["build", "verify"])
+    c.add_argument("--corpus", default="corpus")
+    c.add_argument("--suite", action="append", help="only these official suites (build)")
+    c.set_defaults(func=cmd_corpus)
+
+    ls = sub.add_parser("list", help="list backends, suites or cases")
+    common(ls)
+    ls.add_argument("what", choices=["backends", "suites", "cases"])
+    ls.add_argument("--suite", action="append")
+    ls.add_argument("-k", metavar="PATTERN")
+    ls.set_defaults(func=cmd_list)
+
+    sh = sub.add_parser("show", help="show a case: model, inputs, tolerance, last results")
+    common(sh)
+    sh.add_argument("case")
+    sh.set_defaults(func=cmd_show)
+
+    rp = sub.add_parser("repro", help="write a repro bundle for a case on a backend")
+    common(rp)
+    rp.add_argument("case")
+    rp.add_argument("--backend", required=True)
+    rp.add_argument("--option", action="append", default=[])
+    rp.add_argument("-o", "--output", required=True)
+    rp.add_argument("--no-restamp", action="store_true")
+    rp.set_defaults(func=cmd_repro)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .backends import UnknownBackend
+    from .case import ModelIntakeError
+    from .expectations import ExpectationError
+    from .run import BadPattern
+    from .suites import UnknownSuite
+    from .suites.onnx_official import CorpusError
+
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CliError, UnknownBackend, UnknownSuite, BadPattern, CorpusError, ModelIntakeError, ExpectationError, KeyError) as exc:
+        _err(str(exc).strip("'\""))
+        return 2
+    except KeyboardInterrupt:
+        _err("interrupted")
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

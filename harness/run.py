@@ -1,0 +1,171 @@
+"""A conformance run: cases from suites, on backends, through the runner, into the store.
+
+Every finished result is stored at once (with its expectation applied and, when it is not a
+pass, its repro bundle written), so Ctrl-C or a crash of the controller keeps all finished
+work and ``resume`` completes the run without repeating a result.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import onnx
+
+from . import __version__, expectations
+from .case import Case
+from .execute import ExecOptions, Result
+from .repro import bundle_dir, write_bundle
+from .runner import BackendInfo, BackendSpec, Runner, default_jobs
+from .store import Store
+from .suites import SuiteContext, suite_cases
+from .suites.onnx_official import read_manifest
+
+
+@dataclass
+class RunConfig:
+    suites: list[str]
+    backends: list[BackendSpec]
+    pattern: str | None = None
+    opset: int | None = None
+    jobs: int = field(default_factory=default_jobs)
+    timeout: float = 120.0
+    store: Path = Path("reports/results.sqlite")
+    corpus: Path = Path("corpus")
+    bundles: Path | None = None
+    expectations: list[Path] = field(default_factory=list)
+    restamp: bool = True
+    repeat: int = 0
+    examples: int | None = None
+    seed: int | None = None
+    recycle_after: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["backends"] = [asdict(b) for b in self.backends]
+        return json.loads(json.dumps(d, default=str))
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RunConfig:
+        d = dict(d)
+        d["backends"] = [BackendSpec(**b) for b in d["backends"]]
+        for key in ("store", "corpus"):
+            d[key] = Path(d[key])
+        d["bundles"] = Path(d["bundles"]) if d.get("bundles") else None
+        d["expectations"] = [Path(p) for p in d.get("expectations", [])]
+        return cls(**d)
+
+
+class BadPattern(ValueError):
+    pass
+
+
+def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
+    try:
+        regex = re.compile(config.pattern) if config.pattern else None
+    except re.error as exc:
+        raise BadPattern(f"bad -k pattern {config.pattern!r}: {exc}") from exc
+    ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say)
+    cases: dict[str, Case] = {}
+    for suite in config.suites:
+        for case in suite_cases(suite, ctx):
+            if regex is None or regex.search(case.id):
+                cases.setdefault(case.id, case)
+    return list(cases.values())
+
+
+def environment(config: RunConfig) -> dict[str, Any]:
+    env: dict[str, Any] = {
+        "harness": __version__,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "machine": platform.machine(),
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "command": " ".join(sys.argv),
+    }
+    try:
+        manifest = read_manifest(config.corpus)
+        env["corpus_sha256"] = manifest["corpus_sha256"]
+        env["corpus_onnx"] = manifest["onnx"]
+    except Exception:
+        pass
+    try:
+        from threadpoolctl import threadpool_info
+
+        env["blas"] = [{k: i.get(k) for k in ("internal_api", "version", "num_threads")} for i in threadpool_info()]
+    except Exception:
+        pass
+    return env
+
+
+@dataclass
+class RunOutcome:
+    run_id: int
+    backends: dict[str, BackendInfo]
+    counts: dict[str, Counter]
+    unused_expectations: list[expectations.Expectation]
+    interrupted: bool = False
+
+
+def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
+                progress: Callable[[int], Any] | None = None) -> RunOutcome:
+    """Run (or, with ``run_id``, resume) a conformance run. ``progress`` is called with the
+    total number of tasks and returns a callable taking each result."""
+    cases = select_cases(config, say)
+    if not cases:
+        raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}" if config.pattern
+                         else f"suites {', '.join(config.suites)} hold no cases")
+    env = environment(config)
+    if run_id is None:
+        run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
+    else:
+        store.reopen_run(run_id)
+    done = store.done_pairs(run_id)
+    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset)
+    runner = Runner(config.backends, jobs=config.jobs, timeout=config.timeout, options=options, recycle_after=config.recycle_after)
+    infos = runner.probe()
+    for name, info in infos.items():
+        store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
+        if not info.available:
+            say(f"backend {name} unavailable: {info.reason}")
+    live = [b.name for b in config.backends if infos[b.name].available]
+    entries = expectations.load(live, config.expectations)
+    specs = {b.name: b for b in config.backends}
+    by_id = {c.id: c for c in cases}
+    tasks = [(case, name) for case in cases for name in live if (case.id, name) not in done]
+    bundles = config.bundles or config.store.parent / "bundles"
+    counts: dict[str, Counter] = {name: Counter() for name in live}
+    for row in store.results(run_id):
+        if row["backend"] in counts:
+            counts[row["backend"]][row["outcome"]] += 1
+    tick = progress(len(tasks)) if progress else None
+
+    def on_result(result: Result) -> None:
+        expectations.apply(result, entries)
+        if result.outcome not in ("pass", "skip"):
+            spec = specs[result.backend]
+            try:
+                result.bundle = str(write_bundle(bundle_dir(bundles, run_id, result.backend, result.case_id),
+                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp))
+            except Exception as exc:  # a bundle is evidence, not the verdict: keep the result
+                result.message += f" [bundle not written: {exc}]"
+        store.add_result(run_id, result)
+        counts[result.backend][result.outcome] += 1
+        if tick:
+            tick(result)
+
+    interrupted = False
+    try:
+        runner.run(tasks, on_result)
+    except KeyboardInterrupt:
+        interrupted = True
+    store.finish_run(run_id, "interrupted" if interrupted else "complete")
+    return RunOutcome(run_id, infos, counts, expectations.unused(entries) if not interrupted else [], interrupted)

@@ -1,0 +1,251 @@
+"""Schedules case x backend on isolated worker processes.
+
+Each worker is a process with a pipe to the controller. It loads backends lazily, runs one
+(case, backend) task at a time and sends back a :class:`Result`. A worker that dies (segfault,
+abort, exit) turns its task into ``crash`` and is replaced; a task that outlives its timeout is
+killed and becomes ``timeout``. Results are handed to a callback as they finish, so the caller
+can store each one at once: an interrupted run loses nothing it finished.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+import traceback
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from typing import Any
+
+from .case import Case
+from .execute import ExecOptions, Result, execute_case
+
+
+@dataclass
+class BackendSpec:
+    """What a worker needs to build a backend: its name or ``module:Class`` and options."""
+
+    spec: str
+    options: dict[str, Any] = field(default_factory=dict)
+    name: str = ""
+
+    def __post_init__(self) -> None:
+        self.name = self.name or self.spec
+
+
+@dataclass
+class BackendInfo:
+    name: str
+    available: bool
+    reason: str = ""
+    version: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+
+
+# -- the worker side ------------------------------------------------------------------------
+def _build_backend(spec: BackendSpec) -> Any:
+    from .backends import load_backend_class
+
+    cls = load_backend_class(spec.spec)
+    ok, reason = cls.available()
+    if not ok:
+        from .backends.base import Unavailable
+
+        raise Unavailable(reason)
+    backend = cls(**spec.options)
+    backend.load()
+    if spec.name != cls.name:
+        backend.name = spec.name
+    return backend
+
+
+def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides what Ctrl-C means
+    backends: dict[str, Any] = {}
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        kind, payload = msg
+        if kind == "probe":
+            conn.send(_probe(payload, specs[payload], backends))
+            continue
+        case, name = payload
+        backend = backends.get(name)
+        if backend is None:
+            try:
+                backend = backends[name] = _build_backend(specs[name])
+            except Exception as exc:
+                conn.send(Result(case.id, name, "error", f"backend {name} failed to load: {type(exc).__name__}: {exc}", tags=dict(case.tags)))
+                continue
+        try:
+            result = execute_case(backend, case, options)
+        except Exception as exc:  # execute_case catches backend errors; this is our own bug
+            result = Result(case.id, name, "error", f"harness error: {type(exc).__name__}: {exc} {traceback.format_exc(limit=3)}", tags=dict(case.tags))
+        conn.send(result)
+
+
+def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInfo:
+    try:
+        backend = backends.get(name) or _build_backend(spec)
+        backends[name] = backend
+        return BackendInfo(name, True, "", backend.version(), backend.environment())
+    except Exception as exc:
+        return BackendInfo(name, False, f"{type(exc).__name__}: {exc}")
+
+
+# -- the controller side --------------------------------------------------------------------
+class _Worker:
+    def __init__(self, ctx: Any, specs: dict[str, BackendSpec], options: ExecOptions) -> None:
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_worker_main, args=(child, specs, options), daemon=True)
+        self.process.start()
+        child.close()
+        self.task: tuple[Case, str] | None = None
+        self.deadline = 0.0
+        self.started = 0.0
+        self.done = 0
+
+    def send(self, task: tuple[Case, str], timeout: float) -> None:
+        self.task = task
+        self.started = time.monotonic()
+        self.deadline = self.started + timeout
+        self.conn.send(("run", task))
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            self.process.kill()
+        self.process.join(5)
+        self.conn.close()
+
+    def stop(self) -> None:
+        try:
+            self.conn.send(None)
+        except OSError:
+            pass
+        self.process.join(2)
+        if self.process.is_alive():
+            self.kill()
+        else:
+            self.conn.close()
+
+
+def _context() -> Any:
+    if sys.platform == "linux":
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(["harness.execute", "numpy", "onnx"])
+        return ctx
+    return mp.get_context("spawn")
+
+
+def _describe_death(process: Any) -> str:
+    code = process.exitcode
+    if code is None:
+        return "worker died"
+    if code < 0:
+        try:
+            return f"worker killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"worker killed by signal {-code}"
+    return f"worker exited with status {code}"
+
+
+class Runner:
+    def __init__(self, backends: list[BackendSpec], jobs: int = 1, timeout: float = 120.0,
+                 options: ExecOptions | None = None, recycle_after: int = 0) -> None:
+        self.specs = {b.name: b for b in backends}
+        self.jobs = max(1, jobs)
+        self.timeout = timeout
+        self.options = options or ExecOptions()
+        self.recycle_after = recycle_after
+        self.ctx = _context()
+        self.workers: list[_Worker] = []
+
+    def _spawn(self) -> _Worker:
+        return _Worker(self.ctx, self.specs, self.options)
+
+    def probe(self) -> dict[str, BackendInfo]:
+        """Load each backend once in a worker: its version and environment, or why not."""
+        infos: dict[str, BackendInfo] = {}
+        worker = self._spawn()
+        try:
+            for name in self.specs:
+                worker.conn.send(("probe", name))
+                if worker.conn.poll(max(self.timeout, 60)):
+                    try:
+                        infos[name] = worker.conn.recv()
+                        continue
+                    except EOFError:
+                        pass
+                infos[name] = BackendInfo(name, False, _describe_death(worker.process) + " while loading")
+                worker.kill()
+                worker = self._spawn()
+        finally:
+            worker.stop()
+        return infos
+
+    def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
+        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes."""
+        queue = deque(tasks)
+        self.workers = [self._spawn() for _ in range(min(self.jobs, max(1, len(queue))))]
+        try:
+            idle = list(self.workers)
+            while queue or any(w.task for w in self.workers):
+                while idle and queue:
+                    worker = idle.pop()
+                    worker.send(queue.popleft(), self.timeout)
+                busy = [w for w in self.workers if w.task]
+                now = time.monotonic()
+                wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
+                ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
+                for worker in busy:
+                    outcome = self._collect(worker, ready)
+                    if outcome is None:
+                        continue
+                    on_result(outcome)
+                    worker.done += 1
+                    if worker.task is None and worker.process.is_alive() and not (self.recycle_after and worker.done >= self.recycle_after):
+                        idle.append(worker)
+                    else:
+                        self._replace(worker)
+                        idle.append(self.workers[-1])
+        finally:
+            for worker in self.workers:
+                worker.kill() if worker.task else worker.stop()
+            self.workers = []
+
+    def _collect(self, worker: _Worker, ready: list[Any]) -> Result | None:
+        case, name = worker.task  # type: ignore[misc]
+        if worker.conn in ready:
+            try:
+                result = worker.conn.recv()
+                worker.task = None
+                return result
+            except (EOFError, OSError):
+                pass
+        elif worker.process.sentinel not in ready and time.monotonic() < worker.deadline:
+            return None
+        elif worker.process.sentinel not in ready:
+            worker.kill()
+            return Result(case.id, name, "timeout", f"no answer within {self.timeout:g} s; worker killed", tags=dict(case.tags))
+        worker.process.join(1)
+        return Result(case.id, name, "crash", f"{_describe_death(worker.process)} while running this case", tags=dict(case.tags))
+
+    def _replace(self, worker: _Worker) -> None:
+        if worker.process.is_alive():
+            worker.stop()
+        else:
+            worker.kill()
+        self.workers.remove(worker)
+        self.workers.append(self._spawn())
+
+
+def default_jobs() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)

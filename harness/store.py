@@ -1,0 +1,146 @@
+"""The results store: one SQLite file with the history of runs.
+
+WAL journal, one transaction per finished result, so a run killed at any moment keeps every
+result it finished and ``--resume`` can complete it. A new run adds rows; nothing is
+overwritten.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+from .execute import Result
+
+DEFAULT_STORE = Path("reports") / "results.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    started REAL NOT NULL,
+    finished REAL,
+    status TEXT NOT NULL,            -- running, complete, interrupted
+    command TEXT,
+    args TEXT,                       -- JSON: what --resume needs to continue the run
+    environment TEXT,                -- JSON: python, platform, onnx, numpy, corpus hash ...
+    corpus_sha256 TEXT
+);
+CREATE TABLE IF NOT EXISTS backends (
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    name TEXT NOT NULL,
+    available INTEGER NOT NULL,
+    reason TEXT,
+    version TEXT,
+    environment TEXT,
+    PRIMARY KEY (run_id, name)
+);
+CREATE TABLE IF NOT EXISTS results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    run_id INTEGER NOT NULL REFERENCES runs(id),
+    case_id TEXT NOT NULL,
+    backend TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    raw_outcome TEXT,
+    reason TEXT,
+    message TEXT,
+    max_abs REAL, max_rel REAL, max_ulp REAL, bad_count INTEGER, first_bad TEXT,
+    prepare_s REAL, run_s REAL, run_median_s REAL, run_p90_s REAL,
+    verdict TEXT, restamp TEXT, tags TEXT, bundle TEXT,
+    recorded REAL NOT NULL,
+    UNIQUE (run_id, case_id, backend)
+);
+CREATE INDEX IF NOT EXISTS results_case ON results(case_id, backend);
+"""
+
+
+class Store:
+    def __init__(self, path: Path | str = DEFAULT_STORE) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.db = sqlite3.connect(self.path, timeout=60, isolation_level=None)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- runs -----------------------------------------------------------------------------
+    def start_run(self, command: str, args: dict[str, Any], environment: dict[str, Any], corpus_sha256: str | None = None) -> int:
+        cur = self.db.execute(
+            "INSERT INTO runs (started, status, command, args, environment, corpus_sha256) VALUES (?, 'running', ?, ?, ?, ?)",
+            (time.time(), command, json.dumps(args), json.dumps(environment), corpus_sha256),
+        )
+        return int(cur.lastrowid)
+
+    def finish_run(self, run_id: int, status: str = "complete") -> None:
+        self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def reopen_run(self, run_id: int) -> None:
+        self.db.execute("UPDATE runs SET status = 'running', finished = NULL WHERE id = ?", (run_id,))
+
+    def run(self, run_id: int) -> dict[str, Any]:
+        row = self.db.execute("SELECT * FROM runs WHERE id = ?", (run_id,)).fetchone()
+        if row is None:
+            raise KeyError(f"no run {run_id} in {self.path}")
+        return _run_dict(row)
+
+    def runs(self) -> list[dict[str, Any]]:
+        return [_run_dict(r) for r in self.db.execute("SELECT * FROM runs ORDER BY id")]
+
+    def latest_run(self, status: str | None = None) -> dict[str, Any] | None:
+        query = "SELECT * FROM runs" + (" WHERE status = ?" if status else "") + " ORDER BY id DESC LIMIT 1"
+        row = self.db.execute(query, (status,) if status else ()).fetchone()
+        return _run_dict(row) if row else None
+
+    def record_backend(self, run_id: int, name: str, available: bool, reason: str, version: str, environment: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO backends VALUES (?, ?, ?, ?, ?, ?)",
+            (run_id, name, int(available), reason, version, json.dumps(environment)),
+        )
+
+    def backends(self, run_id: int) -> list[dict[str, Any]]:
+        rows = self.db.execute("SELECT * FROM backends WHERE run_id = ? ORDER BY rowid", (run_id,))
+        return [{**dict(r), "available": bool(r["available"]), "environment": json.loads(r["environment"] or "{}")} for r in rows]
+
+    # -- results --------------------------------------------------------------------------
+    def add_result(self, run_id: int, r: Result) -> None:
+        v = r.verdict or {}
+        self.db.execute(
+            """INSERT OR IGNORE INTO results (run_id, case_id, backend, outcome, raw_outcome, reason, message,
+               max_abs, max_rel, max_ulp, bad_count, first_bad, prepare_s, run_s, run_median_s, run_p90_s,
+               verdict, restamp, tags, bundle, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+            (run_id, r.case_id, r.backend, r.outcome, r.raw_outcome or r.outcome, r.reason, r.message,
+             v.get("max_abs"), v.get("max_rel"), v.get("max_ulp"), v.get("bad_count"), v.get("first_bad"),
+             r.prepare_s, r.run_s, r.run_median_s, r.run_p90_s,
+             json.dumps(v) if v else None, json.dumps(r.restamp) if r.restamp else None, json.dumps(r.tags), r.bundle, time.time()),
+        )
+
+    def done_pairs(self, run_id: int) -> set[tuple[str, str]]:
+        return {(r[0], r[1]) for r in self.db.execute("SELECT case_id, backend FROM results WHERE run_id = ?", (run_id,))}
+
+    def results(self, run_id: int, backend: str | None = None) -> Iterator[dict[str, Any]]:
+        query = "SELECT * FROM results WHERE run_id = ?" + (" AND backend = ?" if backend else "") + " ORDER BY id"
+        for row in self.db.execute(query, (run_id, backend) if backend else (run_id,)):
+            d = dict(row)
+            for key in ("verdict", "restamp", "tags"):
+                d[key] = json.loads(d[key]) if d[key] else {}
+            yield d
+
+    def case_history(self, case_id: str, limit: int = 10) -> list[dict[str, Any]]:
+        rows = self.db.execute(
+            "SELECT run_id, backend, outcome, message, max_abs, max_ulp, run_s FROM results WHERE case_id = ? ORDER BY run_id DESC, backend LIMIT ?",
+            (case_id, limit),
+        )
+        return [dict(r) for r in rows]
+
+
+def _run_dict(row: sqlite3.Row) -> dict[str, Any]:
+    d = dict(row)
+    d["args"] = json.loads(d["args"] or "{}")
+    d["environment"] = json.loads(d["environment"] or "{}")
+    return d

@@ -1,0 +1,59 @@
+"""Case sources. Each suite yields :class:`harness.case.Case` objects; a suite never runs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..case import Case
+from . import onnx_official
+
+
+@dataclass
+class SuiteContext:
+    corpus: Path = field(default_factory=onnx_official.default_corpus_dir)
+    opset: int | None = None
+    examples: int | None = None
+    seed: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    #: progress callback for suites that build something first (message)
+    say: Callable[[str], None] = lambda msg: None
+
+
+def _official(names: list[str]) -> Callable[[SuiteContext], Iterator[Case]]:
+    def cases(ctx: SuiteContext) -> Iterator[Case]:
+        ensure_corpus(ctx)
+        return onnx_official.iter_corpus_cases(ctx.corpus, names)
+
+    return cases
+
+
+def ensure_corpus(ctx: SuiteContext) -> None:
+    if not (ctx.corpus / onnx_official.MANIFEST).exists():
+        ctx.say(f"no corpus at {ctx.corpus}: building it from the installed onnx (once; about a minute)")
+        onnx_official.build_corpus(ctx.corpus)
+
+
+def _operators(ctx: SuiteContext) -> Iterator[Case]:
+    from .operators import operator_cases
+
+    return operator_cases(ctx)
+
+
+SUITES: dict[str, tuple[str, Callable[[SuiteContext], Iterator[Case]]]] = {
+    "onnx": ("every official ONNX backend suite below", _official(list(onnx_official.SUITES))),
+    **{name: (f"official ONNX backend suite '{kind}'", _official([name])) for name, kind in onnx_official.SUITES.items()},
+    "operators": ("our per-op-version reference cases with Hypothesis-drawn inputs", _operators),
+}
+
+
+class UnknownSuite(ValueError):
+    pass
+
+
+def suite_cases(name: str, ctx: SuiteContext) -> Iterator[Case]:
+    if name not in SUITES:
+        raise UnknownSuite(f"unknown suite {name!r}; known: {', '.join(SUITES)}")
+    return SUITES[name][1](ctx)

@@ -1,0 +1,111 @@
+"""Values as cases carry them, and their protobuf files.
+
+A value is a numpy array (ml_dtypes arrays for bfloat16, float8 and int4, as
+``onnx.numpy_helper`` gives them; object arrays of ``str`` for strings), a list of values for
+a sequence, a dict for a map, or ``None`` for an empty optional. Files follow the
+``onnx_test_runner`` layout: ``input_K.pb`` / ``output_K.pb`` holding a TensorProto,
+SequenceProto, MapProto or OptionalProto as the graph's declared type says.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+
+def _kind(type_proto: onnx.TypeProto | None) -> str:
+    if type_proto is None:
+        return "tensor_type"
+    return type_proto.WhichOneof("value") or "tensor_type"
+
+
+def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> Any:
+    kind = _kind(type_proto)
+    if kind == "sequence_type":
+        proto = onnx.SequenceProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_list(proto)
+    if kind == "map_type":
+        proto = onnx.MapProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_dict(proto)
+    if kind == "optional_type":
+        proto = onnx.OptionalProto()
+        proto.ParseFromString(data)
+        return numpy_helper.to_optional(proto)
+    proto = onnx.TensorProto()
+    proto.ParseFromString(data)
+    return numpy_helper.to_array(proto)
+
+
+def to_proto(value: Any, name: str, type_proto: onnx.TypeProto | None = None) -> Any:
+    kind = _kind(type_proto)
+    if kind == "sequence_type":
+        elem = type_proto.sequence_type.elem_type  # type: ignore[union-attr]
+        return numpy_helper.from_list(list(value), name, _elem_code(elem))
+    if kind == "map_type":
+        return numpy_helper.from_dict(value, name)
+    if kind == "optional_type":
+        elem = type_proto.optional_type.elem_type  # type: ignore[union-attr]
+        return numpy_helper.from_optional(value, name, _elem_code(elem))
+    return numpy_helper.from_array(np.asarray(value) if not isinstance(value, np.ndarray) else value, name)
+
+
+def _elem_code(type_proto: onnx.TypeProto) -> int:
+    kind = type_proto.WhichOneof("value")
+    return {
+        "tensor_type": onnx.SequenceProto.TENSOR,
+        "sequence_type": onnx.SequenceProto.SEQUENCE,
+        "map_type": onnx.SequenceProto.MAP,
+        "optional_type": onnx.SequenceProto.OPTIONAL,
+        "sparse_tensor_type": onnx.SequenceProto.SPARSE_TENSOR,
+    }.get(kind or "", onnx.SequenceProto.TENSOR)
+
+
+def read_value(path: Path, type_proto: onnx.TypeProto | None = None) -> Any:
+    return from_proto_bytes(Path(path).read_bytes(), type_proto)
+
+
+def write_value(path: Path, value: Any, name: str, type_proto: onnx.TypeProto | None = None) -> None:
+    Path(path).write_bytes(to_proto(value, name, type_proto).SerializeToString())
+
+
+def infer_type(value: Any) -> onnx.TypeProto:
+    """A TypeProto describing ``value``, for values whose graph type is unknown."""
+    if isinstance(value, list):
+        inner = infer_type(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
+        return onnx.helper.make_sequence_type_proto(inner)
+    if value is None:
+        return onnx.helper.make_optional_type_proto(onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None))
+    arr = np.asarray(value)
+    return onnx.helper.make_tensor_type_proto(dtype_to_onnx(arr.dtype), arr.shape)
+
+
+def dtype_to_onnx(dtype: np.dtype) -> int:
+    if dtype == object or dtype.kind in "US":
+        return onnx.TensorProto.STRING
+    return onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+
+
+def dtype_name(dtype: Any) -> str:
+    dtype = np.dtype(dtype)
+    if dtype == object or dtype.kind in "US":
+        return "string"
+    return dtype.name
+
+
+def describe(value: Any) -> str:
+    """A short human description: ``float32[2,3]``, ``seq(float32[2])x3``, ``optional(empty)``."""
+    if value is None:
+        return "optional(empty)"
+    if isinstance(value, list):
+        inner = describe(value[0]) if value else "?"
+        return f"seq({inner})x{len(value)}"
+    if isinstance(value, dict):
+        return f"map x{len(value)}"
+    arr = np.asarray(value)
+    return f"{dtype_name(arr.dtype)}[{','.join(str(d) for d in arr.shape)}]"
