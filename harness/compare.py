@@ -10,7 +10,6 @@ by definition are checked by shape, dtype and range, never by value.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -77,7 +76,8 @@ def _is_float(dtype: np.dtype) -> bool:
 def _rank_table(dtype: np.dtype) -> np.ndarray:
     """Sorted distinct finite values of a narrow float format (bfloat16, float8, float4)."""
     bits = np.arange(1 << (8 * dtype.itemsize), dtype=np.uint16 if dtype.itemsize == 2 else np.uint8)
-    vals = bits.view(dtype).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        vals = bits.view(dtype).astype(np.float64)
     return np.unique(vals[np.isfinite(vals)])
 
 
@@ -158,6 +158,7 @@ class Comparator:
             return self._finish(bad, stats, "values differ", e, a)
         return self._float(e, a, tol, stats)
 
+    @np.errstate(invalid="ignore", over="ignore")
     def _float(self, e: np.ndarray, a: np.ndarray, tol: Tolerance, stats: Verdict) -> _Result:
         e64, a64 = e.astype(np.float64), a.astype(np.float64)
         e_nan, a_nan = np.isnan(e64), np.isnan(a64)
@@ -221,7 +222,7 @@ def _as_str(x: np.ndarray) -> np.ndarray:
 
 
 def _fmt(v: Any) -> str:
-    if isinstance(v, (float, np.floating)) or (hasattr(v, "dtype") and _is_float(np.dtype(v.dtype))):
-        f = float(v)
-        return repr(f) if math.isfinite(f) else str(f)
-    return repr(v.item() if hasattr(v, "item") else v)
+    """A value printed at its own precision (float32 3.1 prints as 3.1)."""
+    if isinstance(v, np.generic):
+        return str(v) if v.dtype.kind != "O" else repr(v)
+    return repr(v)

@@ -98,7 +98,9 @@ def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInf
         backends[name] = backend
         return BackendInfo(name, True, "", backend.version(), backend.environment())
     except Exception as exc:
-        return BackendInfo(name, False, f"{type(exc).__name__}: {exc}")
+        from .backends.base import Unavailable
+
+        return BackendInfo(name, False, str(exc) if isinstance(exc, Unavailable) else f"{type(exc).__name__}: {exc}")
 
 
 # -- the controller side --------------------------------------------------------------------

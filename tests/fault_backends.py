@@ -1,0 +1,110 @@
+"""Backends that misbehave on purpose, for testing the runner's isolation.
+
+Each wraps the reference backend and misbehaves only on cases whose id contains its trigger
+word, so one run can show that every other result stays intact."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+import time
+
+from harness.backends.reference import ReferenceBackend, ReferenceSession
+
+
+class _Faulty(ReferenceBackend):
+    trigger = "FAULT"
+
+    def prepare(self, model):
+        session = super().prepare(model)
+        fault = self.fault
+        trigger_hit = any(self.trigger in (n.name or "") for n in model.graph.node) or self.trigger in model.graph.name
+
+        class S(ReferenceSession):
+            def run(self, feeds):
+                if trigger_hit:
+                    fault()
+                return session.run(feeds)
+
+        return S(session.evaluator)
+
+    def fault(self) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+class Segfault(_Faulty):
+    name = "segfault"
+
+    def fault(self):
+        ctypes.string_at(0)
+
+
+class Abort(_Faulty):
+    name = "abort"
+
+    def fault(self):
+        os.abort()
+
+
+class Exit(_Faulty):
+    name = "exit"
+
+    def fault(self):
+        os._exit(3)
+
+
+class Hang(_Faulty):
+    name = "hang"
+
+    def fault(self):
+        time.sleep(3600)
+
+
+class Raise(_Faulty):
+    name = "raise"
+
+    def fault(self):
+        raise RuntimeError("deliberate failure")
+
+
+class Unsupported(_Faulty):
+    name = "unsupported-op"
+
+    def fault(self):
+        from harness.backends.base import Unsupported as U
+
+        raise U("no kernel for Fault-1")
+
+
+class WrongValue(ReferenceBackend):
+    """Adds 1 to every float output of a case whose graph name contains FAULT."""
+
+    name = "wrong-value"
+
+    def prepare(self, model):
+        session = super().prepare(model)
+        hit = "FAULT" in model.graph.name
+
+        class S(ReferenceSession):
+            def run(self, feeds):
+                outs = session.run(feeds)
+                return [o + 1 if hit and hasattr(o, "dtype") and o.dtype.kind == "f" else o for o in outs]
+
+        return S(session.evaluator)
+
+
+class Threads(_Faulty):
+    name = "threads"
+
+    def fault(self):
+        for _ in range(50):
+            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+
+
+class NotInstalled(ReferenceBackend):
+    name = "not-installed"
+
+    @classmethod
+    def available(cls):
+        return False, "vendor-sdk is not installed (pip install vendor-sdk)"

@@ -1,0 +1,42 @@
+"""The whole official suite on reference and onnxruntime: the foundation's acceptance numbers
+(reference >= 2,000 of 2,033; onnxruntime >= 1,600 with opset negotiation and binding), and
+every ORT non-pass carries an outcome class and its message."""
+
+import json
+
+import pytest
+
+from harness.cli import main
+
+pytest.importorskip("onnxruntime")
+
+
+@pytest.fixture(scope="module")
+def official_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("official")
+    code = main(["run", "--suite", "onnx", "--backend", "reference", "--backend", "onnxruntime", "-j", "2",
+                 "--corpus", str(tmp / "corpus"), "--store", str(tmp / "results.sqlite")])
+    assert code == 0
+    return json.loads((tmp / "run-1.json").read_text())
+
+
+def test_corpus_has_every_official_case(official_run):
+    assert official_run["summary"]["reference"]["total"] == 2033
+
+
+def test_reference_passes_at_least_2000(official_run):
+    assert official_run["summary"]["reference"]["counts"]["pass"] >= 2000
+
+
+def test_onnxruntime_passes_at_least_1600_and_explains_the_rest(official_run):
+    assert official_run["summary"]["onnxruntime"]["counts"]["pass"] >= 1600
+    for row in official_run["results"]:
+        if row["backend"] == "onnxruntime" and row["outcome"] != "pass":
+            assert row["outcome"] in {"mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "xfail"}
+            assert row["message"], row["case_id"]
+            assert row["bundle"], row["case_id"]
+
+
+def test_models_were_restamped_where_schemas_allow(official_run):
+    restamped = [r for r in official_run["results"] if r["backend"] == "onnxruntime" and r["restamp"]]
+    assert len(restamped) > 200

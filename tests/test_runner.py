@@ -1,0 +1,59 @@
+import pytest
+
+from harness.runner import BackendSpec, Runner
+
+from .util import relu_case
+
+
+def _run(backend: str, jobs: int = 1, timeout: float = 30.0, **kw):
+    cases = [relu_case("t/ok1"), relu_case("t/bad", graph_name="FAULT"), relu_case("t/ok2"), relu_case("t/ok3")]
+    runner = Runner([BackendSpec(f"tests.fault_backends:{backend}", name=backend)], jobs=jobs, timeout=timeout, **kw)
+    results = []
+    runner.run([(c, backend) for c in cases], results.append)
+    return {r.case_id: r for r in results}
+
+
+@pytest.mark.parametrize(
+    "backend, outcome, words",
+    [
+        ("Segfault", "crash", "SIGSEGV"),
+        ("Abort", "crash", "SIGABRT"),
+        ("Exit", "crash", "exited with status 3"),
+        ("Raise", "error", "deliberate failure"),
+        ("Unsupported", "unsupported", "no kernel for Fault-1"),
+    ],
+)
+def test_a_misbehaving_backend_costs_only_its_own_case(backend, outcome, words):
+    results = _run(backend)
+    assert len(results) == 4
+    assert results["t/bad"].outcome == outcome
+    assert words in results["t/bad"].message
+    for ok in ("t/ok1", "t/ok2", "t/ok3"):
+        assert results[ok].outcome == "pass", results[ok].message
+
+
+def test_a_hang_becomes_a_timeout_and_the_worker_is_replaced():
+    results = _run("Hang", jobs=2, timeout=3)
+    assert results["t/bad"].outcome == "timeout"
+    assert "3 s" in results["t/bad"].message
+    assert [results[k].outcome for k in ("t/ok1", "t/ok2", "t/ok3")] == ["pass"] * 3
+
+
+def test_wrong_values_are_a_mismatch_with_a_verdict():
+    results = _run("WrongValue")
+    bad = results["t/bad"]
+    assert bad.outcome == "mismatch"
+    assert bad.verdict["max_abs"] == pytest.approx(1.0)
+    assert bad.verdict["bad_count"] == 3
+
+
+def test_probe_reports_an_unavailable_backend_with_its_reason():
+    runner = Runner([BackendSpec("tests.fault_backends:Raise", name="ok"), BackendSpec("tests.no_such_module:X", name="missing")])
+    infos = runner.probe()
+    assert infos["ok"].available and infos["ok"].version
+    assert not infos["missing"].available and "no_such_module" in infos["missing"].reason
+
+
+def test_workers_are_recycled_after_n_cases():
+    results = _run("Threads", recycle_after=1)
+    assert all(r.outcome == "pass" for r in results.values())

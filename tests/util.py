@@ -1,0 +1,28 @@
+"""Small in-memory cases for the harness's own tests."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from harness.case import Case, DataSet, Tolerance
+
+
+def relu_case(case_id: str = "test/relu", graph_name: str = "g", opset: int = 14, x: np.ndarray | None = None) -> Case:
+    x = np.array([-1.0, 0.5, 2.0], np.float32) if x is None else x
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        graph_name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(x.shape))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=7)
+    return Case(
+        id=case_id, suite="test", model_bytes=model.SerializeToString(),
+        data=[DataSet({"x": x}, [np.maximum(x, 0)])], tolerance=Tolerance(), tags={"op": "Relu"},
+    )
+
+
+def model_bytes(case: Case) -> onnx.ModelProto:
+    return case.load_model()
