@@ -179,6 +179,11 @@ def _elem_types(model: onnx.ModelProto) -> set[int]:
     return types
 
 
+def ir_for_types(model: onnx.ModelProto) -> int:
+    """The lowest IR version that has every element type the model uses."""
+    return max([3, *(_TYPE_IR.get(t, 3) for t in _elem_types(model))])
+
+
 def negotiate(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, list[int]]]:
     """Re-stamp ``model`` at the lowest opset (per standard domain) and IR version at which
     every node keeps the schema it has now. Returns the new model and what changed
@@ -220,7 +225,7 @@ def negotiate(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, list[i
         ir = max(ir, 4)  # before IR 4 every initializer had to be a graph input
     if out.functions:
         ir = max(ir, 10 if any(f.overload for f in out.functions) else 8)
-    ir = max([ir, *(_TYPE_IR.get(t, 3) for t in _elem_types(out))])
+    ir = max(ir, ir_for_types(out))
     ir = min(ir, model.ir_version)
     if ir != model.ir_version:
         changes["ir_version"] = [model.ir_version, ir]

@@ -1,0 +1,197 @@
+"""The ``operators`` suite: every registered op-version, swept over the dtypes its schema
+allows, with Hypothesis-drawn examples and hand-picked edge examples, each one a case whose
+expected outputs come from our own reference implementation.
+
+A case for an op-version is built with the schema in force (attributes that became inputs are
+the op-version's own business), stamped at its ``since_version`` (or at ``--opset N`` when that
+op-version is the one in force at N). Case ids read ``operators/Clip-11/opset11/float32/3``.
+
+Drawing is deterministic: each (op-version, dtype) gets its own Hypothesis seed derived from
+the run's seed, so every backend sees the same inputs and a failure is replayable.
+"""
+
+from __future__ import annotations
+
+import os
+import zlib
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import onnx
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+
+from .. import schema
+from .. import strategies as S
+from ..case import Case, DataSet
+from ..registry import Example, OpVersion, load_all
+from ..tolerances import default_for
+
+DEFAULT_EXAMPLES = 20
+DEFAULT_SEED = 20261122
+PROFILE = "onnx-harness"
+
+# CI=true makes Hypothesis load its built-in "ci" profile; ours is registered and loaded explicitly.
+settings.register_profile(PROFILE, deadline=None, database=None, derandomize=False, print_blob=False,
+                          phases=[Phase.generate], suppress_health_check=list(HealthCheck))
+
+
+class OracleError(RuntimeError):
+    """Our reference disagrees with the schema (wrong output dtype, bad example): a bug of ours."""
+
+
+def dtypes_for(opv: OpVersion, opset: int) -> list[str]:
+    sch = schema.schema_at(opv.op, opset, opv.domain)
+    if sch is None:
+        return []
+    allowed = schema.allowed_types(sch)
+    param = opv.type_param
+    if param is None:
+        param = sch.inputs[0].type_str if sch.inputs else next(iter(allowed), None)
+    labels = [S.label_from_type_str(t) for t in allowed.get(param, [param] if param and param.startswith("tensor(") else [])]
+    labels = [l for l in labels if l]
+    if opv.dtypes is not None:
+        labels = [l for l in labels if l in opv.dtypes]
+    return labels
+
+
+def _seed_for(base: int, *parts: Any) -> int:
+    return zlib.crc32(("/".join(map(str, parts)) + f"/{base}").encode()) & 0x7FFFFFFF
+
+
+def draw_examples(opv: OpVersion, dtype: str, opset: int, n: int, seed: int) -> list[Example]:
+    if n <= 0 or opv.strategy is None:
+        return []
+    drawn: list[Example] = []
+
+    @settings(settings.get_profile(PROFILE), max_examples=n)
+    @hypothesis_seed(_seed_for(seed, opv.key, dtype))
+    @given(st.data())
+    def collect(data: Any) -> None:
+        if len(drawn) < n:
+            drawn.append(opv.strategy(data.draw, dtype, opset))
+
+    with np.errstate(all="ignore"):
+        collect()
+    return drawn
+
+
+def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
+    """Coerce a Python value to the attribute type the schema declares (1 -> 1.0 for floats)."""
+    attr = sch.attributes.get(name)
+    if attr is None:
+        raise OracleError(f"{sch.name}-{sch.since_version} has no attribute {name!r}")
+    kind = attr.type
+    A = onnx.defs.OpSchema.AttrType
+    if kind == A.FLOAT:
+        return float(value)
+    if kind == A.INT:
+        return int(value)
+    if kind == A.FLOATS:
+        return [float(v) for v in value]
+    if kind == A.INTS:
+        return [int(v) for v in value]
+    if kind == A.STRING:
+        return value.encode() if isinstance(value, str) else value
+    if kind == A.STRINGS:
+        return [v.encode() if isinstance(v, str) else v for v in value]
+    if kind == A.TENSOR and isinstance(value, np.ndarray):
+        return onnx.numpy_helper.from_array(value)
+    return value
+
+
+def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
+    arr = np.asarray(value)
+    code = S.onnx_code(S.label_of(arr.dtype))
+    return onnx.helper.make_tensor_value_info(name, code, list(arr.shape))
+
+
+def _outputs(value: Any) -> list[np.ndarray]:
+    if isinstance(value, (list, tuple)):
+        return [np.asarray(v) for v in value]
+    return [np.asarray(value)]
+
+
+def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: str) -> Case:
+    sch = schema.schema_at(opv.op, opset, opv.domain)
+    inputs = list(example.inputs)
+    while inputs and inputs[-1] is None:
+        inputs.pop()
+    in_names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
+    with np.errstate(all="ignore"):
+        expected = _outputs(opv.reference(*inputs, **example.attrs))
+    n_out = example.outputs or len(expected)
+    expected = expected[:n_out]
+    out_names = [f"y{i}" for i in range(n_out)]
+    attrs = {k: _attr_value(sch, k, v) for k, v in example.attrs.items()}
+    node = onnx.helper.make_node(opv.op, in_names, out_names, domain=opv.domain, **attrs)
+    graph = onnx.helper.make_graph(
+        [node], opv.key.replace(".", "_"),
+        [_value_info(n, v) for n, v in zip(in_names, inputs) if n],
+        [_value_info(n, v) for n, v in zip(out_names, expected)],
+    )
+    imports = [onnx.helper.make_opsetid("", opset if opv.domain == "" else max(13, schema.newest_opset("") - 1))]
+    if opv.domain:
+        imports.append(onnx.helper.make_opsetid(opv.domain, opset))
+    model = onnx.helper.make_model(graph, opset_imports=imports, producer_name="onnx-harness")
+    model.ir_version = schema.ir_for_opset(opset if opv.domain == "" else imports[0].version)
+    model.ir_version = max(model.ir_version, schema.ir_for_types(model))
+    case_id = f"operators/{opv.key}/opset{opset}/{dtype}/{index}"
+    out_dtype = S.label_of(expected[0].dtype) if expected else dtype
+    tags = {
+        "suite": "operators", "op": opv.op, "domain": schema.DOMAINS.get(opv.domain, opv.domain), "since_version": opv.since,
+        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(v).dtype) for v in inputs if v is not None}) or [dtype],
+        "dtype": dtype, "example": example.name or index, "ops": [opv.op],
+    }
+    if example.random:
+        tags["random"] = opv.op
+    return Case(
+        id=case_id, suite="operators", model_bytes=model.SerializeToString(),
+        data=[DataSet({n: v for n, v in zip(in_names, inputs) if n}, expected)],
+        tolerance=default_for(out_dtype), tags=tags, check="random" if example.random else "values",
+    )
+
+
+def check_case(case: Case) -> None:
+    """Our oracle checks itself: the model is valid and shape inference agrees with the
+    reference on output dtypes and shapes."""
+    model = case.load_model()
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    except Exception as exc:
+        raise OracleError(f"{case.id}: invalid model: {exc}") from exc
+    for out, exp in zip(inferred.graph.output, case.data[0].expected or []):
+        want = out.type.tensor_type.elem_type
+        got = S.onnx_code(S.label_of(np.asarray(exp).dtype))
+        if want != got:
+            raise OracleError(f"{case.id}: reference output {out.name} is {S.label_of(got)}, the schema says {S.label_of(want)}")
+
+
+def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
+    """(op-version, opset to stamp at) for every complete registration, honouring --opset and
+    the ops filter."""
+    ops = ctx.extra.get("ops") if ctx else None
+    for (domain, op, since), opv in sorted(load_all().items()):
+        if not opv.complete or (ops and op not in ops):
+            continue
+        if ctx is not None and ctx.opset is not None:
+            if domain != "" or ctx.opset not in schema.opsets_in_force(op, since, domain):
+                continue
+            yield opv, ctx.opset
+        else:
+            yield opv, since
+
+
+def operator_cases(ctx: Any) -> Iterator[Case]:
+    n = ctx.examples if ctx.examples is not None else int(os.environ.get("ONNX_HARNESS_EXAMPLES", DEFAULT_EXAMPLES))
+    seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
+    for opv, opset in iter_op_versions(ctx):
+        for dtype in dtypes_for(opv, opset):
+            edges = opv.edges(dtype, opset) if opv.edges else []
+            for k, ex in enumerate(edges):
+                yield build_case(opv, ex, dtype, opset, ex.name or f"edge{k}")
+            for k, ex in enumerate(draw_examples(opv, dtype, opset, n, seed)):
+                yield build_case(opv, ex, dtype, opset, str(k))

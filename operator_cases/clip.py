@@ -1,0 +1,71 @@
+"""Clip: y = min(max(x, min), max), elementwise (ONNX spec: Clip-1, 6, 11, 12, 13).
+
+Clip-6 takes ``min``/``max`` as float attributes (defaults: the lowest and highest float);
+from Clip-11 they are optional scalar inputs of the input's type; Clip-12 adds integer types.
+When min > max the spec (Clip-11 on) sets every output to max: min(max(x, min), max) gives that.
+An absent min/max defaults to numeric_limits::lowest()/max() (Clip-11 spec text), so an
+infinite input is clipped to the largest finite value even with no bound given; onnx.reference
+leaves it infinite (see crosscheck.toml).
+"""
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+from ._common import back, wide
+
+op = Operator("Clip")
+FLT_MAX = 3.4028234663852886e38
+
+
+@op.reference(1, 6)
+def clip_6(x, *, min=-FLT_MAX, max=FLT_MAX, consumed_inputs=None):
+    return back(np.minimum(np.maximum(wide(x), min), max), x)
+
+
+@op.strategy(1, 6)
+def draw_6(d, dtype, opset):
+    attrs = {}
+    lo, hi = d(S.st.floats(-10, 10, width=32)), d(S.st.floats(-10, 10, width=32))
+    if d(S.st.booleans()):
+        attrs["min"] = min(lo, hi)
+    if d(S.st.booleans()):
+        attrs["max"] = max(lo, hi)
+    return Example([S.arrays(d, dtype, lo=-20, hi=20)], attrs)
+
+
+@op.reference(11, 12, 13)
+def clip_11(x, min=None, max=None):
+    lowest, highest = S.finite_range(S.label_of(x.dtype))
+    lo = np.asarray(lowest if min is None else min, dtype=x.dtype)
+    hi = np.asarray(highest if max is None else max, dtype=x.dtype)
+    # NaN in x propagates, as in the spec's formula Min(max, Max(input, min))
+    return np.asarray(np.minimum(np.maximum(x, lo), hi), dtype=x.dtype)
+
+
+@op.strategy(11, 12, 13)
+def draw_11(d, dtype, opset):
+    x = S.arrays(d, dtype, lo=-20, hi=20)
+    lo = S.scalar(d, dtype, lo=-10, hi=10) if d(S.st.booleans()) else None
+    hi = S.scalar(d, dtype, lo=-10, hi=10) if d(S.st.booleans()) else None
+    return Example([x, lo, hi])
+
+
+@op.edges(1, 6)
+def edges_6(dtype, opset):
+    return [Example([S.edge_values(dtype)], {"min": -1.0, "max": 1.0}, name="edge_values"),
+            Example([S.edge_values(dtype)], {"min": 1.0, "max": -1.0}, name="min_above_max")]
+
+
+@op.edges(11, 12, 13)
+def edges_11(dtype, opset):
+    x = S.edge_values(dtype)
+    lo, hi = np.array(0, dtype=x.dtype), np.array(1, dtype=x.dtype)
+    return [
+        Example([x, lo, hi], name="edge_values"),
+        Example([x, hi, lo], name="min_above_max"),
+        Example([x, None, hi], name="max_only"),
+        Example([x, lo], name="min_only"),
+        Example([x], name="no_bounds"),
+    ]

@@ -1,0 +1,26 @@
+"""Relu: y = max(0, x), elementwise (ONNX spec: Relu-1, 6, 13, 14).
+
+Relu-14 adds the signed integer types. A NaN input gives NaN: the spec's max(0, x) is taken
+as an IEEE comparison-free maximum that propagates NaN, as numpy.maximum does."""
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+op = Operator("Relu")
+
+
+@op.reference(1, 6, 13, 14)
+def relu(x):
+    return np.maximum(x, np.zeros_like(x))
+
+
+@op.strategy(1, 6, 13, 14)
+def draw(d, dtype, opset):
+    return Example([S.arrays(d, dtype)])
+
+
+@op.edges(1, 6, 13, 14)
+def edges(dtype, opset):
+    return [Example([S.edge_values(dtype)], name="edge_values")]
