@@ -260,6 +260,56 @@ def cmd_repro(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_coverage(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from .coverage import coverage, family_counts
+
+    rows = coverage()
+    if args.family:
+        rows = [r for r in rows if r.family == args.family]
+    if not args.summary:
+        shown = [r for r in rows if (r.covered or not args.covered_only)]
+        print(tabulate([[r.key, r.family, "yes" if r.covered else "no", r.module] for r in shown],
+                       headers=["op-version", "family", "covered", "module"], tablefmt="github"))
+        print()
+    fams = family_counts(rows)
+    print(tabulate([[f, c, t, f"{100 * c / t:.0f}%"] for f, (c, t) in fams.items()], headers=["family", "covered", "op-versions", "share"], tablefmt="github"))
+    for domain in ("ai.onnx", "ai.onnx.ml"):
+        dom = [r for r in rows if r.domain == domain]
+        if dom:
+            print(f"{domain}: {sum(r.covered for r in dom)} of {len(dom)} op-versions covered")
+    return 0
+
+
+def cmd_crosscheck(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from .crosscheck import disagreements, load_notes
+    from .run import RunConfig, execute_run
+    from .runner import BackendSpec
+    from .store import Store
+
+    store = Store(args.store)
+    config = RunConfig(suites=["operators"], backends=[BackendSpec("reference")], pattern=args.k, jobs=args.jobs,
+                       store=Path(args.store), examples=args.examples, seed=args.seed)
+    outcome = execute_run(config, store, say=lambda m: print(m, file=sys.stderr), progress=_progress)
+    groups = disagreements(list(store.results(outcome.run_id)), load_notes())
+    lacking = [g for g in groups if set(g.outcomes) == {"unsupported"}]
+    groups = [g for g in groups if g not in lacking]
+    rows = []
+    for g in groups:
+        side = g.note["side"] if g.note else "UNEXPLAINED"
+        why = (g.note.get("spec", "") if g.note else g.first_message)[:160]
+        rows.append([g.op_version, len(g.cases), ", ".join(f"{k} {v}" for k, v in g.outcomes.items()), side, why])
+    print(tabulate(rows, headers=["op-version", "cases", "outcomes", "spec supports", "spec text / first message"], tablefmt="github"))
+    unexplained = [g for g in groups if g.note is None]
+    if lacking:
+        print(f"onnx.reference does not implement: {', '.join(g.op_version for g in lacking)}")
+    print(f"{len(groups)} op-versions where onnx.reference and our reference disagree; {len(unexplained)} unexplained (run {outcome.run_id})")
+    return 0
+
+
 # -- the parser ------------------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     from .runner import default_jobs
@@ -317,6 +367,19 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", required=True)
     rp.add_argument("--no-restamp", action="store_true")
     rp.set_defaults(func=cmd_repro)
+    cv = sub.add_parser("coverage", help="every ai.onnx / ai.onnx.ml op-version: covered by our references or not")
+    cv.add_argument("--family", help="only this family")
+    cv.add_argument("--covered-only", action="store_true")
+    cv.add_argument("--summary", action="store_true", help="counts per family only")
+    cv.set_defaults(func=cmd_coverage)
+
+    cc = sub.add_parser("crosscheck", help="our references against onnx.reference, with the spec text that decides")
+    cc.add_argument("--store", default=str(Path("reports") / "results.sqlite"))
+    cc.add_argument("-k", metavar="PATTERN")
+    cc.add_argument("-j", "--jobs", type=int, default=default_jobs())
+    cc.add_argument("--examples", type=int)
+    cc.add_argument("--seed", type=int)
+    cc.set_defaults(func=cmd_crosscheck)
     return p
 
 
