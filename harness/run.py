@@ -140,7 +140,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     entries = expectations.load(live, config.expectations)
     specs = {b.name: b for b in config.backends}
     by_id = {c.id: c for c in cases}
-    tasks = [(case, name) for case in cases for name in live if (case.id, name) not in done]
+    # biggest models first, so that no worker is left with a long case at the end
+    ordered = sorted(cases, key=lambda c: -c.model_size())
+    tasks = [(case, name) for case in ordered for name in live if (case.id, name) not in done]
     bundles = config.bundles or config.store.parent / "bundles"
     counts: dict[str, Counter] = {name: Counter() for name in live}
     for row in store.results(run_id):

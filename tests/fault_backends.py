@@ -108,3 +108,13 @@ class NotInstalled(ReferenceBackend):
     @classmethod
     def available(cls):
         return False, "vendor-sdk is not installed (pip install vendor-sdk)"
+
+
+class Slow(ReferenceBackend):
+    """Takes half a second per case, so that a run can be interrupted in the middle."""
+
+    name = "slow"
+
+    def prepare(self, model):
+        time.sleep(0.5)
+        return super().prepare(model)
