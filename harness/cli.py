@@ -53,6 +53,8 @@ def _config_from_args(args: argparse.Namespace):
         jobs=args.jobs, timeout=args.timeout, store=Path(args.store), corpus=Path(args.corpus),
         expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat,
         examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
+        memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
+        max_model_gib=args.max_model_size,
     )
 
 
@@ -337,6 +339,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")
     r.add_argument("--seed", type=int, help="seed for generated examples (operators suite)")
     r.add_argument("--recycle-after", type=int, default=0, help="replace each worker after N cases (0: never)")
+    r.add_argument("--memory-limit", type=float, default=8.0, metavar="GIB", help="memory per worker; a breach is crash (default 8)")
+    r.add_argument("--cpu-limit", type=float, metavar="SECONDS", help="CPU seconds per case; a breach is timeout")
+    r.add_argument("--output-limit", type=int, default=64, metavar="MIB", help="output a case may print (default 64)")
+    r.add_argument("--max-model-size", type=float, default=4.0, metavar="GIB", help="larger models are refused (default 4)")
     r.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID", help="continue an interrupted run")
     r.add_argument("--json", help="where to write the run's JSON (default: next to the store)")
     r.set_defaults(func=cmd_run)

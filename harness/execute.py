@@ -19,6 +19,7 @@ import onnx
 from .backends.base import Backend
 from .case import Case, ModelIntakeError
 from .compare import PASS, Comparator
+from .intake import Limits, check_model
 from .schema import iter_nodes, negotiate, stamp_at
 from .tolerances import effective_tolerance
 
@@ -53,6 +54,7 @@ class ExecOptions:
     restamp: bool = True
     #: stamp every model at this ai.onnx opset (cases whose op-versions differ there are skipped)
     opset: int | None = None
+    limits: Limits = field(default_factory=Limits)
     #: extra timed runs of the first data set (median and p90 are reported)
     repeat: int = 0
     warmup: int = 1
@@ -76,6 +78,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     result = Result(case.id, backend.name, "pass", tags=dict(case.tags))
     try:
         model = case.load_model()
+        check_model(model, options.limits, case.model_size())
         data = case.load_data(model)
     except ModelIntakeError as exc:
         return _fail(result, "rejected", f"intake: {exc}")

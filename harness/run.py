@@ -23,7 +23,8 @@ from . import __version__, expectations
 from .case import Case
 from .execute import ExecOptions, Result
 from .repro import bundle_dir, write_bundle
-from .runner import BackendInfo, BackendSpec, Runner, default_jobs
+from .intake import GIB, Limits
+from .runner import BackendInfo, BackendSpec, Runner, WorkerLimits, default_jobs
 from .store import Store
 from .suites import SuiteContext, suite_cases
 from .suites.onnx_official import read_manifest
@@ -46,6 +47,17 @@ class RunConfig:
     examples: int | None = None
     seed: int | None = None
     recycle_after: int = 0
+    memory_limit_gib: float = 8.0
+    cpu_limit_s: float | None = None
+    output_limit_mib: int = 64
+    max_model_gib: float = 4.0
+
+    def worker_limits(self) -> WorkerLimits:
+        return WorkerLimits(memory=int(self.memory_limit_gib * GIB) or None, cpu=self.cpu_limit_s,
+                            output=(self.output_limit_mib << 20) or None)
+
+    def intake_limits(self) -> Limits:
+        return Limits(max_model_bytes=int(self.max_model_gib * GIB), max_tensor_bytes=int(self.memory_limit_gib * GIB) or Limits().max_tensor_bytes)
 
     def to_json(self) -> dict[str, Any]:
         d = asdict(self)
@@ -129,8 +141,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     else:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
-    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset)
-    runner = Runner(config.backends, jobs=config.jobs, timeout=config.timeout, options=options, recycle_after=config.recycle_after)
+    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
+    runner = Runner(config.backends, jobs=config.jobs, timeout=config.timeout, options=options,
+                    recycle_after=config.recycle_after, limits=config.worker_limits())
     infos = runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)

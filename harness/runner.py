@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
+import resource
 import signal
+import tempfile
 import sys
 import time
 import traceback
@@ -35,6 +37,20 @@ class BackendSpec:
 
     def __post_init__(self) -> None:
         self.name = self.name or self.spec
+
+
+@dataclass(frozen=True)
+class WorkerLimits:
+    """Per-worker resource limits; a breach ends the case as crash or timeout, naming the limit.
+
+    memory: bytes of data segment + private mappings (RLIMIT_DATA), what numpy and native
+    allocators draw on; cpu: CPU seconds per case (RLIMIT_CPU, raised before each case);
+    output: bytes a case may print (RLIMIT_FSIZE on the worker's own log file).
+    """
+
+    memory: int | None = 8 << 30
+    cpu: float | None = None
+    output: int | None = 64 << 20
 
 
 @dataclass
@@ -63,8 +79,30 @@ def _build_backend(spec: BackendSpec) -> Any:
     return backend
 
 
-def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions) -> None:
+def _apply_limits(limits: WorkerLimits, log_path: str) -> int:
+    """Send the worker's stdout/stderr to its log file and set its resource limits."""
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    if limits.memory:
+        resource.setrlimit(resource.RLIMIT_DATA, (limits.memory, limits.memory))
+    if limits.output:
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limits.output, limits.output))
+    return fd
+
+
+def _arm_cpu_limit(limits: WorkerLimits) -> None:
+    if limits.cpu:
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        used = usage.ru_utime + usage.ru_stime
+        hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+        resource.setrlimit(resource.RLIMIT_CPU, (int(used + limits.cpu) + 1, hard))
+
+
+def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_path: str) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides what Ctrl-C means
+    log_fd = _apply_limits(limits, log_path)
     backends: dict[str, Any] = {}
     while True:
         try:
@@ -78,6 +116,8 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             conn.send(_probe(payload, specs[payload], backends))
             continue
         case, name = payload
+        os.ftruncate(log_fd, 0)  # the output limit is per case
+        _arm_cpu_limit(limits)
         backend = backends.get(name)
         if backend is None:
             try:
@@ -87,9 +127,20 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
                 continue
         try:
             result = execute_case(backend, case, options)
+        except MemoryError:
+            result = Result(case.id, name, "crash", _oom_message(limits), tags=dict(case.tags))
         except Exception as exc:  # execute_case catches backend errors; this is our own bug
             result = Result(case.id, name, "error", f"harness error: {type(exc).__name__}: {exc} {traceback.format_exc(limit=3)}", tags=dict(case.tags))
+        if result.outcome == "error" and ("MemoryError" in result.message or "bad_alloc" in result.message):
+            result.outcome, result.message = "crash", f"{_oom_message(limits)}: {result.message}"
         conn.send(result)
+        if result.outcome == "crash":
+            return  # an out-of-memory worker is not trusted with another case
+
+
+def _oom_message(limits: WorkerLimits) -> str:
+    limit = f" (memory limit {limits.memory / (1 << 30):.1f} GiB)" if limits.memory else ""
+    return f"out of memory{limit}"
 
 
 def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInfo:
@@ -105,9 +156,11 @@ def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInf
 
 # -- the controller side --------------------------------------------------------------------
 class _Worker:
-    def __init__(self, ctx: Any, specs: dict[str, BackendSpec], options: ExecOptions) -> None:
+    def __init__(self, ctx: Any, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_dir: str) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker_main, args=(child, specs, options), daemon=True)
+        fd, self.log_path = tempfile.mkstemp(prefix="worker-", suffix=".log", dir=log_dir)
+        os.close(fd)
+        self.process = ctx.Process(target=_worker_main, args=(child, specs, options, limits, self.log_path), daemon=True)
         self.process.start()
         child.close()
         self.task: tuple[Case, str] | None = None
@@ -121,11 +174,29 @@ class _Worker:
         self.deadline = self.started + timeout
         self.conn.send(("run", task))
 
+    def log_tail(self, size: int = 600) -> str:
+        """The last lines the worker printed (a native crash often says why there)."""
+        try:
+            with open(self.log_path, "rb") as fh:
+                fh.seek(max(0, os.path.getsize(self.log_path) - size))
+                text = fh.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        return " | ".join(lines[-3:])[-size:]
+
     def kill(self) -> None:
         if self.process.is_alive():
             self.process.kill()
         self.process.join(5)
         self.conn.close()
+        self._cleanup()
+
+    def _cleanup(self) -> None:
+        try:
+            os.unlink(self.log_path)
+        except OSError:
+            pass
 
     def stop(self) -> None:
         try:
@@ -137,6 +208,7 @@ class _Worker:
             self.kill()
         else:
             self.conn.close()
+            self._cleanup()
 
 
 def _context() -> Any:
@@ -147,31 +219,39 @@ def _context() -> Any:
     return mp.get_context("spawn")
 
 
-def _describe_death(process: Any) -> str:
+def _describe_death(process: Any, limits: WorkerLimits | None = None) -> tuple[str, str]:
+    """(outcome, message) for a worker that died."""
     code = process.exitcode
     if code is None:
-        return "worker died"
+        return "crash", "worker died"
     if code < 0:
+        if -code == signal.SIGXCPU and limits and limits.cpu:
+            return "timeout", f"CPU time limit of {limits.cpu:g} s exceeded; worker killed by SIGXCPU"
+        if -code == signal.SIGXFSZ and limits and limits.output:
+            return "crash", f"output limit of {limits.output >> 20} MiB exceeded; worker killed by SIGXFSZ"
         try:
-            return f"worker killed by {signal.Signals(-code).name}"
+            return "crash", f"worker killed by {signal.Signals(-code).name}"
         except ValueError:
-            return f"worker killed by signal {-code}"
-    return f"worker exited with status {code}"
+            return "crash", f"worker killed by signal {-code}"
+    return "crash", f"worker exited with status {code}"
 
 
 class Runner:
     def __init__(self, backends: list[BackendSpec], jobs: int = 1, timeout: float = 120.0,
-                 options: ExecOptions | None = None, recycle_after: int = 0) -> None:
+                 options: ExecOptions | None = None, recycle_after: int = 0, limits: WorkerLimits | None = None) -> None:
         self.specs = {b.name: b for b in backends}
         self.jobs = max(1, jobs)
         self.timeout = timeout
         self.options = options or ExecOptions()
         self.recycle_after = recycle_after
+        self.limits = limits or WorkerLimits()
         self.ctx = _context()
         self.workers: list[_Worker] = []
+        self.log_dir = tempfile.mkdtemp(prefix="onnx-harness-")
 
     def _spawn(self) -> _Worker:
-        return _Worker(self.ctx, self.specs, self.options)
+        os.makedirs(self.log_dir, exist_ok=True)
+        return _Worker(self.ctx, self.specs, self.options, self.limits, self.log_dir)
 
     def probe(self) -> dict[str, BackendInfo]:
         """Load each backend once in a worker: its version and environment, or why not."""
@@ -186,7 +266,7 @@ class Runner:
                         continue
                     except EOFError:
                         pass
-                infos[name] = BackendInfo(name, False, _describe_death(worker.process) + " while loading")
+                infos[name] = BackendInfo(name, False, _describe_death(worker.process, self.limits)[1] + " while loading")
                 worker.kill()
                 worker = self._spawn()
         finally:
@@ -213,7 +293,8 @@ class Runner:
                         continue
                     on_result(outcome)
                     worker.done += 1
-                    if worker.task is None and worker.process.is_alive() and not (self.recycle_after and worker.done >= self.recycle_after):
+                    keep = worker.task is None and outcome.outcome != "crash" and worker.process.is_alive()
+                    if keep and not (self.recycle_after and worker.done >= self.recycle_after):
                         idle.append(worker)
                     else:
                         self._replace(worker)
@@ -222,6 +303,10 @@ class Runner:
             for worker in self.workers:
                 worker.kill() if worker.task else worker.stop()
             self.workers = []
+            try:
+                os.rmdir(self.log_dir)
+            except OSError:
+                pass
 
     def _collect(self, worker: _Worker, ready: list[Any]) -> Result | None:
         case, name = worker.task  # type: ignore[misc]
@@ -238,7 +323,9 @@ class Runner:
             worker.kill()
             return Result(case.id, name, "timeout", f"no answer within {self.timeout:g} s; worker killed", tags=dict(case.tags))
         worker.process.join(1)
-        return Result(case.id, name, "crash", f"{_describe_death(worker.process)} while running this case", tags=dict(case.tags))
+        outcome, message = _describe_death(worker.process, self.limits)
+        tail = worker.log_tail()
+        return Result(case.id, name, outcome, f"{message} while running this case" + (f"; it printed: {tail}" if tail else ""), tags=dict(case.tags))
 
     def _replace(self, worker: _Worker) -> None:
         if worker.process.is_alive():

@@ -118,3 +118,40 @@ class Slow(ReferenceBackend):
     def prepare(self, model):
         time.sleep(0.5)
         return super().prepare(model)
+
+
+class Allocate(_Faulty):
+    """Allocates without bound."""
+
+    name = "allocate"
+
+    def fault(self):
+        import numpy as np
+
+        hoard = []
+        while True:
+            hoard.append(np.ones(1 << 27))  # 1 GiB at a time, touched
+
+
+class Chatty(_Faulty):
+    """Prints megabytes."""
+
+    name = "chatty"
+
+    def fault(self):
+        import sys
+
+        line = "x" * 1023 + "\n"
+        for _ in range(200 * 1024):
+            sys.stdout.write(line)
+        sys.stdout.flush()
+
+
+class Spin(_Faulty):
+    """Burns CPU forever."""
+
+    name = "spin"
+
+    def fault(self):
+        while True:
+            pass
