@@ -90,7 +90,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     store = Store(args.store)
     run_id = None
     if args.resume is not None:
-        run = store.latest_run("interrupted") if args.resume == "latest" else store.run(int(args.resume))
+        run = store.latest_unfinished_run() if args.resume == "latest" else store.run(int(args.resume))
         if run is None:
             raise CliError(f"no interrupted run in {args.store} to resume")
         if run["status"] == "complete":

@@ -97,6 +97,11 @@ class Store:
         row = self.db.execute(query, (status,) if status else ()).fetchone()
         return _run_dict(row) if row else None
 
+    def latest_unfinished_run(self) -> dict[str, Any] | None:
+        """The newest run that did not complete: interrupted, or cut off while running."""
+        row = self.db.execute("SELECT * FROM runs WHERE status != 'complete' ORDER BY id DESC LIMIT 1").fetchone()
+        return _run_dict(row) if row else None
+
     def record_backend(self, run_id: int, name: str, available: bool, reason: str, version: str, environment: dict[str, Any]) -> None:
         self.db.execute(
             "INSERT OR REPLACE INTO backends VALUES (?, ?, ?, ?, ?, ?)",

@@ -39,3 +39,65 @@ def test_results_are_visible_to_another_connection_at_once(tmp_path):
     other = sqlite3.connect(tmp_path / "r.sqlite")
     assert other.execute("SELECT COUNT(*) FROM results").fetchone()[0] == 1
     assert other.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def _writer(path, run_id, prefix, n):
+    store = Store(path)
+    for i in range(n):
+        store.add_result(run_id, Result(f"{prefix}/{i}", "b", "pass"))
+
+
+def test_two_processes_writing_one_store_at_once_lose_nothing(tmp_path):
+    import multiprocessing as mp
+
+    path = tmp_path / "r.sqlite"
+    store = Store(path)
+    runs = [store.start_run("cmd", {}, {}) for _ in range(2)]
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(path, run, f"p{k}", 400)) for k, run in enumerate(runs)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    assert [len(list(store.results(r))) for r in runs] == [400, 400]
+    assert store.db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_kill_9_of_the_controller_keeps_results_and_resume_completes(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    from harness.suites import onnx_official as official
+
+    root = Path(__file__).resolve().parent.parent
+    corpus = tmp_path / "corpus"
+    official.build_corpus(corpus, ["onnx-simple"])
+    path = tmp_path / "r.sqlite"
+    env = dict(os.environ, PYTHONPATH=str(root))
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "onnx-simple", "--backend", "tests.fault_backends:Slow",
+           "-j", "2", "--corpus", str(corpus), "--store", str(path)]
+    proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        time.sleep(0.2)
+        try:
+            if path.exists() and Store(path).db.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 4:
+                break
+        except Exception:
+            pass
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    store = Store(path)
+    kept = {r["case_id"] for r in store.results(1)}
+    assert store.run(1)["status"] == "running" and 4 <= len(kept) < 23
+    done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--resume", "--store", str(path)], cwd=root, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    rows = list(store.results(1))
+    assert len(rows) == 23 and len({r["case_id"] for r in rows}) == 23
+    assert kept <= {r["case_id"] for r in rows}
