@@ -273,12 +273,28 @@ class Runner:
             worker.stop()
         return infos
 
+    def __enter__(self) -> Runner:
+        """Keep the workers between ``run`` calls (as the pytest plugin does, one case at a time)."""
+        self._persistent = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._persistent = False
+        self._shutdown()
+
+    def run_one(self, case: Case, backend: str) -> Result:
+        results: list[Result] = []
+        self.run([(case, backend)], results.append)
+        return results[0]
+
     def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
         """Run every (case, backend name) task; ``on_result`` gets each result as it finishes."""
         queue = deque(tasks)
-        self.workers = [self._spawn() for _ in range(min(self.jobs, max(1, len(queue))))]
+        want = min(self.jobs, max(1, len(queue)))
+        while len(self.workers) < want:
+            self.workers.append(self._spawn())
         try:
-            idle = list(self.workers)
+            idle = [w for w in self.workers if not w.task]
             while queue or any(w.task for w in self.workers):
                 while idle and queue:
                     worker = idle.pop()
@@ -299,14 +315,20 @@ class Runner:
                     else:
                         self._replace(worker)
                         idle.append(self.workers[-1])
-        finally:
-            for worker in self.workers:
-                worker.kill() if worker.task else worker.stop()
-            self.workers = []
-            try:
-                os.rmdir(self.log_dir)
-            except OSError:
-                pass
+        except BaseException:
+            self._shutdown()
+            raise
+        if not getattr(self, "_persistent", False):
+            self._shutdown()
+
+    def _shutdown(self) -> None:
+        for worker in self.workers:
+            worker.kill() if worker.task else worker.stop()
+        self.workers = []
+        try:
+            os.rmdir(self.log_dir)
+        except OSError:
+            pass
 
     def _collect(self, worker: _Worker, ready: list[Any]) -> Result | None:
         case, name = worker.task  # type: ignore[misc]

@@ -155,3 +155,18 @@ class Spin(_Faulty):
     def fault(self):
         while True:
             pass
+
+
+class AlwaysWrong(ReferenceBackend):
+    """Adds 1 to every float output: every float case is a mismatch."""
+
+    name = "always-wrong"
+
+    def prepare(self, model):
+        session = super().prepare(model)
+
+        class S(ReferenceSession):
+            def run(self, feeds):
+                return [o + 1 if hasattr(o, "dtype") and o.dtype.kind == "f" else o for o in session.run(feeds)]
+
+        return S(session.evaluator)

@@ -1,0 +1,81 @@
+"""The pytest plugin: item ids, failure messages, strict xfail from expectations, xdist merging."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from harness.suites import onnx_official as official
+
+pytest_plugins = ["pytester"]
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("plugin") / "corpus"
+    official.build_corpus(root, ["onnx-simple"])
+    return root
+
+
+@pytest.fixture
+def run(pytester, corpus, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+
+    def go(*args):
+        return pytester.runpytest_subprocess("-p", "no:cacheprovider", "--harness-suite", "onnx-simple", "--harness-corpus", str(corpus),
+                                             "--harness-store", str(pytester.path / "r.sqlite"), *args)
+
+    return go
+
+
+def test_one_item_per_case_and_backend_with_readable_ids(run):
+    result = run("--harness-backend", "reference", "--harness-k", "expand_shape", "--collect-only", "-q")
+    lines = [l for l in result.outlines if "[reference]" in l]
+    assert lines and all("onnx-simple/test_expand_shape_model" in l for l in lines)
+    assert len(lines) == 4
+
+
+def test_a_failure_carries_the_verdict_and_the_rerun_command(run, pytester):
+    result = run("--harness-backend", "tests.fault_backends:AlwaysWrong", "--harness-k", "expand_shape_model1")
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "mismatch" in text and "max abs 1" in text
+    assert "re-run: onnx-harness run --suite onnx-simple --backend tests.fault_backends:AlwaysWrong -k" in text
+    assert "repro.py" in text
+
+
+def test_expectations_become_strict_xfails(run, pytester):
+    pytester.makefile(".toml", known='''
+[[expect]]
+backend = "tests.fault_backends:AlwaysWrong"
+case = "onnx-simple/test_expand_shape_model1"
+outcome = "mismatch"
+reason = "adds one on purpose"
+
+[[expect]]
+backend = "reference"
+case = "onnx-simple/test_expand_shape_model1"
+reason = "wrong on purpose: reference passes this"
+''')
+    result = run("--harness-backend", "tests.fault_backends:AlwaysWrong", "--harness-backend", "reference",
+                 "--harness-k", "expand_shape_model1", "--harness-expectations", str(pytester.path / "known.toml"))
+    result.assert_outcomes(xfailed=1, failed=1)
+    assert "XPASS(strict)" in result.stdout.str()
+
+
+def test_xdist_workers_share_one_run_and_json_is_written_once(run, pytester):
+    result = run("--harness-backend", "reference", "-n", "2")
+    counts = result.parseoutcomes()
+    assert counts.get("passed", 0) + counts.get("failed", 0) == 23
+    db = sqlite3.connect(pytester.path / "r.sqlite")
+    assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
+    assert db.execute("SELECT COUNT(*), COUNT(DISTINCT case_id) FROM results WHERE run_id = 1").fetchone() == (23, 23)
+    doc = json.loads((pytester.path / "run-1.json").read_text())
+    assert len(doc["results"]) == 23 and doc["run"]["status"] == "complete"
+
+
+def test_the_plugin_is_inert_without_a_backend(pytester):
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
