@@ -137,7 +137,9 @@ def _hash_folder(folder: Path) -> str:
 def build_corpus(root: Path, suites: list[str] | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Write every official case under ``root/<suite>/<name>/`` and the manifest."""
     root = Path(root)
-    tmp = root.with_name(root.name + ".building")
+    # a private folder, renamed into place at the end: parallel builders (tox -p) never see a
+    # half-written corpus, and the first one to finish wins
+    tmp = root.with_name(f"{root.name}.building-{os.getpid()}")
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)
@@ -161,8 +163,13 @@ def build_corpus(root: Path, suites: list[str] | None = None, progress: Callable
     }
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
     if root.exists():
-        shutil.rmtree(root)
-    tmp.rename(root)
+        old = root.with_name(f"{root.name}.old-{os.getpid()}")
+        root.rename(old)
+        shutil.rmtree(old)
+    try:
+        tmp.rename(root)
+    except OSError:  # another builder finished first
+        shutil.rmtree(tmp)
     return manifest
 
 
