@@ -76,11 +76,11 @@ def finite_range(label: str) -> tuple[float, float]:
     """(lowest, highest) finite value of a dtype."""
     dtype = np_dtype(label)
     if is_float(label):
-        info = ml_dtypes.finfo(dtype) if dtype.kind == "V" else np.finfo(dtype)
+        info = ml_dtypes.finfo(dtype)
         return float(info.min), float(info.max)
     if label == "bool":
         return 0, 1
-    info = ml_dtypes.iinfo(dtype) if dtype.kind == "V" else np.iinfo(dtype)
+    info = ml_dtypes.iinfo(dtype)
     return int(info.min), int(info.max)
 
 
@@ -160,7 +160,7 @@ def edge_values(label: str) -> np.ndarray:
     if is_int(label):
         vals = sorted({low, low + 1, -1 if low < 0 else 0, 0, 1, high - 1, high})
         return np.array(vals, dtype=object).astype(dtype)
-    info = ml_dtypes.finfo(dtype) if dtype.kind == "V" else np.finfo(dtype)
+    info = ml_dtypes.finfo(dtype)
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, high, low, float(info.smallest_subnormal), -float(info.smallest_subnormal),
             float(info.smallest_normal), float("inf"), float("-inf"), float("nan")]
     with np.errstate(all="ignore"):

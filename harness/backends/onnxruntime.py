@@ -61,9 +61,11 @@ class OrtSession(Session):
             raise Unsupported(f"onnxruntime binding: input {name!r} is an empty optional, which the Python binding cannot pass")
         if isinstance(value, list):
             return [self._bind(name, v) for v in value]
-        if not isinstance(value, np.ndarray) or value.dtype.kind != "V":
+        if not isinstance(value, np.ndarray) or value.dtype.kind in "OUS":
             return value
         code = dtype_to_onnx(value.dtype)
+        if code not in _RAW and code not in _NIBBLE:
+            return value
         if code in _RAW:
             return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(value).view(_RAW[code][1]), code)
         if code in _NIBBLE:

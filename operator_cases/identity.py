@@ -1,0 +1,25 @@
+"""Identity: y = x (ONNX spec: Identity-1, 13, 14, 16, 19, 21, 23, 24, 25).
+
+Later versions only widen the allowed types (sequences at 14, optionals at 16, float8 at 19,
+4-bit at 21, ...); this module sweeps the tensor types."""
+
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+op = Operator("Identity")
+VERSIONS = (1, 13, 14, 16, 19, 21, 23, 24, 25)
+
+
+@op.reference(*VERSIONS)
+def identity(x):
+    return x.copy()
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    return Example([S.arrays(d, dtype)])
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    return [Example([S.edge_values(dtype)], name="edge_values")]
