@@ -36,6 +36,8 @@ def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> A
     if kind == "optional_type":
         proto = onnx.OptionalProto()
         proto.ParseFromString(data)
+        if not any(proto.HasField(f) for f in ("tensor_value", "sparse_tensor_value", "sequence_value", "map_value", "optional_value")):
+            return None  # an empty optional
         return numpy_helper.to_optional(proto)
     proto = onnx.TensorProto()
     proto.ParseFromString(data)

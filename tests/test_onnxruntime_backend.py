@@ -8,7 +8,7 @@ from harness.backends.onnxruntime import OnnxRuntimeBackend
 pytest.importorskip("onnxruntime")
 
 
-def _identity_via_cast(dtype_code, opset=21, ir=10):
+def _identity_via_cast(dtype_code, opset=25, ir=13):
     # x -> Cast(float) -> Cast(back): exercises binding of the input and the output
     graph = helper.make_graph(
         [helper.make_node("Cast", ["x"], ["f"], to=TensorProto.FLOAT), helper.make_node("Cast", ["f"], ["y"], to=dtype_code)],
@@ -22,6 +22,8 @@ def _identity_via_cast(dtype_code, opset=21, ir=10):
     (TensorProto.FLOAT8E4M3FN, ml_dtypes.float8_e4m3fn, [1.5, -2.0, 0.0, 3.25, -0.5]),
     (TensorProto.INT4, ml_dtypes.int4, [1, -2, 7, -8, 0]),
     (TensorProto.UINT4, ml_dtypes.uint4, [1, 2, 15, 0, 9]),
+    (TensorProto.INT2, ml_dtypes.int2, [1, -2, -1, 0, 1]),
+    (TensorProto.UINT2, ml_dtypes.uint2, [3, 2, 1, 0, 3]),
 ])
 def test_types_numpy_lacks_round_trip_through_the_binding(code, dtype, values):
     backend = OnnxRuntimeBackend()

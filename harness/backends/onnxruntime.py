@@ -21,7 +21,12 @@ from ..values import dtype_to_onnx
 from .base import Backend, Session, Unavailable, Unsupported
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
-_NIBBLE = {onnx.TensorProto.INT4: ml_dtypes.int4, onnx.TensorProto.UINT4: ml_dtypes.uint4, onnx.TensorProto.FLOAT4E2M1: ml_dtypes.float4_e2m1fn}
+# sub-byte types: element type -> (dtype, bits per element); packed low bits first (onnx/IR.md)
+_PACKED = {onnx.TensorProto.INT4: (ml_dtypes.int4, 4), onnx.TensorProto.UINT4: (ml_dtypes.uint4, 4),
+           onnx.TensorProto.FLOAT4E2M1: (ml_dtypes.float4_e2m1fn, 4)}
+if hasattr(onnx.TensorProto, "INT2") and hasattr(ml_dtypes, "int2"):
+    _PACKED[onnx.TensorProto.INT2] = (ml_dtypes.int2, 2)
+    _PACKED[onnx.TensorProto.UINT2] = (ml_dtypes.uint2, 2)
 # ONNX element types numpy has no dtype for; carried as raw bits of the same width
 _RAW = {
     onnx.TensorProto.BFLOAT16: (ml_dtypes.bfloat16, np.uint16),
@@ -37,6 +42,7 @@ _ORT_TYPE_TO_ONNX = {
                        (onnx.TensorProto.FLOAT8E5M2FNUZ, "float8e5m2fnuz"), (onnx.TensorProto.INT4, "int4"),
                        (onnx.TensorProto.UINT4, "uint4"), (onnx.TensorProto.FLOAT4E2M1, "float4e2m1"))
 }
+_ORT_TYPE_TO_ONNX.update({f"tensor({name})": getattr(onnx.TensorProto, name.upper()) for name in ("int2", "uint2") if hasattr(onnx.TensorProto, name.upper())})
 
 
 class OrtSession(Session):
@@ -64,20 +70,22 @@ class OrtSession(Session):
         if not isinstance(value, np.ndarray) or value.dtype.kind in "OUS":
             return value
         code = dtype_to_onnx(value.dtype)
-        if code not in _RAW and code not in _NIBBLE:
-            return value
         if code in _RAW:
             return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(value).view(_RAW[code][1]), code)
-        if code in _NIBBLE:
-            # ORT reads 4-bit tensors packed two to a byte, low nibble first (onnx/IR.md)
-            flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8) & 0x0F
-            if flat.size % 2:
-                flat = np.append(flat, np.uint8(0))
-            packed = flat[0::2] | (flat[1::2] << 4)
+        if code in _PACKED:
+            # ORT reads sub-byte tensors packed into bytes, low bits first; the holder has the
+            # tensor's shape (ORT takes the shape from it) and the packed bytes at its start
+            bits = _PACKED[code][1]
+            per_byte = 8 // bits
+            flat = np.ascontiguousarray(value).reshape(-1).view(np.uint8) & ((1 << bits) - 1)
+            flat = np.concatenate([flat, np.zeros(-flat.size % per_byte, np.uint8)])
+            packed = np.zeros(flat.size // per_byte, np.uint8)
+            for k in range(per_byte):
+                packed |= flat[k::per_byte] << (k * bits)
             holder = np.zeros(value.shape, dtype=np.uint8)
             holder.reshape(-1)[: packed.size] = packed
             return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(holder, code)
-        raise Unsupported(f"onnxruntime binding: input {name!r} has dtype {value.dtype}, which it cannot take")
+        return value
 
     def _unbind(self, ov: Any) -> Any:
         if not ov.is_tensor():
@@ -91,10 +99,12 @@ class OrtSession(Session):
         if code in _RAW:
             dtype, bits = _RAW[code]
             return raw.view(bits).view(dtype).reshape(shape)
-        n = int(np.prod(shape))
-        nibbles = np.empty(raw.size * 2, dtype=np.uint8)
-        nibbles[0::2], nibbles[1::2] = raw & 0x0F, raw >> 4
-        return nibbles[:n].view(_NIBBLE[code]).reshape(shape)
+        dtype, bits = _PACKED[code]
+        per_byte = 8 // bits
+        elements = np.empty(raw.size * per_byte, dtype=np.uint8)
+        for k in range(per_byte):
+            elements[k::per_byte] = (raw >> (k * bits)) & ((1 << bits) - 1)
+        return elements[: int(np.prod(shape))].view(dtype).reshape(shape)
 
 
 def _plain(value: Any) -> Any:
