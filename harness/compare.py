@@ -88,7 +88,7 @@ def ulp_distance(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
         width = {2: np.int16, 4: np.int32, 8: np.int64}[dtype.itemsize]
 
         def ordered(x: np.ndarray) -> np.ndarray:
-            i = np.ascontiguousarray(x).view(width).astype(np.int64)
+            i = np.ascontiguousarray(x).reshape(x.shape).view(width).astype(np.int64)  # keep 0-d as 0-d
             return np.where(i < 0, np.iinfo(width).min - i, i)
 
         return np.abs(ordered(actual).astype(np.float64) - ordered(expected).astype(np.float64))

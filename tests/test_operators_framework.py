@@ -28,33 +28,49 @@ def test_dtypes_come_from_the_schema():
     assert "int8" not in dtypes_for(load_all()[("", "Relu", 13)], 13)
 
 
-def _cases(pattern, **kw):
-    ctx = SuiteContext(examples=kw.pop("examples", 5), seed=kw.pop("seed", None), **kw)
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    return tmp_path_factory.mktemp("ops")
+
+
+def _cases(corpus, pattern, **kw):
+    ctx = SuiteContext(corpus=corpus, examples=kw.pop("examples", 5), seed=kw.pop("seed", None), extra={"ops": ["Clip"]}, **kw)
     return [c for c in operator_cases(ctx) if pattern in c.id]
 
 
-def test_drawing_is_deterministic_and_seeded():
-    a = _cases("Clip-13/opset13/float32/")
-    b = _cases("Clip-13/opset13/float32/")
+def test_cases_are_frozen_so_every_reader_sees_the_same_inputs(corpus):
+    a = _cases(corpus, "Clip-13/opset13/float32/")
+    frozen = sorted((corpus / "operators").rglob("Clip-13-opset13.pickle"))
+    assert len(frozen) == 1
+    b = _cases(corpus, "Clip-13/opset13/float32/")
     assert [c.id for c in a] == [c.id for c in b]
     for x, y in zip(a, b):
         assert x.model_bytes == y.model_bytes
         for name in x.data[0].inputs:
             np.testing.assert_array_equal(x.data[0].inputs[name], y.data[0].inputs[name])
-    c = _cases("Clip-13/opset13/float32/", seed=7)
+    c = _cases(corpus, "Clip-13/opset13/float32/", seed=7)
     assert any(not np.array_equal(x.data[0].inputs["x0"], y.data[0].inputs["x0"]) for x, y in zip(a, c) if x.id == y.id)
 
 
-def test_case_ids_and_opset_sweep():
-    ids = [c.id for c in _cases("Clip-")]
+def test_a_stale_frozen_file_is_rebuilt(corpus):
+    _cases(corpus, "Clip-11/")
+    file = next((corpus / "operators").rglob("Clip-11-opset11.pickle"))
+    import pickle
+
+    pickle.dump(("stale", []), open(file, "wb"))
+    assert len(_cases(corpus, "Clip-11/")) > 0
+
+
+def test_case_ids_and_opset_sweep(corpus):
+    ids = [c.id for c in _cases(corpus, "Clip-")]
     assert "operators/Clip-11/opset11/float32/edge_values" in ids
-    at17 = [c.id for c in operator_cases(SuiteContext(examples=1, opset=17))]
+    at17 = [c.id for c in operator_cases(SuiteContext(corpus=corpus, examples=1, opset=17))]
     assert "operators/Clip-13/opset17/float32/0" in at17
     assert not any("Clip-11" in i for i in at17)
 
 
-def test_every_case_is_a_valid_model_whose_outputs_match_the_schema():
-    for case in operator_cases(SuiteContext(examples=3)):
+def test_every_case_is_a_valid_model_whose_outputs_match_the_schema(corpus):
+    for case in operator_cases(SuiteContext(corpus=corpus, examples=2)):
         check_case(case)
 
 

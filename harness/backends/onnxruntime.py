@@ -71,7 +71,9 @@ class OrtSession(Session):
             return value
         code = dtype_to_onnx(value.dtype)
         if code in _RAW:
-            return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(np.ascontiguousarray(value).view(_RAW[code][1]), code)
+            # ascontiguousarray makes a 0-d array 1-d: keep the tensor's own shape
+            bits = np.ascontiguousarray(value).reshape(value.shape).view(_RAW[code][1])
+            return self.ort.OrtValue.ortvalue_from_numpy_with_onnx_type(bits, code)
         if code in _PACKED:
             # ORT reads sub-byte tensors packed into bytes, low bits first; the holder has the
             # tensor's shape (ORT takes the shape from it) and the packed bytes at its start

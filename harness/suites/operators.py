@@ -12,9 +12,14 @@ the run's seed, so every backend sees the same inputs and a failure is replayabl
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
+import sys
 import zlib
+from contextlib import contextmanager
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -61,6 +66,30 @@ def _seed_for(base: int, *parts: Any) -> int:
     return zlib.crc32(("/".join(map(str, parts)) + f"/{base}").encode()) & 0x7FFFFFFF
 
 
+@contextmanager
+def _without_local_constants() -> Iterator[None]:
+    """Hypothesis mixes literals found in every 'local' module loaded in the process into what
+    it draws, so the same seed gave different inputs under the CLI and under pytest. A case id
+    must name the same inputs everywhere, so generation runs without those constants."""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - older or newer Hypothesis without the feature
+        yield
+        return
+    original = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    if original is None or cache is None:  # pragma: no cover
+        yield
+        return
+    providers._get_local_constants = providers.Constants
+    cache.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        cache.cache.clear()
+
+
 def draw_examples(opv: OpVersion, dtype: str, opset: int, n: int, seed: int) -> list[Example]:
     if n <= 0 or opv.strategy is None:
         return []
@@ -73,7 +102,7 @@ def draw_examples(opv: OpVersion, dtype: str, opset: int, n: int, seed: int) -> 
         if len(drawn) < n:
             drawn.append(opv.strategy(data.draw, dtype, opset))
 
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), _without_local_constants():
         collect()
     return drawn
 
@@ -185,13 +214,57 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
             yield opv, since
 
 
+def build_op_version(opv: OpVersion, opset: int, n: int, seed: int) -> list[Case]:
+    """Every case of one op-version at one opset: edge examples, then ``n`` drawn per dtype."""
+    cases = []
+    for dtype in dtypes_for(opv, opset):
+        edges = opv.edges(dtype, opset) if opv.edges else []
+        for k, ex in enumerate(edges):
+            cases.append(build_case(opv, ex, dtype, opset, ex.name or f"edge{k}"))
+        for k, ex in enumerate(draw_examples(opv, dtype, opset, n, seed)):
+            cases.append(build_case(opv, ex, dtype, opset, str(k)))
+    return cases
+
+
+def _fingerprint(opv: OpVersion) -> str:
+    """What a frozen op-version depends on: its module, the shared helpers, the builder, onnx."""
+    import harness
+    import operator_cases as package
+
+    digest = hashlib.sha256(f"{onnx.__version__}/{harness.__version__}".encode())
+    sources = [Path(__file__), Path(S.__file__), Path(sys.modules[opv.module].__file__)]
+    sources += sorted(Path(package.__file__).parent.glob("_*.py"))
+    for source in sources:
+        digest.update(source.read_bytes())
+    return digest.hexdigest()
+
+
+def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path) -> list[Case]:
+    """The cases of an op-version, drawn once and then read back from ``root``, so that every
+    backend, worker and later run sees the very same inputs (a failure is replayable by id).
+    A file is rebuilt when the op's module, the shared helpers or the installed onnx change."""
+    file = root / f"{opv.key}-opset{opset}.pickle"
+    key = _fingerprint(opv)
+    if file.exists():
+        try:
+            with open(file, "rb") as fh:  # our own cache, written below; never a downloaded file
+                stored_key, cases = pickle.load(fh)
+            if stored_key == key:
+                return cases
+        except Exception:
+            pass  # unreadable or from another version: rebuild
+    cases = build_op_version(opv, opset, n, seed)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = file.with_suffix(f".{os.getpid()}.tmp")
+    with open(tmp, "wb") as fh:
+        pickle.dump((key, cases), fh, protocol=pickle.HIGHEST_PROTOCOL)
+    os.replace(tmp, file)
+    return cases
+
+
 def operator_cases(ctx: Any) -> Iterator[Case]:
     n = ctx.examples if ctx.examples is not None else int(os.environ.get("ONNX_HARNESS_EXAMPLES", DEFAULT_EXAMPLES))
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
+    root = Path(ctx.corpus) / "operators" / f"seed{seed}-examples{n}"
     for opv, opset in iter_op_versions(ctx):
-        for dtype in dtypes_for(opv, opset):
-            edges = opv.edges(dtype, opset) if opv.edges else []
-            for k, ex in enumerate(edges):
-                yield build_case(opv, ex, dtype, opset, ex.name or f"edge{k}")
-            for k, ex in enumerate(draw_examples(opv, dtype, opset, n, seed)):
-                yield build_case(opv, ex, dtype, opset, str(k))
+        yield from frozen_op_version(opv, opset, n, seed, root)

@@ -1,0 +1,22 @@
+"""Acos: the arccosine of x, elementwise (ONNX spec: Acos-7, 22; 22 adds bfloat16).
+
+Drawn inputs stay in the domain [-1, 1]; outside it the result is NaN (the C library's and
+IEEE 754's answer; the spec names no other), which the edges test with +-inf, the extremes and
+the values one step outside +-1.
+"""
+
+import numpy as np
+
+from harness.registry import Example, Operator
+
+from ._unary_util import elementwise, eps, values
+
+op = Operator("Acos")
+
+
+def domain_bounds(dtype, opset):
+    e = eps(dtype)
+    return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
+
+
+elementwise(op, (7, 22), np.arccos, lo=-1.0, hi=1.0, extra_edges=domain_bounds)

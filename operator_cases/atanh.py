@@ -1,0 +1,21 @@
+"""Atanh: the hyperbolic arctangent of x, elementwise (ONNX spec: Atanh-9, 22; 22 adds bfloat16).
+
+Drawn inputs stay in the domain [-1, 1] (atanh(+-1) = +-inf); outside it the result is NaN (the
+C library's and IEEE 754's answer; the spec names no other), which the edges test.
+"""
+
+import numpy as np
+
+from harness.registry import Example, Operator
+
+from ._unary_util import elementwise, eps, values
+
+op = Operator("Atanh")
+
+
+def domain_bounds(dtype, opset):
+    e = eps(dtype)
+    return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
+
+
+elementwise(op, (9, 22), np.arctanh, lo=-1.0, hi=1.0, extra_edges=domain_bounds)

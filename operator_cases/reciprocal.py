@@ -1,0 +1,25 @@
+"""Reciprocal: y = 1/x, elementwise (ONNX spec: Reciprocal-1, 6, 13).
+
+Reciprocal-13 adds bfloat16; Reciprocal-1's ``consumed_inputs`` is a legacy attribute with no
+effect on values. Drawn inputs are nonzero; the edges test the IEEE 754 results 1/+-0 = +-inf,
+1/+-inf = +-0, and overflow to inf for denormal inputs.
+"""
+
+from harness import strategies as S
+from harness.registry import Operator
+
+from ._unary_util import elementwise
+
+
+def reciprocal(x):
+    return 1.0 / x
+
+
+op = Operator("Reciprocal")
+
+
+def draw_nonzero(d, dtype):
+    return S.arrays(d, dtype, nonzero=True)
+
+
+elementwise(op, (1, 6, 13), reciprocal, draw_x=draw_nonzero)

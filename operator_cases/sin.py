@@ -1,0 +1,14 @@
+"""Sin: the sine of x, elementwise (ONNX spec: Sin-7, 22; 22 adds bfloat16).
+
+Defined for every real x; sin(+-inf) is NaN (C library / IEEE 754: no limit).
+"""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._unary_util import elementwise
+
+op = Operator("Sin")
+
+elementwise(op, (7, 22), np.sin)
