@@ -386,6 +386,10 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--examples", type=int)
     cc.add_argument("--seed", type=int)
     cc.set_defaults(func=cmd_crosscheck)
+
+    from .report.commands import register as register_report
+
+    register_report(sub)
     return p
 
 

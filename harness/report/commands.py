@@ -1,0 +1,149 @@
+"""The ``report`` and ``diff`` subcommands: ``register(subparsers)`` adds both.
+
+    onnx-harness report [RUN ...] [--store S ...] [-o reports/] [--baseline RUN] [--screenshots]
+    onnx-harness diff BASE [NEW] [--store S ...] [--allow [BACKEND:]CASE-GLOB ...]
+
+A RUN is a run number, ``latest`` or ``previous`` in the store; with several ``--store`` files
+it is ``STORE:N`` (a file, or its 1-based position). ``diff`` also reads ``results.json`` (of a
+report) or ``run-N.json`` (of a run) as BASE or NEW. ``diff`` exits 1 when a case x backend
+regressed (a pass or expected failure became a failure) and no ``--allow`` pattern accepts it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .matrix import CHANGE_KINDS, ReportError
+
+DEFAULT_STORE = str(Path("reports") / "results.sqlite")
+
+
+def _err(message: str) -> int:
+    print(f"onnx-harness: error: {message}", file=sys.stderr)
+    return 2
+
+
+def _size(path: Path) -> str:
+    n = path.stat().st_size
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from . import write_all
+    from .matrix import build_report, previous_run, resolve_run, resolve_runs
+
+    stores = _expand_stores(args.store or [DEFAULT_STORE])
+    try:
+        refs = resolve_runs(args.runs, stores)
+        if args.baseline and args.baseline.lower() == "none":
+            baseline = None
+        elif args.baseline:
+            baseline = resolve_run(args.baseline, stores)
+        else:
+            baseline = previous_run(refs)
+        report = build_report(refs, baseline, history=not args.no_history)
+    except ReportError as exc:
+        return _err(str(exc))
+    out = Path(args.output)
+    paths = write_all(report, out, only=args.format or None)
+    for b in report.backends:
+        if not b.available:
+            print(f"{b.label}: unavailable: {b.reason}")
+        else:
+            rate = f"{100 * b.pass_rate:.1f}% of {b.loadable:,} loadable" if b.pass_rate is not None else "no loadable case"
+            print(f"{b.label} {b.version}: {rate}, {b.not_loadable:,} could not load")
+    if report.diff is not None:
+        counts = report.diff.counts()
+        print(f"against {report.diff.base}: " + ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS))
+    for path in paths:
+        print(f"wrote {path} ({_size(path)})")
+    if args.screenshots:
+        from .browser import BrowserUnavailable, screenshots
+
+        index = out / "index.html"
+        if not index.exists():
+            return _err("--screenshots needs the HTML report (add --format html)")
+        try:
+            for path in screenshots(index, out):
+                print(f"wrote {path} ({_size(path)})")
+        except BrowserUnavailable as exc:
+            return _err(f"--screenshots: {exc}")
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from .matrix import diff_results, load_rows, resolve_source
+
+    stores = _expand_stores(args.store or [DEFAULT_STORE])
+    try:
+        base, new = resolve_source(args.base, stores), resolve_source(args.new, stores)
+        diff = diff_results(load_rows(base), load_rows(new), base.label, new.label)
+    except ReportError as exc:
+        return _err(str(exc))
+    unused = diff.allow(args.allow)
+    rows = []
+    capped: dict[str, int] = {}
+    for kind in CHANGE_KINDS:
+        changes = diff.of_kind(kind)
+        limit = len(changes) if args.all or kind not in ("new", "removed") else args.max_listed
+        for c in changes[:limit]:
+            label = f"{kind} (allowed)" if c.allowed else kind
+            message = " ".join((c.message or "").split())
+            rows.append([label, c.case_id, c.backend, c.before or "-", c.after or "-", message[:90] + ("…" if len(message) > 90 else "")])
+        if len(changes) > limit:
+            capped[kind] = len(changes) - limit
+    if rows:
+        print(tabulate(rows, headers=["change", "case", "backend", base.label, new.label, "message"], tablefmt="github"))
+    for kind, n in capped.items():
+        print(f"... {n:,} more {kind} (list them all with --all)")
+    for pattern in unused:
+        print(f"--allow {pattern!r} matched no change", file=sys.stderr)
+    counts = diff.counts()
+    allowed = sum(1 for c in diff.changes if c.allowed and c.kind == "regressed")
+    print(f"{base.label} -> {new.label}: " + ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS)
+          + (f" ({allowed:,} regressions allowed)" if allowed else ""))
+    if diff.regressions:
+        print(f"FAIL: {len(diff.regressions):,} regression(s) not allowed", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _expand_stores(paths: list[str]) -> list[Path]:
+    """Store files; a folder stands for every ``*.sqlite`` in it (tox writes one per environment)."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        out.extend(sorted(path.glob("*.sqlite")) if path.is_dir() else [path])
+    return out
+
+
+def register(subparsers) -> None:
+    """Add ``report`` and ``diff`` to the ``onnx-harness`` subcommands."""
+    r = subparsers.add_parser("report", help="write index.html, summary.md, results.json and junit.xml from stored runs",
+                              description="Write the reports of one run or a merged view of several. "
+                                          "RUN: a run number, 'latest', 'previous', or STORE:N with several --store.")
+    r.add_argument("runs", nargs="*", metavar="RUN", help="runs to report, merged side by side (default: the latest run of each store)")
+    r.add_argument("--store", action="append", help=f"results store or a folder of stores (repeatable, to merge; default {DEFAULT_STORE})")
+    r.add_argument("-o", "--output", default="reports", help="output folder (default: reports/)")
+    r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: the previous run; 'none' for no diff)")
+    r.add_argument("--format", action="append", choices=["html", "markdown", "json", "junit"], help="only these formats (repeatable; default all)")
+    r.add_argument("--no-history", action="store_true", help="leave the history chart out")
+    r.add_argument("--screenshots", action="store_true",
+                   help="also write screenshot-first.png and screenshot-drilldown.png (headless Chromium, selenium)")
+    r.set_defaults(func=cmd_report)
+
+    d = subparsers.add_parser("diff", help="changes per case x backend between two runs; exit 1 on a regression (a CI gate)",
+                              description="Compare two runs (or results.json / run-N.json files). Exit 1 when a case x backend "
+                                          "regressed and no --allow pattern accepts it.")
+    d.add_argument("base", metavar="BASE", help="the base run: N, 'previous', STORE:N, a store file or a results JSON file")
+    d.add_argument("new", metavar="NEW", nargs="?", default="latest", help="the new run (default: latest)")
+    d.add_argument("--store", action="append", help=f"results store (repeatable; default {DEFAULT_STORE})")
+    d.add_argument("--allow", action="append", default=[], metavar="[BACKEND:]CASE-GLOB",
+                   help="accept changes matching this glob on the case id, optionally for one backend (repeatable)")
+    d.add_argument("--all", action="store_true", help="list every new and removed pair (default: the first 20 of each)")
+    d.add_argument("--max-listed", type=int, default=20, help=argparse.SUPPRESS)
+    d.set_defaults(func=cmd_diff)

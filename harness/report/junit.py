@@ -1,0 +1,84 @@
+"""``junit.xml``: one ``<testsuite>`` per backend, one ``<testcase>`` per case.
+
+Wrong values, shapes and dtypes are ``<failure>``; refused models, missing kernels, errors,
+crashes and timeouts are ``<error>``; skips and expected failures are ``<skipped>`` (with the
+expectation's reason). Every failure's text ends with the command that re-runs it.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections import Counter
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .matrix import Report
+
+FAILURE = ("mismatch", "wrong-shape", "wrong-dtype")
+ERROR = ("rejected", "unsupported", "error", "crash", "timeout")
+SKIPPED = ("skip", "xfail")
+
+
+def _clean(text: str) -> str:
+    # XML 1.0 cannot carry most control characters, which error messages sometimes hold
+    return "".join(ch if ch in "\t\n\r" or ord(ch) >= 0x20 else f"\\x{ord(ch):02x}" for ch in text or "")
+
+
+def build(report: Report) -> ET.ElementTree:
+    root = ET.Element("testsuites", name="onnx-harness " + report.title)
+    stamp = datetime.fromtimestamp(report.generated, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    totals: Counter = Counter()
+    for b in report.backends:
+        rows = [r for r in report.results if r["column"] == b.label]
+        suite = ET.SubElement(root, "testsuite", name=b.label, timestamp=stamp)
+        props = ET.SubElement(suite, "properties")
+        ET.SubElement(props, "property", name="version", value=b.version or "")
+        ET.SubElement(props, "property", name="available", value="true" if b.available else "false")
+        if not b.available:
+            ET.SubElement(props, "property", name="unavailable_reason", value=_clean(b.reason))
+        for k, v in b.environment.items():
+            ET.SubElement(props, "property", name=f"env.{k}", value=_clean(str(v)))
+        counts: Counter = Counter()
+        seconds = 0.0
+        for r in rows:
+            t = (r.get("prepare_s") or 0) + (r.get("run_s") or 0)
+            seconds += t
+            case = ET.SubElement(suite, "testcase", classname=f"{b.label}.{(r.get('tags') or {}).get('suite') or r['case_id'].split('/', 1)[0]}",
+                                 name=r["case_id"], time=f"{t:.6f}")
+            outcome = r["outcome"]
+            message = _clean(r.get("message") or "")
+            detail = message
+            if r.get("bundle_path"):
+                detail += f"\nrepro bundle: {r['bundle_path']}\nre-run: python {r['bundle_path']}/repro.py"
+            if outcome in FAILURE:
+                ET.SubElement(case, "failure", type=outcome, message=f"{outcome}: {message}"[:1000]).text = detail
+                counts["failures"] += 1
+            elif outcome in ERROR:
+                ET.SubElement(case, "error", type=outcome, message=f"{outcome}: {message}"[:1000]).text = detail
+                counts["errors"] += 1
+            elif outcome in SKIPPED:
+                why = f"expected failure ({r.get('raw_outcome') or 'fail'}): {r.get('reason') or ''}" if outcome == "xfail" else message
+                ET.SubElement(case, "skipped", message=_clean(why)[:1000])
+                counts["skipped"] += 1
+            elif outcome == "xpass":
+                ET.SubElement(case, "system-out").text = _clean(f"passed although expected to fail: {r.get('reason') or ''}")
+        suite.set("tests", str(len(rows)))
+        for k in ("failures", "errors", "skipped"):
+            suite.set(k, str(counts[k]))
+        suite.set("time", f"{seconds:.3f}")
+        totals.update(counts)
+        totals["tests"] += len(rows)
+    for k in ("tests", "failures", "errors", "skipped"):
+        root.set(k, str(totals[k]))
+    ET.indent(root, space=" ")
+    return ET.ElementTree(root)
+
+
+class JUnitWriter:
+    name = "junit"
+    filename = "junit.xml"
+
+    def write(self, report: Report, folder: Path) -> Path:
+        path = Path(folder) / self.filename
+        build(report).write(path, encoding="utf-8", xml_declaration=True)
+        return path

@@ -1,0 +1,747 @@
+"""Report data: plain objects built from the results store, which every writer renders.
+
+- :class:`Report` gathers one or several runs (from one or several store files) into a merged
+  view: a backend with the same name and version in two runs is one column (the later run wins
+  a case both ran); the same name at two versions is two columns, side by side.
+- :class:`ConformanceMatrix`: outcome counts per row (op x op-version, op x opset, op x dtype,
+  suite) and backend, plus the "fails only here" pairs.
+- :class:`PerfTable`: latency per case and backend with ratios to the fastest and to
+  onnxruntime.
+- :class:`History`: pass counts per backend over every run a store holds.
+- :class:`RunDiff`: per case x backend, what changed between a base and a new set of results.
+
+Nothing here formats text for a reader or judges an output again: outcomes and verdict numbers
+are taken from the store as recorded.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import math
+import os
+import re
+import time
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+from ..execute import FAILURES, OUTCOMES
+
+#: outcomes that count as passing (the pass rate's numerator)
+PASSING = ("pass", "xpass")
+#: suites whose cases are whole models (bar charts in the performance section)
+MODEL_SUITES = ("models", "onnx-light")
+#: outcomes after which the latency measures a complete run
+TIMED_OUTCOMES = ("pass", "xpass", "xfail", "mismatch", "wrong-shape", "wrong-dtype")
+VIEWS = ("op-version", "opset", "dtype", "suite")
+GRAPH_ROW = "(graphs)"
+
+
+class ReportError(Exception):
+    """A user-facing problem with the report's inputs (missing store, unknown run, ...)."""
+
+
+# -- sources ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunRef:
+    """One run in one store file; ``store_label`` is set when several stores are merged."""
+
+    store: Path
+    run_id: int
+    store_label: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.store_label}:run {self.run_id}" if self.store_label else f"run {self.run_id}"
+
+
+@dataclass(frozen=True)
+class JsonRef:
+    """Results read from a JSON file (``results.json`` of a report, or ``run-N.json``)."""
+
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+
+_STORES: dict[Path, Any] = {}
+
+
+def open_store(path: Path | str):
+    from ..store import Store
+
+    path = Path(path)
+    if not path.is_file():
+        raise ReportError(f"no results store at {path} (write one with: onnx-harness run ... --store {path})")
+    key = path.resolve()
+    if key not in _STORES:
+        _STORES[key] = Store(path)
+    return _STORES[key]
+
+
+def _store_labels(stores: list[Path]) -> list[str]:
+    if len(stores) <= 1:
+        return [""] * len(stores)
+    names = [Path(s).stem for s in stores]
+    if len(set(names)) < len(names):
+        names = [str(s) for s in stores]
+    return names
+
+
+def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
+    """RUN arguments -> run references. Without RUN: the latest run of every store.
+
+    A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
+    file or the 1-based position of a ``--store``, or a store file (its latest run).
+    """
+    stores = [Path(s) for s in stores]
+    labels = _store_labels(stores)
+    texts = list(texts)
+    if not texts:
+        refs = []
+        for path, label in zip(stores, labels):
+            latest = open_store(path).latest_run()
+            if latest is None:
+                raise ReportError(f"{path} holds no runs yet")
+            refs.append(RunRef(path, latest["id"], label))
+        return refs
+    return [resolve_run(t, stores, labels) for t in texts]
+
+
+def resolve_run(text: str, stores: list[Path], labels: list[str] | None = None) -> RunRef:
+    labels = labels or _store_labels(stores)
+    where, sep, which = text.rpartition(":")
+    if sep and where:
+        if where.isdigit() and 1 <= int(where) <= len(stores) and not Path(where).exists():
+            index = int(where) - 1
+            return _pick(stores[index], which, labels[index])
+        path = Path(where)
+        return _pick(path, which, _label_for(path, stores, labels))
+    if Path(text).is_file():
+        return _pick(Path(text), "latest", _label_for(Path(text), stores, labels))
+    if len(stores) != 1:
+        raise ReportError(f"run {text!r} is ambiguous with {len(stores)} stores: write STORE:RUN, e.g. 1:{text} or {stores[0]}:{text}")
+    return _pick(stores[0], text, labels[0])
+
+
+def _label_for(path: Path, stores: list[Path], labels: list[str]) -> str:
+    for s, label in zip(stores, labels):
+        if Path(s).resolve() == path.resolve():
+            return label
+    return path.stem if len(stores) > 1 or stores and Path(stores[0]).resolve() != path.resolve() else ""
+
+
+def _pick(store_path: Path, which: str, label: str) -> RunRef:
+    store = open_store(store_path)
+    runs = store.runs()
+    if not runs:
+        raise ReportError(f"{store_path} holds no runs yet")
+    which = which.strip().lower()
+    if which in ("", "latest", "last"):
+        return RunRef(store_path, runs[-1]["id"], label)
+    if which in ("previous", "prev"):
+        if len(runs) < 2:
+            raise ReportError(f"{store_path} holds only one run: there is no previous run")
+        return RunRef(store_path, runs[-2]["id"], label)
+    if not which.isdigit():
+        raise ReportError(f"bad run {which!r}: expected a run number, 'latest' or 'previous'")
+    ids = [r["id"] for r in runs]
+    if int(which) not in ids:
+        raise ReportError(f"no run {which} in {store_path} (runs: {_ranges(ids)})")
+    return RunRef(store_path, int(which), label)
+
+
+def _ranges(ids: list[int]) -> str:
+    return f"{ids[0]}..{ids[-1]}" if len(ids) > 3 else ", ".join(map(str, ids))
+
+
+def read_results(store, run_id: int) -> list[dict[str, Any]]:
+    """The rows of ``Store.results``, read in one pass; identical JSON texts (a case's tags,
+    shared by every backend) are parsed once and shared, so treat the dicts as read-only."""
+    parsed: dict[str, Any] = {}
+
+    def load(text: str | None) -> Any:
+        if not text:
+            return {}
+        value = parsed.get(text)
+        if value is None:
+            value = parsed[text] = json.loads(text)
+        return value
+
+    rows = []
+    for row in store.db.execute("SELECT * FROM results WHERE run_id = ? ORDER BY id", (run_id,)):
+        d = dict(row)
+        d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
+        d["restamp"] = load(d["restamp"])
+        d["tags"] = load(d["tags"])
+        rows.append(d)
+    return rows
+
+
+def previous_run(refs: list[RunRef]) -> RunRef | None:
+    """The default baseline: the run just before the earliest selected run of the first store."""
+    if not refs:
+        return None
+    first = refs[0]
+    selected = {r.run_id for r in refs if r.store == first.store}
+    earlier = [r["id"] for r in open_store(first.store).runs() if r["id"] < min(selected)]
+    return RunRef(first.store, earlier[-1], first.store_label) if earlier else None
+
+
+def _run_root(store_path: Path, stored: str | None) -> Path:
+    """The folder a run was started from, which relative bundle paths are relative to."""
+    resolved = store_path.resolve()
+    if stored and not Path(stored).is_absolute():
+        parts = Path(stored).parts
+        if len(parts) < len(resolved.parts) and resolved.parts[-len(parts):] == parts:
+            return Path(*resolved.parts[: -len(parts)])
+    return resolved.parent.parent if resolved.parent.name == "reports" else resolved.parent
+
+
+def _absolute_bundle(bundle: str | None, root: Path) -> str:
+    if not bundle:
+        return ""
+    return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
+
+
+# -- plain records ------------------------------------------------------------------------------
+@dataclass
+class RunInfo:
+    label: str
+    store: str
+    id: int
+    started: float | None
+    finished: float | None
+    status: str
+    command: str
+    environment: dict[str, Any]
+
+    @classmethod
+    def from_store(cls, ref: RunRef) -> "RunInfo":
+        run = open_store(ref.store).run(ref.run_id)
+        return cls(ref.label, str(ref.store), run["id"], run["started"], run["finished"], run["status"],
+                   run.get("command") or "", run.get("environment") or {})
+
+
+@dataclass
+class BackendSummary:
+    """One column of the report: a backend at one version, over the runs that ran it."""
+
+    label: str
+    name: str
+    version: str = ""
+    available: bool = True
+    reason: str = ""
+    environment: dict[str, Any] = field(default_factory=dict)
+    runs: list[str] = field(default_factory=list)
+    counts: Counter = field(default_factory=Counter)
+
+    @property
+    def total(self) -> int:
+        """Cases that ran (skips excluded), as ``cli.backend_counts`` counts them."""
+        return sum(self.counts.values()) - self.counts["skip"]
+
+    @property
+    def not_loadable(self) -> int:
+        return self.counts["rejected"]
+
+    @property
+    def loadable(self) -> int:
+        return self.total - self.not_loadable
+
+    @property
+    def passed(self) -> int:
+        return sum(self.counts[o] for o in PASSING)
+
+    @property
+    def pass_rate(self) -> float | None:
+        """Passes over the cases it could load; None when it loaded none (or is unavailable)."""
+        return self.passed / self.loadable if self.available and self.loadable else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, "name": self.name, "version": self.version, "available": self.available,
+                "reason": self.reason, "environment": self.environment, "runs": self.runs,
+                "counts": {o: self.counts[o] for o in OUTCOMES if self.counts[o]}, "total": self.total,
+                "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate}
+
+
+@dataclass
+class CaseInfo:
+    """What the report knows of a case: its tags, as the suite recorded them."""
+
+    case_id: str
+    suite: str
+    op: str | None
+    domain: str
+    since_version: int | None
+    opset: int | None
+    dtype: str
+    tags: dict[str, Any]
+
+    @classmethod
+    def from_tags(cls, case_id: str, tags: dict[str, Any]) -> "CaseInfo":
+        suite = tags.get("suite") or case_id.split("/", 1)[0]
+        dtype = tags.get("dtype") or ",".join(tags.get("dtypes") or []) or "-"
+        since = tags.get("since_version")
+        opset = tags.get("opset")
+        return cls(case_id, suite, tags.get("op"), tags.get("domain") or "ai.onnx",
+                   int(since) if since is not None else None, int(opset) if opset is not None else None, str(dtype), tags)
+
+    @property
+    def op_label(self) -> str:
+        if not self.op:
+            return GRAPH_ROW
+        return self.op if self.domain in ("ai.onnx", "") else f"{self.domain}.{self.op}"
+
+    @property
+    def op_version(self) -> str | None:
+        return f"{self.op_label}-{self.since_version}" if self.op and self.since_version is not None else None
+
+    @property
+    def is_model(self) -> bool:
+        return self.suite in MODEL_SUITES
+
+    def row_key(self, view: str) -> tuple[str, str]:
+        """(group, key) of the matrix row this case falls in, for one view."""
+        if view == "op-version":
+            return self.op_label, str(self.since_version) if self.since_version is not None else "-"
+        if view == "opset":
+            return self.op_label, str(self.opset) if self.opset is not None else "-"
+        if view == "dtype":
+            return self.op_label, self.dtype
+        if view == "suite":
+            return self.suite, ""
+        raise ValueError(f"unknown view {view!r}; views: {', '.join(VIEWS)}")
+
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+@functools.lru_cache(maxsize=200_000)
+def _natural(text: str) -> tuple[Any, ...]:
+    """Sort key that puts ``Clip-6`` before ``Clip-11``."""
+    return tuple((0, int(p)) if p.isdigit() else (1, p.lower()) for p in _DIGITS.split(text) if p)
+
+
+# -- the conformance matrix ----------------------------------------------------------------------
+@dataclass
+class MatrixRow:
+    group: str
+    key: str
+    cases: int
+    cells: dict[str, Counter]
+
+    def passed(self, backend: str) -> int:
+        return sum(self.cells[backend][o] for o in PASSING) if backend in self.cells else 0
+
+    def ran(self, backend: str) -> int:
+        return sum(self.cells[backend].values()) if backend in self.cells else 0
+
+
+class ConformanceMatrix:
+    """Outcome counts per (row, backend) for every view, and the "fails only here" pairs."""
+
+    def __init__(self, backends: list[str], cases: dict[str, CaseInfo], outcomes: dict[tuple[str, str], str]) -> None:
+        self.backends = list(backends)
+        self.cases = cases
+        self.outcomes = outcomes  # (case_id, backend label) -> outcome
+        self._by_case: dict[str, dict[str, str]] = defaultdict(dict)
+        for (case_id, backend), outcome in outcomes.items():
+            self._by_case[case_id][backend] = outcome
+        self.fails_only_here: set[tuple[str, str]] = self._fails_only_here()
+
+    @classmethod
+    def from_results(cls, backends: list[str], results: Iterable[dict[str, Any]]) -> "ConformanceMatrix":
+        cases: dict[str, CaseInfo] = {}
+        outcomes: dict[tuple[str, str], str] = {}
+        for r in results:
+            cases.setdefault(r["case_id"], CaseInfo.from_tags(r["case_id"], r.get("tags") or {}))
+            outcomes[(r["case_id"], r.get("column", r["backend"]))] = r["outcome"]
+        return cls(backends, cases, outcomes)
+
+    def outcome(self, case_id: str, backend: str) -> str | None:
+        return self.outcomes.get((case_id, backend))
+
+    def _fails_only_here(self) -> set[tuple[str, str]]:
+        """A case that fails on exactly one backend and passes on every other one that ran it
+        (at least one other)."""
+        out = set()
+        for case_id, per in self._by_case.items():
+            if len(per) < 2:
+                continue
+            failing = [b for b, o in per.items() if o in FAILURES]
+            if len(failing) == 1 and all(o in PASSING for b, o in per.items() if b != failing[0]):
+                out.add((case_id, failing[0]))
+        return out
+
+    def rows(self, view: str = "op-version") -> list[MatrixRow]:
+        grouped: dict[tuple[str, str], MatrixRow] = {}
+        for case_id, per in self._by_case.items():
+            group, key = self.cases[case_id].row_key(view)
+            row = grouped.get((group, key))
+            if row is None:
+                row = grouped[(group, key)] = MatrixRow(group, key, 0, {b: Counter() for b in self.backends})
+            row.cases += 1
+            for backend, outcome in per.items():
+                row.cells.setdefault(backend, Counter())[outcome] += 1
+        graph_last = lambda k: (k[0] == GRAPH_ROW, _natural(k[0]), _natural(k[1]))  # noqa: E731
+        return [grouped[k] for k in sorted(grouped, key=graph_last)]
+
+    def totals(self, backend: str) -> Counter:
+        return Counter(o for (c, b), o in self.outcomes.items() if b == backend)
+
+
+# -- performance ----------------------------------------------------------------------------------
+@dataclass
+class PerfCell:
+    latency_s: float
+    p90_s: float | None
+    source: str  # "median" (timed repeats) or "run" (one timed run per data set)
+    ratio_fastest: float = 1.0
+    ratio_onnxruntime: float | None = None
+
+
+@dataclass
+class PerfRow:
+    case_id: str
+    suite: str
+    is_model: bool
+    cells: dict[str, PerfCell]
+    fastest: str
+
+
+class PerfTable:
+    """Latency per case and backend: the median (and p90) of timed repeats where recorded,
+    else the run time; ratios to the fastest backend and to onnxruntime on the same case."""
+
+    def __init__(self, backends: list[str], rows: list[PerfRow], onnxruntime: str | None) -> None:
+        self.backends = backends
+        self.rows = rows
+        self.onnxruntime = onnxruntime
+
+    @classmethod
+    def from_results(cls, backends: list[BackendSummary] | list[str], results: Iterable[dict[str, Any]]) -> "PerfTable":
+        labels = [b.label if isinstance(b, BackendSummary) else b for b in backends]
+        names = {b.label: b.name for b in backends} if backends and isinstance(backends[0], BackendSummary) else {b: b for b in labels}
+        ort = next((label for label in labels if names.get(label) == "onnxruntime"), None)
+        per_case: dict[str, dict[str, PerfCell]] = defaultdict(dict)
+        suites: dict[str, str] = {}
+        for r in results:
+            if r["outcome"] not in TIMED_OUTCOMES:
+                continue
+            if r.get("run_median_s") is not None:
+                cell = PerfCell(r["run_median_s"], r.get("run_p90_s"), "median")
+            elif r.get("run_s") is not None:
+                cell = PerfCell(r["run_s"], None, "run")
+            else:
+                continue
+            per_case[r["case_id"]][r.get("column", r["backend"])] = cell
+            suites[r["case_id"]] = (r.get("tags") or {}).get("suite") or r["case_id"].split("/", 1)[0]
+        rows = []
+        for case_id, cells in per_case.items():
+            fastest = min(cells, key=lambda b: cells[b].latency_s)
+            best = cells[fastest].latency_s
+            base = cells[ort].latency_s if ort in cells else None
+            for cell in cells.values():
+                cell.ratio_fastest = cell.latency_s / best if best > 0 else 1.0
+                cell.ratio_onnxruntime = cell.latency_s / base if base else None
+            suite = suites[case_id]
+            rows.append(PerfRow(case_id, suite, suite in MODEL_SUITES, cells, fastest))
+        rows.sort(key=lambda r: _natural(r.case_id))
+        return cls(labels, rows, ort)
+
+    def model_rows(self) -> list[PerfRow]:
+        return [r for r in self.rows if r.is_model]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per backend: timed cases, cases where it was fastest, geometric mean of its ratios."""
+        out: dict[str, dict[str, Any]] = {}
+        for b in self.backends:
+            cells = [r.cells[b] for r in self.rows if b in r.cells]
+            vs_ort = [c.ratio_onnxruntime for c in cells if c.ratio_onnxruntime]
+            out[b] = {
+                "cases": len(cells),
+                "fastest": sum(1 for r in self.rows if r.fastest == b and len(r.cells) > 1),
+                "geomean_vs_fastest": _geomean([c.ratio_fastest for c in cells if c.ratio_fastest > 0]),
+                "geomean_vs_onnxruntime": _geomean(vs_ort),
+            }
+        return out
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+# -- history --------------------------------------------------------------------------------------
+@dataclass
+class HistoryPoint:
+    run_id: int
+    started: float | None
+    status: str
+    passed: int | None  # None: the backend was not in this run (or unavailable)
+    total: int | None
+    unavailable: bool = False
+
+
+@dataclass
+class History:
+    """Pass counts per backend over every run of the stores the report reads."""
+
+    runs: list[dict[str, Any]]  # label, store, id, started, status
+    series: dict[str, list[HistoryPoint]]
+
+    @classmethod
+    def from_stores(cls, stores: list[Path], labels: list[str] | None = None) -> "History":
+        labels = labels or _store_labels(stores)
+        runs: list[dict[str, Any]] = []
+        series: dict[str, list[HistoryPoint]] = {}
+        for path, slabel in zip(stores, labels):
+            store = open_store(path)
+            store_runs = store.runs()
+            counts: dict[tuple[int, str], Counter] = defaultdict(Counter)
+            for run_id, backend, outcome, n in store.db.execute(
+                    "SELECT run_id, backend, outcome, COUNT(*) FROM results GROUP BY run_id, backend, outcome"):
+                counts[(run_id, backend)][outcome] = n
+            unavailable = {(r[0], r[1]) for r in store.db.execute("SELECT run_id, name FROM backends WHERE available = 0")}
+            names = list(dict.fromkeys([b for (_, b) in counts] + [b for (_, b) in unavailable]))
+            for name in names:
+                key = f"{slabel}:{name}" if slabel else name
+                points = series.setdefault(key, [])
+                for run in store_runs:
+                    c = counts.get((run["id"], name))
+                    if c is None or (run["id"], name) in unavailable:
+                        points.append(HistoryPoint(run["id"], run["started"], run["status"], None, None, (run["id"], name) in unavailable))
+                    else:
+                        points.append(HistoryPoint(run["id"], run["started"], run["status"],
+                                                   sum(c[o] for o in PASSING), sum(c.values()) - c["skip"]))
+            runs.extend({"label": RunRef(path, r["id"], slabel).label, "store": str(path), "id": r["id"],
+                         "started": r["started"], "status": r["status"]} for r in store_runs)
+        return cls(runs, series)
+
+
+# -- diffs ------------------------------------------------------------------------------------------
+CHANGE_KINDS = ("regressed", "improved", "changed", "new", "removed")
+
+
+def _level(outcome: str) -> int | None:
+    if outcome in PASSING:
+        return 0
+    if outcome == "xfail":
+        return 1
+    if outcome == "skip":
+        return None
+    return 2
+
+
+def classify_change(before: str | None, after: str | None) -> str | None:
+    """What a change of outcome means for a case x backend; None when nothing changed.
+
+    regressed: now a failure, before a pass or an expected failure; improved: now a pass,
+    before a failure or expected failure; changed: any other change (one failure for another,
+    to or from skip, a failure newly expected)."""
+    if before == after:
+        return None
+    if before is None:
+        return "new"
+    if after is None:
+        return "removed"
+    lb, la = _level(before), _level(after)
+    if lb is None or la is None:
+        return "changed"
+    if la == 2 and lb < 2:
+        return "regressed"
+    if la == 0 and lb > 0:
+        return "improved"
+    return "changed"
+
+
+@dataclass
+class Change:
+    kind: str
+    case_id: str
+    backend: str
+    before: str | None
+    after: str | None
+    message: str = ""
+    bundle: str = ""
+    allowed: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+
+def _allow_matches(pattern: str, change: Change) -> bool:
+    backend_glob, sep, case_glob = pattern.partition(":")
+    if not sep:
+        backend_glob, case_glob = "*", pattern
+    return fnmatch.fnmatchcase(change.backend, backend_glob) and fnmatch.fnmatchcase(change.case_id, case_glob)
+
+
+@dataclass
+class RunDiff:
+    base: str
+    new: str
+    changes: list[Change]
+
+    def of_kind(self, kind: str) -> list[Change]:
+        return [c for c in self.changes if c.kind == kind]
+
+    @property
+    def regressions(self) -> list[Change]:
+        """Regressions not accepted by an ``--allow`` pattern: what fails a CI gate."""
+        return [c for c in self.changes if c.kind == "regressed" and not c.allowed]
+
+    def counts(self) -> Counter:
+        return Counter(c.kind for c in self.changes)
+
+    def allow(self, patterns: Iterable[str]) -> list[str]:
+        """Mark the changes matching ``[BACKEND:]CASE-GLOB`` as accepted; returns the patterns that
+        matched nothing."""
+        unused = []
+        for pattern in patterns:
+            hit = False
+            for change in self.changes:
+                if _allow_matches(pattern, change):
+                    change.allowed = hit = True
+            if not hit:
+                unused.append(pattern)
+        return unused
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"base": self.base, "new": self.new, "counts": dict(self.counts()),
+                "changes": [c.to_dict() for c in self.changes]}
+
+
+def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], base_label: str = "base", new_label: str = "new") -> RunDiff:
+    """Compare two sets of result rows per (case id, backend name); later rows win duplicates."""
+    before = {(r["case_id"], r["backend"]): r for r in base}
+    after = {(r["case_id"], r["backend"]): r for r in new}
+    changes = []
+    for key in list(before) + [k for k in after if k not in before]:
+        b, a = before.get(key), after.get(key)
+        kind = classify_change(b["outcome"] if b else None, a["outcome"] if a else None)
+        if kind:
+            row = a or b
+            changes.append(Change(kind, key[0], key[1], b["outcome"] if b else None, a["outcome"] if a else None,
+                                  (row.get("message") or "") if a else "", (a or {}).get("bundle_path") or (a or {}).get("bundle") or ""))
+    order = {k: n for n, k in enumerate(CHANGE_KINDS)}
+    changes.sort(key=lambda c: (order[c.kind], _natural(c.case_id), c.backend))
+    return RunDiff(base_label, new_label, changes)
+
+
+def load_rows(source: RunRef | JsonRef) -> list[dict[str, Any]]:
+    """Result rows of a run in a store, or of a JSON file written by ``report`` or ``run``."""
+    if isinstance(source, JsonRef):
+        try:
+            doc = json.loads(source.path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ReportError(f"cannot read results from {source.path}: {exc}") from exc
+        rows = doc.get("results") if isinstance(doc, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and {"case_id", "backend", "outcome"} <= set(r) for r in rows):
+            raise ReportError(f"{source.path} is not a results file (expected a 'results' list with case_id, backend, outcome)")
+        return rows
+    return read_results(open_store(source.store), source.run_id)
+
+
+def resolve_source(text: str, stores: list[Path]) -> RunRef | JsonRef:
+    """A diff side: a JSON results file, or a run as :func:`resolve_run` reads it."""
+    if text.endswith(".json"):
+        path = Path(text)
+        if not path.is_file():
+            raise ReportError(f"no results file {path}")
+        return JsonRef(path)
+    return resolve_run(text, stores)
+
+
+# -- the report -------------------------------------------------------------------------------------
+@dataclass
+class Report:
+    runs: list[RunInfo]
+    backends: list[BackendSummary]
+    results: list[dict[str, Any]]  # merged: one row per (case, column), with "column", "run", "bundle_path"
+    matrix: ConformanceMatrix
+    perf: PerfTable
+    history: History | None
+    baseline: RunInfo | None = None
+    diff: RunDiff | None = None
+    generated: float = field(default_factory=time.time)
+
+    @property
+    def title(self) -> str:
+        return ", ".join(r.label for r in self.runs)
+
+    def backend(self, label: str) -> BackendSummary:
+        return next(b for b in self.backends if b.label == label)
+
+    def failures(self) -> list[dict[str, Any]]:
+        return [r for r in self.results if r["outcome"] in FAILURES]
+
+
+def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bool = True) -> Report:
+    """Merge the runs into one view, then build the matrix, perf table, history and diff."""
+    if not refs:
+        raise ReportError("no runs to report")
+    runs = [RunInfo.from_store(ref) for ref in refs]
+    # columns: (name, version); an unavailable entry is dropped when the name is available elsewhere
+    entries: list[tuple[RunRef, dict[str, Any]]] = []
+    rows_by_ref: dict[RunRef, list[dict[str, Any]]] = {}
+    for ref in refs:
+        store = open_store(ref.store)
+        infos = {b["name"]: b for b in store.backends(ref.run_id)}
+        rows = read_results(store, ref.run_id)
+        rows_by_ref[ref] = rows
+        for name in dict.fromkeys(r["backend"] for r in rows):
+            infos.setdefault(name, {"name": name, "available": True, "reason": "", "version": "", "environment": {}})
+        entries.extend((ref, info) for info in infos.values())
+    available_names = {info["name"] for _, info in entries if info["available"]}
+    columns: dict[tuple[str, str], BackendSummary] = {}
+    for ref, info in entries:
+        if not info["available"] and info["name"] in available_names:
+            continue
+        key = (info["name"], info.get("version") or "" if info["available"] else "")
+        col = columns.get(key)
+        if col is None:
+            col = columns[key] = BackendSummary(info["name"], info["name"], info.get("version") or "", bool(info["available"]),
+                                                info.get("reason") or "", info.get("environment") or {})
+        if ref.label not in col.runs:
+            col.runs.append(ref.label)
+    clash = Counter(name for name, _ in columns)
+    for (name, version), col in columns.items():
+        if clash[name] > 1:
+            col.label = f"{name} {version}".strip() if version else f"{name} ({col.runs[0]})"
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for ref, run in zip(refs, runs):
+        root = _run_root(ref.store, (run_environment_args(ref) or {}).get("store"))
+        versions = {b["name"]: b.get("version") or "" for b in open_store(ref.store).backends(ref.run_id)}
+        for r in rows_by_ref[ref]:
+            col = columns.get((r["backend"], versions.get(r["backend"], "")))
+            if col is None:  # a result of a backend recorded as unavailable: keep it under its name
+                col = next(c for (n, _), c in columns.items() if n == r["backend"])
+            r["column"] = col.label
+            r["run"] = ref.label
+            r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
+            merged[(r["case_id"], col.label)] = r
+    results = list(merged.values())
+    backends = list(columns.values())
+    for r in results:
+        next(b for b in backends if b.label == r["column"]).counts[r["outcome"]] += 1
+    labels = [b.label for b in backends]
+    matrix = ConformanceMatrix.from_results(labels, results)
+    perf = PerfTable.from_results(backends, results)
+    stores = list(dict.fromkeys(ref.store for ref in refs))
+    hist = History.from_stores(stores, [next(r.store_label for r in refs if r.store == s) for s in stores]) if history else None
+    report = Report(runs, backends, results, matrix, perf, hist)
+    if baseline is not None:
+        report.baseline = RunInfo.from_store(baseline)
+        report.diff = diff_results(load_rows(baseline), results, baseline.label, report.title)
+    return report
+
+
+def run_environment_args(ref: RunRef) -> dict[str, Any]:
+    return open_store(ref.store).run(ref.run_id).get("args") or {}

@@ -1,0 +1,269 @@
+"""Report data (harness.report.matrix): merged runs, the conformance matrix, perf, history.
+
+The store builders here are shared by the other test_report_* modules."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from harness.cli import backend_counts
+from harness.execute import Result
+from harness.report.matrix import (
+    GRAPH_ROW, ConformanceMatrix, ReportError, RunRef, build_report, previous_run, resolve_run, resolve_runs,
+)
+from harness.store import Store
+
+ENV = {"python": "3.11.7", "platform": "Linux-test", "onnx": "1.23.2", "numpy": "2.4.6"}
+BACKENDS = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.31.1"),
+            "vendor": (False, "vendor-sdk is not installed (pip install vendor-sdk)", "")}
+MISMATCH = {"outcome": "mismatch", "output": 0, "first_bad": "[1]", "bad_count": 2, "total": 3, "max_abs": 0.5,
+            "max_rel": 0.25, "max_ulp": 4194304.0, "nan_mismatch": 0}
+
+
+def tags_for(case_id: str) -> dict:
+    parts = case_id.split("/")
+    if parts[0] == "operators":
+        op, since = parts[1].rsplit("-", 1)
+        return {"suite": "operators", "op": op, "domain": "ai.onnx", "since_version": int(since), "opset": int(parts[2][5:]),
+                "dtypes": [parts[3]], "dtype": parts[3], "example": parts[4], "ops": [op]}
+    return {"suite": parts[0], "ops": ["Conv", "Relu"], "opset": 13, "dtypes": ["float"]}
+
+
+def res(case_id: str, backend: str, outcome: str, **kw) -> Result:
+    kw.setdefault("run_s", 0.002)
+    kw.setdefault("prepare_s", 0.001)
+    return Result(case_id, backend, outcome, message=kw.pop("message", ""), verdict=kw.pop("verdict", None),
+                  raw_outcome=kw.pop("raw", outcome), tags=kw.pop("tags", None) or tags_for(case_id), **kw)
+
+
+def add_run(store: Store, results: list[Result], backends: dict = BACKENDS, status: str = "complete", args: dict | None = None) -> int:
+    run_id = store.start_run("onnx-harness run (test)", args if args is not None else {"store": str(store.path)}, ENV)
+    for name, (ok, reason, version) in backends.items():
+        store.record_backend(run_id, name, ok, reason, version, {name: version} if ok else {})
+    store.db.execute("BEGIN")
+    for r in results:
+        store.add_result(run_id, r)
+    store.db.execute("COMMIT")
+    store.finish_run(run_id, status)
+    return run_id
+
+
+def run1_results(bundles: Path) -> list[Result]:
+    b = lambda backend, case: str(bundles / "run-1" / backend / case.replace("/", "__"))  # noqa: E731
+    relu1 = "operators/Relu-14/opset14/float32/1"
+    return [
+        res("operators/Relu-14/opset14/float32/0", "reference", "pass"),
+        res("operators/Relu-14/opset14/float32/0", "onnxruntime", "pass", run_s=0.001, run_median_s=0.0008, run_p90_s=0.0009),
+        res(relu1, "reference", "pass"),
+        res(relu1, "onnxruntime", "mismatch", verdict=MISMATCH, bundle=b("onnxruntime", relu1),
+            message="output 0: values differ: 2/3 bad, first at [1]: got 1.5, expected 1; max abs 0.5 <b>x</b> | pipe"),
+        res("operators/Relu-6/opset13/float16/0", "reference", "pass"),
+        res("operators/Relu-6/opset13/float16/0", "onnxruntime", "rejected", message="model IR too new", run_s=None),
+        res("operators/Clip-11/opset13/float32/0", "reference", "error", message="boom", run_s=None),
+        res("operators/Clip-11/opset13/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH, message="values differ"),
+        res("operators/Clip-11/opset13/float32/1", "reference", "xfail", raw="mismatch", reason="clip ties (https://example.org/1)"),
+        res("operators/Clip-11/opset13/float32/1", "onnxruntime", "pass"),
+        res("onnx-light/test_tiny_net", "reference", "pass", run_s=0.5),
+        res("onnx-light/test_tiny_net", "onnxruntime", "pass", run_s=0.05),
+        res("onnx-node/test_skip_me", "reference", "skip", run_s=None),
+        res("onnx-node/test_skip_me", "onnxruntime", "skip", run_s=None),
+    ]
+
+
+def run2_results(bundles: Path) -> list[Result]:
+    """Run 2 against run 1: one regression, one improvement, one changed failure, one new, one removed."""
+    out = []
+    for r in run1_results(bundles):
+        if r.case_id == "onnx-node/test_skip_me":
+            continue  # removed
+        if r.case_id.endswith("Relu-14/opset14/float32/0") and r.backend == "onnxruntime":
+            r = res(r.case_id, "onnxruntime", "mismatch", verdict=MISMATCH, message="values differ now",
+                    bundle=str(bundles / "run-2" / "onnxruntime" / "relu0"))
+        elif r.case_id.endswith("Relu-14/opset14/float32/1") and r.backend == "onnxruntime":
+            r = res(r.case_id, "onnxruntime", "pass")
+        elif r.case_id.endswith("Clip-11/opset13/float32/0") and r.backend == "reference":
+            r = res(r.case_id, "reference", "crash", message="worker died (signal 11)", run_s=None)
+        out.append(r)
+    out.append(res("operators/Add-14/opset14/float32/0", "reference", "pass"))
+    out.append(res("operators/Add-14/opset14/float32/0", "onnxruntime", "pass"))
+    return out
+
+
+def make_store(tmp_path: Path, runs: int = 2) -> Path:
+    path = tmp_path / "reports" / "results.sqlite"
+    store = Store(path)
+    add_run(store, run1_results(tmp_path / "reports" / "bundles"))
+    if runs >= 2:
+        add_run(store, run2_results(tmp_path / "reports" / "bundles"))
+    store.close()
+    return path
+
+
+OPS = ["Abs", "Add", "Clip", "Conv", "Relu", "Softmax", "MatMul", "Gemm", "Cast", "Resize", "Pad", "Where", "ReduceSum", "Gather"]
+DTYPES = ["float32", "float16", "float64", "int32", "int64", "bfloat16", "uint8"]
+FAIL_MESSAGES = {
+    "mismatch": "output 0: values differ: {n}/{t} bad, first at [{i},0]: got {g:.6g}, expected {e:.6g}; max abs {a:.3g}, max rel {r:.3g}, max ulp {u} (rtol 0.001, atol 1e-07)",
+    "unsupported": "NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for {op}({v}) node with name ''",
+    "error": "data set 0: RuntimeError: [ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : Non-zero status code returned while running {op} node. Name:'n{i}' Status Message: shape mismatch at dim {n}",
+    "rejected": "InvalidGraph: [ONNXRuntimeError] : 10 : INVALID_GRAPH : Load model failed: opset {v} of domain '' is not supported (max 23)",
+}
+
+
+def make_large_store(path: Path, n_results: int = 50_000, seed: int = 7) -> Path:
+    """A synthetic store shaped like a big operators run: n_results over two backends plus an
+    unavailable one, 12% failures with distinct messages and bundles, timings for all."""
+    rng = random.Random(seed)
+    store = Store(path)
+    results = []
+    n_cases = n_results // 2
+    for k in range(n_cases):
+        op = OPS[k % len(OPS)]
+        since = [1, 6, 11, 13, 14, 18, 21][(k // len(OPS)) % 7]
+        dtype = DTYPES[(k // 98) % len(DTYPES)]
+        case_id = f"operators/{op}-{since}/opset{since + (k % 3)}/{dtype}/ex{k}"
+        for backend in ("reference", "onnxruntime"):
+            x = rng.random()
+            outcome = "pass" if x < 0.88 else rng.choice(["mismatch", "mismatch", "unsupported", "error", "rejected", "wrong-shape", "xfail"])
+            kw: dict = {"run_s": rng.uniform(1e-5, 2e-3)}
+            if backend == "onnxruntime" and k % 4 == 0:
+                kw.update(run_median_s=kw["run_s"] * 0.9, run_p90_s=kw["run_s"] * 1.2)
+            if outcome not in ("pass", "xfail"):
+                template = FAIL_MESSAGES.get(outcome, FAIL_MESSAGES["error"])
+                kw["message"] = template.format(n=rng.randint(1, 99), t=100, i=k, g=rng.random(), e=rng.random(), a=rng.random(),
+                                                r=rng.random(), u=rng.randint(2, 10**6), op=op, v=since)
+                kw["bundle"] = str(path.parent / "bundles" / "run-1" / backend / case_id.replace("/", "__"))
+            if outcome == "mismatch":
+                kw["verdict"] = dict(MISMATCH, max_abs=rng.random(), bad_count=rng.randint(1, 99), total=100)
+            if outcome == "xfail":
+                kw.update(raw="mismatch", reason=f"{op} rounding differs (https://github.com/onnx/onnx/issues/{1000 + since})")
+            results.append(res(case_id, backend, outcome, **kw))
+    add_run(store, results)
+    store.close()
+    return path
+
+
+# -- tests ---------------------------------------------------------------------------------------
+@pytest.fixture
+def store_path(tmp_path):
+    return make_store(tmp_path)
+
+
+def test_backend_summary_matches_the_cli_counts_and_keeps_unavailable_reasons(store_path):
+    report = build_report([RunRef(store_path, 1)])
+    cli = backend_counts(Store(store_path), 1)
+    for b in report.backends:
+        if b.available:
+            assert (b.total, b.loadable, b.pass_rate) == (cli[b.name]["total"], cli[b.name]["loadable"], cli[b.name]["pass_rate"])
+            assert dict(b.counts) == dict(cli[b.name]["counts"])
+    ort = report.backend("onnxruntime")
+    assert (ort.loadable, ort.not_loadable, ort.passed) == (5, 1, 3)
+    vendor = report.backend("vendor")
+    assert not vendor.available and vendor.pass_rate is None and "vendor-sdk" in vendor.reason
+    assert [b.label for b in report.backends] == ["reference", "onnxruntime", "vendor"]
+
+
+def test_matrix_rows_per_view(store_path):
+    m = build_report([RunRef(store_path, 1)]).matrix
+    rows = {(r.group, r.key): r for r in m.rows("op-version")}
+    relu14 = rows[("Relu", "14")]
+    assert relu14.cases == 2 and relu14.cells["onnxruntime"] == {"pass": 1, "mismatch": 1} and relu14.passed("reference") == 2
+    assert rows[("Relu", "6")].cells["onnxruntime"] == {"rejected": 1}
+    assert rows[(GRAPH_ROW, "-")].cases == 2  # the multi-node cases
+    assert list(rows)[-1][0] == GRAPH_ROW  # graphs after the ops
+    assert [(r.group, r.key) for r in m.rows("op-version")][:3] == [("Clip", "11"), ("Relu", "6"), ("Relu", "14")]  # numeric order
+    assert {(r.group, r.key) for r in m.rows("opset")} >= {("Relu", "13"), ("Relu", "14"), ("Clip", "13")}
+    assert {(r.group, r.key) for r in m.rows("dtype")} >= {("Relu", "float32"), ("Relu", "float16"), (GRAPH_ROW, "float")}
+    suites = {r.group: r for r in m.rows("suite")}
+    assert set(suites) == {"operators", "onnx-light", "onnx-node"} and suites["operators"].ran("reference") == 5
+    assert m.rows("op-version")[0].cells["vendor"] == {}  # an unavailable backend has a column, no counts
+    with pytest.raises(ValueError):
+        m.rows("nosuch")
+
+
+def test_fails_only_here_needs_one_failure_and_passes_elsewhere(store_path):
+    m = build_report([RunRef(store_path, 1)]).matrix
+    assert m.fails_only_here == {("operators/Relu-14/opset14/float32/1", "onnxruntime"),
+                                 ("operators/Relu-6/opset13/float16/0", "onnxruntime")}
+    # both failing (Clip-11/0), an expected failure (Clip-11/1) and a single-backend case are not marked
+    one = ConformanceMatrix.from_results(["a"], [{"case_id": "x/y", "backend": "a", "outcome": "mismatch", "tags": {}}])
+    assert one.fails_only_here == set()
+
+
+def test_perf_table_prefers_the_median_and_computes_ratios(store_path):
+    perf = build_report([RunRef(store_path, 1)]).perf
+    assert perf.onnxruntime == "onnxruntime"
+    rows = {r.case_id: r for r in perf.rows}
+    relu = rows["operators/Relu-14/opset14/float32/0"]
+    assert relu.cells["onnxruntime"].source == "median" and relu.cells["onnxruntime"].latency_s == 0.0008
+    assert relu.fastest == "onnxruntime" and relu.cells["reference"].ratio_fastest == pytest.approx(2.5)
+    assert relu.cells["reference"].ratio_onnxruntime == pytest.approx(2.5)
+    assert "operators/Clip-11/opset13/float32/0" not in rows or "reference" not in rows["operators/Clip-11/opset13/float32/0"].cells
+    assert [r.case_id for r in perf.model_rows()] == ["onnx-light/test_tiny_net"]
+    assert perf.model_rows()[0].cells["reference"].ratio_fastest == pytest.approx(10)
+    summary = perf.summary()
+    assert summary["onnxruntime"]["geomean_vs_onnxruntime"] == pytest.approx(1.0)
+    assert summary["reference"]["fastest"] >= 0 and summary["vendor"]["cases"] == 0
+
+
+def test_history_counts_passes_per_run_and_backend(store_path):
+    hist = build_report([RunRef(store_path, 2)]).history
+    assert [r["id"] for r in hist.runs] == [1, 2]
+    assert [p.passed for p in hist.series["reference"]] == [4, 5]
+    assert [p.passed for p in hist.series["onnxruntime"]] == [3, 4]
+    assert [p.passed for p in hist.series["vendor"]] == [None, None]  # unavailable: a gap, never 0
+
+
+def test_merged_runs_put_backends_side_by_side(tmp_path):
+    a = Store(tmp_path / "a.sqlite")
+    add_run(a, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "pass")], {"onnxruntime": (True, "", "1.31.1")})
+    b = Store(tmp_path / "b.sqlite")
+    add_run(b, [res("operators/Relu-14/opset14/float32/0", "tensorflow", "mismatch", verdict=MISMATCH)],
+            {"tensorflow": (True, "", "2.21.0")})
+    add_run(b, [res("operators/Relu-14/opset14/float32/0", "tensorflow", "pass")], {"tensorflow": (True, "", "2.21.0")})
+    refs = resolve_runs([], [a.path, b.path])
+    assert [(r.store_label, r.run_id) for r in refs] == [("a", 1), ("b", 2)]
+    report = build_report(refs)
+    assert [c.label for c in report.backends] == ["onnxruntime", "tensorflow"]
+    assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "tensorflow") == "pass"
+    assert set(report.history.series) == {"a:onnxruntime", "b:tensorflow"}
+    assert resolve_run("2:1", [a.path, b.path]) == RunRef(b.path, 1, "b")
+    assert resolve_run(f"{b.path}:2", [a.path, b.path]).run_id == 2
+
+
+def test_same_backend_two_versions_are_two_columns_same_version_is_a_union(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "pass")], {"onnxruntime": (True, "", "1.20.0")})
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH)], {"onnxruntime": (True, "", "1.31.1")})
+    add_run(s, [res("operators/Clip-11/opset13/float32/0", "onnxruntime", "pass")], {"onnxruntime": (True, "", "1.31.1")})
+    side = build_report([RunRef(s.path, 1), RunRef(s.path, 2)])
+    assert [b.label for b in side.backends] == ["onnxruntime 1.20.0", "onnxruntime 1.31.1"]
+    union = build_report([RunRef(s.path, 2), RunRef(s.path, 3)])
+    assert [b.label for b in union.backends] == ["onnxruntime"] and union.backends[0].total == 2
+    assert union.backends[0].runs == ["run 2", "run 3"]
+
+
+def test_run_references_and_their_errors(store_path, tmp_path):
+    assert resolve_runs([], [store_path]) == [RunRef(store_path, 2)]
+    assert resolve_runs(["1", "latest"], [store_path]) == [RunRef(store_path, 1), RunRef(store_path, 2)]
+    assert resolve_run("previous", [store_path]).run_id == 1
+    assert previous_run([RunRef(store_path, 2)]) == RunRef(store_path, 1)
+    assert previous_run([RunRef(store_path, 1)]) is None
+    with pytest.raises(ReportError, match="no run 9"):
+        resolve_run("9", [store_path])
+    with pytest.raises(ReportError, match="no results store"):
+        resolve_runs([], [tmp_path / "missing.sqlite"])
+    with pytest.raises(ReportError, match="ambiguous"):
+        resolve_run("1", [store_path, store_path])
+    with pytest.raises(ReportError, match="bad run"):
+        resolve_run("first", [store_path])
+
+
+def test_relative_bundle_paths_resolve_against_the_folder_the_run_started_in(tmp_path):
+    s = Store(tmp_path / "proj" / "reports" / "results.sqlite")
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "reference", "error", bundle="reports/bundles/run-1/reference/x")],
+            {"reference": (True, "", "1")}, args={"store": "reports/results.sqlite"})
+    report = build_report([RunRef(s.path, 1)])
+    assert report.results[0]["bundle_path"] == str((tmp_path / "proj" / "reports" / "bundles" / "run-1" / "reference" / "x").resolve())

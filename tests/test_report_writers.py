@@ -1,0 +1,180 @@
+"""The report writers: index.html (self-contained, escaped, compact), summary.md, results.json,
+junit.xml; and a synthetic store of 50,000 results that must render under 10 MB."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from harness.report import write_all, writers
+from harness.report.html import fmt_pct, page_data, render
+from harness.report.markdown import MAX_CHARS
+from harness.report.matrix import RunRef, build_report
+from harness.store import Store
+
+from .test_report_matrix import add_run, make_large_store, make_store, res
+
+RELU1 = "operators/Relu-14/opset14/float32/1"
+
+
+@pytest.fixture
+def report(tmp_path):
+    path = make_store(tmp_path)
+    return build_report([RunRef(path, 2)], baseline=RunRef(path, 1))
+
+
+def embedded(html: str) -> dict:
+    m = re.search(r'<script id="report-data" type="application/json">(.*?)</script>', html, re.S)
+    assert m, "no embedded data"
+    return json.loads(m.group(1))
+
+
+def decode(data: dict) -> tuple[list[str], dict]:
+    """The page's own decoding (report.js), in Python: front-coded ids, sparse columns, deltas."""
+    ids, prev = [], ""
+    for p, s in zip(data["cases"]["id"]["p"], data["cases"]["id"]["s"]):
+        prev = prev[:p] + s
+        ids.append(prev)
+    res = data["res"]
+    n = len(res["b"])
+    cols = {}
+    for key, col in res.items():
+        if isinstance(col, dict):
+            dense, p = [col["d"]] * n, 0
+            for gap, v in zip(col["i"], col["v"]):
+                p += gap
+                dense[p] = v
+            col = dense
+        cols[key] = list(col)
+    for k in range(1, n):
+        cols["c"][k] += cols["c"][k - 1]
+    return ids, cols
+
+
+def test_every_writer_writes_its_file(report, tmp_path):
+    out = tmp_path / "out"
+    paths = write_all(report, out)
+    assert sorted(p.name for p in paths) == ["index.html", "junit.xml", "results.json", "summary.md"]
+    assert {w.name for w in writers()} == {"html", "markdown", "json", "junit"}
+    assert [p.name for p in write_all(report, tmp_path / "only", only=["markdown"])] == ["summary.md"]
+
+
+def test_html_is_one_self_contained_file(report):
+    html = render(report)
+    # no external resource of any kind: scripts, styles, images, fonts, frames
+    assert not re.search(r'\b(src|href)\s*=\s*["\']?(https?:|//)', html, re.I)
+    assert not re.search(r'<link[^>]+stylesheet|@import|url\((?!["\']?data:)', html, re.I)
+    assert "<script src" not in html and "<iframe" not in html
+    assert html.count("<svg") >= 2  # history and model charts are inline SVG
+    assert '<link rel="icon" href="data:,">' in html  # no favicon request either
+
+
+def test_html_escapes_what_the_store_holds(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    evil = "operators/Relu-14/opset14/float32/</script><img src=x onerror=alert(1)>"
+    add_run(s, [res(evil, "reference", "error", message="<script>alert('x')</script> & more"),
+                res(evil, "onnxruntime", "pass")],
+            {"reference": (True, "", "<i>v1</i>"), "onnxruntime": (True, "", "1.31.1")})
+    html = render(build_report([RunRef(s.path, 1)]))
+    assert "<script>alert" not in html and "<img src=x" not in html and "<i>v1</i>" not in html
+    assert "&lt;i&gt;v1&lt;/i&gt;" in html  # the version, escaped by autoescape
+    ids, cols = decode(embedded(html))
+    assert ids == [evil]  # and the data still carries the exact text
+    assert "<script>alert('x')</script> & more" in embedded(html)["S"]
+
+
+def test_embedded_data_round_trips_the_store(report):
+    data = page_data(report)
+    data = json.loads(json.dumps(data))
+    ids, cols = decode(data)
+    labels = [b["label"] for b in data["backends"]]
+    S = data["S"]
+    assert len(cols["b"]) == len(report.results) == 14
+    by = {(ids[c], labels[b]): k for k, (c, b) in enumerate(zip(cols["c"], cols["b"]))}
+    k = by[("operators/Relu-14/opset14/float32/0", "onnxruntime")]
+    assert data["outcomes"][cols["o"][k]] == "mismatch"
+    assert cols["ma"][k] == 0.5 and cols["mu"][k] == 4194304 and cols["bc"][k] == 2 and cols["tot"][k] == 3
+    assert S[cols["fb"][k]] == "[1]" and S[cols["m"][k]] == "values differ now"
+    assert S[cols["bd"][k]].endswith("run-2/onnxruntime") and S[cols["bn"][k]] == "relu0"
+    x = by[("operators/Clip-11/opset13/float32/1", "reference")]
+    assert data["outcomes"][cols["o"][x]] == "xfail" and data["outcomes"][cols["ro"][x]] == "mismatch"
+    assert S[cols["rs"][x]].startswith("clip ties")
+    assert cols["only"][by[(RELU1, "onnxruntime")]] == 0  # passes on onnxruntime in run 2
+    assert cols["only"][k] == 1
+    # timings travel in microseconds (3 significant digits)
+    assert cols["rt"][by[("onnx-light/test_tiny_net", "reference")]] == 500000
+    assert data["diff"]["counts"] == {"regressed": 1, "improved": 1, "changed": 1, "new": 2, "removed": 2}
+
+
+def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
+    html = render(report)
+    card = re.search(r'<article class="backend unavailable" data-backend="vendor">(.*?)</article>', html, re.S).group(1)
+    assert "unavailable" in card and "vendor-sdk is not installed" in card
+    assert "%" not in card
+
+
+def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
+    out = tmp_path / "out"
+    write_all(report, out, only=["markdown"])
+    md = (out / "summary.md").read_text()
+    assert md.startswith("## ONNX conformance: run 2 (against run 1)")
+    ref = report.backend("reference")
+    assert "| reference 1.23.2" in md and f"{fmt_pct(ref.pass_rate)} of {ref.loadable}" in md
+    assert "vendor** unavailable: vendor-sdk is not installed" in md
+    assert md.index("### Regressions (1)") < md.index("### Improvements (1)") < md.index("### Failures by op-version")
+    regression = md[md.index("### Regressions"):md.index("### Improvements")]
+    assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
+    assert "[bundle](../reports/bundles/run-2/onnxruntime/relu0)" in regression
+    assert "\\|" in md or "pipe" not in md  # table cells escape pipes
+    assert len(md) < MAX_CHARS
+
+
+def test_results_json_holds_everything_and_no_invalid_numbers(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "reference", "mismatch",
+                    verdict={"max_abs": float("inf"), "max_rel": float("nan"), "bad_count": 1, "total": 3})],
+            {"reference": (True, "", "1.23.2")})
+    report = build_report([RunRef(s.path, 1)])
+    write_all(report, tmp_path, only=["json"])
+    text = (tmp_path / "results.json").read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    doc = json.loads(text)
+    assert doc["format"] == "onnx-harness-report/1"
+    assert doc["results"][0]["max_abs"] == "inf" and doc["results"][0]["column"] == "reference"
+    assert doc["backends"][0]["pass_rate"] == 0.0 and doc["backends"][0]["counts"] == {"mismatch": 1}
+
+
+def test_junit_counts_failures_errors_and_skips_per_backend(report, tmp_path):
+    write_all(report, tmp_path, only=["junit"])
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    suites = {s.get("name"): s for s in root.findall("testsuite")}
+    ref, ort, vendor = suites["reference"], suites["onnxruntime"], suites["vendor"]
+    # run 2: reference 5 pass, a crash (error), an xfail (skipped); onnxruntime 2 mismatch, 1 rejected (error)
+    assert (ref.get("tests"), ref.get("failures"), ref.get("errors"), ref.get("skipped")) == ("7", "0", "1", "1")
+    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("7", "2", "1", "0")
+    assert vendor.get("tests") == "0"
+    assert any(p.get("name") == "unavailable_reason" and "vendor-sdk" in p.get("value") for p in vendor.iter("property"))
+    case = next(c for c in ort.iter("testcase") if c.get("name") == "operators/Relu-14/opset14/float32/0")
+    failure = case.find("failure")
+    assert failure.get("type") == "mismatch" and "re-run: python " in failure.text and failure.text.rstrip().endswith("relu0/repro.py")
+    assert root.get("tests") == "14"
+
+
+def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
+    path = make_large_store(tmp_path / "big.sqlite", 50_000)
+    t0 = time.perf_counter()
+    report = build_report([RunRef(path, 1)])
+    paths = {p.name: p for p in write_all(report, tmp_path / "out", only=["html", "markdown"])}
+    seconds = time.perf_counter() - t0
+    size = paths["index.html"].stat().st_size
+    print(f"50,000 results: index.html {size / 1e6:.2f} MB, built and rendered in {seconds:.1f} s")
+    assert len(report.results) == 50_000
+    assert size < 10_000_000
+    assert len(paths["summary.md"].read_text()) < MAX_CHARS
+    data = embedded(paths["index.html"].read_text())
+    ids, cols = decode(data)
+    assert len(cols["b"]) == 50_000 and len(ids) == 25_000
