@@ -56,9 +56,11 @@ class OrtSession(Session):
         bound = {name: self._bind(name, value) for name, value in feeds.items()}
         if self.special or any(isinstance(v, self.ort.OrtValue) for v in bound.values()):
             ort_feeds = {k: v if isinstance(v, self.ort.OrtValue) else self.ort.OrtValue.ortvalue_from_numpy(v) for k, v in bound.items()
-                         if isinstance(v, (np.ndarray, self.ort.OrtValue))}
+                         if isinstance(v, self.ort.OrtValue) or (isinstance(v, np.ndarray) and v.dtype.kind not in "OUS")}
             if len(ort_feeds) != len(bound):
-                raise Unsupported("onnxruntime binding: cannot mix sequences or optionals with bfloat16/float8/int4 values")
+                # the only path that returns bfloat16/float8/int4 takes OrtValues, and the Python
+                # binding builds none from strings, sequences or optionals
+                raise Unsupported("onnxruntime binding: cannot pass strings, sequences or optionals together with bfloat16/float8/4-bit values")
             return [self._unbind(v) for v in self.session.run_with_ort_values(self.output_names, ort_feeds)]
         return [_plain(v) for v in self.session.run(self.output_names, bound)]
 
