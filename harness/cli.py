@@ -11,7 +11,8 @@ from typing import Any
 
 from . import __version__
 
-SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "skip")
+SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
+                  "export-failed", "xfail", "xpass", "skip")
 
 
 class CliError(Exception):
@@ -49,12 +50,13 @@ def _config_from_args(args: argparse.Namespace):
     if unknown:
         raise CliError(f"--option names backend(s) not in this run: {', '.join(sorted(unknown))}")
     return RunConfig(
-        suites=args.suite or ["onnx-node"], backends=backends, pattern=args.k, opset=args.opset,
+        suites=args.suite or ([] if args.model else ["onnx-node"]), backends=backends, pattern=args.k, opset=args.opset,
         jobs=args.jobs, timeout=args.timeout, store=Path(args.store), corpus=Path(args.corpus),
         expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat,
         examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
-        max_model_gib=args.max_model_size,
+        max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
+        models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models,
     )
 
 
@@ -123,7 +125,7 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     for entry in table.values():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
-        entry["loadable"] = entry["total"] - c["rejected"]
+        entry["loadable"] = entry["total"] - c["rejected"] - c["export-failed"]  # an exporter's failure is not the backend's
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
     return table
 
@@ -339,6 +341,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")
     r.add_argument("--seed", type=int, help="seed for generated examples (operators suite)")
     r.add_argument("--recycle-after", type=int, default=0, help="replace each worker after N cases (0: never)")
+    r.add_argument("--model", action="append", default=[], metavar="PATH",
+                   help="your own model: a .onnx file, an onnx_test_runner folder, or a folder of models (repeatable)")
+    r.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic dimension of --model inputs ('INPUT[AXIS]=VALUE' for an unnamed one)")
+    r.add_argument("--oracle", default="reference", help="backend computing expected outputs for --model without stored outputs (default reference)")
+    r.add_argument("--models-cache", help="where the models suite keeps built models (default: next to the corpus)")
+    r.add_argument("--framework", action="append", help="models suite: only these frameworks (torch, keras, sklearn, light)")
+    r.add_argument("--rebuild-models", action="store_true", help="models suite: rebuild the cache")
     r.add_argument("--memory-limit", type=float, default=8.0, metavar="GIB", help="memory per worker; a breach is crash (default 8)")
     r.add_argument("--cpu-limit", type=float, metavar="SECONDS", help="CPU seconds per case; a breach is timeout")
     r.add_argument("--output-limit", type=int, default=64, metavar="MIB", help="output a case may print (default 64)")

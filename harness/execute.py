@@ -23,8 +23,9 @@ from .intake import Limits, check_model
 from .schema import iter_nodes, negotiate, stamp_at
 from .tolerances import effective_tolerance
 
-OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout", "xfail", "xpass", "skip")
-FAILURES = ("mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout")
+OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
+            "export-failed", "xfail", "xpass", "skip")
+FAILURES = ("mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout", "export-failed")
 
 
 @dataclass
@@ -76,6 +77,8 @@ def _random_attrs(model: onnx.ModelProto, op: str) -> dict[str, Any]:
 def execute_case(backend: Backend, case: Case, options: ExecOptions | None = None) -> Result:
     options = options or ExecOptions()
     result = Result(case.id, backend.name, "pass", tags=dict(case.tags))
+    if case.tags.get("export_error"):  # the exporter failed: a result about the exporter, no model to run
+        return _fail(result, "export-failed", f"export failed: {case.tags['export_error']}")
     try:
         model = case.load_model()
         check_model(model, options.limits, case.model_size())
@@ -118,6 +121,8 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             return _fail(result, backend.classify_error(exc, "run"), f"data set {n}: {_one_line(exc)}", exc)
         times.append(time.perf_counter() - t0)
         if ds.expected is None:
+            if case.tags.get("oracle_error"):  # a case with no oracle can never pass
+                return _fail(result, "error", f"no oracle: {case.tags['oracle_error']}")
             continue
         verdict = comparator.compare(ds.expected, list(outputs), tolerance, random_op, attrs)
         if verdict.outcome != PASS:

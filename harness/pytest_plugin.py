@@ -79,6 +79,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = state
 
 
+@pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:  # xdist hook: share the run with workers
     state = node.config.stash.get(_STATE, None)
     if state:

@@ -51,6 +51,14 @@ class RunConfig:
     cpu_limit_s: float | None = None
     output_limit_mib: int = 64
     max_model_gib: float = 4.0
+    #: the user's own models (--model), dimension bindings (--dim) and oracle backend (--oracle)
+    models: list[str] = field(default_factory=list)
+    dims: list[str] = field(default_factory=list)
+    oracle: str = "reference"
+    #: models suite: cache folder, frameworks, rebuild
+    models_cache: str | None = None
+    frameworks: list[str] | None = None
+    rebuild_models: bool = False
 
     def worker_limits(self) -> WorkerLimits:
         return WorkerLimits(memory=int(self.memory_limit_gib * GIB) or None, cpu=self.cpu_limit_s,
@@ -84,13 +92,29 @@ def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
         regex = re.compile(config.pattern) if config.pattern else None
     except re.error as exc:
         raise BadPattern(f"bad -k pattern {config.pattern!r}: {exc}") from exc
-    ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say)
+    extra = {"models_cache": config.models_cache, "frameworks": config.frameworks, "rebuild": config.rebuild_models}
+    ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say, extra=extra)
+    sources = [suite_cases(suite, ctx) for suite in config.suites]
+    if config.models:
+        from .suites.user_models import user_model_cases
+
+        sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say))
     cases: dict[str, Case] = {}
-    for suite in config.suites:
-        for case in suite_cases(suite, ctx):
+    for source in sources:
+        for case in source:
             if regex is None or regex.search(case.id):
                 cases.setdefault(case.id, case)
     return list(cases.values())
+
+
+def _parse_dims(items: list[str]) -> dict[str, int]:
+    dims = {}
+    for item in items:
+        name, sep, value = item.rpartition("=")
+        if not sep or not name or not value.strip().isdigit():
+            raise BadPattern(f"--dim {item!r}: expected NAME=VALUE with a whole number, e.g. batch=4")
+        dims[name.strip()] = int(value)
+    return dims
 
 
 def environment(config: RunConfig) -> dict[str, Any]:
@@ -142,7 +166,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
     options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
-    runner = Runner(config.backends, jobs=config.jobs, timeout=config.timeout, options=options,
+    # timed repeats multiply the work of a case, and so its time limit
+    timeout = config.timeout * (1 + options.warmup + config.repeat) if config.repeat else config.timeout
+    runner = Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
                     recycle_after=config.recycle_after, limits=config.worker_limits())
     infos = runner.probe()
     for name, info in infos.items():
@@ -165,7 +191,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
 
     def on_result(result: Result) -> None:
         expectations.apply(result, entries)
-        if result.outcome not in ("pass", "skip"):
+        if result.outcome not in ("pass", "skip", "export-failed"):  # no model to bundle for a failed export
             spec = specs[result.backend]
             try:
                 result.bundle = str(write_bundle(bundle_dir(bundles, run_id, result.backend, result.case_id),

@@ -42,10 +42,17 @@ def _operators(ctx: SuiteContext) -> Iterator[Case]:
     return operator_cases(ctx)
 
 
+def _models(ctx: SuiteContext) -> Iterator[Case]:
+    from .models import model_cases
+
+    return model_cases(ctx)
+
+
 SUITES: dict[str, tuple[str, Callable[[SuiteContext], Iterator[Case]]]] = {
     "onnx": ("every official ONNX backend suite below", _official(list(onnx_official.SUITES))),
     **{name: (f"official ONNX backend suite '{kind}'", _official([name])) for name, kind in onnx_official.SUITES.items()},
     "operators": ("our per-op-version reference cases with Hypothesis-drawn inputs", _operators),
+    "models": ("whole PyTorch / Keras / scikit-learn models exported to ONNX, the framework as oracle; the onnx wheel's light models", _models),
 }
 
 
