@@ -232,7 +232,11 @@ def _fingerprint(opv: OpVersion) -> str:
     import operator_cases as package
 
     digest = hashlib.sha256(f"{onnx.__version__}/{harness.__version__}".encode())
-    sources = [Path(__file__), Path(S.__file__), Path(sys.modules[opv.module].__file__)]
+    module = sys.modules[opv.module]
+    # the op's module and every operator_cases module it draws on (CastLike uses cast.py)
+    used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
+    sources = [Path(__file__), Path(S.__file__)]
+    sources += sorted(Path(sys.modules[m].__file__) for m in used if m and m.startswith("operator_cases.") and m in sys.modules)
     sources += sorted(Path(package.__file__).parent.glob("_*.py"))
     for source in sources:
         digest.update(source.read_bytes())

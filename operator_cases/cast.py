@@ -1,0 +1,402 @@
+"""Cast: convert every element to the type named by ``to`` (ONNX spec: Cast-1, 6, 9, 13, 19, 21,
+23, 24, 25, 28). The conversion engine here is shared with CastLike (cast_like.py).
+
+What each version says, and what this oracle does with it:
+
+* Cast-1 names ``to`` by string ("FLOAT", "INT32", ...); Cast-6 on by the DataType number.
+  "Casting to and from strings is not supported yet" (1, 6); from Cast-9 strings are allowed.
+* Cast-13 spells out numeric conversions: float -> float gives +-inf when out of range, and
+  rounds to nearest even (the type's usual rounding; the spec's float 8 tables write it RNE);
+  float -> integer is "undefined if OOR", so out-of-range values, NaN and +-inf are never drawn
+  for an integer target; in range the fraction is truncated toward zero, the C conversion the
+  spec's own example hints at ("converting string "100.5" to an integer may yield result 100");
+  integer -> float rounds to nearest even and gives +-inf when out of range; integer -> integer
+  keeps the low bits ("200 (int16) -> -56 (int8)"); anything -> bool is "zero to False, nonzero
+  to True" (NaN is nonzero); bool -> number is 1 or 0. The same rules apply to Cast-1..9.
+* Cast-19 adds the float 8 types and ``saturate`` (default 1), with two tables: saturating,
+  out-of-range values and +-inf become +-FLT_MAX (but +-inf becomes NaN for the FNUZ types in
+  Cast-19/21/23 -- Cast-24 changed that row to +-FLT_MAX); without saturation they become NaN
+  (E4M3FN, both FNUZ) or +-inf (E5M2). "[x] > FLT_MAX" is read as: x rounded to the target's
+  mantissa with an unbounded exponent lies beyond FLT_MAX (so 464 -> float8e4m3fn is 448: the
+  tie rounds to the even 448, not to 480). -0 becomes +0 in the FNUZ types (they have no -0).
+  The tables are applied to integer sources, and to a float 8 source cast to its own type.
+* Cast-21 adds int4/uint4. The operator text says nothing new; the ONNX technical note on 4-bit
+  integers (docs/docs/technical/int4.md) says "Cast to a 4 bit type is done by rounding to the
+  nearest-integer (with ties to even) nearest-even integer and truncating" -- so float ->
+  int4/uint4 rounds half to even (not toward zero), out-of-range floats stay undefined (not
+  drawn), and integer -> int4/uint4 keeps the low 4 bits like every integer narrowing.
+* Cast-23 adds float4e2m1; the note docs/docs/technical/float4.md gives its table: round to
+  nearest even within [-6, 6], larger magnitudes and +-inf saturate to +-6, NaN becomes 6 (the
+  type has no inf or NaN); ``saturate`` is not involved.
+* Cast-24 adds float8e8m0 and ``round_mode`` (which only applies to float8e8m0); Cast-25 adds
+  int2/uint2, Cast-28 float6e2m3/float6e3m2. The harness has no dtype label for those types
+  (strategies.py), so they are neither swept nor drawn as targets; ``round_mode`` is still drawn
+  to check that other targets ignore it.
+
+Strings (Cast-9 on): "3.14", "1000", "1e-5", "1E8", and the case-insensitive literals "+INF",
+"INF", "NaN" (and "-INF") convert to floats -- exactly, then rounded once to the target;
+integer strings convert to integers; numbers -> string is drawn for integer sources only (the
+decimal digits). Left out because the spec does not determine the result: float -> string
+("plain floating-point representation (such as "314.15926")" fixes no number of digits nor
+the spelling of 1.0, inf or NaN), bool -> string, string -> bool, non-numeric strings,
+fractional or out-of-range strings for an integer target ("undefined behavior"), and
+out-of-range numeric strings for any target.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+
+import ml_dtypes
+import numpy as np
+import onnx
+
+from harness import schema
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+op = Operator("Cast")
+st = S.st
+
+FLOAT8 = S.FLOAT8
+NIBBLE_INTS = ("int4", "uint4")
+
+
+# -- formats ----------------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def finfo(label: str):
+    dtype = S.np_dtype(label)
+    return np.finfo(dtype) if dtype in (np.float16, np.float32, np.float64) else ml_dtypes.finfo(dtype)
+
+
+def _pow2(k: int) -> Fraction:
+    return Fraction(2**k) if k >= 0 else Fraction(1, 2**-k)
+
+
+def round_to_format(q: Fraction, label: str) -> Fraction:
+    """``q`` rounded to nearest even at the precision of float type ``label``: the mantissa
+    width and the subnormal range are the format's, the exponent is unbounded above."""
+    if q == 0:
+        return q
+    info = finfo(label)
+    a = abs(q)
+    e = a.numerator.bit_length() - a.denominator.bit_length()
+    if _pow2(e) > a:
+        e -= 1
+    quantum = _pow2(max(e, info.minexp) - info.nmant)
+    r = round(a / quantum) * quantum  # Fraction.__round__ rounds half to even
+    return r if q > 0 else -r
+
+
+# -- one element ------------------------------------------------------------------------------
+def parse(s: str) -> float | Fraction:
+    """A numeric string as an exact value (float for the special literals)."""
+    low = s.lower()
+    if low in ("inf", "+inf"):
+        return math.inf
+    if low == "-inf":
+        return -math.inf
+    if low == "nan":
+        return math.nan
+    return Fraction(s)
+
+
+def _is_special(v) -> bool:
+    return isinstance(v, float) and not math.isfinite(v)
+
+
+def to_float(v, to: str, saturate: bool, fnuz_inf_nan: bool) -> float:
+    """The value of float type ``to`` that exact number ``v`` (int, Fraction or float) becomes."""
+    info = finfo(to)
+    fmax = float(info.max)
+    fnuz = to.endswith("fnuz")
+    if isinstance(v, float) and math.isnan(v):
+        return 6.0 if to == "float4e2m1" else math.nan
+    if _is_special(v):  # +-inf
+        if to == "float4e2m1":
+            return math.copysign(6.0, v)
+        if to not in FLOAT8:
+            return v
+        if saturate:
+            return math.nan if (fnuz and fnuz_inf_nan) else math.copysign(fmax, v)
+        return v if to == "float8e5m2" else math.nan
+    q = Fraction(v)
+    r = round_to_format(q, to)
+    if abs(r) > fmax:  # out of range
+        if to == "float4e2m1" or (to in FLOAT8 and saturate):
+            return math.copysign(fmax, q)
+        if to in FLOAT8 and to != "float8e5m2":
+            return math.nan
+        return math.copysign(math.inf, q)
+    if r == 0:  # keeps the sign of -0.0 and of negative values that round to zero
+        return 0.0 if fnuz else math.copysign(0.0, v if isinstance(v, float) else float(q))
+    return float(r)
+
+
+def to_int(v, to: str) -> int:
+    """Integer type ``to``: floats truncate toward zero (round half to even for 4-bit targets,
+    per int4.md); integers keep their low bits (two's complement)."""
+    low, high = S.finite_range(to)
+    if not isinstance(v, int):
+        q = Fraction(v)
+        n = round(q) if to in NIBBLE_INTS else math.trunc(q)
+        if not low <= n <= high:
+            raise ValueError(f"{v} -> {to} is undefined (out of range)")
+        return n
+    span = high - low + 1
+    return (v - low) % span + low
+
+
+def exact(x: np.ndarray) -> list:
+    """The source elements as exact Python values: int, float (finite floats are exact),
+    str; bools as ints."""
+    label = S.label_of(x.dtype)
+    flat = x.reshape(-1)
+    if label == "string":
+        return [str(v) for v in flat]
+    if S.is_float(label):
+        return [float(v) for v in flat.astype(np.float64)]
+    return [int(v) for v in flat]
+
+
+def convert(x: np.ndarray, to: str, saturate: int = 1, fnuz_inf_nan: bool = False) -> np.ndarray:
+    """Cast ``x`` to the type labelled ``to`` following the rules in the module docstring."""
+    x = np.asarray(x)
+    src = S.label_of(x.dtype)
+    vals = exact(x)
+    if src == "string" and to != "string":
+        vals = [parse(v) for v in vals]
+    if to == "string":
+        if src != "string" and not S.is_int(src):
+            raise ValueError(f"{src} -> string is not defined precisely enough to test")
+        out = [str(v) for v in vals]
+        return np.array(out, dtype=object).reshape(x.shape)
+    if to == "bool":
+        return np.array([v != 0 for v in vals], dtype=bool).reshape(x.shape)  # NaN != 0
+    if S.is_int(to):
+        return np.array([to_int(v, to) for v in vals], dtype=object).astype(S.np_dtype(to)).reshape(x.shape)
+    out = [to_float(v, to, bool(saturate), fnuz_inf_nan) for v in vals]
+    with np.errstate(all="ignore"):
+        return np.array(out, dtype=np.float64).astype(S.np_dtype(to)).reshape(x.shape)
+
+
+# -- references -------------------------------------------------------------------------------
+def target_label(to) -> str:
+    """``to`` as a label: a DataType number, or its name (Cast-1)."""
+    if isinstance(to, (bytes, str)):
+        to = onnx.TensorProto.DataType.Value(to.decode() if isinstance(to, bytes) else to)
+    return S.label_of(int(to))
+
+
+@op.reference(1, 6, 9, 13)
+def cast_1(x, *, to):
+    return convert(x, target_label(to))
+
+
+@op.reference(19, 21, 23)
+def cast_19(x, *, to, saturate=1):
+    return convert(x, target_label(to), saturate, fnuz_inf_nan=True)
+
+
+@op.reference(24, 25, 28)
+def cast_24(x, *, to, saturate=1, round_mode="up"):
+    return convert(x, target_label(to), saturate)
+
+
+# -- what may be drawn ------------------------------------------------------------------------
+def targets(src: str, opset: int, op_name: str = "Cast") -> list[str]:
+    """Target labels allowed by the schema (and known to the harness) for which the spec
+    defines a result for ``src`` (see the module docstring)."""
+    sch = schema.schema_at(op_name, opset)
+    labels = [S.label_from_type_str(t) for t in schema.allowed_types(sch)["T2"]]
+    return [t for t in labels if t and not excluded(src, t)]
+
+
+def excluded(src: str, to: str) -> bool:
+    if to == "string":
+        return src != "string" and not S.is_int(src)
+    return src == "string" and to == "bool"
+
+
+def defined(v, src: str, to: str) -> bool:
+    """Whether the spec defines the result of casting element ``v`` (exact value) to ``to``."""
+    if not (S.is_int(to) and S.is_float(src)):
+        return True
+    if _is_special(v):
+        return False
+    low, high = S.finite_range(to)
+    n = round(Fraction(v)) if to in NIBBLE_INTS else math.trunc(v)
+    return low <= n <= high
+
+
+def _keep_defined(x: np.ndarray, to: str) -> np.ndarray:
+    """``x`` with elements whose cast to ``to`` is undefined replaced by 0."""
+    src = S.label_of(x.dtype)
+    if not (S.is_int(to) and S.is_float(src)):
+        return x
+    mask = np.array([defined(v, src, to) for v in exact(x)], dtype=bool).reshape(x.shape)
+    return np.where(mask, x, np.zeros((), dtype=x.dtype)).astype(x.dtype)
+
+
+def _floats(d, label: str, shape, lo: float, hi: float, specials: bool) -> np.ndarray:
+    """Float values of ``label`` in [lo, hi] (and NaN, +-inf, -0.0 with ``specials``, saturated
+    or zeroed where ``label`` has no infinity or NaN), drawn in float64 and rounded to ``label``."""
+    n = int(np.prod(shape)) if shape else 1
+    elems = st.floats(lo, hi, allow_nan=False, allow_infinity=False)
+    if specials:
+        elems = st.one_of(elems, st.sampled_from([math.nan, math.inf, -math.inf, -0.0]))
+    vals = np.array(d(st.lists(elems, min_size=n, max_size=n)), dtype=np.float64)
+    if label == "float4e2m1":
+        vals = np.where(np.isnan(vals), 0.0, vals)  # no NaN in float4e2m1
+    if label not in S.FLOATS and label != "float8e5m2":  # no infinities either: saturate them
+        vals = np.clip(vals, -float(finfo(label).max), float(finfo(label).max))
+    return vals.astype(S.np_dtype(label)).reshape(shape)  # any rounding will do for an input
+
+
+def numeric_strings(d, to: str, n: int) -> list[str]:
+    """Strings that convert to ``to``: integers in range for integer targets; decimal or
+    scientific numbers within the target's finite range, or the special literals, for floats."""
+    if S.is_int(to):
+        low, high = S.finite_range(to)
+        return [str(v) for v in d(st.lists(st.integers(low, high), min_size=n, max_size=n))]
+    bound = min(1e5, float(finfo(to).max))
+    number = st.tuples(st.floats(-bound, bound), st.sampled_from(["{!r}", "{:.3f}", "{:e}", "{:E}", "{:g}", "{:.0f}"]))
+    special = st.sampled_from(["INF", "+INF", "inf", "+Inf", "-INF", "NaN", "nan"])
+    items = d(st.lists(st.one_of(number, special), min_size=n, max_size=n))
+    return [v if isinstance(v, str) else v[1].format(v[0]) for v in items]
+
+
+def draw_source(d, src: str, to: str) -> np.ndarray:
+    shape = S.shapes(d)
+    n = int(np.prod(shape)) if shape else 1
+    if src == "string":
+        if to == "string":
+            return S.arrays(d, "string", shape=shape)
+        return np.array(numeric_strings(d, to, n), dtype=object).reshape(shape)
+    if not S.is_float(src):
+        return S.arrays(d, src, shape=shape)  # every integer and bool converts
+    fmax = float(finfo(src).max)
+    if S.is_int(to):  # about the target's range; the few out-of-range values are zeroed
+        low, high = S.finite_range(to)
+        return _keep_defined(_floats(d, src, shape, max(low - 1.0, -fmax), min(high + 1.0, fmax), specials=False), to)
+    bound = fmax if d(st.booleans()) else min(1e4, fmax)
+    return _floats(d, src, shape, -bound, bound, specials=d(st.booleans()))
+
+
+def draw_attrs(d, to: str, opset: int) -> dict:
+    """``saturate`` (Cast-19 on), mostly for float 8 targets, and now and then ``round_mode``
+    (Cast-24 on; it only applies to float8e8m0): both must be ignored by other targets."""
+    attrs = {}
+    if opset >= 19 and (to in FLOAT8 or d(st.integers(0, 5)) == 0):
+        saturate = d(st.sampled_from([None, 0, 1]))
+        if saturate is not None:
+            attrs["saturate"] = saturate
+    if opset >= 24 and d(st.integers(0, 5)) == 0:
+        attrs["round_mode"] = d(st.sampled_from(["up", "down", "nearest"]))
+    return attrs
+
+
+def to_attr(to: str, opset: int):
+    code = S.onnx_code(to)
+    return onnx.TensorProto.DataType.Name(code) if opset < 6 else code
+
+
+@op.strategy(1, 6, 9, 13, 19, 21, 23, 24, 25, 28)
+def draw(d, dtype, opset):
+    to = d(st.sampled_from(targets(dtype, opset)))
+    return Example([draw_source(d, dtype, to)], {"to": to_attr(to, opset), **draw_attrs(d, to, opset)})
+
+
+# -- edge examples ----------------------------------------------------------------------------
+def float_edges(label: str) -> list[float]:
+    """NaN, +-inf, +-0, +-1, 0.5, the extremes, the smallest normal and subnormal."""
+    info = finfo(label)
+    vals = [0.0, -0.0, 1.0, -1.0, 0.5, float(info.max), -float(info.max), float(info.smallest_subnormal),
+            -float(info.smallest_subnormal), float(info.smallest_normal)]
+    if label in S.FLOATS or label == "float8e5m2":
+        vals += [math.inf, -math.inf]
+    return vals + ([] if label == "float4e2m1" else [math.nan])  # float4e2m1 has no NaN
+
+
+def rounding_probes(to: str) -> list[Fraction]:
+    """Exact values around the rounding decisions of float type ``to``: ties to even at 1, at
+    the top of the range (overflow or not) and at the bottom (underflow to 0)."""
+    info = finfo(to)
+    m, fmax = info.nmant, Fraction(float(info.max))
+    half = _pow2(-m - 1)  # half an ulp at 1
+    top = _pow2(math.floor(math.log2(float(info.max))) - m - 1)  # half an ulp at FLT_MAX
+    tiny = Fraction(float(info.smallest_subnormal))
+    probes = [1 + half, 1 + 3 * half, 1 + half + half / 8, 1 + half - half / 8,
+              fmax, fmax + top / 2, fmax + top, fmax + 3 * top / 2, 2 * fmax,
+              tiny / 2, 3 * tiny / 4, 3 * tiny / 2, tiny / 4]
+    return probes + [-p for p in probes]
+
+
+def integer_probes(to: str, src: str) -> list[Fraction]:
+    """Fractions, and the ``src`` values nearest the limits, for a float -> integer ``to``."""
+    low, high = S.finite_range(to)
+    probes = [Fraction(k, 2) for k in (-5, -3, -1, 1, 3, 5, 7, 13)] + [Fraction(27, 10), Fraction(-27, 10)]
+    for limit in (Fraction(low), Fraction(high)):
+        probes += [limit, limit - Fraction(1, 2), limit + Fraction(1, 2), limit + 1, limit - 1]
+        probes += [round_to_format(limit * (1 - _pow2(-k)), src) for k in (3, 8, 11, 24, 53)]  # just inside
+    return probes
+
+
+def _representable(q, label: str) -> bool:
+    if isinstance(q, float):
+        return True
+    return round_to_format(q, label) == q and abs(q) <= Fraction(float(finfo(label).max))
+
+
+def edge_source(src: str, to: str) -> np.ndarray:
+    """Hand-picked source values for casting ``src`` to ``to`` (only those with a defined
+    result)."""
+    if src == "bool":
+        return np.array([False, True])
+    if src == "string":
+        return np.array(edge_strings(to), dtype=object)
+    if S.is_int(src):
+        low, high = S.finite_range(src)
+        vals = {int(v) for v in S.edge_values(src)} | {200, -56, 256, 300, 65535, 65536 + 7, 2**24 + 1, 2**24 + 3,
+                                                       2**53 + 1, 2**53 + 3, 2**63 - 512, 1 << 31}
+        vals |= {-v for v in vals}
+        return np.array(sorted(v for v in vals if low <= v <= high), dtype=object).astype(S.np_dtype(src))
+    probes = float_edges(src) + (integer_probes(to, src) if S.is_int(to) else rounding_probes(to) if S.is_float(to) else [])
+    vals = [p for p in probes if _representable(p, src) and defined(p, src, to)]
+    with np.errstate(all="ignore"):
+        return np.array([float(v) for v in vals], dtype=np.float64).astype(S.np_dtype(src))
+
+
+def edge_strings(to: str) -> list[str]:
+    if to == "string":
+        return ["", "a", "3.14", "INF", "Hello World!"]
+    if S.is_int(to):
+        low, high = S.finite_range(to)
+        return [s for s in ["0", "1", "-1", "7", "-7", "100", "-100", str(low), str(high)] if low <= int(s) <= high]
+    fmax = float(finfo(to).max)
+    numbers = ["3.14", "1000", "1e-5", "1E8", "-2.5", "0", "-0", "0.1", "100.5", "1.5e2", "65504", "448", "6", "0.25"]
+    return [s for s in numbers if abs(float(s)) <= fmax] + ["+INF", "INF", "inf", "-INF", "NaN", "nan"]
+
+
+def edge_cases(src: str, opset: int, op_name: str = "Cast") -> list[tuple[str, np.ndarray, str, dict]]:
+    """(name, source values, target, attrs) for every target, both saturate modes for float 8
+    targets, an empty tensor and a rank-0 one."""
+    out = []
+    for to in targets(src, opset, op_name):
+        x = edge_source(src, to)
+        if to in FLOAT8 and opset >= 19:
+            out.append((f"to_{to}_saturate", x, to, {}))
+            out.append((f"to_{to}_nosaturate", x, to, {"saturate": 0}))
+        else:
+            out.append((f"to_{to}", x, to, {}))
+    to = targets(src, opset, op_name)[0]
+    out.append(("empty", edge_source(src, to)[:0].reshape(0, 2, 0), to, {}))
+    out.append(("rank0", edge_source(src, to)[-1:].reshape(()), to, {}))
+    return out
+
+
+@op.edges(1, 6, 9, 13, 19, 21, 23, 24, 25, 28)
+def edges(dtype, opset):
+    return [Example([x], {"to": to_attr(to, opset), **attrs}, name=name) for name, x, to, attrs in edge_cases(dtype, opset)]

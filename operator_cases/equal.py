@@ -1,0 +1,49 @@
+"""Equal: C = (A == B), elementwise, output bool (ONNX spec: Equal-1, 7, 11, 13, 19).
+
+Equal-1 broadcasts with the legacy ``broadcast``/``axis`` attributes (see _binary_util) over
+bool/int32/int64; Equal-7 on broadcast multidirectionally; Equal-11 adds the other integers and
+floats, Equal-13 bfloat16, Equal-19 string. Floats compare as IEEE 754 values: NaN equals
+nothing (itself included) and -0.0 == +0.0.
+"""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._binary_util import compare_example, legacy_rhs, pair_edges
+
+op = Operator("Equal")
+
+
+def equal(a, b):
+    return np.asarray(np.equal(a, b), dtype=bool)
+
+
+@op.reference(1)
+def equal_1(a, b, *, broadcast=0, axis=None):
+    return equal(a, legacy_rhs(a, b, broadcast, axis))
+
+
+@op.reference(7, 11, 13, 19)
+def equal_7(a, b):
+    return equal(a, b)
+
+
+@op.strategy(1)
+def draw_1(d, dtype, opset):
+    return compare_example(d, dtype, legacy=True)
+
+
+@op.strategy(7, 11, 13, 19)
+def draw_7(d, dtype, opset):
+    return compare_example(d, dtype)
+
+
+@op.edges(1)
+def edges_1(dtype, opset):
+    return pair_edges(dtype, legacy=True)
+
+
+@op.edges(7, 11, 13, 19)
+def edges_7(dtype, opset):
+    return pair_edges(dtype, legacy=False)

@@ -1,0 +1,56 @@
+"""Mean: elementwise mean of 1..N inputs (ONNX spec: Mean-1, 6, 8, 13).
+
+Mean-1/6 need every input to have the same shape; Mean-8 on broadcast multidirectionally;
+Mean-13 adds bfloat16. The mean is taken in float64 (sum, then divide by the number of inputs)
+and rounded once to the input type; NaN and inf follow IEEE 754. The spec does not say whether
+the sum may overflow the input type before the division (Mean(FLT_MAX, FLT_MAX) is FLT_MAX
+mathematically, inf when summed in float32), so edge pairs whose sum overflows are left out.
+"""
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import Operator
+
+from ._binary_util import variadic_edges, variadic_example
+from ._common import back
+
+op = Operator("Mean")
+
+
+@op.reference(1, 6, 8, 13)
+def mean(*inputs, consumed_inputs=None):
+    with np.errstate(all="ignore"):
+        return back(sum(x.astype(np.float64) for x in inputs) / len(inputs), inputs[0])
+
+
+@op.strategy(1, 6)
+def draw_1(d, dtype, opset):
+    return variadic_example(d, dtype, broadcast=False, same_sign=True)
+
+
+@op.strategy(8, 13)
+def draw_8(d, dtype, opset):
+    return variadic_example(d, dtype, broadcast=True, same_sign=True)
+
+
+def _sum_fits(dtype):
+    """Keep a pair of edge values unless both are finite and their sum overflows ``dtype``."""
+    high = S.finite_range(dtype)[1]
+
+    def keep(x, y):
+        x, y = float(x), float(y)
+        finite = abs(x) <= high and abs(y) <= high  # False for NaN and inf
+        return not finite or abs(x + y) <= high
+
+    return keep
+
+
+@op.edges(1, 6)
+def edges_1(dtype, opset):
+    return variadic_edges(dtype, broadcast=False, keep=_sum_fits(dtype))
+
+
+@op.edges(8, 13)
+def edges_8(dtype, opset):
+    return variadic_edges(dtype, broadcast=True, keep=_sum_fits(dtype))

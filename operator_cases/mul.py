@@ -1,0 +1,47 @@
+"""Mul: C = A * B, elementwise (ONNX spec: Mul-1, 6, 7, 13, 14).
+
+Mul-1/6 broadcast only with the legacy ``broadcast``/``axis`` attributes (see _binary_util);
+Mul-7 on broadcast multidirectionally. Mul-6 adds int32/int64/uint32/uint64, Mul-13 bfloat16,
+Mul-14 the 8- and 16-bit integers. Floats are multiplied in float64 and rounded to the input type.
+The spec says nothing about integer overflow: the product is computed exactly and wrapped around
+(two's complement), the behaviour of every integer ALU. Float overflow gives +-inf and
+0 * inf gives NaN (IEEE 754).
+"""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._binary_util import arith, legacy_rhs, pair_edges, pair_example
+
+op = Operator("Mul")
+
+
+@op.reference(1, 6)
+def mul_1(a, b, *, broadcast=0, axis=None, consumed_inputs=None):
+    return arith(np.multiply, a, legacy_rhs(a, b, broadcast, axis))
+
+
+@op.reference(7, 13, 14)
+def mul_7(a, b):
+    return arith(np.multiply, a, b)
+
+
+@op.strategy(1, 6)
+def draw_1(d, dtype, opset):
+    return pair_example(d, dtype, legacy=True)
+
+
+@op.strategy(7, 13, 14)
+def draw_7(d, dtype, opset):
+    return pair_example(d, dtype)
+
+
+@op.edges(1, 6)
+def edges_1(dtype, opset):
+    return pair_edges(dtype, legacy=True)
+
+
+@op.edges(7, 13, 14)
+def edges_7(dtype, opset):
+    return pair_edges(dtype, legacy=False)

@@ -1,0 +1,41 @@
+"""Sum: elementwise sum of 1..N inputs (ONNX spec: Sum-1, 6, 8, 13).
+
+Sum-1/6 need every input to have the same shape; Sum-8 on broadcast multidirectionally;
+Sum-13 adds bfloat16. The sum is taken in float64 and rounded once to the input type
+(IEEE 754: overflow gives +-inf, inf + -inf gives NaN, NaN propagates).
+"""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._binary_util import variadic_edges, variadic_example
+from ._common import back
+
+op = Operator("Sum")
+
+
+@op.reference(1, 6, 8, 13)
+def sum_(*inputs, consumed_inputs=None):
+    with np.errstate(all="ignore"):
+        return back(sum(x.astype(np.float64) for x in inputs), inputs[0])
+
+
+@op.strategy(1, 6)
+def draw_1(d, dtype, opset):
+    return variadic_example(d, dtype, broadcast=False, same_sign=True)
+
+
+@op.strategy(8, 13)
+def draw_8(d, dtype, opset):
+    return variadic_example(d, dtype, broadcast=True, same_sign=True)
+
+
+@op.edges(1, 6)
+def edges_1(dtype, opset):
+    return variadic_edges(dtype, broadcast=False)
+
+
+@op.edges(8, 13)
+def edges_8(dtype, opset):
+    return variadic_edges(dtype, broadcast=True)
