@@ -1,0 +1,25 @@
+"""ReduceMin: the smallest element over ``axes`` (ONNX spec: ReduceMin-1, 11, 12, 13, 18, 20).
+
+``axes`` is an attribute up to ReduceMin-13 and an optional input from ReduceMin-18 (with
+``noop_with_empty_axes``); ReduceMin-12 adds int8/uint8, 13 bfloat16, 20 bool ("the comparison
+should consider False < True"). "Reduction over an empty set of values yields plus infinity (if
+supported by the datatype) or the maximum value of the data type otherwise" (every version but
+12, whose text says nothing, so its cases avoid empty reductions); for bool that maximum is True.
+The spec says nothing about NaN, so no case has one; infinities, -0.0 and denormals are covered.
+"""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._reduce_util import extreme_drawer, extreme_edges, wide_int_edges, identity_high, register_reduce
+
+op = Operator("ReduceMin")
+
+
+def compute(x, axes, dtype):
+    return np.min(x, axis=axes, keepdims=True, initial=identity_high(dtype))
+
+
+register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, edge_values=extreme_edges, whole_range_ints=True,
+                extra_edges=wide_int_edges)
