@@ -32,6 +32,7 @@ OUTCOME_COLOURS = {
     "pass": "#2e9d4f", "xpass": "#4f8fd6", "xfail": "#cdb64a", "skip": "#c9ced6",
     "mismatch": "#d7301f", "wrong-shape": "#ef6a1a", "wrong-dtype": "#f39a4a", "rejected": "#8c6bb1",
     "unsupported": "#8a8f98", "error": "#a50f15", "crash": "#2b2b2b", "timeout": "#8c510a",
+    "export-failed": "#6d4c41",
 }
 SERIES_COLOURS = ["#3366cc", "#dc6b19", "#2e9d4f", "#9b4dca", "#c2185b", "#00838f", "#7c6f00", "#5d4037"]
 

@@ -248,7 +248,7 @@ class BackendSummary:
 
     @property
     def not_loadable(self) -> int:
-        return self.counts["rejected"]
+        return self.counts["rejected"] + self.counts["export-failed"]  # as cli.backend_counts
 
     @property
     def loadable(self) -> int:
