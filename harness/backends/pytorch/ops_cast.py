@@ -1,0 +1,190 @@
+"""Type conversion and (de)quantization: Cast, CastLike, QuantizeLinear, DequantizeLinear,
+DynamicQuantizeLinear.
+
+Values of types torch has no dtype for live in carriers (see :mod:`.dtypes`); the conversions
+here produce the exact value of the target type inside its carrier:
+
+- float8 (saturating by default, onnx Cast "float 8" tables), through torch's own float8 dtypes;
+- float4e2m1, rounded to nearest-even on its 8-value grid and saturated to +-6;
+- int4/uint4 and uint16/uint32 by truncation then wrap-around (fixed-point rule of Cast).
+"""
+
+from __future__ import annotations
+
+import torch
+from onnx import TensorProto as TP
+
+from ..base import Unsupported
+from . import dtypes
+from ._util import axis as norm_axis
+from .registry import lowers
+
+_TORCH_FLOAT8 = {
+    TP.FLOAT8E4M3FN: torch.float8_e4m3fn,
+    TP.FLOAT8E4M3FNUZ: torch.float8_e4m3fnuz,
+    TP.FLOAT8E5M2: torch.float8_e5m2,
+    TP.FLOAT8E5M2FNUZ: torch.float8_e5m2fnuz,
+}
+_FLOAT8_MAX = {TP.FLOAT8E4M3FN: 448.0, TP.FLOAT8E4M3FNUZ: 240.0, TP.FLOAT8E5M2: 57344.0, TP.FLOAT8E5M2FNUZ: 57344.0}
+_INT_RANGE = {
+    TP.INT8: (-128, 127), TP.UINT8: (0, 255), TP.INT16: (-32768, 32767), TP.UINT16: (0, 65535),
+    TP.INT32: (-(2**31), 2**31 - 1), TP.UINT32: (0, 2**32 - 1), TP.INT4: (-8, 7), TP.UINT4: (0, 15),
+}
+if hasattr(TP, "INT2"):
+    _INT_RANGE[TP.INT2] = (-2, 1)
+    _INT_RANGE[TP.UINT2] = (0, 3)
+
+
+def _exact_value(x: torch.Tensor, code: int | None) -> torch.Tensor:
+    """The tensor's numbers as they are in ONNX type ``code`` (uint64 carriers unfolded)."""
+    if code == TP.UINT64:
+        return x.to(torch.float64) + (x < 0).to(torch.float64) * 2.0**64
+    return x
+
+
+def to_float8(v: torch.Tensor, code: int, saturate: bool) -> torch.Tensor:
+    v = v.to(torch.float32)
+    if saturate:
+        top = _FLOAT8_MAX[code]
+        v = torch.where(torch.isnan(v), v, v.clamp(-top, top))
+    out = v.to(_TORCH_FLOAT8[code]).to(torch.float32)
+    if not saturate and code == TP.FLOAT8E4M3FN:
+        # torch saturates e4m3fn; without saturation what rounds past 448 (beyond the 464
+        # midpoint) is NaN, as is infinity (Cast, float 8 table for saturate=0)
+        out = torch.where(v.abs() > 464.0, torch.full_like(out, float("nan")), out)
+    return out
+
+
+def to_float4e2m1(v: torch.Tensor) -> torch.Tensor:
+    """Round to the float4e2m1 grid {0, .5, 1, 1.5, 2, 3, 4, 6}, ties to even, saturating at 6."""
+    v = v.to(torch.float32)
+    a = v.abs()
+    q = torch.where(a < 2, torch.round(a * 2) / 2, torch.where(a < 4, torch.round(a), torch.round(a / 2) * 2))
+    q = q.clamp(max=6.0)
+    q = torch.where(torch.isnan(a), a, q)
+    return torch.copysign(q, v)
+
+
+def to_float8e8m0(v: torch.Tensor, saturate: bool, round_mode: str) -> torch.Tensor:
+    """The power of two float8e8m0 keeps of float32 ``v`` (its exponent; the sign is dropped).
+
+    ``up`` rounds any fraction up, ``down`` truncates, ``nearest`` rounds half up on the
+    float32 guard / round / sticky bits; with ``saturate`` the largest exponent (254) never
+    rounds up into NaN (Cast-24, float8e8m0 conversion).
+    """
+    bits = v.to(torch.float32).view(torch.int32).to(torch.int64) & 0xFFFFFFFF
+    exponent = (bits >> 23) & 0xFF
+    special = exponent == 0xFF
+    if round_mode == "nearest":
+        g, r, s = (bits & 0x400000) > 0, (bits & 0x200000) > 0, (bits & 0x1FFFFF) > 0
+        up = g & (r | s | (exponent > 0))
+    elif round_mode == "up":
+        up = (bits & 0x7FFFFF) > 0
+    else:
+        up = torch.zeros_like(special)
+    up = up & ~special
+    if saturate:
+        up = up & (exponent != 0xFE)
+    exponent = exponent + up.to(torch.int64)
+    value = torch.pow(2.0, (exponent - 127).to(torch.float64)).to(torch.float32)
+    return torch.where(special | (exponent == 0xFF), torch.full_like(value, float("nan")), value)
+
+
+def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, round_mode: str = "up") -> torch.Tensor:
+    if to == TP.STRING or src == TP.STRING:
+        raise Unsupported("torch has no string tensors (Cast to or from string)")
+    if to not in dtypes.CARRIER:
+        raise Unsupported(f"Cast to {dtypes.type_name(to)}")
+    v = _exact_value(x, src)
+    if hasattr(TP, "FLOAT8E8M0") and to == TP.FLOAT8E8M0:
+        return to_float8e8m0(v, saturate, round_mode)
+    if to == TP.BOOL:
+        return v != 0
+    if to in _TORCH_FLOAT8:
+        return to_float8(v, to, saturate)
+    if to == TP.FLOAT4E2M1:
+        return to_float4e2m1(v)
+    carrier = dtypes.CARRIER[to]
+    if to in dtypes.WRAPPED or to in (TP.UINT32, TP.UINT16):
+        whole = v.to(torch.int64) if v.dtype != torch.int64 else v  # floats truncate toward zero
+        return dtypes.wrap(whole, to).to(carrier) if to in dtypes.WRAPPED else whole.to(carrier)
+    if to == TP.UINT64 and v.dtype.is_floating_point:
+        big = v >= 2.0**63
+        return torch.where(big, (v - 2.0**64).to(torch.int64), v.to(torch.int64))
+    if to == TP.UINT8 and v.dtype.is_floating_point:
+        return v.to(torch.int64).to(torch.uint8)  # wrap like the reference's numpy astype
+    return v.to(carrier)
+
+
+@lowers("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
+def cast(node, x, *, to, saturate=1, round_mode="up"):
+    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode)
+
+
+@lowers("CastLike", 15, 19, 21, 23, 24, 25)
+def cast_like(node, x, like, *, saturate=1, round_mode="up"):
+    to = node.in_type(1) or dtypes.onnx_type_of(like)
+    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode)
+
+
+# -- quantization ----------------------------------------------------------------------------
+def _expand_param(p: torch.Tensor, x: torch.Tensor, axis: int, block_size: int) -> torch.Tensor:
+    """Broadcast a per-tensor, per-axis or blocked scale / zero point to ``x``'s shape."""
+    if p.dim() == 0 or p.numel() == 1 and p.dim() <= 1:
+        return p.reshape(())
+    a = norm_axis(axis, x.dim())
+    if p.dim() == 1 and not block_size:
+        shape = [1] * x.dim()
+        shape[a] = p.shape[0]
+        return p.reshape(shape)
+    return p.repeat_interleave(block_size, dim=a).narrow(a, 0, x.shape[a])
+
+
+def _quantized_type(node, y_zero_point, output_dtype):
+    if output_dtype:
+        return output_dtype
+    if y_zero_point is not None:
+        return node.in_type(2) or dtypes.onnx_type_of(y_zero_point)
+    return TP.UINT8
+
+
+@lowers("QuantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
+def quantize_linear(node, x, y_scale, y_zero_point=None, *, axis=1, block_size=0, output_dtype=0, saturate=1, precision=0):
+    to = _quantized_type(node, y_zero_point, output_dtype)
+    scale = _expand_param(y_scale, x, axis, block_size)
+    work = dtypes.carrier(precision) if precision else (scale.dtype if scale.dtype.is_floating_point else torch.float32)
+    q = x.to(work) / scale.to(work)
+    if to in _TORCH_FLOAT8 or to == TP.FLOAT4E2M1:
+        if y_zero_point is not None:
+            q = q + _expand_param(y_zero_point, x, axis, block_size).to(q.dtype)
+        return to_float8(q, to, bool(saturate)) if to in _TORCH_FLOAT8 else to_float4e2m1(q)
+    q = torch.round(q.to(torch.float64))  # round half to even
+    if y_zero_point is not None:
+        q = q + _exact_value(_expand_param(y_zero_point, x, axis, block_size), to).to(torch.float64)
+    if to not in _INT_RANGE:
+        raise Unsupported(f"QuantizeLinear to {dtypes.type_name(to)}")
+    lo, hi = _INT_RANGE[to]
+    return q.clamp(lo, hi).to(torch.int64).to(dtypes.CARRIER[to])
+
+
+@lowers("DequantizeLinear", 10, 13, 19, 21, 23, 24, 25, 28)
+def dequantize_linear(node, x, x_scale, x_zero_point=None, *, axis=1, block_size=0, output_dtype=0):
+    out = dtypes.carrier(output_dtype) if output_dtype else x_scale.dtype
+    work = torch.float64 if out != torch.float64 else out
+    v = _exact_value(x, node.in_type(0)).to(work)
+    if x_zero_point is not None:
+        v = v - _exact_value(_expand_param(x_zero_point, x, axis, block_size), node.in_type(2)).to(work)
+    scale = _expand_param(x_scale, x, axis, block_size)
+    # the product is computed in the output type (the spec), then stored in it
+    return (v.to(out) * scale.to(out)).to(out)
+
+
+@lowers("DynamicQuantizeLinear", 11)
+def dynamic_quantize_linear(node, x):
+    lo = torch.clamp(x.min(), max=0).to(torch.float32)
+    hi = torch.clamp(x.max(), min=0).to(torch.float32)
+    scale = (hi - lo) / 255.0
+    zp = torch.clamp(torch.round(-lo / scale), 0, 255) if float(scale) != 0 else torch.zeros((), dtype=torch.float32)
+    y = torch.clamp(torch.round(x.to(torch.float32) / scale) + zp, 0, 255) if float(scale) != 0 else torch.zeros_like(x) + zp
+    return y.to(torch.uint8), scale, zp.to(torch.uint8)
+

@@ -1,0 +1,189 @@
+"""Control flow, sequences and optionals: If, Loop, Scan, Sequence*, SplitToSequence,
+ConcatFromSequence, SequenceMap, Optional*.
+
+A sequence is a Python list of tensors; an empty optional is ``None``. Subgraph attributes
+arrive lowered (:class:`.executor.Graph`); ``outer`` holds the values in scope at the node.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from . import dtypes
+from ._util import ints, scalar
+from .registry import lowers
+
+
+@lowers("If", 1, 11, 13, 16, 19, 21, 23, 24, 25)
+def if_(node, cond, *, then_branch, else_branch, outer):
+    branch = then_branch if bool(scalar(cond)) else else_branch
+    return tuple(branch.run({}, outer))
+
+
+def _stack_scan(values, node, k):
+    if values:
+        return torch.stack(values, 0)
+    dtype = dtypes.CARRIER.get(node.out_type(k) or 0, torch.float32)
+    return torch.zeros((0,), dtype=dtype, device=node.device)
+
+
+@lowers("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25)
+def loop(node, trip_count=None, cond=None, *carried, body, outer):
+    max_trips = int(scalar(trip_count)) if trip_count is not None else None
+    keep_going = bool(scalar(cond)) if cond is not None else True
+    state = list(carried)
+    n_carried = len(state)
+    scans: list[list] = []
+    i = 0
+    while keep_going and (max_trips is None or i < max_trips):
+        feeds = dict(zip(body.inputs, [torch.tensor(i, dtype=torch.int64, device=node.device),
+                                       torch.tensor(keep_going, device=node.device), *state]))
+        out = body.run(feeds, outer)
+        # the body's condition output counts only when the node has a condition input (Loop spec)
+        keep_going = bool(scalar(out[0])) if cond is not None else True
+        state = list(out[1:1 + n_carried])
+        extra = out[1 + n_carried:]
+        if not scans:
+            scans = [[] for _ in extra]
+        for bucket, value in zip(scans, extra):
+            bucket.append(value)
+        i += 1
+    n_scan = len(node.outputs) - n_carried
+    if not scans:
+        scans = [[] for _ in range(n_scan)]
+    return tuple(state) + tuple(_stack_scan(v, node, n_carried + k) for k, v in enumerate(scans))
+
+
+@lowers("Scan", 9, 11, 16, 19, 21, 23, 24, 25)
+def scan(node, *inputs, body, num_scan_inputs, scan_input_axes=None, scan_input_directions=None,
+         scan_output_axes=None, scan_output_directions=None, outer):
+    n_state = len(inputs) - num_scan_inputs
+    state = list(inputs[:n_state])
+    xs = list(inputs[n_state:])
+    in_axes = [a + x.dim() if a < 0 else a for a, x in zip(scan_input_axes or [0] * len(xs), xs)]
+    in_dirs = scan_input_directions or [0] * len(xs)
+    length = xs[0].shape[in_axes[0]] if xs else 0
+    outs: list[list] = []
+    for t in range(length):
+        slices = [x.select(a, length - 1 - t if d else t) for x, a, d in zip(xs, in_axes, in_dirs)]
+        result = body.run(dict(zip(body.inputs, state + slices)), outer)
+        state = list(result[:n_state])
+        if not outs:
+            outs = [[] for _ in result[n_state:]]
+        for bucket, value in zip(outs, result[n_state:]):
+            bucket.append(value)
+    n_out = len(node.outputs) - n_state
+    out_axes = scan_output_axes or [0] * n_out
+    out_dirs = scan_output_directions or [0] * n_out
+    stacked = []
+    for k in range(n_out):
+        values = outs[k] if outs else []
+        if out_dirs[k]:
+            values = values[::-1]
+        y = _stack_scan(values, node, n_state + k)
+        axis = out_axes[k] + y.dim() if out_axes[k] < 0 else out_axes[k]
+        stacked.append(y.movedim(0, axis) if values else y)
+    return tuple(state) + tuple(stacked)
+
+
+@lowers("Scan", 8)
+def scan_8(node, sequence_lens, *inputs, body, num_scan_inputs, directions=None, outer):
+    """Scan-8 has a batch axis 0 in every input and output, and optional sequence_lens."""
+    n_state = len(inputs) - num_scan_inputs
+    batch = inputs[0].shape[0]
+    lens = ints(sequence_lens) if sequence_lens is not None else None
+    per_batch = []
+    for b in range(batch):
+        state = [s[b] for s in inputs[:n_state]]
+        xs = [x[b] for x in inputs[n_state:]]
+        if lens is not None:
+            xs = [x[: lens[b]] for x in xs]
+        per_batch.append(scan(node, *state, *xs, body=body, num_scan_inputs=num_scan_inputs,
+                              scan_input_directions=directions, outer=outer))
+    return tuple(torch.stack([r[k] for r in per_batch], 0) for k in range(len(per_batch[0])))
+
+
+# -- sequences -------------------------------------------------------------------------------
+@lowers("SequenceEmpty", 11)
+def sequence_empty(node, *, dtype=None):
+    return []
+
+
+@lowers("SequenceConstruct", 11)
+def sequence_construct(node, *xs):
+    return list(xs)
+
+
+def _position(pos, n, default):
+    if pos is None:
+        return default
+    p = int(scalar(pos))
+    return p + n if p < 0 else p
+
+
+@lowers("SequenceInsert", 11)
+def sequence_insert(node, seq, x, position=None):
+    out = list(seq)
+    out.insert(_position(position, len(seq), len(seq)), x)
+    return out
+
+
+@lowers("SequenceAt", 11)
+def sequence_at(node, seq, position):
+    return seq[_position(position, len(seq), 0)]
+
+
+@lowers("SequenceErase", 11)
+def sequence_erase(node, seq, position=None):
+    out = list(seq)
+    del out[_position(position, len(seq), len(seq) - 1)]
+    return out
+
+
+@lowers("SequenceLength", 11)
+def sequence_length(node, seq):
+    return torch.tensor(len(seq), dtype=torch.int64, device=node.device)
+
+
+@lowers("ConcatFromSequence", 11)
+def concat_from_sequence(node, seq, *, axis, new_axis=0):
+    return torch.stack(seq, dim=axis) if new_axis else torch.cat(seq, dim=axis)
+
+
+@lowers("SplitToSequence", 11, 24)
+def split_to_sequence(node, x, split=None, *, axis=0, keepdims=1):
+    a = axis + x.dim() if axis < 0 else axis
+    if split is None:
+        parts = list(torch.split(x, 1, dim=a))
+        return [p.squeeze(a) for p in parts] if not keepdims else parts
+    if split.dim() == 0:
+        return list(torch.split(x, int(split.item()), dim=a))
+    return list(torch.split(x, ints(split), dim=a))
+
+
+@lowers("SequenceMap", 17)
+def sequence_map(node, seq, *extra, body, outer):
+    results: list[list] = [[] for _ in body.outputs]
+    for i, item in enumerate(seq):
+        args = [item] + [e[i] if isinstance(e, list) else e for e in extra]
+        for bucket, value in zip(results, body.run(dict(zip(body.inputs, args)), outer)):
+            bucket.append(value)
+    return tuple(results) if len(results) > 1 else results[0]
+
+
+# -- optionals -------------------------------------------------------------------------------
+@lowers("Optional", 15, 28)
+def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
+    return x
+
+
+@lowers("OptionalHasElement", 15, 18, 28)
+def optional_has_element(node, x=None):
+    return torch.tensor(x is not None, device=node.device)
+
+
+@lowers("OptionalGetElement", 15, 18, 28)
+def optional_get_element(node, x):
+    if x is None:
+        raise ValueError("OptionalGetElement: the optional is empty")
+    return x

@@ -1,0 +1,345 @@
+"""Elementwise operators: arithmetic, math functions, activations, comparisons, logic, bits.
+
+Binary operators broadcast numpy-style (the multidirectional broadcasting of onnx/Broadcasting.md,
+op-versions 7 and later; the legacy ``broadcast``/``axis`` attributes of versions 1 and 6 are
+not lowered).
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+
+from . import dtypes
+from ._util import widen
+from .registry import lowers
+
+
+def _float_math(fn):
+    """Run ``fn`` in float32 for half types torch lacks a CPU kernel for, then cast back."""
+
+    def run(x):
+        try:
+            return fn(x)
+        except RuntimeError:
+            if x.dtype in (torch.float16, torch.bfloat16):
+                return fn(x.float()).to(x.dtype)
+            raise
+
+    return run
+
+
+# -- arithmetic ------------------------------------------------------------------------------
+@lowers("Add", 7, 13, 14)
+def add(node, a, b):
+    if a.dtype == torch.bool:
+        return a | b
+    return a + b
+
+
+@lowers("Sub", 7, 13, 14)
+def sub(node, a, b):
+    return a - b
+
+
+@lowers("Mul", 7, 13, 14)
+def mul(node, a, b):
+    if a.dtype == torch.bool:
+        return a & b
+    return a * b
+
+
+@lowers("Div", 7, 13, 14)
+def div(node, a, b):
+    if a.dtype.is_floating_point or a.dtype.is_complex:
+        return a / b
+    # integer division truncates toward zero (the C semantics the spec's reference uses)
+    return torch.div(a, b, rounding_mode="trunc")
+
+
+@lowers("Mod", 10, 13, 28)
+def mod(node, a, b, *, fmod=0):
+    if fmod:
+        return torch.fmod(a, b)  # A - trunc(A / B) * B: the dividend's sign
+    out = torch.remainder(a, b)  # A - floor(A / B) * B: the divisor's sign
+    if a.dtype.is_floating_point:
+        # Mod-28's special cases: a finite x modulo +-inf is x when the signs agree, else y
+        same = torch.signbit(a) == torch.signbit(b)
+        out = torch.where(torch.isinf(b) & torch.isfinite(a) & (a != 0), torch.where(same, a, b), out)
+    return out
+
+
+@lowers("Pow", 7, 12, 13, 15)
+def pow_(node, x, y):
+    if x.dtype.is_floating_point and y.dtype == x.dtype:
+        return torch.pow(x, y)
+    if not x.dtype.is_floating_point and not y.dtype.is_floating_point:
+        return torch.pow(widen(x), widen(y)).to(x.dtype)
+    return torch.pow(x.double(), y.double()).to(x.dtype)
+
+
+# -- the legacy broadcast of versions 1-6: b is aligned to a at ``axis`` (or at the end) ---------
+def _legacy(fn):
+    def run(node, a, b, *, broadcast=0, axis=None):
+        if broadcast and b.dim() < a.dim():
+            start = a.dim() - b.dim() if axis is None else (axis + a.dim() if axis < 0 else axis)
+            b = b.reshape([1] * start + list(b.shape) + [1] * (a.dim() - start - b.dim()))
+        return fn(node, a, b)
+
+    return run
+
+
+lowers("Add", 6)(_legacy(add))
+lowers("Sub", 6)(_legacy(sub))
+lowers("Mul", 6)(_legacy(mul))
+lowers("Div", 6)(_legacy(div))
+lowers("Pow", 1)(_legacy(pow_))
+
+
+@lowers("Neg", 6, 13)
+def neg(node, x):
+    return -x
+
+
+@lowers("Abs", 6, 13)
+def abs_(node, x):
+    return torch.abs(x)
+
+
+@lowers("Reciprocal", 6, 13)
+def reciprocal(node, x):
+    return torch.reciprocal(x)
+
+
+@lowers("Sign", 9, 13)
+def sign(node, x):
+    return torch.sign(x)
+
+
+def _variadic(fn):
+    def run(node, *xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = fn(out, x)
+        return out
+
+    return run
+
+
+sum_ = lowers("Sum", 6, 8, 13)(_variadic(torch.add))
+max_ = lowers("Max", 6, 8, 12, 13)(_variadic(torch.maximum))
+min_ = lowers("Min", 6, 8, 12, 13)(_variadic(torch.minimum))
+
+
+@lowers("Mean", 6, 8, 13)
+def mean(node, *xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = out + x
+    return out / len(xs)
+
+
+@lowers("Clip", 11, 12, 13)
+def clip(node, x, lo=None, hi=None):
+    if lo is not None:
+        x = torch.maximum(x, lo.to(x.dtype))
+    if hi is not None:
+        x = torch.minimum(x, hi.to(x.dtype))
+    return x
+
+
+@lowers("Clip", 6)
+def clip_6(node, x, *, min=-3.4028234663852886e38, max=3.4028234663852886e38):  # noqa: A002 - spec names
+    return torch.clamp(x, min, max)
+
+
+# -- math functions --------------------------------------------------------------------------
+def _unary(op: str, versions: tuple[int, ...], fn):
+    run = _float_math(fn)
+    lowers(op, *versions)(lambda node, x: run(x))
+
+
+for _op, _versions, _fn in (
+    ("Floor", (6, 13), torch.floor), ("Ceil", (6, 13), torch.ceil), ("Sqrt", (6, 13), torch.sqrt),
+    ("Exp", (6, 13), torch.exp), ("Log", (6, 13), torch.log), ("Tanh", (6, 13), torch.tanh),
+    ("Sigmoid", (6, 13), torch.sigmoid), ("Erf", (9, 13), torch.erf),
+    ("Sin", (7, 22), torch.sin), ("Cos", (7, 22), torch.cos), ("Tan", (7, 22), torch.tan),
+    ("Asin", (7, 22), torch.asin), ("Acos", (7, 22), torch.acos), ("Atan", (7, 22), torch.atan),
+    ("Sinh", (9, 22), torch.sinh), ("Cosh", (9, 22), torch.cosh), ("Asinh", (9, 22), torch.asinh),
+    ("Acosh", (9, 22), torch.acosh), ("Atanh", (9, 22), torch.atanh),
+    ("Round", (11, 22), torch.round),  # round half to even, as the spec asks
+    ("Softsign", (1, 22), F.softsign),
+):
+    _unary(_op, _versions, _fn)
+
+
+@lowers("IsNaN", 9, 13, 20)
+def isnan(node, x):
+    return torch.isnan(x)
+
+
+@lowers("IsInf", 10, 20)
+def isinf(node, x, *, detect_negative=1, detect_positive=1):
+    if detect_negative and detect_positive:
+        return torch.isinf(x)
+    if detect_negative:
+        return torch.isneginf(x)
+    if detect_positive:
+        return torch.isposinf(x)
+    return torch.zeros_like(x, dtype=torch.bool)
+
+
+# -- activations -----------------------------------------------------------------------------
+@lowers("Relu", 6, 13, 14)
+def relu(node, x):
+    return torch.relu(x) if x.dtype != torch.int8 else torch.clamp(x, min=0)
+
+
+@lowers("LeakyRelu", 6, 16)
+def leaky_relu(node, x, *, alpha=0.01):
+    return torch.where(x < 0, x * alpha, x)
+
+
+@lowers("PRelu", 7, 9, 16)
+def prelu(node, x, slope):
+    return torch.where(x < 0, x * slope, x)
+
+
+@lowers("PRelu", 6)
+def prelu_6(node, x, slope):
+    # before numpy broadcasting (version 7) a 1-D slope of length C is per channel (axis 1)
+    if slope.dim() == 1 and x.dim() > 2 and slope.numel() == x.shape[1]:
+        slope = slope.reshape([-1] + [1] * (x.dim() - 2))
+    return torch.where(x < 0, x * slope, x)
+
+
+@lowers("Elu", 6, 22)
+def elu(node, x, *, alpha=1.0):
+    return torch.where(x < 0, alpha * torch.expm1(x), x)
+
+
+@lowers("Selu", 6, 22)
+def selu(node, x, *, alpha=1.67326319217681884765625, gamma=1.05070102214813232421875):
+    return torch.where(x <= 0, gamma * (alpha * torch.exp(x) - alpha), gamma * x)
+
+
+@lowers("Celu", 12, 28)
+def celu(node, x, *, alpha=1.0):
+    return torch.clamp(x, min=0) + torch.clamp(alpha * torch.expm1(x / alpha), max=0)
+
+
+@lowers("ThresholdedRelu", 10, 22)
+def thresholded_relu(node, x, *, alpha=1.0):
+    return torch.where(x > alpha, x, torch.zeros_like(x))
+
+
+@lowers("HardSigmoid", 6, 22)
+def hard_sigmoid(node, x, *, alpha=0.2, beta=0.5):
+    return torch.clamp(alpha * x + beta, 0, 1)
+
+
+@lowers("HardSwish", 14, 22)
+def hard_swish(node, x):
+    return x * torch.clamp(x / 6 + 0.5, 0, 1)
+
+
+@lowers("Softplus", 1, 22)
+def softplus(node, x):
+    return _float_math(lambda v: torch.where(v > 20, v, torch.log1p(torch.exp(v))))(x)
+
+
+@lowers("Mish", 18, 22)
+def mish(node, x):
+    return _float_math(lambda v: v * torch.tanh(F.softplus(v)))(x)
+
+
+@lowers("Gelu", 20)
+def gelu(node, x, *, approximate="none"):
+    return _float_math(lambda v: F.gelu(v, approximate=approximate))(x)
+
+
+@lowers("Swish", 24)
+def swish(node, x, *, alpha=1.0):
+    return x * torch.sigmoid(alpha * x)
+
+
+@lowers("Shrink", 9)
+def shrink(node, x, *, bias=0.0, lambd=0.5):
+    out = torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, torch.zeros_like(x)))
+    return out.to(x.dtype)
+
+
+# -- comparisons and logic -------------------------------------------------------------------
+def _compare(op: str, versions: tuple[int, ...], fn):
+    lowers(op, *versions)(lambda node, a, b: fn(a, b))
+
+
+for _op, _versions, _fn in (
+    ("Equal", (7, 11, 13, 19), torch.eq), ("Greater", (7, 9, 13), torch.gt), ("Less", (7, 9, 13), torch.lt),
+    ("GreaterOrEqual", (12, 16), torch.ge), ("LessOrEqual", (12, 16), torch.le),
+    ("And", (7,), torch.logical_and), ("Or", (7,), torch.logical_or), ("Xor", (7,), torch.logical_xor),
+    ("BitwiseAnd", (18,), torch.bitwise_and), ("BitwiseOr", (18,), torch.bitwise_or), ("BitwiseXor", (18,), torch.bitwise_xor),
+):
+    _compare(_op, _versions, _fn)
+
+
+@lowers("Not", 1)
+def not_(node, x):
+    return torch.logical_not(x)
+
+
+@lowers("BitwiseNot", 18)
+def bitwise_not(node, x):
+    return torch.bitwise_not(x)  # carriers of uint16/uint32 are wrapped back by the executor
+
+
+@lowers("BitShift", 11, 28)
+def bit_shift(node, x, y, *, direction="LEFT"):
+    code = node.in_type(0)
+    bits = {dtypes.TP.UINT8: 8, dtypes.TP.UINT16: 16, dtypes.TP.UINT32: 32, dtypes.TP.UINT64: 64, dtypes.TP.INT8: 8,
+            dtypes.TP.INT16: 16, dtypes.TP.INT32: 32, dtypes.TP.INT64: 64}.get(code, x.element_size() * 8)
+    y = y.to(x.dtype)
+    # a shift by a negative amount or by the width or more leaves only the sign fill (BitShift-28)
+    out_of_range = (y < 0) | (y >= bits)
+    ys = y.clamp(0, bits - 1)
+    zero = torch.zeros((), dtype=x.dtype, device=x.device)
+    if direction == "LEFT":
+        return torch.where(out_of_range, zero, torch.bitwise_left_shift(x, ys))
+    if code == dtypes.TP.UINT64:
+        # int64 carries uint64's bits: shift, then clear the copies of the sign bit that came in
+        ones = torch.full_like(x, -1)
+        mask = torch.where(ys > 0, ~torch.bitwise_left_shift(ones, (64 - ys).clamp(max=63)), ones)
+        return torch.where(out_of_range, zero, torch.bitwise_right_shift(x, ys) & mask)
+    out = torch.bitwise_right_shift(x, ys)
+    if code in dtypes.UNSIGNED:
+        return torch.where(out_of_range, zero, out)
+    return torch.where(out_of_range, torch.where(x < 0, torch.full_like(x, -1), torch.zeros_like(x)), out)
+
+
+@lowers("Where", 9, 16)
+def where(node, cond, x, y):
+    return torch.where(cond, x, y)
+
+
+# -- bit reinterpretation --------------------------------------------------------------------
+_EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
+    dtypes.TP.FLOAT: torch.float32, dtypes.TP.DOUBLE: torch.float64, dtypes.TP.FLOAT16: torch.float16,
+    dtypes.TP.BFLOAT16: torch.bfloat16, dtypes.TP.INT8: torch.int8, dtypes.TP.UINT8: torch.uint8,
+    dtypes.TP.INT16: torch.int16, dtypes.TP.UINT16: torch.int16, dtypes.TP.INT32: torch.int32,
+    dtypes.TP.UINT32: torch.int32, dtypes.TP.INT64: torch.int64, dtypes.TP.UINT64: torch.int64,
+    dtypes.TP.BOOL: torch.bool,
+}
+
+
+@lowers("BitCast", 26)
+def bit_cast(node, x, *, to):
+    src = node.in_type(0)
+    if src not in _EXACT or to not in _EXACT:
+        from ..base import Unsupported
+
+        raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
+    exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
+    out = exact.contiguous().view(_EXACT[to])
+    if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
+        out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
+    return out.to(dtypes.CARRIER[to])

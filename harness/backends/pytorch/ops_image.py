@@ -1,0 +1,363 @@
+"""Image and geometry operators: Resize, Upsample, GridSample, AffineGrid, RoiAlign, Col2Im,
+NonMaxSuppression, DeformConv.
+
+Resize is separable: for each resized axis we build an (output x input) interpolation matrix
+from the spec's coordinate transformation and the mode's coefficients (nearest with its
+rounding rule, linear, cubic with ``cubic_coeff_a``, the antialiasing filters, edge clamping or
+``exclude_outside``), then contract the axis with it, in float64. Positions that
+``tf_crop_and_resize`` maps outside the input take ``extrapolation_value``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..base import Unsupported
+from ._util import ints, pair_pads, scalar
+from .registry import lowers
+
+
+# -- Resize ----------------------------------------------------------------------------------
+def _source_coords(mode, out_len, in_len, scale, roi):
+    y = torch.arange(out_len, dtype=torch.float64)
+    out_f = scale * in_len
+    if mode == "align_corners":
+        return (torch.zeros(out_len, dtype=torch.float64) if out_f == 1 else y * (in_len - 1) / (out_f - 1)), None
+    if mode == "asymmetric":
+        return y / scale, None
+    if mode == "tf_crop_and_resize":
+        start, end = roi
+        if out_f == 1:
+            x = torch.full((out_len,), (end - start) * (in_len - 1) / 2, dtype=torch.float64)
+        else:
+            x = y * (end - start) * (in_len - 1) / (out_f - 1)
+        x = x + start * (in_len - 1)
+        return x, (x < 0) | (x > in_len - 1)
+    if mode == "pytorch_half_pixel":
+        return (torch.full((out_len,), -0.5, dtype=torch.float64) if out_f == 1 else (y + 0.5) / scale - 0.5), None
+    if mode == "half_pixel":
+        return (y + 0.5) / scale - 0.5, None
+    if mode == "half_pixel_symmetric":
+        offset = in_len / 2 * (1 - out_len / out_f)
+        return offset + (y + 0.5) / scale - 0.5, None
+    raise Unsupported(f"Resize coordinate_transformation_mode {mode!r}")
+
+
+def _cubic_kernel(d, a):
+    d = d.abs()
+    near = ((a + 2) * d - (a + 3)) * d * d + 1
+    far = ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+    return torch.where(d <= 1, near, torch.where(d < 2, far, torch.zeros_like(d)))
+
+
+def _coefficients(mode, ratio, scale, antialias, cubic_a, nearest_mode):
+    """(start offset, coefficients [out, n]) for neighbours base+start .. base+start+n-1,
+    where base = x - ratio and ratio lies in (0, 1] (an integer x has ratio 1)."""
+    r = ratio.unsqueeze(1)
+    if mode == "nearest":
+        rr = ratio
+        if nearest_mode == "round_prefer_floor":
+            up = rr > 0.5
+        elif nearest_mode == "round_prefer_ceil":
+            up = rr >= 0.5
+        elif nearest_mode == "floor":
+            up = torch.zeros_like(rr, dtype=torch.bool)
+        elif nearest_mode == "ceil":
+            up = torch.ones_like(rr, dtype=torch.bool)
+        else:
+            raise Unsupported(f"Resize nearest_mode {nearest_mode!r}")
+        up = up | (rr == 1)  # an integer coordinate is itself
+        return 0, torch.stack([(~up).double(), up.double()], dim=1)
+    s = min(scale, 1.0) if antialias else 1.0
+    if mode == "linear":
+        start = int(math.floor(-1 / s) + 1)
+        n = 2 - 2 * start
+        args = (torch.arange(start, start + n, dtype=torch.float64).unsqueeze(0) - r) * s
+        c = (1 - args.abs()).clamp(0, 1)
+    elif mode == "cubic":
+        start = int(math.floor(-2 / s) + 1)
+        n = 2 - 2 * start
+        args = (torch.arange(start, start + n, dtype=torch.float64).unsqueeze(0) - r) * s
+        c = _cubic_kernel(args, cubic_a)
+    else:
+        raise Unsupported(f"Resize mode {mode!r}")
+    if antialias:
+        c = c / c.sum(dim=1, keepdim=True)
+    return start, c
+
+
+def _resize_matrix(in_len, out_len, scale, roi, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias):
+    x, outside = _source_coords(coord_mode, out_len, in_len, scale, roi)
+    base = torch.floor(x)
+    ratio = x - base
+    integer = ratio == 0
+    ratio = torch.where(integer, torch.ones_like(ratio), ratio)
+    base = torch.where(integer, base - 1, base).to(torch.int64)
+    start, coeffs = _coefficients(mode, ratio, scale, antialias, cubic_a, nearest_mode)
+    idx = base.unsqueeze(1) + start + torch.arange(coeffs.shape[1]).unsqueeze(0)
+    if exclude_outside:
+        inside = (idx >= 0) & (idx < in_len)
+        coeffs = torch.where(inside, coeffs, torch.zeros_like(coeffs))
+        coeffs = coeffs / coeffs.sum(dim=1, keepdim=True)
+    idx = idx.clamp(0, in_len - 1)  # edge padding
+    w = torch.zeros(out_len, in_len, dtype=torch.float64)
+    w.scatter_add_(1, idx, coeffs)
+    return w, outside
+
+
+@lowers("Resize", 11, 13, 18, 19)
+def resize(node, x, roi=None, scales=None, sizes=None, *, antialias=0, axes=None, coordinate_transformation_mode="half_pixel",
+           cubic_coeff_a=-0.75, exclude_outside=0, extrapolation_value=0.0, keep_aspect_ratio_policy="stretch",
+           mode="nearest", nearest_mode="round_prefer_floor"):
+    rank = x.dim()
+    axes = [a + rank if a < 0 else a for a in (axes if axes is not None else range(rank))]
+    roi_v = [float(v) for v in roi.reshape(-1).tolist()] if roi is not None and roi.numel() else None
+    if scales is not None and scales.numel():
+        scale_list = [float(v) for v in scales.reshape(-1).tolist()]
+        outs = [int(math.floor(x.shape[a] * s)) for a, s in zip(axes, scale_list)]
+    elif sizes is not None and sizes.numel():
+        target = ints(sizes)
+        scale_list = [t / x.shape[a] for a, t in zip(axes, target)]
+        if keep_aspect_ratio_policy != "stretch":
+            s = min(scale_list) if keep_aspect_ratio_policy == "not_larger" else max(scale_list)
+            scale_list = [s] * len(axes)
+            outs = [int(math.floor(s * x.shape[a] + 0.5)) for a in axes]  # round half up (spec)
+        else:
+            outs = target
+    else:
+        raise ValueError("Resize needs scales or sizes")
+    return _resize(x, axes, scale_list, outs, roi_v, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+                   exclude_outside, antialias, extrapolation_value)
+
+
+def _resize(x, axes, scale_list, outs, roi_v, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias, extrapolation):
+    rank = x.dim()
+    y = x.to(torch.float64)
+    for k, a in enumerate(axes):
+        in_len, out_len, s = x.shape[a], outs[k], scale_list[k]
+        if roi_v is not None:
+            n = len(roi_v) // 2
+            pos = a if n == rank else k
+            roi_pair = (roi_v[pos], roi_v[pos + n])
+        else:
+            roi_pair = (0.0, 1.0)
+        if math.isclose(s, 1.0) and out_len == in_len and math.isclose(roi_pair[0], 0.0) and math.isclose(roi_pair[1], 1.0):
+            continue  # the identity along this axis
+        w, outside = _resize_matrix(in_len, out_len, s, roi_pair, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias)
+        moved = y.movedim(a, -1) @ w.T.to(y.device)
+        if outside is not None:
+            moved = torch.where(outside.to(y.device), torch.full((), float(extrapolation), dtype=moved.dtype, device=y.device), moved)
+        y = moved.movedim(-1, a)
+    if x.dtype.is_floating_point:
+        return y.to(x.dtype)
+    info = torch.iinfo(x.dtype)
+    return torch.round(y).clamp(info.min, info.max).to(x.dtype)
+
+
+@lowers("Resize", 10)
+def resize_10(node, x, scales, *, mode="nearest"):
+    # Resize-10 maps output index i to input coordinate i / scale and takes the floor for nearest
+    s = [float(v) for v in scales.reshape(-1).tolist()]
+    outs = [int(math.floor(d * f)) for d, f in zip(x.shape, s)]
+    return _resize(x, list(range(x.dim())), s, outs, None, mode, "asymmetric", "floor", -0.75, 0, 0, 0.0)
+
+
+@lowers("Upsample", 9, 10)
+def upsample_9(node, x, scales, *, mode="nearest"):
+    return resize_10(node, x, scales, mode=mode)
+
+
+@lowers("Upsample", 7)
+def upsample_7(node, x, *, mode="nearest", scales):
+    return resize_10(node, x, torch.tensor(scales, dtype=torch.float32), mode=mode)
+
+
+# -- grids -----------------------------------------------------------------------------------
+@lowers("GridSample", 16, 20, 22)
+def grid_sample(node, x, grid, *, align_corners=0, mode=None, padding_mode="zeros"):
+    mode = mode or ("bilinear" if node.since == 16 else "linear")
+    torch_mode = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest", "cubic": "bicubic", "bicubic": "bicubic"}[mode]
+    if x.dim() not in (4, 5) or (x.dim() == 5 and torch_mode == "bicubic"):
+        raise Unsupported(f"GridSample with {x.dim() - 2} spatial dimensions in mode {mode}")
+    work = x if x.dtype in (torch.float32, torch.float64) else x.float()
+    y = F.grid_sample(work, grid.to(work.dtype), mode=torch_mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    return y.to(x.dtype)
+
+
+@lowers("AffineGrid", 20)
+def affine_grid(node, theta, size, *, align_corners=0):
+    dims = ints(size)
+    work = theta if theta.dtype in (torch.float32, torch.float64) else theta.float()
+    return F.affine_grid(work, dims, align_corners=bool(align_corners)).to(theta.dtype)
+
+
+# -- RoiAlign --------------------------------------------------------------------------------
+@lowers("RoiAlign", 10, 16, 22)
+def roi_align(node, x, rois, batch_indices, *, coordinate_transformation_mode=None, mode="avg", output_height=1,
+              output_width=1, sampling_ratio=0, spatial_scale=1.0):
+    # RoiAlign-10 had no coordinate_transformation_mode and behaved as "output_half_pixel"
+    half_pixel = (coordinate_transformation_mode or ("output_half_pixel" if node.since == 10 else "half_pixel")) == "half_pixel"
+    n_rois = rois.shape[0]
+    _, c, h, w = x.shape
+    work = x.to(torch.float64)
+    out = torch.zeros((n_rois, c, output_height, output_width), dtype=torch.float64, device=x.device)
+    offset = 0.5 if half_pixel else 0.0
+    for r in range(n_rois):
+        b = int(batch_indices[r])
+        x1, y1, x2, y2 = [float(v) * spatial_scale - offset for v in rois[r].tolist()]
+        rw, rh = x2 - x1, y2 - y1
+        if not half_pixel:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bin_h, bin_w = rh / output_height, rw / output_width
+        gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rh / output_height))
+        gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rw / output_width))
+        count = max(gh * gw, 1)
+        ys = torch.tensor([y1 + ph * bin_h + (iy + 0.5) * bin_h / gh for ph in range(output_height) for iy in range(gh)], dtype=torch.float64)
+        xs = torch.tensor([x1 + pw * bin_w + (ix + 0.5) * bin_w / gw for pw in range(output_width) for ix in range(gw)], dtype=torch.float64)
+        yy, xx = torch.meshgrid(ys, xs, indexing="ij")
+        valid = (yy >= -1.0) & (yy <= h) & (xx >= -1.0) & (xx <= w)
+        yy, xx = yy.clamp(min=0), xx.clamp(min=0)
+        y_low = yy.floor().to(torch.int64).clamp(max=h - 1)
+        x_low = xx.floor().to(torch.int64).clamp(max=w - 1)
+        y_high = (y_low + 1).clamp(max=h - 1)
+        x_high = (x_low + 1).clamp(max=w - 1)
+        yy = torch.where(y_low >= h - 1, y_low.to(torch.float64), yy)
+        xx = torch.where(x_low >= w - 1, x_low.to(torch.float64), xx)
+        ly, lx = yy - y_low, xx - x_low
+        hy, hx = 1 - ly, 1 - lx
+        img = work[b]  # C, H, W
+        parts = [hy * hx * img[:, y_low, x_low], hy * lx * img[:, y_low, x_high],
+                 ly * hx * img[:, y_high, x_low], ly * lx * img[:, y_high, x_high]]
+        parts = [torch.where(valid, p, torch.zeros_like(p)) for p in parts]
+        if mode == "avg":
+            samples = sum(parts)
+            pooled = samples.reshape(c, output_height, gh, output_width, gw).sum(dim=(2, 4)) / count
+        else:  # the largest weighted corner over all samples of the bin (as ONNX Runtime does)
+            samples = torch.stack(parts, 0).amax(0)
+            pooled = samples.reshape(c, output_height, gh, output_width, gw).amax(dim=(2, 4))
+        out[r] = pooled
+    return out.to(x.dtype)
+
+
+# -- Col2Im ----------------------------------------------------------------------------------
+@lowers("Col2Im", 18)
+def col2im(node, x, image_shape, block_shape, *, dilations=None, pads=None, strides=None):
+    image = ints(image_shape)
+    block = ints(block_shape)
+    n = len(image)
+    dilations = list(dilations or [1] * n)
+    strides = list(strides or [1] * n)
+    sp = pair_pads(pads, n)
+    if n == 2 and all(b == e for b, e in sp):
+        return F.fold(x, image, block, dilation=dilations, padding=[b for b, _ in sp], stride=strides)
+    batch, cols, _ = x.shape
+    channels = cols // math.prod(block)
+    padded = [d + b + e for d, (b, e) in zip(image, sp)]
+    counts = [(p - ((k - 1) * dl + 1)) // s + 1 for p, k, dl, s in zip(padded, block, dilations, strides)]
+    out = torch.zeros([batch, channels, *padded], dtype=x.dtype, device=x.device)
+    blocks = x.reshape(batch, channels, *block, *counts)
+    for kpos in torch.cartesian_prod(*[torch.arange(k) for k in block]).reshape(-1, n).tolist():
+        for opos in torch.cartesian_prod(*[torch.arange(c) for c in counts]).reshape(-1, n).tolist():
+            at = [o * s + k * dl for o, s, k, dl in zip(opos, strides, kpos, dilations)]
+            out[(slice(None), slice(None), *at)] += blocks[(slice(None), slice(None), *kpos, *opos)]
+    return out[(slice(None), slice(None), *[slice(b, b + d) for (b, _), d in zip(sp, image)])]
+
+
+# -- NonMaxSuppression -----------------------------------------------------------------------
+@lowers("NonMaxSuppression", 10, 11)
+def non_max_suppression(node, boxes, scores, max_output_boxes_per_class=None, iou_threshold=None, score_threshold=None, *,
+                        center_point_box=0):
+    limit = int(scalar(max_output_boxes_per_class)) if max_output_boxes_per_class is not None and max_output_boxes_per_class.numel() else 0
+    iou_t = float(scalar(iou_threshold)) if iou_threshold is not None and iou_threshold.numel() else 0.0
+    score_t = float(scalar(score_threshold)) if score_threshold is not None and score_threshold.numel() else None
+    b = boxes.to(torch.float64)
+    if center_point_box:
+        cx, cy, bw, bh = b.unbind(-1)
+        y1, x1, y2, x2 = cy - bh / 2, cx - bw / 2, cy + bh / 2, cx + bw / 2
+    else:
+        y1, x1, y2, x2 = b.unbind(-1)
+        y1, y2 = torch.minimum(y1, y2), torch.maximum(y1, y2)
+        x1, x2 = torch.minimum(x1, x2), torch.maximum(x1, x2)
+    area = (y2 - y1) * (x2 - x1)
+    selected = []
+    for n in range(scores.shape[0]):
+        for cls in range(scores.shape[1]):
+            s = scores[n, cls].to(torch.float64)
+            order = torch.sort(s, descending=True, stable=True).indices.tolist()
+            keep: list[int] = []
+            for i in order:
+                if len(keep) >= limit:
+                    break
+                if score_t is not None and float(s[i]) <= score_t:
+                    break
+                ok = True
+                for j in keep:
+                    ih = (torch.minimum(y2[n, i], y2[n, j]) - torch.maximum(y1[n, i], y1[n, j])).clamp(min=0)
+                    iw = (torch.minimum(x2[n, i], x2[n, j]) - torch.maximum(x1[n, i], x1[n, j])).clamp(min=0)
+                    inter = ih * iw
+                    union = area[n, i] + area[n, j] - inter
+                    if union > 0 and float(inter / union) > iou_t:
+                        ok = False
+                        break
+                if ok:
+                    keep.append(i)
+            selected += [[n, cls, i] for i in keep]
+    return torch.tensor(selected, dtype=torch.int64, device=boxes.device).reshape(-1, 3)
+
+
+# -- DeformConv ------------------------------------------------------------------------------
+def _bilinear_zero(img, yy, xx):
+    """img (C, H, W); yy, xx (...) float64 -> (C, ...) with zeros outside the image."""
+    _, h, w = img.shape
+    y0, x0 = torch.floor(yy), torch.floor(xx)
+    out = 0
+    for dy in (0, 1):
+        for dx in (0, 1):
+            yi, xi = y0 + dy, x0 + dx
+            wgt = (1 - (yy - yi).abs()) * (1 - (xx - xi).abs())
+            inside = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
+            v = img[:, yi.clamp(0, h - 1).to(torch.int64), xi.clamp(0, w - 1).to(torch.int64)]
+            out = out + torch.where(inside, wgt, torch.zeros_like(wgt)) * v
+    return out
+
+
+@lowers("DeformConv", 19, 22)
+def deform_conv(node, x, w, offset, b=None, mask=None, *, dilations=None, group=1, kernel_shape=None, offset_group=1, pads=None, strides=None):
+    if x.dim() != 4:
+        raise Unsupported(f"DeformConv with {x.dim() - 2} spatial dimensions")
+    n, c, h, wd = x.shape
+    kh, kw = kernel_shape or list(w.shape[2:])
+    sh, sw = strides or [1, 1]
+    dh, dw = dilations or [1, 1]
+    (pt, pb), (pl, pr) = pair_pads(pads, 2)
+    oh = (h + pt + pb - ((kh - 1) * dh + 1)) // sh + 1
+    ow = (wd + pl + pr - ((kw - 1) * dw + 1)) // sw + 1
+    work = x.to(torch.float64)
+    off = offset.to(torch.float64).reshape(n, offset_group, kh * kw, 2, oh, ow)
+    msk = mask.to(torch.float64).reshape(n, offset_group, kh * kw, oh, ow) if mask is not None else None
+    oy = torch.arange(oh, dtype=torch.float64).reshape(oh, 1) * sh - pt
+    ox = torch.arange(ow, dtype=torch.float64).reshape(1, ow) * sw - pl
+    per_group = c // offset_group
+    cols = torch.zeros((n, c, kh * kw, oh, ow), dtype=torch.float64)
+    for bi in range(n):
+        for g in range(offset_group):
+            img = work[bi, g * per_group:(g + 1) * per_group]
+            for k in range(kh * kw):
+                ky, kx = divmod(k, kw)
+                yy = oy + ky * dh + off[bi, g, k, 0]
+                xx = ox + kx * dw + off[bi, g, k, 1]
+                sampled = _bilinear_zero(img, yy, xx)
+                if msk is not None:
+                    sampled = sampled * msk[bi, g, k]
+                cols[bi, g * per_group:(g + 1) * per_group, k] = sampled
+    oc = w.shape[0]
+    cg, og = c // group, oc // group
+    wt = w.to(torch.float64).reshape(group, og, cg, kh * kw)
+    cols = cols.reshape(n, group, cg, kh * kw, oh, ow)
+    y = torch.einsum("gock,ngckyx->ngoyx", wt, cols).reshape(n, oc, oh, ow)
+    if b is not None:
+        y = y + b.to(torch.float64).reshape(1, -1, 1, 1)
+    return y.to(x.dtype)

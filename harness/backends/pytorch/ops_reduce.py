@@ -1,0 +1,128 @@
+"""Reductions (Reduce*, ArgMax/ArgMin).
+
+Axes come from the ``axes`` attribute up to ReduceSum-11 / Reduce*-13 and from the optional
+second input from ReduceSum-13 / Reduce*-18 on, where ``noop_with_empty_axes`` decides what no
+axes means. Reducing over an empty set gives the operation's identity (0 for sums, 1 for
+products, -inf / the type's minimum for max, ...), as the spec says since opset 18.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._util import axes_of, ints
+from .registry import lowers
+
+
+def _axes(x, axes, noop_with_empty_axes):
+    if axes is None or len(axes) == 0:
+        return None if noop_with_empty_axes else list(range(x.dim()))
+    return sorted(set(axes_of(axes, x.dim())))
+
+
+def _lowest(dtype):
+    if dtype == torch.bool:
+        return False
+    return -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def _highest(dtype):
+    if dtype == torch.bool:
+        return True
+    return math.inf if dtype.is_floating_point else torch.iinfo(dtype).max
+
+
+def _empty_result(x, dims, keepdims, value):
+    shape = [1 if i in dims else d for i, d in enumerate(x.shape)] if keepdims else [d for i, d in enumerate(x.shape) if i not in dims]
+    return torch.full(shape, value, dtype=x.dtype, device=x.device)
+
+
+def _reduction(kind):
+    def reduce(x, dims, keepdims):
+        if kind in ("max", "min") and any(x.shape[d] == 0 for d in dims):
+            return _empty_result(x, dims, keepdims, _lowest(x.dtype) if kind == "max" else _highest(x.dtype))
+        if kind == "max":
+            return torch.amax(x, dim=dims, keepdim=bool(keepdims)) if dims else x
+        if kind == "min":
+            return torch.amin(x, dim=dims, keepdim=bool(keepdims)) if dims else x
+        if kind == "sum":
+            return torch.sum(x, dim=dims, keepdim=bool(keepdims), dtype=x.dtype)
+        if kind == "mean":
+            if x.dtype.is_floating_point:
+                return torch.mean(x, dim=dims, keepdim=bool(keepdims))
+            n = math.prod(x.shape[d] for d in dims)
+            return torch.div(torch.sum(x, dim=dims, keepdim=bool(keepdims)), n, rounding_mode="trunc").to(x.dtype)
+        if kind == "prod":
+            out = x
+            for d in sorted(dims, reverse=True):
+                out = torch.prod(out, dim=d, keepdim=bool(keepdims), dtype=x.dtype)
+            return out
+        if kind == "l1":
+            return torch.sum(torch.abs(x), dim=dims, keepdim=bool(keepdims), dtype=x.dtype)
+        if kind == "l2":
+            wide = x.double() if not x.dtype.is_floating_point else x
+            return torch.sqrt(torch.sum(wide * wide, dim=dims, keepdim=bool(keepdims))).to(x.dtype)
+        if kind == "sumsquare":
+            return torch.sum(x * x, dim=dims, keepdim=bool(keepdims), dtype=x.dtype)
+        if kind == "logsum":
+            return torch.log(torch.sum(x, dim=dims, keepdim=bool(keepdims)))
+        if kind == "logsumexp":
+            if any(x.shape[d] == 0 for d in dims):
+                return _empty_result(x, dims, keepdims, -math.inf)
+            return torch.logsumexp(x, dim=dims, keepdim=bool(keepdims))
+        raise AssertionError(kind)
+
+    return reduce
+
+
+def _register(op, kind, attr_versions, input_versions):
+    reduce = _reduction(kind)
+
+    if attr_versions:
+        @lowers(op, *attr_versions)
+        def with_attr(node, x, *, axes=None, keepdims=1):
+            dims = _axes(x, axes, 0)
+            return reduce(x, dims, keepdims)
+
+    if input_versions:
+        @lowers(op, *input_versions)
+        def with_input(node, x, axes=None, *, keepdims=1, noop_with_empty_axes=0):
+            dims = _axes(x, ints(axes) if axes is not None else None, noop_with_empty_axes)
+            if dims is None:
+                return x
+            return reduce(x, dims, keepdims)
+
+
+for _op, _kind, _attr, _input in (
+    ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
+    ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),
+    ("ReduceSum", "sum", (1, 11), (13,)),
+    ("ReduceMean", "mean", (1, 11, 13), (18,)),
+    ("ReduceProd", "prod", (1, 11, 13), (18,)),
+    ("ReduceL1", "l1", (1, 11, 13), (18,)),
+    ("ReduceL2", "l2", (1, 11, 13), (18,)),
+    ("ReduceSumSquare", "sumsquare", (1, 11, 13), (18,)),
+    ("ReduceLogSum", "logsum", (1, 11, 13), (18, 28)),
+    ("ReduceLogSumExp", "logsumexp", (1, 11, 13), (18, 28)),
+):
+    _register(_op, _kind, _attr, _input)
+
+
+def _arg(fn):
+    def run(node, x, *, axis=0, keepdims=1, select_last_index=0):
+        a = axis + x.dim() if axis < 0 else axis
+        data = x.flip(a) if select_last_index else x
+        if data.dtype == torch.bool:
+            data = data.to(torch.uint8)
+        idx = fn(data, dim=a, keepdim=bool(keepdims))
+        if select_last_index:
+            idx = x.shape[a] - 1 - idx
+        return idx.to(torch.int64)
+
+    return run
+
+
+lowers("ArgMax", 1, 11, 12, 13)(_arg(torch.argmax))
+lowers("ArgMin", 1, 11, 12, 13)(_arg(torch.argmin))

@@ -1,0 +1,119 @@
+"""Signal processing: DFT, STFT, the Hann / Hamming / Blackman windows, MelWeightMatrix.
+
+Complex values travel as a trailing dimension of size 2 (real, imaginary), as the spec lays
+them out; real inputs have a trailing dimension of size 1.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from . import dtypes
+from ._util import scalar
+from .registry import lowers
+
+
+def _as_complex(x):
+    if x.shape[-1] == 1:
+        return x[..., 0].to(torch.float64).to(torch.complex128)
+    return torch.complex(x[..., 0].to(torch.float64), x[..., 1].to(torch.float64))
+
+
+def _dft(x, length, axis, inverse, onesided):
+    rank = x.dim()
+    a = axis + rank if axis < 0 else axis
+    signal = _as_complex(x)
+    n_in = signal.shape[a]
+    if length is None:
+        length = 2 * (n_in - 1) if (onesided and inverse) else n_in
+    if inverse and onesided:
+        return torch.fft.irfft(signal, n=length, dim=a).unsqueeze(-1).to(x.dtype)  # a real signal
+    if inverse:
+        out = torch.fft.ifft(signal, n=length, dim=a)
+    else:
+        out = torch.fft.fft(signal, n=length, dim=a)
+        if onesided:
+            out = out.narrow(a, 0, length // 2 + 1)
+    return torch.stack([out.real, out.imag], dim=-1).to(x.dtype)
+
+
+@lowers("DFT", 17)
+def dft_17(node, x, dft_length=None, *, axis=1, inverse=0, onesided=0):
+    return _dft(x, int(scalar(dft_length)) if dft_length is not None else None, axis, inverse, onesided)
+
+
+@lowers("DFT", 20)
+def dft_20(node, x, dft_length=None, axis=None, *, inverse=0, onesided=0):
+    a = int(scalar(axis)) if axis is not None else -2
+    return _dft(x, int(scalar(dft_length)) if dft_length is not None else None, a, inverse, onesided)
+
+
+@lowers("STFT", 17)
+def stft(node, signal, frame_step, window=None, frame_length=None, *, onesided=1):
+    step = int(scalar(frame_step))
+    sig = _as_complex(signal)  # [batch, length]
+    length = int(scalar(frame_length)) if frame_length is not None else (window.shape[0] if window is not None else sig.shape[1])
+    frames = (sig.shape[1] - length) // step + 1
+    pieces = torch.stack([sig[:, f * step:f * step + length] for f in range(frames)], dim=1)  # [batch, frames, length]
+    if window is not None:
+        pieces = pieces * window.to(torch.float64)
+    spec = torch.fft.fft(pieces, dim=-1)
+    if onesided and signal.shape[-1] == 1:
+        spec = spec[..., : length // 2 + 1]
+    return torch.stack([spec.real, spec.imag], dim=-1).to(signal.dtype)
+
+
+def _window(node, size, periodic, output_datatype, terms):
+    n = int(scalar(size))
+    denom = n if periodic else n - 1
+    k = torch.arange(n, dtype=torch.float64)
+    w = torch.zeros(n, dtype=torch.float64)
+    for m, coef in enumerate(terms):
+        w = w + coef * torch.cos(2 * math.pi * m * k / denom)
+    return w.to(dtypes.carrier(output_datatype)).to(node.device)
+
+
+@lowers("HannWindow", 17)
+def hann_window(node, size, *, output_datatype=1, periodic=1):
+    return _window(node, size, periodic, output_datatype, (0.5, -0.5))
+
+
+@lowers("HammingWindow", 17)
+def hamming_window(node, size, *, output_datatype=1, periodic=1):
+    alpha = 25 / 46
+    return _window(node, size, periodic, output_datatype, (alpha, -(1 - alpha)))
+
+
+@lowers("BlackmanWindow", 17)
+def blackman_window(node, size, *, output_datatype=1, periodic=1):
+    return _window(node, size, periodic, output_datatype, (0.42, -0.5, 0.08))
+
+
+@lowers("MelWeightMatrix", 17)
+def mel_weight_matrix(node, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
+    bins, n_fft, rate = int(scalar(num_mel_bins)), int(scalar(dft_length)), int(scalar(sample_rate))
+    low, high = float(scalar(lower_edge_hertz)), float(scalar(upper_edge_hertz))
+    spectrogram_bins = n_fft // 2 + 1
+
+    def mel(f):
+        return 2595 * math.log10(1 + f / 700)
+
+    low_mel, high_mel = mel(low), mel(high)
+    # num_mel_bins + 2 band edges, evenly spaced on the mel scale, mapped to DFT bins
+    points = torch.arange(bins + 2, dtype=torch.float64)
+    step = (high_mel - low_mel) / (bins + 2)
+    hz = 700 * (torch.pow(10.0, (points * step + low_mel) / 2595) - 1)
+    edges = torch.div((n_fft + 1) * hz, rate, rounding_mode="floor").to(torch.int64).tolist()
+    out = torch.zeros((spectrogram_bins, bins), dtype=torch.float64)
+    for i in range(bins):
+        left, center, right = edges[i], edges[i + 1], edges[i + 2]
+        if center == left:
+            out[center, i] = 1
+        else:
+            for j in range(left, center + 1):
+                out[j, i] = (j - left) / (center - left)
+        for j in range(center, right):
+            out[j, i] = (right - j) / (right - center)
+    return out.to(dtypes.carrier(output_datatype))

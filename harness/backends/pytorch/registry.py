@@ -1,0 +1,54 @@
+"""How ONNX op-versions are lowered to torch.
+
+An ``ops_*`` module registers one function per operator and behaviour, naming every
+op-version (``since_version``) it implements::
+
+    @lowers("Relu", 6, 13, 14)
+    def relu(node, x):
+        return torch.relu(x)
+
+- The first argument is the :class:`harness.backends.pytorch.executor.NodeContext` (op-version,
+  device, the logical ONNX types of inputs and outputs, which outputs are wanted, compiled
+  subgraphs). Inputs follow positionally; an absent optional input is ``None``; trailing absent
+  inputs are not passed (so the Python default applies).
+- Attributes arrive as keyword arguments named like the spec, with the spec's defaults filled
+  in from ``onnx.defs``.
+- A single output is returned as is; several outputs as a ``tuple`` (a ``list`` is one
+  sequence value).
+
+Op-versions are listed explicitly: an op-version onnx adds later is ``unsupported`` until
+someone checks that its behaviour matches and adds it here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+Lowering = Callable[..., Any]
+
+#: (domain, op_type, since_version) -> lowering
+LOWERINGS: dict[tuple[str, str, int], Lowering] = {}
+
+
+def lowers(op_type: str, *since_versions: int, domain: str = "") -> Callable[[Lowering], Lowering]:
+    if not since_versions:
+        raise ValueError(f"lowers({op_type!r}) names no op-version")
+
+    def deco(fn: Lowering) -> Lowering:
+        for since in since_versions:
+            key = (domain, op_type, since)
+            if key in LOWERINGS:
+                raise ValueError(f"{op_type}-{since} is lowered twice ({LOWERINGS[key].__name__}, {fn.__name__})")
+            LOWERINGS[key] = fn
+        return fn
+
+    return deco
+
+
+def lookup(domain: str, op_type: str, since: int) -> Lowering | None:
+    return LOWERINGS.get((domain, op_type, since))
+
+
+def covered() -> list[tuple[str, str, int]]:
+    """Every (domain, op, since_version) with a lowering, sorted."""
+    return sorted(LOWERINGS)
