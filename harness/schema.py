@@ -195,9 +195,12 @@ def negotiate(model: onnx.ModelProto) -> tuple[onnx.ModelProto, dict[str, list[i
         nodes.extend(func.node)
     local = {(f.domain, f.name) for f in model.functions}
     new_versions: dict[str, int] = {}
+    standard = {"", "ai.onnx.ml"}
+    if any(canonical_domain(n.domain) not in standard and (n.domain, n.op_type) not in local for n in nodes):
+        return model, {}  # ops of other domains may expand to standard ops: their opset stays
     for imp in model.opset_import:
         domain = canonical_domain(imp.domain)
-        if domain not in ("", "ai.onnx.ml"):
+        if domain not in standard or not any(canonical_domain(n.domain) == domain for n in nodes):
             continue
         lowest = 1
         for node in nodes:

@@ -32,6 +32,16 @@ def _import_kernel_modules() -> None:
 _import_kernel_modules()
 
 
+def _blas_description() -> str:
+    """The BLAS numpy uses and its thread count, as threadpoolctl reports them."""
+    try:
+        import threadpoolctl
+    except ImportError:
+        return "unknown (threadpoolctl is not installed)"
+    pools = [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+    return ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)" for p in pools) or "none"
+
+
 class KernelsSession(Session):
     def __init__(self, plan: Plan):
         self.plan = plan
@@ -51,33 +61,23 @@ class KernelsBackend(Backend):
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
         self._limiter = None
-        self._blas: list[dict[str, Any]] = []
 
     def load(self) -> None:
+        """Apply the ``threads`` option to the BLAS thread pools (kept for the process)."""
         threads = self.options.get("threads")
-        try:
-            import threadpoolctl
-        except ImportError:
-            return
-        if threads:
-            # kept for the backend's lifetime: the limit holds until it is garbage-collected
+        if threads and self._limiter is None:
+            try:
+                import threadpoolctl
+            except ImportError:
+                return
             self._limiter = threadpoolctl.threadpool_limits(limits=int(threads), user_api="blas")
-        self._blas = [
-            {"library": i.get("internal_api"), "version": i.get("version"), "threads": i.get("num_threads")}
-            for i in threadpoolctl.threadpool_info()
-            if i.get("user_api") == "blas"
-        ]
 
     def environment(self) -> dict[str, Any]:
         env = super().environment()
-        if self._limiter is None and not self._blas:
-            self.load()
-        env["threads"] = self.options.get("threads") or os.cpu_count()
-        env["blas"] = self._blas
-        env["kernels"] = len(registry.KERNELS)
+        env["threads"] = int(self.options.get("threads") or os.cpu_count() or 1)
+        env["blas"] = _blas_description()
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        if self._limiter is None and self.options.get("threads"):
-            self.load()
+        self.load()
         return KernelsSession(compile_model(model))

@@ -45,29 +45,10 @@ def onnx_elem_type(dtype: np.dtype) -> int:
     return helper.np_dtype_to_tensor_dtype(dtype)
 
 
-def is_float(dtype: np.dtype) -> bool:
-    return dtype.kind in "fc" or dtype in ML_FLOATS
-
-
-def compute_dtype(dtype: np.dtype) -> np.dtype:
-    """The dtype to compute in: float16 and the ml_dtypes floats are widened to float32 so
-    that transcendental functions round once, at the final narrowing."""
-    if dtype == np.float16 or dtype in ML_FLOATS:
-        return np.dtype(np.float32)
-    if dtype in ML_INTS:
-        return np.dtype(np.int32)
-    return dtype
-
-
 def widen(x: np.ndarray) -> np.ndarray:
-    """x in its compute dtype (no copy when already there)."""
-    cd = compute_dtype(x.dtype)
-    return x if cd == x.dtype else x.astype(cd)
-
-
-def as_array(x: Any) -> np.ndarray:
-    """numpy scalars (which numpy reductions return) as 0-d arrays."""
-    return x if type(x) is np.ndarray else np.asarray(x)
+    """ml_dtypes values (narrow floats, sub-byte integers) as float32, which holds every one
+    of them exactly; numpy's own types are returned unchanged."""
+    return x.astype(np.float32) if x.dtype in ML_FLOATS or x.dtype in ML_INTS else x
 
 
 def normalize_axis(axis: int, rank: int) -> int:
@@ -91,3 +72,18 @@ def scalar(x) -> Any:
     """The single element of a 0-d or one-element tensor as a Python scalar."""
     return np.asarray(x).reshape(-1)[0].item()
 
+
+
+def legacy_broadcast(node):
+    """Binary ops before opset 7 broadcast only with ``broadcast=1``, B aligned with A's
+    dimensions starting at ``axis``. Returns a function aligning B, or None when numpy's
+    trailing-dimension broadcasting already gives the spec's result."""
+    if not node.attrs.get("broadcast", 0) or "axis" not in node.attrs:
+        return None
+    axis = node.attrs["axis"]
+
+    def align(a, b):
+        ax = normalize_axis(axis, a.ndim)
+        return b.reshape(b.shape + (1,) * (a.ndim - ax - b.ndim))
+
+    return align

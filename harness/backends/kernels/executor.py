@@ -1,14 +1,15 @@
 """The graph compiler of the kernels backend.
 
 ``compile_model`` validates a model and turns its graph into a :class:`Plan`: a flat list of
-steps ``(callable, input slots, output slots, slots to release, in-place slot)`` over a list of
-value slots. Everything that can be decided once is decided at prepare time:
+steps ``(callable, input slots, output slots, slots to release, in-place slot, label)`` over a
+list of value slots. Everything that can be decided once is decided at prepare time:
 
 - validation (IR version, opset domains, ``onnx.checker``), model-local functions inlined
   (``onnx.inliner``), static shapes inferred (``onnx.shape_inference``);
 - nodes sorted topologically, nodes that no graph output needs dropped;
-- every node bound to a kernel once (``registry.lookup``); an op without a kernel whose
-  schema has a function body runs that body as a compiled sub-plan;
+- every node bound to a kernel once (``registry.lookup``), with the schema's default values
+  filled in for the attributes it leaves out; an op without a kernel whose schema has a
+  function body runs that body as a compiled sub-plan;
 - nodes whose inputs are all constants folded (random ops excepted);
 - each intermediate released after its last consumer; a kernel may offer an in-place
   variant (``run.inplace``, a callable that may overwrite and return its first argument),
@@ -21,6 +22,7 @@ once, through ``NodeInfo.compile_subgraph``.
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -51,8 +53,30 @@ NONDETERMINISTIC = frozenset(
 )
 
 _ATTR = onnx.AttributeProto
+_NO_TYPE = (None, None)
 _getrefcount = sys.getrefcount
 _ndarray = np.ndarray
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema(op_type: str, opset: int, domain: str):
+    """The schema in force for an op at an opset (None when there is none); cached because
+    onnx.defs.get_schema costs about 10 us a call."""
+    try:
+        return onnx.defs.get_schema(op_type, opset, domain)
+    except onnx.defs.SchemaError:
+        return None
+
+
+@functools.lru_cache(maxsize=4096)
+def _default_attrs(op_type: str, opset: int, domain: str) -> dict[str, Any]:
+    """The schema's default attribute values (float attributes are float32, as the spec
+    stores them: LeakyRelu's alpha is float32(0.01), not 0.01). Kernels see these for every
+    attribute the node leaves out, so no kernel hard-codes a default."""
+    schema = _schema(op_type, opset, domain)
+    if schema is None:
+        return {}
+    return {name: attribute_value(spec.default_value) for name, spec in schema.attributes.items() if spec.default_value.name}
 
 
 def _domain(name: str) -> str:
@@ -70,6 +94,13 @@ def _known_domains() -> dict[str, int]:
 
 
 _KNOWN_DOMAINS: dict[str, int] | None = None
+
+
+def _known_domains_cached() -> dict[str, int]:
+    global _KNOWN_DOMAINS
+    if _KNOWN_DOMAINS is None:
+        _KNOWN_DOMAINS = _known_domains()
+    return _KNOWN_DOMAINS
 
 
 # -- attributes -----------------------------------------------------------------------------
@@ -124,12 +155,21 @@ def attribute_value(attr: onnx.AttributeProto) -> Any:
 
 def _graph_attrs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
     graphs: list[onnx.GraphProto] = []
+    if not node.attribute:
+        return graphs
     for attr in node.attribute:
         if attr.type == _ATTR.GRAPH:
             graphs.append(attr.g)
         elif attr.type == _ATTR.GRAPHS:
             graphs.extend(attr.graphs)
     return graphs
+
+
+def _outer_reads(subgraphs: list[onnx.GraphProto]) -> list[str]:
+    names: dict[str, None] = {}
+    for g in subgraphs:
+        names.update(dict.fromkeys(free_names(g)))
+    return list(names)
 
 
 def free_names(graph: onnx.GraphProto) -> list[str]:
@@ -179,14 +219,14 @@ def _collect_types(graph: onnx.GraphProto) -> dict[str, onnx.TypeProto]:
 
 
 def type_of_value(value: Any) -> onnx.TypeProto:
-    """A TypeProto describing a runtime value (rank kept, dimensions left symbolic)."""
+    """A TypeProto describing a runtime value."""
     if value is None:
         return onnx.TypeProto()
     if isinstance(value, list):
         elem = type_of_value(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
         return onnx.helper.make_sequence_type_proto(elem)
     arr = np.asarray(value)
-    return onnx.helper.make_tensor_type_proto(onnx_elem_type(arr.dtype), [None] * arr.ndim)
+    return onnx.helper.make_tensor_type_proto(onnx_elem_type(arr.dtype), list(arr.shape))
 
 
 # -- the plan ---------------------------------------------------------------------------------
@@ -227,16 +267,13 @@ class Plan:
         step = None
         try:
             for step in self.steps:
-                fn, ins, outs, free, ip = step[:5]
-                if ip:
-                    v = slots[ip]
-                    # slots + v + getrefcount's argument: nothing else references the array
-                    if type(v) is _ndarray and v.base is None and _getrefcount(v) == 3 and v.flags.writeable:
-                        fn = fn.inplace
-                    v = None
+                fn, ins, outs, free, ip, _ = step
+                if ip and _exclusive(slots[ip]):
+                    fn = fn.inplace
                 res = fn(*[slots[i] for i in ins])
-                for o, val in zip(outs, res):
-                    slots[o] = val
+                for k, o in enumerate(outs):
+                    slots[o] = res[k]
+                res = None  # drop the result tuple: the refcount test above counts on it
                 for f in free:
                     slots[f] = None
         except Exception as exc:
@@ -247,6 +284,19 @@ class Plan:
         for k in self.const_outputs:
             result[k] = _copy_value(result[k])
         return result
+
+
+def _exclusive(v: Any) -> bool:
+    """Whether array ``v`` (held by one slot) may be overwritten: nothing else references it,
+    nor the memory it views. (The counts include getrefcount's own argument.)"""
+    if type(v) is not _ndarray or _getrefcount(v) != 3 or not v.flags.writeable:  # slot, v, arg
+        return False
+    base = v.base
+    while base is not None:  # a view (a kernel's reshape): its owner must be ours alone
+        if type(base) is not _ndarray or _getrefcount(base) != 3:  # the view's .base, base, arg
+            return False
+        base = base.base
+    return True
 
 
 def _copy_value(v: Any) -> Any:
@@ -306,8 +356,12 @@ class _OuterCall:
 class Compiler:
     """Compiles graphs that share one opset map (a model, or one function body)."""
 
-    def __init__(self, opsets: dict[str, int]):
+    def __init__(self, opsets: dict[str, int], overridable: bool = True):
         self.opsets = opsets
+        #: whether an initializer that is also a graph input is only a default value; below
+        #: IR version 4 every initializer had to be listed as an input, and (as ONNX Runtime
+        #: does) we then treat them as constants
+        self.overridable = overridable
 
     # graph -> plan
     def compile_graph(
@@ -334,8 +388,10 @@ class Compiler:
         names_in = list(input_names) if input_names is not None else [v.name for v in graph.input]
         inputs: list[tuple[str, int]] = []
         for name in names_in:
+            if name in initializers and not self.overridable:
+                continue
             inputs.append((name, slot(name)))
-            if name in initializers:  # an input with a default value (IR < 4 style)
+            if name in initializers:  # an input with a default value
                 template[slot_of[name]] = initializers.pop(name)
         for name in outer:
             if name not in slot_of:
@@ -344,26 +400,27 @@ class Compiler:
             s = slot(name)
             template[s] = value
             consts.add(s)
-        required = frozenset(n for n in names_in if n not in {t.name for t in graph.initializer})
+        with_default = {t.name for t in graph.initializer}
+        required = frozenset(n for n in names_in if n not in with_default)
 
-        nodes = self._toposort(graph, set(slot_of))
+        nodes = [(node, _graph_attrs(node)) for node in graph.node]
+        nodes = [(node, subs, _outer_reads(subs)) for node, subs in nodes]
+        nodes = self._toposort(nodes, set(slot_of))
         nodes = self._live_nodes(nodes, [o.name for o in graph.output])
+        type_infos: dict[str, tuple] = {}
 
         steps: list[tuple] = []
-        for node in nodes:
-            fn = self.bind(node, types)
-            subgraphs = _graph_attrs(node)
-            ins = [slot(n) for n in node.input]
-            outs = [slot(n) for n in node.output if n]
-            out_pos = [k for k, n in enumerate(node.output) if n]
-            if out_pos != list(range(len(out_pos))):
-                fn = _select_outputs(fn, out_pos)
-            label = f"{node.op_type}({node.name or ', '.join(node.output)})"
+        for node, subgraphs, outer_names in nodes:
+            in_names, out_names = list(node.input), list(node.output)
+            fn = self.bind(node, types, type_infos, in_names, out_names)
+            ins = [slot(n) for n in in_names]
+            outs = [slot(n) for n in out_names if n]
+            if len(outs) != len(out_names):
+                out_pos = [k for k, n in enumerate(out_names) if n]
+                if out_pos != list(range(len(out_pos))):
+                    fn = _select_outputs(fn, out_pos)
+            label = f"{node.op_type}({node.name or ', '.join(out_names)})"
             if subgraphs:
-                names: dict[str, None] = {}
-                for g in subgraphs:
-                    names.update(dict.fromkeys(free_names(g)))
-                outer_names = list(names)
                 fn = _OuterCall(fn, len(ins), outer_names)
                 ins = ins + [slot(n) for n in outer_names]
             elif self._foldable(node, ins, consts):
@@ -420,17 +477,18 @@ class Compiler:
         return all(i == 0 or i in consts for i in ins)
 
     @staticmethod
-    def _toposort(graph: onnx.GraphProto, available: set[str]) -> list[onnx.NodeProto]:
-        nodes = list(graph.node)
-        producer = {out: k for k, node in enumerate(nodes) for out in node.output if out}
-        deps: list[set[int]] = []
-        for node in nodes:
-            needed = set(node.input)
-            for g in _graph_attrs(node):
-                needed.update(free_names(g))
-            deps.append({producer[n] for n in needed if n in producer})
-        if all(all(d < k for d in ds) for k, ds in enumerate(deps)):
+    def _toposort(nodes: list[tuple], available: set[str]) -> list[tuple]:
+        """(node, subgraphs, outer reads) in an order where every value is produced before
+        it is read (the graph's own order when it already is one)."""
+        known = set(available)
+        for node, _, outer in nodes:
+            if not all(n in known for n in node.input if n) or not all(n in known for n in outer):
+                break
+            known.update(node.output)
+        else:
             return nodes
+        producer = {out: k for k, (node, _, _) in enumerate(nodes) for out in node.output if out}
+        deps = [{producer[n] for n in (*node.input, *outer) if n in producer} for node, _, outer in nodes]
         order: list[int] = []
         done: set[int] = set()
         pending = list(range(len(nodes)))
@@ -444,50 +502,69 @@ class Compiler:
         return [nodes[k] for k in order]
 
     @staticmethod
-    def _live_nodes(nodes: list[onnx.NodeProto], outputs: list[str]) -> list[onnx.NodeProto]:
+    def _live_nodes(nodes: list[tuple], outputs: list[str]) -> list[tuple]:
+        """The nodes some graph output depends on."""
         needed = set(outputs)
         keep = []
-        for node in reversed(nodes):
+        for item in reversed(nodes):
+            node, _, outer = item
             if any(o in needed for o in node.output):
-                keep.append(node)
+                keep.append(item)
                 needed.update(node.input)
-                for g in _graph_attrs(node):
-                    needed.update(free_names(g))
+                needed.update(outer)
         keep.reverse()
         return keep
 
     # node -> callable
-    def bind(self, node: onnx.NodeProto, types: dict[str, onnx.TypeProto]) -> Callable[..., Any]:
+    def bind(
+        self,
+        node: onnx.NodeProto,
+        types: dict[str, onnx.TypeProto],
+        type_infos: dict[str, tuple] | None = None,
+        inputs: list[str] | None = None,
+        outputs: list[str] | None = None,
+    ) -> Callable[..., Any]:
+        op_type = node.op_type
         domain = _domain(node.domain)
         opset = self.opsets.get(domain)
         if opset is None:
-            raise Rejected(f"node {node.op_type} uses domain {domain!r}, which the model does not import")
-        try:
-            schema = onnx.defs.get_schema(node.op_type, opset, domain)
-        except onnx.defs.SchemaError:
-            raise Unsupported(f"no kernel for {node.op_type} (no such operator in {domain or 'ai.onnx'} opset {opset})") from None
-        factory = lookup(domain, node.op_type, opset)
-        in_types = [types.get(n) if n else None for n in node.input]
-        reason = f"no kernel for {node.op_type}-{schema.since_version}"
+            raise Rejected(f"node {op_type} uses domain {domain!r}, which the model does not import")
+        schema = _schema(op_type, opset, domain)
+        if schema is None:
+            raise Unsupported(f"no kernel for {op_type} (no such operator in {domain or 'ai.onnx'} opset {opset})")
+        factory = lookup(domain, op_type, opset)
+        inputs = list(node.input) if inputs is None else inputs
+        in_types = [types.get(n) if n else None for n in inputs]
+        reason = None
         if factory is not None:
-            shapes, dtypes = zip(*(_type_info(t) if t is not None else (None, None) for t in in_types)) if in_types else ((), ())
+            if type_infos is None:
+                type_infos = {}
+            infos = []
+            for name, t in zip(inputs, in_types):
+                ti = type_infos.get(name)
+                if ti is None:
+                    ti = type_infos[name] = _type_info(t) if t is not None else _NO_TYPE
+                infos.append(ti)
+            attrs = dict(_default_attrs(op_type, opset, domain))
+            for a in node.attribute:
+                attrs[a.name] = attribute_value(a)
             info = NodeInfo(
                 node=node,
-                attrs={a.name: attribute_value(a) for a in node.attribute},
+                attrs=attrs,
                 opset=opset,
-                inputs=list(node.input),
-                outputs=list(node.output),
-                input_shapes=list(shapes),
-                input_dtypes=list(dtypes),
+                inputs=inputs,
+                outputs=list(node.output) if outputs is None else outputs,
+                input_shapes=[ti[0] for ti in infos],
+                input_dtypes=[ti[1] for ti in infos],
                 compile_subgraph=self.compile_subgraph,
             )
             try:
                 return factory(info)
             except Unsupported as exc:
                 reason = str(exc)
-        fn = function_kernel(node, schema, opset, in_types)
+        fn = function_kernel(node, schema, self.opsets, in_types)
         if fn is None:
-            raise Unsupported(reason)
+            raise Unsupported(reason or f"no kernel for {op_type}-{schema.since_version}")
         return fn
 
     def compile_subgraph(self, graph: onnx.GraphProto) -> SubgraphRunner:
@@ -516,7 +593,7 @@ def _pick_version(versions: Iterable[int], opset: int) -> int | None:
     return versions[0] if versions else None
 
 
-def _instantiate(fproto: onnx.FunctionProto, attrs: dict[str, onnx.AttributeProto], prefix: str) -> list[onnx.NodeProto]:
+def _instantiate(fproto: onnx.FunctionProto, attrs: dict[str, onnx.AttributeProto]) -> list[onnx.NodeProto]:
     """The body's nodes with attribute references resolved (caller's value, else dropped)."""
 
     def resolve(node: onnx.NodeProto) -> onnx.NodeProto:
@@ -551,11 +628,14 @@ class FunctionKernel:
     """Runs an op through its schema's function body, compiled once as a sub-plan (per input
     type signature for context-dependent bodies)."""
 
-    def __init__(self, node: onnx.NodeProto, schema, opset: int, static: bool, version: int):
+    def __init__(self, node: onnx.NodeProto, schema, opsets: dict[str, int], static: bool, version: int, in_types=()):
         self.node = node
         self.schema = schema
         self.version = version
         self.static = static
+        self.caller_opsets = opsets
+        # outer-scope names read by the node's graph attributes, which the body inherits
+        self.outer = _outer_reads(_graph_attrs(node))
         attrs = {a.name: a for a in node.attribute}
         for name, spec in schema.attributes.items():
             if name not in attrs and spec.default_value.name:
@@ -566,6 +646,12 @@ class FunctionKernel:
             fproto = onnx.FunctionProto()
             fproto.ParseFromString(schema.get_function_with_opset_version(version))
             self.plans[None] = self._compile(fproto)
+        else:
+            # with static input types from shape inference the body is built now, so that a
+            # body that cannot be built is reported at prepare time
+            keys = [_type_key_of_proto(t) if name else None for name, t in zip(node.input, in_types)]
+            if in_types and all(k is not _UNKNOWN for k in keys):
+                self.plans[tuple(keys)] = self.build(list(in_types))
 
     def build(self, in_types: list[onnx.TypeProto | None]) -> Plan:
         node = onnx.NodeProto()
@@ -574,39 +660,75 @@ class FunctionKernel:
         body = self.schema.get_context_dependent_function_with_opset_version(self.version, node.SerializeToString(), types)
         fproto = onnx.FunctionProto()
         fproto.ParseFromString(body)
+        if not fproto.node:
+            raise Unsupported(f"no kernel for {self.node.op_type}-{self.schema.since_version} and its function body cannot be built for these inputs")
         return self._compile(fproto)
 
     def _compile(self, fproto: onnx.FunctionProto) -> Plan:
-        opsets = {_domain(o.domain): o.version for o in fproto.opset_import}
+        # A domain the body uses without importing it (FlexAttention's body imports only
+        # ai.onnx.preview) is taken at this onnx's newest version, which the body's builder
+        # targets; the caller's import may be far older (a model of preview ops alone can
+        # import ai.onnx at opset 1)
+        known = _known_domains_cached()
+        imported = {_domain(o.domain): o.version for o in fproto.opset_import}
+        opsets = dict(self.caller_opsets)
+        for dom in {_domain(n.domain) for n in fproto.node}:
+            if dom not in imported and dom in known:
+                opsets[dom] = known[dom]
+        opsets.update(imported)
         graph = onnx.GraphProto()
-        graph.node.extend(_instantiate(fproto, self.attrs, ""))
+        graph.node.extend(_instantiate(fproto, self.attrs))
         for name in fproto.input:
             graph.input.add().name = name
         for name in fproto.output:
             graph.output.add().name = name
-        return Compiler(opsets).compile_graph(graph)
+        return Compiler(opsets).compile_graph(graph, outer=self.outer)
 
-    def __call__(self, *args):
+    def __call__(self, *args, outer=None):
         if self.static:
-            return self.plans[None].run_args(args)
-        key = tuple(
-            None if a is None else ("seq", len(a) and np.asarray(a[0]).dtype) if isinstance(a, list) else (np.asarray(a).dtype, np.ndim(a))
-            for a in args
-        )
-        plan = self.plans.get(key)
-        if plan is None:
-            plan = self.plans[key] = self.build([type_of_value(a) if a is not None else None for a in args])
+            plan = self.plans[None]
+        else:
+            key = tuple(_type_key(a) for a in args)
+            plan = self.plans.get(key)
+            if plan is None:
+                plan = self.plans[key] = self.build([type_of_value(a) if a is not None else None for a in args])
+        if self.outer:
+            n = len(plan.inputs) - len(self.outer)
+            args = [*args, *([None] * (n - len(args))), *(outer.get(name) for name in self.outer)]
         return plan.run_args(args)
 
 
-def function_kernel(node: onnx.NodeProto, schema, opset: int, in_types) -> FunctionKernel | None:
+_UNKNOWN = object()
+
+
+def _type_key_of_proto(tp: onnx.TypeProto | None) -> Any:
+    """What ``_type_key`` gives for a value of this static type (_UNKNOWN when not static)."""
+    if tp is None:
+        return _UNKNOWN
+    shape, dtype = _type_info(tp)
+    if dtype is None or shape is None or None in shape:
+        return _UNKNOWN
+    return (dtype, shape)
+
+
+def _type_key(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, list):
+        return ("seq", np.asarray(value[0]).dtype if value else None)
+    # some bodies depend on static dimensions (e.g. a group count): key on the full shape
+    return (np.asarray(value).dtype, np.shape(value))
+
+
+def function_kernel(node: onnx.NodeProto, schema, opsets: dict[str, int], in_types) -> FunctionKernel | None:
     """A kernel running ``node`` through its schema's function body, or None when it has none."""
+    opset = opsets[_domain(node.domain)]
     static = _pick_version(schema.function_opset_versions, opset)
     if static is not None:
-        return FunctionKernel(node, schema, opset, True, static)
+        return FunctionKernel(node, schema, opsets, True, static)
     dynamic = _pick_version(schema.context_dependent_function_opset_versions, opset)
     if dynamic is not None:
-        return FunctionKernel(node, schema, opset, False, dynamic)
+        return FunctionKernel(node, schema, opsets, False, dynamic, in_types)
     return None
 
 
@@ -615,25 +737,34 @@ def function_kernel(node: onnx.NodeProto, schema, opset: int, in_types) -> Funct
 
 def validate(model: onnx.ModelProto) -> dict[str, int]:
     """Raise Rejected for a model we refuse; return the opset map."""
-    global _KNOWN_DOMAINS
-    if _KNOWN_DOMAINS is None:
-        _KNOWN_DOMAINS = _known_domains()
+    known = _known_domains_cached()
     if model.ir_version > onnx.IR_VERSION:
         raise Rejected(f"IR version {model.ir_version} is newer than this onnx ({onnx.IR_VERSION})")
     local_domains = {_domain(f.domain) for f in model.functions}
     opsets: dict[str, int] = {}
     for imp in model.opset_import:
         dom = _domain(imp.domain)
-        if dom not in _KNOWN_DOMAINS and dom not in local_domains:
-            raise Rejected(f"unknown opset domain {imp.domain!r}")
-        if dom in _KNOWN_DOMAINS and imp.version > _KNOWN_DOMAINS[dom]:
+        if dom in known and imp.version > known[dom]:
             raise Rejected(f"opset {imp.version} of domain {imp.domain or 'ai.onnx'!r} is newer than this onnx supports")
         opsets[dom] = imp.version
+    # importing a domain nobody defines is harmless; using it is not
+    for dom in _used_domains(model.graph) | {_domain(n.domain) for f in model.functions for n in f.node}:
+        if dom not in known and dom not in local_domains:
+            raise Rejected(f"unknown opset domain {dom!r}")
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as exc:
         raise Rejected(f"invalid model: {str(exc).strip().splitlines()[0]}") from exc
     return opsets
+
+
+def _used_domains(graph: onnx.GraphProto) -> set[str]:
+    used = set()
+    for node in graph.node:
+        used.add(_domain(node.domain))
+        for g in _graph_attrs(node):
+            used |= _used_domains(g)
+    return used
 
 
 def compile_model(model: onnx.ModelProto) -> Plan:
@@ -644,4 +775,5 @@ def compile_model(model: onnx.ModelProto) -> Plan:
         model = onnx.shape_inference.infer_shapes(model)
     except Exception:  # shapes are an optimisation hint only
         pass
-    return Compiler(opsets).compile_graph(model.graph)
+    with np.errstate(all="ignore"):  # constant folding runs kernels
+        return Compiler(opsets, overridable=model.ir_version >= 4).compile_graph(model.graph)

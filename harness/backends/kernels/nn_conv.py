@@ -7,11 +7,12 @@ ConvTranspose is the mirror image: one GEMM, then a col2im scatter-add per kerne
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from .nn_util import (
     as_compute,
-    compute_dtype,
     im2col,
     ints,
     kernel_offsets,
@@ -26,11 +27,21 @@ from .registry import register
 # --------------------------------------------------------------------------- helpers
 
 
-def conv_core(x, w, group, strides, dilations, begin, out):
-    """Grouped N-d correlation of compute-dtype ``x`` (N, C, *in) with ``w`` (M, C/g, *k)."""
+#: im2col is done in chunks of output rows whose column matrix stays about this size, so the
+#: chunk is still in cache when the GEMM reads it (measured ~10-15% faster than one big im2col)
+_COLS_CHUNK_BYTES = 1 << 21
+
+
+def conv_core(x, w, group, strides, dilations, begin, out, scratch=None):
+    """Grouped N-d correlation of compute-dtype ``x`` (N, C, *in) with ``w`` (M, C/g, *k).
+
+    ``scratch`` (a dict owned by the calling kernel, one per thread) keeps the padded input and
+    the im2col chunk buffer between calls, which saves re-faulting fresh multi-megabyte
+    allocations (and re-zeroing the padding) on every run.
+    """
     N, C = x.shape[:2]
     M = w.shape[0]
-    kernel = w.shape[2:]
+    kernel = tuple(w.shape[2:])
     Cg = C // group
     Mg = M // group
     K = prod(kernel)
@@ -42,14 +53,54 @@ def conv_core(x, w, group, strides, dilations, begin, out):
         and tuple(out) == tuple(x.shape[2:])
     )
     if simple:
-        cols = x.reshape(N, C, 1, P)
-    else:
-        xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
+        if group == 1:
+            y = np.matmul(w.reshape(M, C), x.reshape(N, C, P))
+        else:
+            y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
+        return y.reshape((N, M) + tuple(out))
+    xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0, scratch)
+    item = x.dtype.itemsize
+    if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
         cols = im2col(xp, kernel, out, strides, dilations)
-    if group == 1:
-        y = np.matmul(w.reshape(M, C * K), cols.reshape(N, C * K, P))
-    else:
-        y = np.matmul(w.reshape(group, Mg, Cg * K), cols.reshape(N, group, Cg * K, P))
+        if group == 1:
+            y = np.matmul(w.reshape(M, C * K), cols.reshape(N, C * K, P))
+        else:
+            y = np.matmul(w.reshape(group, Mg, Cg * K), cols.reshape(N, group, Cg * K, P))
+        return y.reshape((N, M) + tuple(out))
+    # chunked: per image, per block of rows along the first spatial axis
+    OH = out[0]
+    inner_shape = tuple(out[1:])
+    inner = prod(inner_shape)
+    rows = max(1, min(OH, _COLS_CHUNK_BYTES // max(1, C * K * inner * item)))
+    nchunks = -(-OH // rows)
+    rows = -(-OH // nchunks)  # balanced chunks
+    wg = w.reshape(group, Mg, Cg * K)
+    y = np.empty((N, group, Mg, OH, inner), dtype=x.dtype)
+    offsets = list(kernel_offsets(kernel))
+    nsp = len(out)
+    bshape = (C, K, rows) + inner_shape
+    buf = None if scratch is None else scratch.get("cols")
+    if buf is None or buf.shape != bshape or buf.dtype != x.dtype:
+        buf = np.empty(bshape, dtype=x.dtype)
+        if scratch is not None:
+            scratch["cols"] = buf
+    for n in range(N):
+        img = xp[n]
+        for r0 in range(0, OH, rows):
+            nr = min(rows, OH - r0)
+            cols = buf if nr == rows else np.empty((C, K, nr) + inner_shape, dtype=x.dtype)
+            for k, off in enumerate(offsets):
+                start0 = off[0] * dilations[0] + r0 * strides[0]
+                idx = (slice(None), slice(start0, start0 + (nr - 1) * strides[0] + 1, strides[0])) + tuple(
+                    slice(off[i] * dilations[i], off[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
+                    for i in range(1, nsp)
+                )
+                cols[:, k] = img[idx]
+            dst = y[n, :, :, r0 : r0 + nr].reshape(group, Mg, nr * inner)
+            if group == 1:  # 2-D matmul writes through BLAS into the strided destination
+                np.matmul(wg[0], cols.reshape(Cg * K, nr * inner), out=dst[0])
+            else:  # stacked matmul only reaches BLAS with contiguous operands
+                dst[...] = np.matmul(wg, cols.reshape(group, Cg * K, nr * inner))
     return y.reshape((N, M) + tuple(out))
 
 
@@ -61,19 +112,23 @@ def _conv_params(attrs, nsp, w_shape):
 
 
 class _WeightCache:
-    """Keeps the last converted weight, keyed by the identity of the source array."""
+    """Keeps the last converted weight, keyed by the identity of the source array.
 
-    __slots__ = ("src", "value")
+    The (source, converted) pair is swapped in one assignment, so concurrent runs never see a
+    converted weight paired with the wrong source.
+    """
+
+    __slots__ = ("pair",)
 
     def __init__(self):
-        self.src = None
-        self.value = None
+        self.pair = (None, None)
 
     def get(self, w, convert):
-        if w is not self.src:
-            self.value = convert(w)
-            self.src = w
-        return self.value
+        src, value = self.pair
+        if w is not src:
+            value = convert(w)
+            self.pair = (w, value)
+        return value
 
 
 def scatter_windows(cols, kernel, in_sizes, strides, dilations, full_shape):
@@ -118,6 +173,7 @@ def conv(node):
     pads_attr = attrs.get("pads")
     geo_cache: dict = {}
     wcache = _WeightCache()
+    local = threading.local()  # per-thread scratch buffers: a session may be run from threads
 
     def run(x, w, b=None):
         nsp = x.ndim - 2
@@ -129,7 +185,10 @@ def conv(node):
             geo = geo_cache[key] = (strides, dilations, begin, out)
         strides, dilations, begin, out = geo
         wc = wcache.get(w, as_compute)
-        y = conv_core(as_compute(x), wc, group, strides, dilations, begin, out)
+        scratch = getattr(local, "d", None)
+        if scratch is None:
+            scratch = local.d = {}
+        y = conv_core(as_compute(x), wc, group, strides, dilations, begin, out, scratch)
         if b is not None:
             y += b.astype(y.dtype).reshape((1, -1) + (1,) * nsp)
         return (y.astype(x.dtype, copy=False),)

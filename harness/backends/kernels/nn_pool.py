@@ -1,7 +1,8 @@
 """Pooling kernels: MaxPool, AveragePool, LpPool, Global*Pool, MaxRoiPool, MaxUnpool, RoiAlign.
 
-Windowed pooling never loops over output pixels: it loops over the (few) kernel positions and
-combines one strided view of the padded input per position (np.maximum / np.add).
+Windowed pooling never loops over output pixels: it reduces one spatial axis at a time, looping
+over the (few) kernel taps and combining one strided view per tap (np.maximum / np.add); taps in
+the padding are skipped rather than materialised. MaxPool with Indices keeps an argmax per tap.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import math
 
 import numpy as np
 
-from .nn_util import BFLOAT16, ints, kernel_offsets, pad_to_windows, prod, spatial_geometry, window_slices
+from .nn_util import ints, kernel_offsets, pad_to_windows, prod, spatial_geometry, window_slices
 from .registry import register
 
 
@@ -70,10 +71,63 @@ def _geometry_cache(attrs):
     return get
 
 
+def _tap_range(k, o, s, d, pb, L):
+    """Output positions [lo, hi) whose k-th tap (o * s - pb + k * d) lies inside [0, L)."""
+    off = k * d - pb
+    lo = 0 if off >= 0 else -(off // s) if (-off) % s == 0 else -off // s + 1
+    hi = min(o, (L - 1 - off) // s + 1) if L - 1 - off >= 0 else 0
+    return lo, max(hi, lo)
+
+
+def separable_reduce(x, g, op, fill, acc_dtype=None):
+    """Reduce every pooling window with ``op`` (np.maximum / np.add), one axis at a time.
+
+    Taps that fall in padding (or beyond it, with ceil_mode) are skipped, which is the same as
+    padding with the identity ``fill`` but without materialising a padded copy.
+    """
+    y = x
+    nsp = len(g.out)
+    for i in reversed(range(nsp)):  # innermost (contiguous) axis first
+        ax = 2 + i
+        L = y.shape[ax]
+        o, s, d, pb = g.out[i], g.strides[i], g.dilations[i], g.begin[i]
+        if g.kernel[i] == 1 and s == 1 and pb == 0 and o == L:
+            continue
+        shape = list(y.shape)
+        shape[ax] = o
+        ranges = [_tap_range(k, o, s, d, pb, L) for k in range(g.kernel[i])]
+        # start from a tap that covers every output (a copy instead of fill + op)
+        first = next((k for k, (lo, hi) in enumerate(ranges) if lo == 0 and hi == o), None)
+        if first is None:
+            out = np.full(shape, fill, dtype=acc_dtype or y.dtype)
+        else:
+            out = np.empty(shape, dtype=acc_dtype or y.dtype)
+        for k in ([first] if first is not None else []) + [k for k in range(g.kernel[i]) if k != first]:
+            lo, hi = ranges[k]
+            if hi <= lo:
+                continue
+            start = lo * s - pb + k * d
+            src = [slice(None)] * y.ndim
+            dst = [slice(None)] * y.ndim
+            src[ax] = slice(start, start + (hi - lo - 1) * s + 1, s)
+            dst[ax] = slice(lo, hi)
+            tgt = out[tuple(dst)]
+            if k == first:
+                np.copyto(tgt, y[tuple(src)], casting="unsafe")
+            else:
+                op(tgt, y[tuple(src)], out=tgt, casting="unsafe")
+        y = out
+    if y is x:
+        y = x.astype(acc_dtype or x.dtype, copy=True)
+    return y
+
+
 # --------------------------------------------------------------------------- MaxPool
 
 
 def max_pool(x, g, want_indices=False, storage_order=0):
+    if not want_indices:
+        return separable_reduce(x, g, np.maximum, _lowest(x.dtype)), None
     xp = pad_to_windows(x, g.out, g.begin, g.strides, g.dilations, g.kernel, _lowest(x.dtype))
     offsets = list(kernel_offsets(g.kernel))
     y = None
@@ -130,20 +184,6 @@ def maxpool(node):
 # --------------------------------------------------------------------------- AveragePool / LpPool
 
 
-def _sum_windows(xp, g, acc_dtype, power=None):
-    y = None
-    for off in kernel_offsets(g.kernel):
-        v = xp[window_slices(off, g.out, g.strides, g.dilations)]
-        if power is not None:
-            v = np.abs(v.astype(acc_dtype, copy=False))
-            v = v * v if power == 2 else v**power
-        if y is None:
-            y = v.astype(acc_dtype, copy=True)
-        else:
-            y += v
-    return y
-
-
 def _divisor(x_shape, g, include_pad):
     nsp = len(g.out)
     div = None
@@ -168,8 +208,7 @@ def average_pool(node):
     def run(x):
         g = geo(x.shape)
         acc = _acc_dtype(x.dtype)
-        xp = pad_to_windows(x, g.out, g.begin, g.strides, g.dilations, g.kernel, 0)
-        y = _sum_windows(xp, g, acc)
+        y = separable_reduce(x, g, np.add, 0, acc)
         div = div_cache.get(x.shape)
         if div is None:
             div = div_cache[x.shape] = _divisor(x.shape, g, include_pad).astype(acc)
@@ -191,8 +230,9 @@ def lp_pool(node):
     def run(x):
         g = geo(x.shape)
         acc = _acc_dtype(x.dtype)
-        xp = pad_to_windows(x, g.out, g.begin, g.strides, g.dilations, g.kernel, 0)
-        y = _sum_windows(xp, g, acc, power=p)
+        a = np.abs(x.astype(acc, copy=False))
+        a = a * a if p == 2 else a**p
+        y = separable_reduce(a, g, np.add, 0, acc)
         y = np.sqrt(y) if p == 2 else y ** (1.0 / p)
         return (y.astype(x.dtype, copy=False),)
 
@@ -251,10 +291,12 @@ def max_roi_pool(node):
         N, C, H, W = x.shape
         R = rois.shape[0]
         y = np.zeros((R, C, ph_, pw_), dtype=x.dtype)
-        r = rois.astype(np.float64)
+        acc = np.float64 if x.dtype == np.float64 else np.float32
+        r = rois.astype(acc)
         for i in range(R):
             b = int(r[i, 0])
-            x1, y1, x2, y2 = (int(np.round(v * scale)) for v in r[i, 1:5])
+            # round half away from zero, in the tensor's precision
+            x1, y1, x2, y2 = (int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1) for v in r[i, 1:5] * acc(scale))
             rw = max(x2 - x1 + 1, 1)
             rh = max(y2 - y1 + 1, 1)
             bh = rh / ph_
@@ -347,20 +389,24 @@ def _roi_align_factory(node, half_pixel_default: bool):
         acc = np.float64 if x.dtype == np.float64 else np.float32
         xf = x.astype(acc, copy=False)
         y = np.zeros((R, C, oh, ow), dtype=acc)
-        r = rois.astype(np.float64)
-        off = 0.5 if half_pixel else 0.0
+        # roi geometry in the tensor's precision: 5 * 0.8 is 4 in float32 but not in float64,
+        # and the adaptive grid size (a ceil) depends on it
+        r = rois.astype(acc)
+        sc = acc(scale)
+        off = acc(0.5 if half_pixel else 0.0)
+        one = acc(1.0)
         for i in range(R):
             b = int(batch_indices[i])
-            x1, y1, x2, y2 = r[i, :4] * scale - off
+            x1, y1, x2, y2 = r[i, :4] * sc - off
             rw, rh = x2 - x1, y2 - y1
             if not half_pixel:
-                rw, rh = max(rw, 1.0), max(rh, 1.0)
-            bh, bw = rh / oh, rw / ow
-            gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rh / oh))
-            gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rw / ow))
+                rw, rh = max(rw, one), max(rh, one)
+            bh, bw = rh / acc(oh), rw / acc(ow)
+            gh = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rh / acc(oh)))
+            gw = sampling_ratio if sampling_ratio > 0 else int(math.ceil(rw / acc(ow)))
             gh, gw = max(gh, 1), max(gw, 1)
-            ys = (y1 + np.arange(oh)[:, None] * bh + (np.arange(gh)[None, :] + 0.5) * bh / gh).reshape(-1)
-            xs = (x1 + np.arange(ow)[:, None] * bw + (np.arange(gw)[None, :] + 0.5) * bw / gw).reshape(-1)
+            ys = (y1 + np.arange(oh, dtype=acc)[:, None] * bh + (np.arange(gh, dtype=acc)[None, :] + acc(0.5)) * bh / acc(gh)).reshape(-1)
+            xs = (x1 + np.arange(ow, dtype=acc)[:, None] * bw + (np.arange(gw, dtype=acc)[None, :] + acc(0.5)) * bw / acc(gw)).reshape(-1)
             yl, yh, wyl, wyh = _bilinear_axis(ys, H)
             xl, xh, wxl, wxh = _bilinear_axis(xs, W)
             img = xf[b]

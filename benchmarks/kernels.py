@@ -1,0 +1,460 @@
+"""How fast is the ``kernels`` backend? Measured side by side with onnx.reference and ONNX
+Runtime, in one run, and printed as ratios.
+
+Workloads:
+  light/<model>/b1, b8   the nine light CNNs shipped in onnx's wheel; inputs are float32
+                         arange(n)/n reshaped, unbound dimensions 1 (b1) or 8 (b8)
+  op/<Op>                single-operator models: Conv, MaxPool, Softmax, MatMul,
+                         LayerNormalization, LSTM
+  suite/onnx-node        every official node case: prepare and run, end to end
+
+Configurations: kernels and onnxruntime at 1 thread and at all cores (BLAS threads through
+threadpoolctl for kernels, intra_op_num_threads for onnxruntime), onnx.reference at 1 BLAS
+thread (it interprets the graph in Python; its ratio is taken against kernels@1). Each configuration runs in its own subprocess, so the peak memory of every
+workload is the subprocess's peak resident set above what it held before the workload
+(Linux /proc; tracemalloc elsewhere, which sees numpy allocations only).
+
+Latencies are medians after one warm-up run. A run slower than ``--slow`` seconds skips its
+warm-up and is measured once; onnx.reference skips b8 runs whose estimate (8 x b1) is over
+``--ref-limit`` seconds.
+
+    python benchmarks/kernels.py            # default run, under ~10 minutes on 2 cores
+    python benchmarks/kernels.py --quick    # a smaller set, about 2 minutes
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+LIGHT_MODELS = [
+    "bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50",
+    "shufflenet", "squeezenet", "vgg19", "zfnet512",
+]
+QUICK_MODELS = ["squeezenet", "shufflenet", "resnet50"]
+OPS = ["Conv", "MaxPool", "Softmax", "MatMul", "LayerNormalization", "LSTM"]
+
+
+# -- workloads ------------------------------------------------------------------------------
+
+
+def _light_dir() -> Path:
+    import onnx.backend.test
+
+    return Path(onnx.backend.test.__file__).parent / "data" / "light"
+
+
+def _arange_feeds(model, batch: int) -> dict[str, np.ndarray]:
+    import onnx
+
+    init = {t.name for t in model.graph.initializer}
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in init:
+            continue
+        tt = vi.type.tensor_type
+        shape = [d.dim_value if d.HasField("dim_value") else batch for d in tt.shape.dim]
+        if shape and not tt.shape.dim[0].HasField("dim_value"):
+            shape[0] = batch
+        elif shape and batch != 1 and shape[0] == 1:
+            shape[0] = batch  # the light models fix the batch to 1; b8 widens it
+        n = int(np.prod(shape))
+        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        feeds[vi.name] = (np.arange(n) / max(n, 1)).astype(dtype).reshape(shape)
+    return feeds
+
+
+def _with_batch(model, batch: int):
+    """The model with its input and output batch dimension made symbolic (light models pin 1)."""
+    if batch == 1:
+        return model
+    import onnx
+
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    init = {t.name for t in model.graph.initializer}
+    for vi in [*model.graph.input, *model.graph.output]:
+        if vi.name in init:
+            continue
+        dims = vi.type.tensor_type.shape.dim
+        if dims and dims[0].HasField("dim_value") and dims[0].dim_value == 1:
+            dims[0].dim_param = "N"
+    del model.graph.value_info[:]
+    # Reshape targets that pin the batch (e.g. [1, -1] before the classifier) follow it
+    for node in model.graph.node:
+        if node.op_type == "Reshape":
+            for t in model.graph.initializer:
+                if t.name == node.input[1]:
+                    shape = onnx.numpy_helper.to_array(t).copy()
+                    if shape.size and shape[0] == 1:
+                        shape[0] = 0 if -1 in shape[1:] else -1
+                        t.CopyFrom(onnx.numpy_helper.from_array(shape, t.name))
+    return model
+
+
+def _op_model(op: str):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(0)
+    F = TensorProto.FLOAT
+
+    def w(name, *shape):
+        return numpy_helper.from_array((rng.standard_normal(shape) * 0.05).astype(np.float32), name)
+
+    if op == "Conv":
+        node = helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
+        inits, x, y = [w("w", 64, 64, 3, 3), w("b", 64)], [1, 64, 56, 56], [1, 64, 56, 56]
+    elif op == "MaxPool":
+        node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+        inits, x, y = [], [1, 64, 112, 112], [1, 64, 56, 56]
+    elif op == "Softmax":
+        node = helper.make_node("Softmax", ["x"], ["y"], axis=-1)
+        inits, x, y = [], [8, 12, 128, 128], [8, 12, 128, 128]
+    elif op == "MatMul":
+        node = helper.make_node("MatMul", ["x", "w"], ["y"])
+        inits, x, y = [w("w", 1024, 1024)], [512, 1024], [512, 1024]
+    elif op == "LayerNormalization":
+        node = helper.make_node("LayerNormalization", ["x", "s", "b"], ["y"], axis=-1, epsilon=1e-5)
+        inits, x, y = [w("s", 768), w("b", 768)], [8, 128, 768], [8, 128, 768]
+    elif op == "LSTM":
+        hidden = 256
+        node = helper.make_node("LSTM", ["x", "W", "R", "B"], ["y"], hidden_size=hidden)
+        inits, x, y = [w("W", 1, 4 * hidden, 128), w("R", 1, 4 * hidden, hidden), w("B", 1, 8 * hidden)], [32, 8, 128], [32, 1, 8, hidden]
+    else:
+        raise ValueError(op)
+    graph = helper.make_graph([node], op, [helper.make_tensor_value_info("x", F, x)], [helper.make_tensor_value_info("y", F, y)], inits)
+    # IR 8 (onnx 1.11+, opset 17): every runtime under comparison loads it
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _node_suite():
+    from harness.suites.onnx_official import collect
+
+    return [(name, model, data) for _, name, model, data, _ in collect(["onnx-node"])]
+
+
+# -- backends -------------------------------------------------------------------------------
+
+
+def _preparer(backend: str, threads: int) -> Callable:
+    """backend -> function(model) -> function(feeds) -> outputs."""
+    if backend == "kernels":
+        from harness.backends.kernels import KernelsBackend
+
+        be = KernelsBackend(threads=threads)
+        be.load()
+        return lambda model: be.prepare(model).run
+    if backend == "onnxruntime":
+        import onnxruntime as ort
+
+        def prepare(model):
+            so = ort.SessionOptions()
+            so.intra_op_num_threads = threads
+            so.inter_op_num_threads = 1
+            so.log_severity_level = 3
+            sess = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            return lambda feeds: sess.run(None, feeds)
+
+        return prepare
+    if backend == "reference":
+        from onnx.reference import ReferenceEvaluator
+
+        try:
+            import threadpoolctl
+
+            threadpoolctl.threadpool_limits(limits=threads, user_api="blas")
+        except ImportError:
+            pass
+
+        def prepare(model):
+            ev = ReferenceEvaluator(model)
+            return lambda feeds: ev.run(None, feeds)
+
+        return prepare
+    raise ValueError(backend)
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+
+def _release_free_memory() -> None:
+    """Collect garbage and hand freed heap pages back to the OS (glibc), so that the resident
+    set before a workload is what is still alive."""
+    import gc
+
+    gc.collect()
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+class PeakMemory:
+    """Peak resident memory of this process during a block, above its level at the start."""
+
+    def __init__(self):
+        _release_free_memory()
+        self.proc = Path("/proc/self/clear_refs").exists()
+        if not self.proc:
+            import tracemalloc
+
+            self.tracemalloc = tracemalloc
+
+    @staticmethod
+    def _status(key: str) -> int:
+        text = Path("/proc/self/status").read_text()
+        return int(re.search(rf"{key}:\s+(\d+)", text).group(1)) * 1024
+
+    def __enter__(self):
+        if self.proc:
+            try:
+                Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
+            except OSError:
+                self.proc = False
+                import tracemalloc
+
+                self.tracemalloc = tracemalloc
+        if self.proc:
+            self.base = self._status("VmRSS")
+        else:
+            self.tracemalloc.start()
+            self.tracemalloc.reset_peak()
+            self.base = self.tracemalloc.get_traced_memory()[0]
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc:
+            self.peak = max(self._status("VmHWM") - self.base, 0)
+        else:
+            self.peak = self.tracemalloc.get_traced_memory()[1] - self.base
+            self.tracemalloc.stop()
+        return False
+
+
+# -- the worker: one configuration, many workloads -------------------------------------------
+
+
+def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[float], str]:
+    t = time.perf_counter()
+    run(feeds)  # warm-up (or the only run, if slow)
+    first = time.perf_counter() - t
+    if first > slow:
+        return [first], "single run (slow)"
+    times: list[float] = []
+    start = time.perf_counter()
+    while len(times) < reps or (time.perf_counter() - start < budget and len(times) < 50):
+        t = time.perf_counter()
+        run(feeds)
+        times.append(time.perf_counter() - t)
+        if len(times) >= reps and time.perf_counter() - start > budget:
+            break
+    return times, ""
+
+
+def worker(args) -> None:
+    warnings.filterwarnings("ignore")
+    np.seterr(all="ignore")
+    sys.path.insert(0, str(ROOT))
+    prepare = _preparer(args.backend, args.threads)
+    import onnx
+
+    b1_median: dict[str, float] = {}
+    for wl in args.workloads.split(","):
+        result: dict[str, Any] = {"workload": wl}
+        try:
+            if wl.startswith("suite/"):
+                cases = _node_suite()
+                times, failures = [], 0
+                with PeakMemory() as mem:
+                    for _ in range(args.suite_reps):
+                        t = time.perf_counter()
+                        failures = 0
+                        for _, model, data in cases:
+                            try:
+                                run = prepare(model)
+                                for ds in data:
+                                    run(ds.inputs)
+                            except Exception:
+                                failures += 1
+                        times.append(time.perf_counter() - t)
+                result.update(median_ms=statistics.median(times) * 1000, reps=len(times), peak_mb=mem.peak / 2**20,
+                              note=f"{len(cases)} cases, {failures} raised")
+            else:
+                kind, name, *rest = wl.split("/")
+                if kind == "light":
+                    batch = int(rest[0][1:])
+                    if args.backend == "reference" and batch > 1 and b1_median.get(name, 0) * batch > args.ref_limit:
+                        result.update(note=f"skipped: estimated {b1_median[name] * batch:.0f} s > --ref-limit")
+                        print(json.dumps(result), flush=True)
+                        continue
+                    model = _with_batch(onnx.load(_light_dir() / f"light_{name}.onnx"), batch)
+                    feeds = _arange_feeds(model, batch)
+                else:
+                    model = _op_model(name)
+                    feeds = _arange_feeds(model, 1)
+                with PeakMemory() as mem:
+                    run = prepare(model)
+                    times, note = _time_runs(run, feeds, args.reps, args.budget, args.slow)
+                median = statistics.median(times)
+                if kind == "light" and rest[0] == "b1":
+                    b1_median[name] = median
+                result.update(median_ms=median * 1000, reps=len(times), peak_mb=mem.peak / 2**20, note=note)
+                del run, model, feeds
+        except Exception as exc:  # a backend that cannot run a workload says so in the table
+            result.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
+        print(json.dumps(result), flush=True)
+
+
+# -- the driver -------------------------------------------------------------------------------
+
+
+def _configs(cores: int) -> list[tuple[str, str, int]]:
+    configs = [("kernels@1", "kernels", 1), ("onnxruntime@1", "onnxruntime", 1)]
+    if cores > 1:
+        configs += [(f"kernels@{cores}", "kernels", cores), (f"onnxruntime@{cores}", "onnxruntime", cores)]
+    # onnx.reference is a Python interpreter of the graph: one thread, compared with kernels@1
+    configs.append(("reference@1", "reference", 1))
+    return configs
+
+
+def _workloads(quick: bool) -> list[str]:
+    models = QUICK_MODELS if quick else LIGHT_MODELS
+    wl = [f"light/{m}/b1" for m in models]
+    wl += [f"light/{m}/b8" for m in models]
+    wl += [f"op/{op}" for op in OPS]
+    wl.append("suite/onnx-node")
+    return wl
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return a / b
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--quick", action="store_true", help="three light models, fewer repetitions")
+    p.add_argument("--out", default=str(ROOT / "reports" / "bench-kernels.json"))
+    p.add_argument("--only", default="", help="comma-separated configuration names to run (default: all)")
+    p.add_argument("--reps", type=int, default=None, help="minimum timed runs per workload")
+    p.add_argument("--budget", type=float, default=None, help="seconds of timed runs per workload")
+    p.add_argument("--slow", type=float, default=3.0, help="a first run slower than this is measured once")
+    p.add_argument("--ref-limit", type=float, default=15.0, help="skip reference b8 runs estimated above this (s)")
+    # worker mode (internal)
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--backend", help=argparse.SUPPRESS)
+    p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
+    p.add_argument("--workloads", help=argparse.SUPPRESS)
+    p.add_argument("--suite-reps", type=int, default=2, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.reps is None:
+        args.reps = 3 if args.quick else 5
+    if args.budget is None:
+        args.budget = 0.5 if args.quick else 1.5
+    if args.worker:
+        worker(args)
+        return 0
+
+    cores = os.cpu_count() or 1
+    configs = _configs(cores)
+    if args.only:
+        keep = set(args.only.split(","))
+        configs = [c for c in configs if c[0] in keep]
+    workloads = _workloads(args.quick)
+    results: dict[str, dict[str, dict[str, Any]]] = {wl: {} for wl in workloads}
+    started = time.perf_counter()
+    for label, backend, threads in configs:
+        cmd = [
+            sys.executable, __file__, "--worker", "--backend", backend, "--threads", str(threads),
+            "--workloads", ",".join(workloads), "--reps", str(args.reps), "--budget", str(args.budget),
+            "--slow", str(args.slow), "--ref-limit", str(args.ref_limit), "--suite-reps", "1" if args.quick else "2",
+        ]
+        print(f"[{time.perf_counter() - started:6.0f}s] {label} ...", file=sys.stderr, flush=True)
+        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                r = json.loads(line)
+                results[r.pop("workload")][label] = r
+        if proc.returncode:
+            print(f"  {label} worker exited with {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+
+    labels = [c[0] for c in configs]
+    k1, kn = "kernels@1", f"kernels@{cores}"
+    o1, on = "onnxruntime@1", f"onnxruntime@{cores}"
+
+    def ms(wl, label):
+        return results[wl].get(label, {}).get("median_ms")
+
+    rows, table = [], []
+    for wl in workloads:
+        ratios = {
+            "reference/kernels@1": _ratio(ms(wl, "reference@1"), ms(wl, k1)),
+            "kernels/onnxruntime@1": _ratio(ms(wl, k1), ms(wl, o1)),
+            f"kernels/onnxruntime@{cores}": _ratio(ms(wl, kn), ms(wl, on)) if cores > 1 else None,
+        }
+        rows.append({"workload": wl, "results": results[wl], "ratios": ratios})
+        cells = []
+        for label in labels:
+            r = results[wl].get(label, {})
+            if "median_ms" in r:
+                cells.append(f"{r['median_ms']:.1f} ms / {r['peak_mb']:.0f} MB")
+            else:
+                cells.append(r.get("error", r.get("note", "-"))[:28])
+        cells += ["-" if v is None else f"{v:.2f}x" for v in ratios.values()]
+        table.append([wl, *cells])
+
+    headers = ["workload", *labels, "ref/kernels@1", "kernels/ort@1", f"kernels/ort@{cores}"]
+    try:
+        from tabulate import tabulate
+
+        print(tabulate(table, headers=headers, tablefmt="github"))
+    except ImportError:
+        print("\t".join(headers))
+        for row in table:
+            print("\t".join(map(str, row)))
+    print("\nlatency: median after warm-up; memory: peak RSS above the level before the workload")
+    print("ref/kernels > 1: kernels is faster than onnx.reference; kernels/ort < 1: kernels is faster than onnxruntime")
+
+    import onnx
+
+    versions = {"python": platform.python_version(), "numpy": np.__version__, "onnx": onnx.__version__}
+    try:
+        import onnxruntime
+
+        versions["onnxruntime"] = onnxruntime.__version__
+    except ImportError:
+        pass
+    report = {
+        "benchmark": "kernels",
+        "quick": args.quick,
+        "machine": {"platform": platform.platform(), "cores": cores, "processor": platform.processor()},
+        "versions": versions,
+        "configurations": labels,
+        "seconds": round(time.perf_counter() - started, 1),
+        "rows": rows,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2))
+    print(f"\nwrote {out} in {report['seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

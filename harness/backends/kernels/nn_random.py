@@ -1,0 +1,165 @@
+"""Random kernels: Dropout, Bernoulli, RandomNormal(Like), RandomUniform(Like), Multinomial.
+
+A ``seed`` attribute seeds a generator created once per node, so a prepared model with a seed
+draws a reproducible stream; without a seed each node gets fresh entropy.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import helper
+
+from .registry import register
+
+
+def _rng(attrs):
+    seed = attrs.get("seed")
+    if seed is None:
+        return np.random.default_rng()
+    # float seeds (Random*, Bernoulli, Multinomial) map to their bit pattern
+    return np.random.default_rng(int(np.float64(seed).view(np.uint64)))
+
+
+def _dtype(attrs, default):
+    dt = attrs.get("dtype")
+    if dt is None:
+        return np.dtype(default)
+    return np.dtype(helper.tensor_dtype_to_np_dtype(int(dt)))
+
+
+def _dropout_train(x, ratio, rng, mask_dtype):
+    keep = rng.random(x.shape) >= ratio
+    scale = 1.0 / (1.0 - ratio)
+    y = (x.astype(np.float64) * keep * scale).astype(x.dtype)
+    return y, keep.astype(mask_dtype)
+
+
+# --------------------------------------------------------------------------- Dropout
+
+
+@register("Dropout", since=1)
+def dropout_1(node):
+    # Opsets 1-11 have no run-time training switch (opsets 1 and 6 only an ``is_test`` hint whose
+    # default asks for training): an inference engine runs the test-mode behaviour, Y = X, as
+    # every runtime does. A random output could not be checked against any oracle anyway.
+    mask_dtype = np.bool_ if node.opset >= 10 else None
+
+    def run(x):
+        return (x.copy(), np.ones(x.shape, dtype=mask_dtype or x.dtype))
+
+    return run
+
+
+@register("Dropout", since=12)
+def dropout_12(node):
+    rng = _rng(node.attrs)
+
+    def run(x, ratio=None, training_mode=None):
+        r = 0.5 if ratio is None else float(np.asarray(ratio).reshape(()))
+        training = training_mode is not None and bool(np.asarray(training_mode).reshape(()))
+        if not training or r == 0:
+            return (x.copy(), np.ones(x.shape, dtype=np.bool_))
+        return _dropout_train(x, r, rng, np.bool_)
+
+    return run
+
+
+# --------------------------------------------------------------------------- Bernoulli
+
+
+@register("Bernoulli", since=15)
+def bernoulli(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+
+    def run(x):
+        out = _dtype(attrs, x.dtype)
+        return ((rng.random(x.shape) < x.astype(np.float64)).astype(out),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- RandomNormal / RandomUniform
+
+
+@register("RandomNormal", since=1)
+def random_normal(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+    shape = tuple(int(s) for s in attrs["shape"])
+    mean = float(attrs.get("mean", 0.0))
+    scale = float(attrs.get("scale", 1.0))
+    out = _dtype(attrs, np.float32)
+
+    def run():
+        return (rng.normal(mean, scale, size=shape).astype(out),)
+
+    return run
+
+
+@register("RandomNormalLike", since=1)
+def random_normal_like(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+    mean = float(attrs.get("mean", 0.0))
+    scale = float(attrs.get("scale", 1.0))
+
+    def run(x):
+        out = _dtype(attrs, x.dtype)
+        return (rng.normal(mean, scale, size=x.shape).astype(out),)
+
+    return run
+
+
+@register("RandomUniform", since=1)
+def random_uniform(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+    shape = tuple(int(s) for s in attrs["shape"])
+    low = float(attrs.get("low", 0.0))
+    high = float(attrs.get("high", 1.0))
+    out = _dtype(attrs, np.float32)
+
+    def run():
+        return (rng.uniform(low, high, size=shape).astype(out),)
+
+    return run
+
+
+@register("RandomUniformLike", since=1)
+def random_uniform_like(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+    low = float(attrs.get("low", 0.0))
+    high = float(attrs.get("high", 1.0))
+
+    def run(x):
+        out = _dtype(attrs, x.dtype)
+        return (rng.uniform(low, high, size=x.shape).astype(out),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- Multinomial
+
+
+@register("Multinomial", since=7)
+def multinomial(node):
+    attrs = node.attrs
+    rng = _rng(attrs)
+    n = int(attrs.get("sample_size", 1))
+    out = _dtype({"dtype": attrs.get("dtype", 6)}, np.int32)
+
+    def run(x):
+        logits = x.astype(np.float64)
+        logits = logits - logits.max(axis=1, keepdims=True)
+        p = np.exp(logits)
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]
+        u = rng.random((x.shape[0], n))
+        idx = np.empty((x.shape[0], n), dtype=np.int64)
+        for b in range(x.shape[0]):
+            idx[b] = np.searchsorted(cdf[b], u[b], side="right")
+        return (np.minimum(idx, x.shape[1] - 1).astype(out),)
+
+    return run

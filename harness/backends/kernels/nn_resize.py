@@ -1,0 +1,453 @@
+"""Resampling kernels: Resize, Upsample, GridSample, AffineGrid.
+
+Resize is separable: every resized axis gets a small (out x in) interpolation matrix (or, for
+nearest, an index vector) built once per shape and applied with one matmul / take per axis.
+GridSample gathers all 2^r (linear) or 4^r (cubic) taps at once with vectorised indexing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .nn_util import BFLOAT16
+from .registry import register
+
+
+def _float_dtype(dtype):
+    return np.float64 if np.dtype(dtype) == np.float64 else np.float32
+
+
+def _finish(y, dtype):
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(np.rint(y), info.min, info.max).astype(dtype)
+    if dtype == np.bool_:
+        return y != 0
+    return y.astype(dtype, copy=False)
+
+
+# --------------------------------------------------------------------------- Resize: 1-D plans
+
+
+def _cubic_kernel(t, a):
+    t = np.abs(t)
+    t2, t3 = t * t, t * t * t
+    return np.where(
+        t <= 1,
+        (a + 2) * t3 - (a + 3) * t2 + 1,
+        np.where(t < 2, a * t3 - 5 * a * t2 + 8 * a * t - 4 * a, 0.0),
+    )
+
+
+def _linear_kernel(t):
+    return np.clip(1.0 - np.abs(t), 0.0, None)
+
+
+def _original_coords(mode, L_in, L_out, scale, roi_start, roi_end, out_float):
+    x = np.arange(L_out, dtype=np.float64)
+    if mode == "half_pixel":
+        return (x + 0.5) / scale - 0.5
+    if mode == "half_pixel_symmetric":
+        adjustment = L_out / out_float
+        center = L_in / 2
+        offset = center * (1 - adjustment)
+        return offset + (x + 0.5) / scale - 0.5
+    if mode == "pytorch_half_pixel":
+        return (x + 0.5) / scale - 0.5 if L_out > 1 else np.zeros(L_out)
+    if mode == "align_corners":
+        # length_resized is the (possibly fractional) in * scale, as in the official cases
+        if L_out > 1 and out_float != 1:
+            return x * (L_in - 1) / (out_float - 1)
+        return np.zeros(L_out)
+    if mode == "asymmetric":
+        return x / scale
+    if mode == "tf_half_pixel_for_nn":
+        return (x + 0.5) / scale
+    if mode == "tf_crop_and_resize":
+        if L_out > 1:
+            return roi_start * (L_in - 1) + x * (roi_end - roi_start) * (L_in - 1) / (L_out - 1)
+        return np.full(L_out, 0.5 * (roi_start + roi_end) * (L_in - 1))
+    raise ValueError(f"unsupported coordinate_transformation_mode {mode!r}")
+
+
+def _nearest_index(xo, nearest_mode, L_in):
+    if nearest_mode == "round_prefer_ceil":
+        idx = np.floor(xo + 0.5)
+    elif nearest_mode == "floor":
+        idx = np.floor(xo)
+    elif nearest_mode == "ceil":
+        idx = np.ceil(xo)
+    else:  # round_prefer_floor (default)
+        idx = np.ceil(xo - 0.5)
+    return np.clip(idx, 0, L_in - 1).astype(np.int64)
+
+
+class _AxisPlan:
+    """How one axis is resampled: ('take', idx) or ('matrix', M); plus an out-of-range mask."""
+
+    __slots__ = ("kind", "data", "outside", "identity")
+
+    def __init__(self, kind, data, outside=None, identity=False):
+        self.kind, self.data, self.outside, self.identity = kind, data, outside, identity
+
+
+def _axis_plan(p, L_in, L_out, scale, roi_start, roi_end, out_float):
+    xo = _original_coords(p["ctm"], L_in, L_out, scale, roi_start, roi_end, out_float)
+    outside = None
+    if p["ctm"] == "tf_crop_and_resize":
+        out_mask = (xo < 0) | (xo > L_in - 1)
+        if out_mask.any():
+            outside = out_mask
+    if p["mode"] == "nearest":
+        idx = _nearest_index(xo, p["nearest_mode"], L_in)
+        identity = L_in == L_out and np.array_equal(idx, np.arange(L_in)) and outside is None
+        return _AxisPlan("take", idx, outside, identity)
+    if p["mode"] == "linear":
+        radius = 1.0
+        kern = _linear_kernel
+    else:
+        radius = 2.0
+        a = p["cubic_a"]
+
+        def kern(t):
+            return _cubic_kernel(t, a)
+
+    stretch = 1.0 / scale if (p["antialias"] and scale < 1) else 1.0
+    support = radius * stretch
+    base = np.floor(xo).astype(np.int64)
+    ntaps_left = int(math.ceil(support)) - 1
+    ntaps = 2 * int(math.ceil(support))
+    taps = base[:, None] + np.arange(-ntaps_left, ntaps - ntaps_left)[None, :]
+    w = kern((taps - xo[:, None]) / stretch)
+    inside = (taps >= 0) & (taps < L_in)
+    if p["exclude_outside"]:
+        w = np.where(inside, w, 0.0)
+    if p["exclude_outside"] or stretch != 1.0:
+        s = w.sum(axis=1, keepdims=True)
+        w = w / np.where(s == 0, 1.0, s)
+    taps = np.clip(taps, 0, L_in - 1)
+    M = np.zeros((L_out, L_in), dtype=np.float64)
+    np.add.at(M, (np.repeat(np.arange(L_out), taps.shape[1]), taps.reshape(-1)), w.reshape(-1))
+    identity = L_in == L_out and outside is None and np.allclose(M, np.eye(L_in), rtol=0, atol=0)
+    return _AxisPlan("matrix", M, outside, identity)
+
+
+def _apply_matrix(x, M, axis):
+    if axis == x.ndim - 1:
+        return np.matmul(x, M.T)
+    pre = int(np.prod(x.shape[:axis], dtype=np.int64))
+    post = int(np.prod(x.shape[axis + 1 :], dtype=np.int64))
+    x3 = x.reshape(pre, x.shape[axis], post)
+    y = np.matmul(M, x3)
+    return y.reshape(x.shape[:axis] + (M.shape[0],) + x.shape[axis + 1 :])
+
+
+def _resize(x, plans, p):
+    y = x
+    outside_full = None
+    float_path = p["mode"] != "nearest"
+    if float_path:
+        fd = _float_dtype(x.dtype)
+        y = y.astype(fd, copy=False)
+    for axis, plan in enumerate(plans):
+        if plan is None:
+            continue
+        if not plan.identity:
+            if plan.kind == "take":
+                y = np.take(y, plan.data, axis=axis)
+            else:
+                y = _apply_matrix(y, plan.data.astype(y.dtype, copy=False), axis)
+        if plan.outside is not None:
+            shape = [1] * x.ndim
+            shape[axis] = plan.outside.shape[0]
+            m = plan.outside.reshape(shape)
+            outside_full = m if outside_full is None else (outside_full | m)
+    if outside_full is not None:
+        y = np.where(outside_full, np.asarray(p["extrapolation_value"]).astype(y.dtype), y)
+    if float_path:
+        return _finish(y, x.dtype)
+    return np.ascontiguousarray(y)
+
+
+def _round_half_up(v):
+    return int(math.floor(v + 0.5))
+
+
+def _make_resize(node, version):
+    attrs = node.attrs
+    p = {
+        "mode": attrs.get("mode", "nearest"),
+        "ctm": attrs.get("coordinate_transformation_mode", "half_pixel") if version >= 11 else "asymmetric",
+        "nearest_mode": attrs.get("nearest_mode", "round_prefer_floor") if version >= 11 else "floor",
+        "cubic_a": float(attrs.get("cubic_coeff_a", -0.75)),
+        "exclude_outside": int(attrs.get("exclude_outside", 0)),
+        "extrapolation_value": float(attrs.get("extrapolation_value", 0.0)),
+        "antialias": int(attrs.get("antialias", 0)),
+    }
+    if p["mode"] in ("bilinear",):
+        p["mode"] = "linear"
+    if p["mode"] in ("bicubic",):
+        p["mode"] = "cubic"
+    policy = attrs.get("keep_aspect_ratio_policy", "stretch")
+    axes_attr = attrs.get("axes")
+    cache: dict = {}
+
+    def plan_for(x_shape, roi, scales, sizes):
+        r = len(x_shape)
+        axes = [a % r for a in axes_attr] if axes_attr else list(range(r))
+        n = len(axes)
+        full_scales = [1.0] * r
+        out_sizes = list(x_shape)
+        out_float = [float(s) for s in x_shape]
+        roi_s = [0.0] * r
+        roi_e = [1.0] * r
+        if roi is not None and np.asarray(roi).size == 2 * n:
+            rv = np.asarray(roi, dtype=np.float64).reshape(-1)
+            for i, a in enumerate(axes):
+                roi_s[a], roi_e[a] = float(rv[i]), float(rv[i + n])
+        if sizes is not None and np.asarray(sizes).size:
+            sv = [int(v) for v in np.asarray(sizes).reshape(-1)]
+            if policy in ("not_larger", "not_smaller"):
+                ratios = [sv[i] / x_shape[a] for i, a in enumerate(axes)]
+                s = min(ratios) if policy == "not_larger" else max(ratios)
+                for a in axes:
+                    out_sizes[a] = _round_half_up(s * x_shape[a])
+                    # the common scale drives the coordinate transform (as onnxruntime and the
+                    # ONNX reference evaluator do), not the per-axis out/in ratio after rounding
+                    full_scales[a] = s
+                    out_float[a] = s * x_shape[a]
+            else:
+                for i, a in enumerate(axes):
+                    out_sizes[a] = sv[i]
+                    full_scales[a] = sv[i] / x_shape[a] if x_shape[a] else 1.0
+                    out_float[a] = float(sv[i])
+        else:
+            sc = [float(v) for v in np.asarray(scales, dtype=np.float32).reshape(-1)]
+            for i, a in enumerate(axes):
+                full_scales[a] = sc[i]
+                # the product is formed in float32, as the scales are float32
+                if p["ctm"] == "tf_crop_and_resize":
+                    of = float(np.float32(x_shape[a]) * np.float32(roi_e[a] - roi_s[a]) * np.float32(sc[i]))
+                else:
+                    of = float(np.float32(x_shape[a]) * np.float32(sc[i]))
+                out_float[a] = of
+                out_sizes[a] = int(math.floor(of))
+        plans = []
+        for a in range(r):
+            if out_sizes[a] == x_shape[a] and full_scales[a] == 1.0 and p["ctm"] != "tf_crop_and_resize":
+                plans.append(None)
+                continue
+            plans.append(_axis_plan(p, x_shape[a], out_sizes[a], full_scales[a], roi_s[a], roi_e[a], out_float[a]))
+        return plans
+
+    def run(x, *rest):
+        if version == 10:
+            roi, scales, sizes = None, rest[0], None
+        else:
+            roi = rest[0] if len(rest) > 0 else None
+            scales = rest[1] if len(rest) > 1 else None
+            sizes = rest[2] if len(rest) > 2 else None
+        if scales is not None and np.asarray(scales).size == 0:
+            scales = None
+        key = (
+            x.shape,
+            None if roi is None else np.asarray(roi).tobytes(),
+            None if scales is None else np.asarray(scales).tobytes(),
+            None if sizes is None else np.asarray(sizes).tobytes(),
+        )
+        plans = cache.get(key)
+        if plans is None:
+            plans = cache[key] = plan_for(x.shape, roi, scales, sizes)
+        return (_resize(x, plans, p),)
+
+    return run
+
+
+@register("Resize", since=10)
+def resize_10(node):
+    return _make_resize(node, 10)
+
+
+@register("Resize", since=11)
+def resize_11(node):
+    return _make_resize(node, 11)
+
+
+@register("Upsample", since=1)
+def upsample_1(node):
+    attrs = node.attrs
+    mode = attrs.get("mode", "nearest")
+    if node.opset < 7:
+        scales = [1.0, 1.0, float(attrs.get("height_scale", 1.0)), float(attrs.get("width_scale", 1.0))]
+    else:
+        scales = [float(v) for v in attrs.get("scales", [])]
+    inner = _make_resize(_FakeNode({"mode": mode}), 10)
+
+    def run(x):
+        return inner(x, np.asarray(scales, dtype=np.float32))
+
+    return run
+
+
+@register("Upsample", since=9)
+def upsample_9(node):
+    inner = _make_resize(_FakeNode({"mode": node.attrs.get("mode", "nearest")}), 10)
+
+    def run(x, scales):
+        return inner(x, scales)
+
+    return run
+
+
+class _FakeNode:
+    def __init__(self, attrs):
+        self.attrs = attrs
+
+
+# --------------------------------------------------------------------------- GridSample
+
+
+def _reflect(x, lo, hi):
+    span = hi - lo
+    if span <= 0:
+        return np.zeros_like(x)
+    d = np.abs(x - lo)
+    flips = np.floor(d / span)
+    extra = d - flips * span
+    return np.where(np.fmod(flips, 2) == 0, lo + extra, hi - extra)
+
+
+def _make_grid_sample(node, legacy):
+    attrs = node.attrs
+    mode = attrs.get("mode", "bilinear" if legacy else "linear")
+    mode = {"bilinear": "linear", "bicubic": "cubic"}.get(mode, mode)
+    padding = attrs.get("padding_mode", "zeros")
+    align = int(attrs.get("align_corners", 0))
+
+    def run(x, grid):
+        N, C = x.shape[:2]
+        S = x.shape[2:]
+        r = len(S)
+        O = grid.shape[1:-1]
+        P = int(np.prod(O, dtype=np.int64))
+        fd = _float_dtype(x.dtype if x.dtype.kind == "f" else grid.dtype)
+        g = grid.astype(np.float64).reshape(N, P, r)
+        coords = []
+        for i in range(r):
+            gi = g[:, :, r - 1 - i]
+            L = S[i]
+            c = (gi + 1) / 2 * (L - 1) if align else ((gi + 1) * L - 1) / 2
+            if mode != "cubic":
+                if padding == "border":
+                    c = np.clip(c, 0, L - 1)
+                elif padding == "reflection":
+                    c = _reflect(c, 0.0, L - 1.0) if align else _reflect(c, -0.5, L - 0.5)
+                    c = np.clip(c, 0, L - 1)
+            coords.append(c)
+        xf = x.reshape(N, C, -1)
+        if x.dtype.kind != "f" and x.dtype != BFLOAT16:
+            xf = xf.astype(np.float64)
+        elif xf.dtype != fd:
+            xf = xf.astype(fd)
+        strides = [int(np.prod(S[i + 1 :], dtype=np.int64)) for i in range(r)]
+
+        def fix_index(idx, L):
+            """(index, valid) for a tap index along an axis of length L under the padding mode."""
+            valid = (idx >= 0) & (idx < L)
+            if padding == "zeros":
+                return np.clip(idx, 0, L - 1), valid
+            if padding == "border":
+                return np.clip(idx, 0, L - 1), None
+            ref = _reflect(idx.astype(np.float64), 0.0, L - 1.0) if align else _reflect(idx.astype(np.float64), -0.5, L - 0.5)
+            return np.clip(np.rint(ref), 0, L - 1).astype(np.int64), None
+
+        if mode == "nearest":
+            flat = np.zeros((N, P), dtype=np.int64)
+            valid = np.ones((N, P), dtype=bool)
+            for i in range(r):
+                idx = np.rint(coords[i]).astype(np.int64)
+                idx, v = fix_index(idx, S[i])
+                flat += idx * strides[i]
+                if v is not None:
+                    valid &= v
+            y = np.take_along_axis(xf, flat[:, None, :], axis=2)
+            y = np.where(valid[:, None, :], y, 0)
+        else:
+            if mode == "linear":
+                offs = (0, 1)
+            else:
+                offs = (-1, 0, 1, 2)
+            per_axis = []
+            for i in range(r):
+                base = np.floor(coords[i])
+                t = coords[i] - base
+                base = base.astype(np.int64)
+                entries = []
+                for o in offs:
+                    if mode == "linear":
+                        w = (1 - t) if o == 0 else t
+                    else:
+                        w = _cubic_kernel(t - o, -0.75)
+                    idx, v = fix_index(base + o, S[i])
+                    if v is not None:
+                        w = np.where(v, w, 0.0)
+                    entries.append((idx * strides[i], w))
+                per_axis.append(entries)
+            y = None
+            for combo in np.ndindex(*([len(offs)] * r)):
+                flat = np.zeros((N, P), dtype=np.int64)
+                w = np.ones((N, P), dtype=np.float64)
+                for i, k in enumerate(combo):
+                    fi, wi = per_axis[i][k]
+                    flat = flat + fi
+                    w = w * wi
+                v = np.take_along_axis(xf, flat[:, None, :], axis=2) * w[:, None, :].astype(xf.dtype)
+                y = v if y is None else y + v
+        y = y.reshape((N, C) + tuple(O))
+        return (_finish(y, x.dtype) if x.dtype != y.dtype else y,)
+
+    return run
+
+
+@register("GridSample", since=16)
+def grid_sample_16(node):
+    return _make_grid_sample(node, legacy=True)
+
+
+@register("GridSample", since=20)
+def grid_sample_20(node):
+    return _make_grid_sample(node, legacy=False)
+
+
+# --------------------------------------------------------------------------- AffineGrid
+
+
+@register("AffineGrid", since=20)
+def affine_grid(node):
+    align = int(node.attrs.get("align_corners", 0))
+
+    def run(theta, size):
+        size = [int(v) for v in np.asarray(size).reshape(-1)]
+        N = size[0]
+        sp = size[2:]
+        r = len(sp)
+        fd = theta.dtype if theta.dtype == np.float64 else np.float32
+        lin = []
+        for L in sp:
+            if align:
+                v = np.linspace(-1.0, 1.0, L) if L > 1 else np.zeros(L)
+            else:
+                v = (2.0 * np.arange(L) + 1.0) / L - 1.0
+            lin.append(v)
+        mesh = np.meshgrid(*lin, indexing="ij")  # spatial order (D, H, W)
+        # homogeneous coordinates ordered (x, y, [z], 1) where x runs along the last axis
+        base = np.stack([mesh[r - 1 - i] for i in range(r)] + [np.ones(sp)], axis=-1)
+        base = base.reshape(-1, r + 1).astype(fd)
+        th = theta.astype(fd).reshape(N, r, r + 1)
+        grid = np.matmul(base[None], th.transpose(0, 2, 1))  # (N, P, r)
+        return (grid.reshape((N,) + tuple(sp) + (r,)).astype(theta.dtype, copy=False),)
+
+    return run

@@ -1,0 +1,337 @@
+"""The kernels backend's engine: official node cases across operator families, control flow,
+function bodies, constant folding, releasing intermediates, in-place reuse, and the errors it
+raises on purpose."""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from harness.backends.base import Rejected, Unsupported
+from harness.backends.kernels import KernelsBackend, registry
+
+# a few official node cases from every operator family the engine implements
+NODE_CASES = [
+    # elementwise math and activations
+    "test_add_bcast", "test_div_uint8", "test_pow_types_int32_float32", "test_mod_mixed_sign_float32",
+    "test_erf", "test_gelu_default_2", "test_gelu_tanh_2", "test_clip_default_inbounds", "test_selu",
+    "test_softmax_axis_1", "test_logsoftmax_large_number", "test_hardmax_one_hot", "test_sum_two_inputs",
+    "test_round", "test_isinf_negative", "test_prelu_broadcast", "test_swish",
+    # logic and bitwise
+    "test_equal_string", "test_greater_equal_bcast", "test_xor_bcast4v4d", "test_bitshift_right_uint16",
+    "test_bitwise_not_3d", "test_where_long_example",
+    # casts
+    "test_cast_FLOAT_to_FLOAT8E4M3FN", "test_cast_no_saturate_FLOAT_to_FLOAT8E5M2", "test_cast_FLOAT_to_BFLOAT16",
+    "test_cast_INT4_to_FLOAT", "test_cast_e8m0_FLOAT_to_FLOAT8E8M0", "test_castlike_FLOAT_to_FLOAT16",
+    # reductions
+    "test_reduce_sum_default_axes_keepdims_random", "test_reduce_log_sum_exp_negative_axes_keepdims_random",
+    "test_reduce_max_empty_set", "test_reduce_mean_do_not_keepdims_random", "test_argmax_keepdims_random_select_last_index",
+    # matrix
+    "test_matmul_4d", "test_gemm_all_attributes", "test_matmulinteger", "test_einsum_batch_matmul",
+    "test_det_nd", "test_cumsum_1d_reverse_exclusive", "test_tril_neg",
+    # tensor and shape
+    "test_reshape_negative_extended_dims", "test_slice_neg_steps", "test_split_variable_parts_2d_opset18",
+    "test_reflect_pad", "test_constant_pad_negative_axes", "test_wrap_pad", "test_tile", "test_expand_dim_changed", "test_range_int32_type_negative_delta",
+    "test_onehot_negative_indices", "test_compress_1", "test_nonzero_example", "test_top_k_smallest",
+    "test_unique_sorted_with_axis", "test_shape_start_negative_1", "test_flatten_negative_axis1",
+    # gather and scatter
+    "test_gather_negative_indices", "test_gathernd_example_int32_batch_dim1", "test_scatter_elements_with_reduction_max",
+    "test_scatternd_multiply", "test_tensorscatter_circular",
+    # sequences, optionals, control flow, functions
+    "test_sequence_insert_at_back", "test_split_to_sequence_nokeepdims", "test_optional_has_element_empty_optional_input",
+    "test_loop11", "test_scan9_sum", "test_if_seq", "test_sequence_map_add_2_sequences",
+    "test_sce_NCd1_mean_weight_negative_ii", "test_layer_normalization_4d_axis0_expanded",
+    # quantization, strings, ml, training
+    "test_quantizelinear_blocked_asymmetric", "test_dequantizelinear_int4", "test_dynamicquantizelinear",
+    "test_qlinearmatmul_2D_uint8_float32", "test_string_split_basic", "test_strnormalizer_export_monday_casesensintive_upper",
+    "test_regex_full_match_email_domain", "test_ai_onnx_ml_tree_ensemble_set_membership",
+    "test_ai_onnx_ml_label_encoder_tensor_mapping", "test_adam_multiple",
+]
+
+
+def _value(v):
+    if isinstance(v, onnx.TensorProto):
+        return onnx.numpy_helper.to_array(v)
+    if isinstance(v, list):
+        return [_value(x) for x in v]
+    return v
+
+
+@pytest.fixture(scope="module")
+def node_cases():
+    from onnx.backend.test.case.node import collect_testcases
+
+    wanted = set(NODE_CASES)
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        return {tc.name: tc for tc in collect_testcases(None) if tc.name in wanted}
+
+
+@pytest.fixture(scope="module")
+def backend():
+    return KernelsBackend()
+
+
+def assert_same(expected, actual, rtol=1e-3, atol=1e-7):
+    if isinstance(expected, list):
+        assert isinstance(actual, list) and len(actual) == len(expected)
+        for e, a in zip(expected, actual):
+            assert_same(e, a, rtol, atol)
+        return
+    if expected is None:
+        assert actual is None
+        return
+    expected = np.asarray(expected)
+    assert isinstance(actual, np.ndarray)
+    assert actual.dtype == expected.dtype
+    assert actual.shape == expected.shape
+    if expected.dtype == object or expected.dtype.kind in "biu":
+        assert actual.tolist() == expected.tolist()
+    else:
+        np.testing.assert_allclose(actual.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("name", NODE_CASES)
+def test_official_node_case(name, node_cases, backend):
+    tc = node_cases[name]
+    session = backend.prepare(tc.model)
+    names = [i.name for i in tc.model.graph.input]
+    for inputs, outputs in tc.data_sets:
+        got = session.run(dict(zip(names, [_value(v) for v in inputs])))
+        assert len(got) == len(tc.model.graph.output)
+        for expected, actual in zip(outputs, got):
+            assert_same(_value(expected), actual, max(tc.rtol, 1e-3), max(tc.atol, 1e-7))
+
+
+# -- hand-made models -------------------------------------------------------------------------
+
+F = TensorProto.FLOAT
+
+
+def _model(nodes, inputs, outputs, initializers=(), opset=21, **kw):
+    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kw)
+
+
+def _vi(name, elem=F, shape=None):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def test_loop_and_if_read_outer_scope(backend):
+    # Loop body: acc += x * i; If inside the body picks a branch reading outer-scope ``x``
+    then_g = helper.make_graph([helper.make_node("Identity", ["x"], ["t"])], "then", [], [_vi("t")])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [_vi("e")])
+    body = helper.make_graph(
+        [
+            helper.make_node("Cast", ["i"], ["fi"], to=F),
+            helper.make_node("Mod", ["i", "two"], ["parity"]),
+            helper.make_node("Equal", ["parity", "zero"], ["even"]),
+            helper.make_node("If", ["even"], ["signed"], then_branch=then_g, else_branch=else_g),
+            helper.make_node("Mul", ["signed", "fi"], ["term"]),
+            helper.make_node("Add", ["acc", "term"], ["acc_out"]),
+            helper.make_node("Identity", ["cond"], ["cond_out"]),
+        ],
+        "body",
+        [_vi("i", TensorProto.INT64, []), _vi("cond", TensorProto.BOOL, []), _vi("acc")],
+        [_vi("cond_out", TensorProto.BOOL, []), _vi("acc_out"), ],
+    )
+    consts = [helper.make_tensor("two", TensorProto.INT64, [], [2]), helper.make_tensor("zero", TensorProto.INT64, [], [0])]
+    model = _model(
+        [helper.make_node("Loop", ["n", "", "acc0"], ["acc"], body=body)],
+        [_vi("n", TensorProto.INT64, []), _vi("x", F, [3]), _vi("acc0", F, [3])],
+        [_vi("acc", F, [3])],
+        consts,
+    )
+    x = np.array([1.0, 2.0, -1.0], dtype=np.float32)
+    (acc,) = backend.prepare(model).run({"n": np.array(5, dtype=np.int64), "x": x, "acc0": np.zeros(3, np.float32)})
+    expected = sum((x if i % 2 == 0 else -x) * i for i in range(5))
+    np.testing.assert_allclose(acc, expected)
+    assert acc.dtype == np.float32
+
+
+def test_constants_are_folded(backend):
+    nodes = [
+        helper.make_node("Constant", [], ["c"], value=helper.make_tensor("v", F, [2], [1.0, 2.0])),
+        helper.make_node("Add", ["c", "w"], ["cw"]),
+        helper.make_node("Exp", ["cw"], ["e"]),
+        helper.make_node("Mul", ["x", "e"], ["y"]),
+    ]
+    w = onnx.numpy_helper.from_array(np.array([0.5, 0.25], dtype=np.float32), "w")
+    model = _model(nodes, [_vi("x", F, [2])], [_vi("y", F, [2])], [w])
+    session = backend.prepare(model)
+    assert [step[5].split("(")[0] for step in session.plan.steps] == ["Mul"]
+    x = np.array([3.0, 4.0], dtype=np.float32)
+    np.testing.assert_allclose(session.run({"x": x})[0], x * np.exp(np.array([1.5, 2.25], dtype=np.float32)), rtol=1e-6)
+
+
+def test_random_ops_are_not_folded(backend):
+    model = _model(
+        [helper.make_node("RandomUniform", [], ["r"], shape=[4], seed=1.0), helper.make_node("Add", ["x", "r"], ["y"])],
+        [_vi("x", F, [4])],
+        [_vi("y", F, [4])],
+    )
+    ops = [step[5].split("(")[0] for step in backend.prepare(model).plan.steps]
+    assert "RandomUniform" in ops
+
+
+def test_intermediates_are_released_after_last_use(backend):
+    w = [onnx.numpy_helper.from_array(np.eye(8, dtype=np.float32) * (k + 1), f"w{k}") for k in range(3)]
+    model = _model(
+        [
+            helper.make_node("MatMul", ["x", "w0"], ["h0"]),
+            helper.make_node("MatMul", ["h0", "w1"], ["h1"]),
+            helper.make_node("MatMul", ["h1", "w2"], ["y"]),
+        ],
+        [_vi("x", F, [2, 8])],
+        [_vi("y", F, [2, 8])],
+        w,
+    )
+    session = backend.prepare(model)
+    plan = session.plan
+    alive: dict[str, weakref.ref] = {}
+    seen_dead: dict[str, bool] = {}
+
+    def spy(step):
+        fn, ins, outs, free, ip, label = step
+
+        def run(*args):
+            for name, ref in alive.items():
+                seen_dead.setdefault(name, False)
+                if ref() is None:
+                    seen_dead[name] = True
+            res = fn(*args)
+            alive[label] = weakref.ref(res[0])
+            return res
+
+        return (run, ins, outs, free, ip, label)
+
+    plan.steps = [spy(s) for s in plan.steps]
+    x = np.ones((2, 8), dtype=np.float32)
+    (y,) = session.run({"x": x})
+    np.testing.assert_allclose(y, x * 6)
+    first = plan.steps[0][5]
+    assert seen_dead[first], "h0 was still referenced after its last consumer ran"
+
+
+def test_in_place_only_on_dead_unaliased_intermediates(backend):
+    model = _model(
+        [
+            helper.make_node("Relu", ["x"], ["r"]),  # x is a feed: must not be overwritten
+            helper.make_node("MatMul", ["r", "w"], ["m"]),
+            helper.make_node("Relu", ["m"], ["y"]),  # m dies here: may be reused
+        ],
+        [_vi("x", F, [2, 2])],
+        [_vi("y", F, [2, 2])],
+        [onnx.numpy_helper.from_array(-np.eye(2, dtype=np.float32), "w")],
+    )
+    session = backend.prepare(model)
+    in_place = [bool(step[4]) for step in session.plan.steps]
+    assert in_place == [False, False, True]
+    calls = []
+    last = session.plan.steps[-1]
+    kernel = last[0]
+
+    class Spy:  # the same kernel, recording which variant runs
+        def __call__(self, *args):
+            calls.append("copy")
+            return kernel(*args)
+
+        def inplace(self, *args):
+            calls.append("inplace")
+            return kernel.inplace(*args)
+
+    session.plan.steps[-1] = (Spy(), *last[1:])
+    x = np.array([[-1.0, 2.0], [3.0, -4.0]], dtype=np.float32)
+    before = x.copy()
+    (y,) = session.run({"x": x})
+    np.testing.assert_array_equal(x, before)
+    np.testing.assert_allclose(y, np.maximum(-np.maximum(before, 0), 0))
+    assert calls == ["inplace"]
+
+
+def test_in_place_never_writes_through_a_live_view(backend):
+    # r is a view of m; m is read again after Relu(r): Relu must not reuse r's memory
+    model = _model(
+        [
+            helper.make_node("MatMul", ["x", "w"], ["m"]),
+            helper.make_node("Reshape", ["m", "shape"], ["r"]),
+            helper.make_node("Neg", ["r"], ["n"]),
+            helper.make_node("Reshape", ["n", "back"], ["nb"]),
+            helper.make_node("Add", ["m", "nb"], ["y"]),
+        ],
+        [_vi("x", F, [2, 2])],
+        [_vi("y", F, [2, 2])],
+        [
+            onnx.numpy_helper.from_array(np.eye(2, dtype=np.float32), "w"),
+            onnx.numpy_helper.from_array(np.array([4], dtype=np.int64), "shape"),
+            onnx.numpy_helper.from_array(np.array([2, 2], dtype=np.int64), "back"),
+        ],
+    )
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
+    (y,) = backend.prepare(model).run({"x": x})
+    np.testing.assert_array_equal(y, np.zeros((2, 2), np.float32))
+
+
+def test_function_bodies_cover_missing_kernels(backend, monkeypatch):
+    # without a Celu kernel the engine runs Celu's schema function body
+    monkeypatch.delitem(registry.KERNELS, ("", "Celu"))
+    model = _model([helper.make_node("Celu", ["x"], ["y"], alpha=2.0)], [_vi("x", F, [4])], [_vi("y", F, [4])], opset=13)
+    x = np.array([-3.0, -0.5, 0.0, 2.0], dtype=np.float32)
+    (y,) = backend.prepare(model).run({"x": x})
+    np.testing.assert_allclose(y, np.maximum(x, 0) + np.minimum(0, 2.0 * np.expm1(x / 2.0)), rtol=1e-6)
+
+
+def test_model_local_functions_are_inlined(backend):
+    fn = helper.make_function(
+        "local", "Square", ["a"], ["b"], [helper.make_node("Mul", ["a", "a"], ["b"])], [helper.make_opsetid("", 21)]
+    )
+    graph = helper.make_graph([helper.make_node("Square", ["x"], ["y"], domain="local")], "g", [_vi("x", F, [3])], [_vi("y", F, [3])])
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("local", 1)], functions=[fn]
+    )
+    x = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+    np.testing.assert_allclose(backend.prepare(model).run({"x": x})[0], x * x)
+
+
+def test_missing_kernel_is_unsupported(backend, monkeypatch):
+    monkeypatch.delitem(registry.KERNELS, ("", "Abs"))  # Abs has no function body
+    model = _model([helper.make_node("Abs", ["x"], ["y"])], [_vi("x", F, [2])], [_vi("y", F, [2])])
+    with pytest.raises(Unsupported, match="no kernel for Abs-13"):
+        backend.prepare(model)
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda m: m.graph.node[0].input.__setitem__(0, "nowhere"), "invalid model"),
+        (lambda m: setattr(m.graph.node[0], "domain", "com.example"), "unknown opset domain"),
+        (lambda m: setattr(m, "ir_version", onnx.IR_VERSION + 1), "IR version"),
+        (lambda m: m.opset_import[0].__setattr__("version", 10_000), "newer than"),
+    ],
+)
+def test_invalid_models_are_rejected(backend, mutate, message):
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_vi("x", F, [2])], [_vi("y", F, [2])])
+    mutate(model)
+    with pytest.raises(Rejected, match=message):
+        backend.prepare(model)
+
+
+def test_outputs_keep_the_spec_dtype_and_are_arrays(backend):
+    model = _model(
+        [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0), helper.make_node("Cast", ["s"], ["h"], to=TensorProto.FLOAT16)],
+        [_vi("x", F, [3])],
+        [_vi("s", F, []), _vi("h", TensorProto.FLOAT16, [])],
+    )
+    s, h = backend.prepare(model).run({"x": np.array([1, 2, 3], dtype=np.float32)})
+    assert isinstance(s, np.ndarray) and s.dtype == np.float32 and s.shape == ()
+    assert h.dtype == np.float16 and float(h) == 6.0
+
+
+def test_environment_records_threads():
+    env = KernelsBackend(threads=1).environment()
+    assert env["threads"] == 1

@@ -1,0 +1,442 @@
+"""The neural-network kernels of the ``kernels`` engine (``harness/backends/kernels/nn_*.py``).
+
+Three kinds of checks:
+
+- the official ONNX node cases of every NN operator, driven straight through the registered
+  kernel factories (one test per family, so a failure names the cases and the error);
+- independent brute-force loops for Conv (groups, dilations, pads, strides, auto_pad) and
+  MaxPool / AveragePool (ceil_mode, count_include_pad, dilations, indices) on random shapes;
+- dtype behaviour and the independence rule (no onnx.reference, no operator_cases).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import pathlib
+import warnings
+
+import numpy as np
+import onnx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from onnx import helper, numpy_helper
+
+import harness.backends.kernels  # noqa: F401  (imports every kernel module)
+from harness.backends.kernels import registry
+
+KERNEL_DIR = pathlib.Path(registry.__file__).parent
+
+FAMILIES = {
+    "conv": ["Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "Col2Im"],
+    "pool": ["MaxPool", "AveragePool", "LpPool", "GlobalMaxPool", "GlobalAveragePool", "GlobalLpPool",
+             "MaxRoiPool", "MaxUnpool", "RoiAlign"],
+    "norm": ["BatchNormalization", "InstanceNormalization", "LayerNormalization", "GroupNormalization",
+             "RMSNormalization", "LRN", "LpNormalization", "MeanVarianceNormalization"],
+    "rnn": ["LSTM", "GRU", "RNN"],
+    "resize": ["Resize", "Upsample", "GridSample", "AffineGrid"],
+    "signal": ["DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"],
+    "attention": ["Attention", "RotaryEmbedding"],
+    "misc": ["DepthToSpace", "SpaceToDepth", "Col2Im", "NonMaxSuppression", "TfIdfVectorizer", "CenterCropPad"],
+    "random": ["Dropout", "Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform",
+               "RandomUniformLike", "Multinomial"],
+}
+RANDOM_OPS = {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial"}
+ALL_OPS = {op for ops in FAMILIES.values() for op in ops}
+
+
+# --------------------------------------------------------------------------- driving kernels
+
+
+def _decode(attr: onnx.AttributeProto):
+    v = helper.get_attribute_value(attr)
+    if isinstance(v, bytes):
+        return v.decode()
+    if isinstance(v, onnx.TensorProto):
+        return numpy_helper.to_array(v)
+    if isinstance(v, list) and v and isinstance(v[0], bytes):
+        return [s.decode() for s in v]
+    return v
+
+
+def bind(node: onnx.NodeProto, opset: int):
+    factory = registry.lookup("", node.op_type, opset)
+    assert factory is not None, f"no kernel for {node.op_type} at opset {opset}"
+    info = registry.NodeInfo(
+        node=node, attrs={a.name: _decode(a) for a in node.attribute}, opset=opset,
+        inputs=list(node.input), outputs=list(node.output),
+    )
+    return factory(info)
+
+
+def run_node(op_type, inputs, opset=22, outputs=("y",), **attrs):
+    node = helper.make_node(op_type, [f"i{k}" if v is not None else "" for k, v in enumerate(inputs)],
+                            list(outputs), **attrs)
+    return bind(node, opset)(*inputs)
+
+
+def _tolerance(case, expected):
+    rtol, atol = max(1e-3, case.rtol), max(1e-7, case.atol)
+    if str(expected.dtype) == "bfloat16":
+        # the official cases compute step by step in bfloat16 with rtol 1e-3, finer than the
+        # type's own resolution (2**-8): allow one bfloat16 unit in the last place
+        rtol, atol = max(rtol, 2.0**-7), max(atol, 2.0**-8)
+    return rtol, atol
+
+
+def check_case(case) -> str | None:
+    """None when the case passes, else a one-line reason."""
+    g = case.model.graph
+    node = g.node[0]
+    opset = next(o.version for o in case.model.opset_import if o.domain in ("", "ai.onnx"))
+    fn = bind(node, opset)
+    names = [i.name for i in g.input]
+    random_like = node.op_type in RANDOM_OPS or (
+        case.name.startswith("test_training_dropout") and "zero_ratio" not in case.name
+    )
+    for inputs, outputs in case.data_sets:
+        feeds = dict(zip(names, inputs))
+        got = list(fn(*[feeds[n] if n else None for n in node.input]))
+        for out, expected in zip(g.output, outputs):
+            actual = np.asarray(got[list(node.output).index(out.name)])
+            expected = np.asarray(expected)
+            if actual.dtype != expected.dtype:
+                return f"{out.name}: dtype {actual.dtype} != {expected.dtype}"
+            if actual.shape != expected.shape:
+                return f"{out.name}: shape {actual.shape} != {expected.shape}"
+            if random_like:
+                continue
+            if expected.dtype.kind in "OUSb":
+                if not np.array_equal(actual, expected):
+                    return f"{out.name}: values differ"
+                continue
+            rtol, atol = _tolerance(case, expected)
+            a = actual.astype(np.float64)
+            e = expected.astype(np.float64)
+            if not np.allclose(a, e, rtol=rtol, atol=atol, equal_nan=True):
+                return f"{out.name}: max abs err {np.nanmax(np.abs(a - e)):.3g}"
+    return None
+
+
+@pytest.fixture(scope="module")
+def node_cases():
+    from onnx.backend.test.case.node import collect_testcases
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cases = collect_testcases(None)
+    by_op: dict[str, list] = {}
+    for c in cases:
+        ops = [n.op_type for n in c.model.graph.node]
+        if len(ops) == 1 and ops[0] in ALL_OPS:
+            by_op.setdefault(ops[0], []).append(c)
+    return by_op
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_official_node_cases(node_cases, family):
+    failures = []
+    count = 0
+    with np.errstate(all="ignore"):
+        for op in FAMILIES[family]:
+            for case in node_cases.get(op, []):
+                count += 1
+                try:
+                    reason = check_case(case)
+                except Exception as exc:  # noqa: BLE001 - report every failing case at once
+                    reason = f"{type(exc).__name__}: {exc}"
+                if reason:
+                    failures.append(f"{case.name}: {reason}")
+    assert count > 0 or family == "random"
+    assert not failures, "\n".join(failures)
+
+
+def test_every_nn_op_has_a_kernel_at_every_version():
+    import onnx.defs
+
+    missing = []
+    for schema in onnx.defs.get_all_schemas_with_history():
+        if schema.domain in ("", "ai.onnx") and schema.name in ALL_OPS:
+            if registry.lookup("", schema.name, schema.since_version) is None:
+                missing.append(f"{schema.name}-{schema.since_version}")
+    assert not missing
+
+
+def test_nn_kernels_are_independent_of_the_oracles():
+    for path in KERNEL_DIR.glob("nn_*.py"):
+        text = path.read_text()
+        assert "onnx.reference" not in text, path.name
+        assert "operator_cases" not in text, path.name
+
+
+# --------------------------------------------------------------------------- brute-force Conv
+
+
+def brute_conv(x, w, b, group, strides, dilations, pads_b, pads_e):
+    N, C, H, W = x.shape
+    M, Cg, KH, KW = w.shape
+    OH = (H + pads_b[0] + pads_e[0] - (KH - 1) * dilations[0] - 1) // strides[0] + 1
+    OW = (W + pads_b[1] + pads_e[1] - (KW - 1) * dilations[1] - 1) // strides[1] + 1
+    y = np.zeros((N, M, OH, OW), dtype=np.float64)
+    Mg = M // group
+    for n, m, oh, ow in itertools.product(range(N), range(M), range(OH), range(OW)):
+        g = m // Mg
+        acc = 0.0 if b is None else float(b[m])
+        for c, kh, kw in itertools.product(range(Cg), range(KH), range(KW)):
+            ih = oh * strides[0] - pads_b[0] + kh * dilations[0]
+            iw = ow * strides[1] - pads_b[1] + kw * dilations[1]
+            if 0 <= ih < H and 0 <= iw < W:
+                acc += float(x[n, g * Cg + c, ih, iw]) * float(w[m, c, kh, kw])
+        y[n, m, oh, ow] = acc
+    return y
+
+
+@st.composite
+def conv_configs(draw):
+    group = draw(st.sampled_from([1, 1, 2, 3]))
+    cg = draw(st.integers(1, 3))
+    mg = draw(st.integers(1, 3))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    pads = [draw(st.integers(0, k - 1)) for k in (kh, kw, kh, kw)]
+    H = draw(st.integers((kh - 1) * dh + 1, 9))
+    W = draw(st.integers((kw - 1) * dw + 1, 9))
+    N = draw(st.integers(1, 2))
+    bias = draw(st.booleans())
+    seed = draw(st.integers(0, 2**16))
+    return dict(group=group, cg=cg, mg=mg, k=(kh, kw), s=(sh, sw), d=(dh, dw), pads=pads, H=H, W=W, N=N,
+                bias=bias, seed=seed)
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_configs())
+def test_conv_matches_brute_force(cfg):
+    rng = np.random.default_rng(cfg["seed"])
+    C, M = cfg["cg"] * cfg["group"], cfg["mg"] * cfg["group"]
+    x = rng.standard_normal((cfg["N"], C, cfg["H"], cfg["W"])).astype(np.float32)
+    w = rng.standard_normal((M, cfg["cg"]) + cfg["k"]).astype(np.float32)
+    b = rng.standard_normal(M).astype(np.float32) if cfg["bias"] else None
+    (y,) = run_node("Conv", [x, w, b], group=cfg["group"], strides=list(cfg["s"]),
+                    dilations=list(cfg["d"]), pads=cfg["pads"], kernel_shape=list(cfg["k"]))
+    expected = brute_conv(x, w, b, cfg["group"], cfg["s"], cfg["d"], cfg["pads"][:2], cfg["pads"][2:])
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("auto_pad", ["SAME_UPPER", "SAME_LOWER", "VALID"])
+@pytest.mark.parametrize("stride", [1, 2])
+def test_conv_auto_pad_matches_brute_force(auto_pad, stride):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 7, 6)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 4, 3)).astype(np.float32)
+    (y,) = run_node("Conv", [x, w], auto_pad=auto_pad, strides=[stride, stride])
+    pads_b, pads_e = [0, 0], [0, 0]
+    if auto_pad != "VALID":
+        for i, (L, k) in enumerate(zip(x.shape[2:], w.shape[2:])):
+            total = max(0, (math.ceil(L / stride) - 1) * stride + k - L)
+            small = total // 2
+            pads_b[i], pads_e[i] = (small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small)
+    expected = brute_conv(x, w, None, 1, (stride, stride), (1, 1), pads_b, pads_e)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
+def test_large_conv_uses_chunked_im2col_and_matches_small_path():
+    from harness.backends.kernels import nn_conv
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 16, 40, 33)).astype(np.float32)
+    w = rng.standard_normal((8, 8, 3, 3)).astype(np.float32)
+    attrs = dict(group=2, pads=[1, 0, 2, 1], strides=[2, 1], dilations=[1, 2])
+    (big,) = run_node("Conv", [x, w], **attrs)
+    saved = nn_conv._COLS_CHUNK_BYTES
+    try:
+        nn_conv._COLS_CHUNK_BYTES = 1 << 40  # force the single im2col path
+        (single,) = run_node("Conv", [x, w], **attrs)
+        nn_conv._COLS_CHUNK_BYTES = 1 << 12  # force many small chunks
+        (chunked,) = run_node("Conv", [x, w], **attrs)
+    finally:
+        nn_conv._COLS_CHUNK_BYTES = saved
+    np.testing.assert_allclose(big, single, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(chunked, single, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_transpose_is_the_adjoint_of_conv():
+    # <conv(x, w), y> == <x, conv_transpose(y, w)> for matching strides/pads/dilations
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((1, 4, 9, 8)).astype(np.float64)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float64)  # group 2: C=4 -> M=6
+    attrs = dict(group=2, strides=[2, 1], pads=[1, 0, 1, 1], dilations=[1, 2])
+    (cx,) = run_node("Conv", [x, w], **attrs)
+    y = rng.standard_normal(cx.shape)
+    wt = w  # ConvTranspose weights are (C_in, M_out / group, ...): conv's (M, C / group, ...) as is
+    out_pad = [x.shape[2 + i] - ((cx.shape[2 + i] - 1) * attrs["strides"][i] + (w.shape[2 + i] - 1) * attrs["dilations"][i] + 1 - attrs["pads"][i] - attrs["pads"][i + 2]) for i in range(2)]
+    (ty,) = run_node("ConvTranspose", [y, wt], output_padding=out_pad, **attrs)
+    assert ty.shape == x.shape
+    np.testing.assert_allclose(np.vdot(cx, y), np.vdot(x, ty), rtol=1e-9)
+
+
+# --------------------------------------------------------------------------- brute-force pools
+
+
+def brute_pool(x, kind, kernel, strides, dilations, pads, ceil_mode, count_include_pad):
+    N, C, H, W = x.shape
+    pb, pe = pads[:2], pads[2:]
+    out = []
+    for i, L in enumerate((H, W)):
+        span = L + pb[i] + pe[i] - (kernel[i] - 1) * dilations[i] - 1
+        o = (-(-span // strides[i]) if ceil_mode else span // strides[i]) + 1
+        if ceil_mode and (o - 1) * strides[i] >= L + pb[i]:
+            o -= 1
+        out.append(o)
+    y = np.zeros((N, C, out[0], out[1]), dtype=np.float64)
+    idx = np.zeros(y.shape, dtype=np.int64)
+    for n, c, oh, ow in itertools.product(range(N), range(C), range(out[0]), range(out[1])):
+        vals, where, padded = [], [], 0
+        for kh, kw in itertools.product(range(kernel[0]), range(kernel[1])):
+            ih = oh * strides[0] - pb[0] + kh * dilations[0]
+            iw = ow * strides[1] - pb[1] + kw * dilations[1]
+            if 0 <= ih < H and 0 <= iw < W:
+                vals.append(float(x[n, c, ih, iw]))
+                where.append(((n * C + c) * H + ih) * W + iw)
+            elif -pb[0] <= ih < H + pe[0] and -pb[1] <= iw < W + pe[1]:
+                padded += 1
+        if kind == "max":
+            k = int(np.argmax(vals))
+            y[n, c, oh, ow], idx[n, c, oh, ow] = vals[k], where[k]
+        else:
+            y[n, c, oh, ow] = sum(vals) / (len(vals) + (padded if count_include_pad else 0))
+    return y, idx
+
+
+@st.composite
+def pool_configs(draw):
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    pads = [draw(st.integers(0, k - 1)) for k in (kh, kw, kh, kw)]
+    return dict(
+        kernel=[kh, kw], strides=[draw(st.integers(1, 3)), draw(st.integers(1, 3))], dilations=[dh, dw],
+        pads=pads, ceil_mode=draw(st.integers(0, 1)), count_include_pad=draw(st.integers(0, 1)),
+        H=draw(st.integers((kh - 1) * dh + 1, 9)), W=draw(st.integers((kw - 1) * dw + 1, 9)),
+        seed=draw(st.integers(0, 2**16)),
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(pool_configs())
+def test_maxpool_matches_brute_force(cfg):
+    rng = np.random.default_rng(cfg["seed"])
+    x = rng.standard_normal((2, 3, cfg["H"], cfg["W"])).astype(np.float32)
+    attrs = dict(kernel_shape=cfg["kernel"], strides=cfg["strides"], dilations=cfg["dilations"],
+                 pads=cfg["pads"], ceil_mode=cfg["ceil_mode"])
+    y, ind = run_node("MaxPool", [x], outputs=("y", "ind"), **attrs)
+    (y_only,) = run_node("MaxPool", [x], **attrs)
+    ey, eind = brute_pool(x, "max", cfg["kernel"], cfg["strides"], cfg["dilations"], cfg["pads"],
+                          cfg["ceil_mode"], 0)
+    assert y.dtype == np.float32 and ind.dtype == np.int64
+    np.testing.assert_array_equal(y, ey.astype(np.float32))
+    np.testing.assert_array_equal(y_only, y)
+    np.testing.assert_array_equal(ind, eind)
+
+
+@settings(max_examples=40, deadline=None)
+@given(pool_configs())
+def test_averagepool_matches_brute_force(cfg):
+    rng = np.random.default_rng(cfg["seed"])
+    x = rng.standard_normal((1, 2, cfg["H"], cfg["W"])).astype(np.float32)
+    (y,) = run_node("AveragePool", [x], kernel_shape=cfg["kernel"], strides=cfg["strides"],
+                    dilations=cfg["dilations"], pads=cfg["pads"], ceil_mode=cfg["ceil_mode"],
+                    count_include_pad=cfg["count_include_pad"])
+    ey, _ = brute_pool(x, "avg", cfg["kernel"], cfg["strides"], cfg["dilations"], cfg["pads"],
+                       cfg["ceil_mode"], cfg["count_include_pad"])
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y, ey, rtol=1e-5, atol=1e-6)
+
+
+def test_maxpool_storage_order_column_major_indices():
+    x = np.arange(2 * 4 * 5, dtype=np.float32).reshape(1, 2, 4, 5)
+    _, ind = run_node("MaxPool", [x], outputs=("y", "i"), kernel_shape=[2, 2], storage_order=1)
+    # column-major within each (n, c) plane: h + w * H, plus the plane offset
+    n_c, h, w = 1, 1, 1
+    assert ind[0, 1, 0, 0] == n_c * 20 + h + w * 4
+
+
+def test_maxpool_integer_input_keeps_dtype():
+    x = np.array([[[[1, 200], [3, 4]]]], dtype=np.uint8)
+    (y,) = run_node("MaxPool", [x], kernel_shape=[2, 2], pads=[1, 1, 1, 1], strides=[2, 2])
+    assert y.dtype == np.uint8
+    np.testing.assert_array_equal(y, [[[[1, 200], [3, 4]]]])
+
+
+# --------------------------------------------------------------------------- dtypes and misc
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64, "bfloat16"])
+def test_float_dtype_is_preserved(dtype):
+    import ml_dtypes
+
+    dt = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(dt)
+    w = rng.standard_normal((2, 4, 3, 3)).astype(dt)
+    c = np.ones(4, dtype=dt)
+    z = np.zeros(4, dtype=dt)
+    checks = {
+        "Conv": run_node("Conv", [x, w])[0],
+        "MaxPool": run_node("MaxPool", [x], kernel_shape=[2, 2])[0],
+        "AveragePool": run_node("AveragePool", [x], kernel_shape=[2, 2])[0],
+        "GlobalAveragePool": run_node("GlobalAveragePool", [x])[0],
+        "BatchNormalization": run_node("BatchNormalization", [x, c, z, z, c], opset=15)[0],
+        "InstanceNormalization": run_node("InstanceNormalization", [x, c, z])[0],
+        "Resize": run_node("Resize", [x, None, np.array([1, 1, 2, 2], np.float32)], opset=19, mode="linear")[0],
+    }
+    for op, y in checks.items():
+        assert y.dtype == dt, op
+
+
+def test_lstm_with_sequence_lengths_matches_per_sequence_runs():
+    rng = np.random.default_rng(1)
+    T, B, I, H = 5, 3, 4, 6
+    x = rng.standard_normal((T, B, I)).astype(np.float32)
+    W = rng.standard_normal((2, 4 * H, I)).astype(np.float32) * 0.5
+    R = rng.standard_normal((2, 4 * H, H)).astype(np.float32) * 0.5
+    Bb = rng.standard_normal((2, 8 * H)).astype(np.float32) * 0.1
+    lens = np.array([5, 2, 3], dtype=np.int32)
+    y, yh, yc = run_node("LSTM", [x, W, R, Bb, lens], outputs=("Y", "Y_h", "Y_c"), hidden_size=H,
+                         direction="bidirectional")
+    for b in range(B):
+        L = int(lens[b])
+        y1, yh1, yc1 = run_node("LSTM", [x[:L, b : b + 1], W, R, Bb], outputs=("Y", "Y_h", "Y_c"), hidden_size=H,
+                                direction="bidirectional")
+        np.testing.assert_allclose(y[:L, :, b], y1[:, :, 0], rtol=1e-5, atol=1e-6)
+        assert not np.any(y[L:, :, b])
+        np.testing.assert_allclose(yh[:, b], yh1[:, 0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(yc[:, b], yc1[:, 0], rtol=1e-5, atol=1e-6)
+
+
+def test_lstm_fast_path_equals_general_path():
+    rng = np.random.default_rng(2)
+    T, B, I, H = 6, 2, 3, 4
+    x = rng.standard_normal((T, B, I)).astype(np.float32)
+    W = rng.standard_normal((1, 4 * H, I)).astype(np.float32)
+    R = rng.standard_normal((1, 4 * H, H)).astype(np.float32)
+    fast = run_node("LSTM", [x, W, R], outputs=("Y", "Y_h"), hidden_size=H)
+    # a huge clip leaves the values alone but takes the general path
+    general = run_node("LSTM", [x, W, R], outputs=("Y", "Y_h"), hidden_size=H, clip=1e30)
+    for a, b in zip(fast, general):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_random_ops_shape_dtype_range_and_seed():
+    (u,) = run_node("RandomUniform", [], shape=[3, 4], low=2.0, high=3.0, seed=1.0, dtype=11)
+    assert u.shape == (3, 4) and u.dtype == np.float64 and u.min() >= 2 and u.max() < 3
+    (u2,) = run_node("RandomUniform", [], shape=[3, 4], low=2.0, high=3.0, seed=1.0, dtype=11)
+    np.testing.assert_array_equal(u, u2)
+    (n,) = run_node("RandomNormalLike", [np.zeros((100, 50), np.float16)], mean=5.0, scale=0.1)
+    assert n.dtype == np.float16 and abs(float(n.astype(np.float32).mean()) - 5) < 0.05
+    (m,) = run_node("Multinomial", [np.log(np.array([[0.0001, 0.9999]], np.float32))], sample_size=20)
+    assert m.shape == (1, 20) and m.dtype == np.int32 and set(np.unique(m)) <= {0, 1}
+    y, mask = run_node("Dropout", [np.ones((1000,), np.float32), np.array(0.5, np.float32), np.array(True)],
+                       opset=13, outputs=("y", "mask"), seed=0)
+    assert mask.dtype == np.bool_ and set(np.unique(y)) <= {0.0, 2.0} and np.array_equal(y != 0, mask)
