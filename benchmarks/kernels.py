@@ -105,7 +105,6 @@ def _with_batch(model, batch: int):
 
 
 def _op_model(op: str):
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(0)

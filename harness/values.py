@@ -100,6 +100,15 @@ def dtype_name(dtype: Any) -> str:
     return dtype.name
 
 
+def plain_value(value: Any) -> Any:
+    """A runtime's output as a value: numpy scalars become 0-d arrays, tuples become lists."""
+    if isinstance(value, np.generic):
+        return np.asarray(value)
+    if isinstance(value, (list, tuple)):
+        return [plain_value(v) for v in value]
+    return value
+
+
 def describe(value: Any) -> str:
     """A short human description: ``float32[2,3]``, ``seq(float32[2])x3``, ``optional(empty)``."""
     if value is None:

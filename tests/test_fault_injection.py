@@ -1,7 +1,6 @@
 """Every misbehaviour ends in the right outcome, names the limit it broke, and leaves every
 other result of the run intact."""
 
-import pytest
 
 from harness.runner import BackendSpec, Runner, WorkerLimits
 

@@ -5,11 +5,9 @@ import signal
 from pathlib import Path
 
 import onnx
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import harness
 from harness.case import ModelIntakeError, load_model_file
 from harness.intake import Limits, check_model
 

@@ -11,7 +11,7 @@ from harness import schema
 from harness.coverage import coverage, family_counts
 from harness.registry import load_all, missing_versions
 from harness.suites import SuiteContext
-from harness.suites.operators import check_case, dtypes_for, iter_op_versions, operator_cases
+from harness.suites.operators import check_case, dtypes_for, operator_cases
 
 
 def test_every_version_of_a_covered_operator_is_registered():

@@ -17,7 +17,7 @@ import ml_dtypes
 import numpy as np
 import onnx
 
-from ..values import dtype_to_onnx
+from ..values import dtype_to_onnx, plain_value
 from .base import Backend, Session, Unavailable, Unsupported
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
@@ -62,7 +62,7 @@ class OrtSession(Session):
                 # binding builds none from strings, sequences or optionals
                 raise Unsupported("onnxruntime binding: cannot pass strings, sequences or optionals together with bfloat16/float8/4-bit values")
             return [self._unbind(v) for v in self.session.run_with_ort_values(self.output_names, ort_feeds)]
-        return [_plain(v) for v in self.session.run(self.output_names, bound)]
+        return [plain_value(v) for v in self.session.run(self.output_names, bound)]
 
     def _bind(self, name: str, value: Any) -> Any:
         if value is None:
@@ -93,10 +93,10 @@ class OrtSession(Session):
 
     def _unbind(self, ov: Any) -> Any:
         if not ov.is_tensor():
-            return _plain(ov.numpy())
+            return plain_value(ov.numpy())
         code = _ORT_TYPE_TO_ONNX.get(ov.data_type())
         if code is None:
-            return _plain(ov.numpy())
+            return plain_value(ov.numpy())
         shape = tuple(ov.shape())
         nbytes = ov.tensor_size_in_bytes()
         raw = np.frombuffer(bytes((ctypes.c_uint8 * nbytes).from_address(ov.data_ptr())), dtype=np.uint8) if nbytes else np.zeros(0, np.uint8)
@@ -109,14 +109,6 @@ class OrtSession(Session):
         for k in range(per_byte):
             elements[k::per_byte] = (raw >> (k * bits)) & ((1 << bits) - 1)
         return elements[: int(np.prod(shape))].view(dtype).reshape(shape)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return np.asarray(value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
 
 
 class OnnxRuntimeBackend(Backend):

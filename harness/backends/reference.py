@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import numpy as np
 import onnx
 
+from ..values import plain_value
 from .base import Backend, Session
 
 
@@ -18,15 +18,7 @@ class ReferenceSession(Session):
         self.evaluator = evaluator
 
     def run(self, feeds: dict[str, Any]) -> list[Any]:
-        return [_plain(v) for v in self.evaluator.run(None, feeds)]
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.generic):
-        return np.asarray(value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
+        return [plain_value(v) for v in self.evaluator.run(None, feeds)]
 
 
 class ReferenceBackend(Backend):

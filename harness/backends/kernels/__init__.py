@@ -17,7 +17,7 @@ import numpy as np
 import onnx
 
 from ..base import Backend, Session
-from . import registry
+from . import registry  # noqa: F401  (re-exported: kernel modules register through it)
 from .executor import Plan, _as_output, compile_model
 
 __all__ = ["KernelsBackend", "KernelsSession"]
