@@ -72,6 +72,12 @@ class KernelsBackend(Backend):
                 return
             self._limiter = threadpoolctl.threadpool_limits(limits=int(threads), user_api="blas")
 
+    def version(self) -> str:
+        """Our engine's version is the harness's; numpy's is in the environment."""
+        from harness import __version__
+
+        return __version__
+
     def environment(self) -> dict[str, Any]:
         env = super().environment()
         env["threads"] = int(self.options.get("threads") or os.cpu_count() or 1)
