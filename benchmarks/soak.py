@@ -92,20 +92,21 @@ def main() -> int:
         store = Path(tmp) / "soak.sqlite"
         base = ["--suite", "onnx-node", "--backend", "reference", "--backend", "onnxruntime", "-j", "2",
                 "--corpus", str(corpus), "--store", str(store), "--recycle-after", str(args.recycle_after)]
-        samples: list = []
+        rounds_samples: list = []
         t0 = time.time()
         for k in range(rounds):
             code, s = run_cli(["run", *base])
-            samples.extend(s)
+            rounds_samples.append(s)
             print(f"round {k + 1}/{rounds}: exit {code}, {2 * n_cases} executions, {time.time() - t0:.0f} s", flush=True)
-        # one long-lived controller over all rounds would be the harder test; each run is a
-        # process, so also measure within a run: first and last tenth of all samples
-        tenth = max(1, len(samples) // 10)
-        first, last = samples[:tenth], samples[-tenth:]
+        # like for like: the peaks of the first and of the last run into the same growing store
+        # (each run is a fresh controller; its workers live through the whole run)
         peak = lambda rows, i: max(r[i] for r in rows) / 1024  # noqa: E731
+        first, last = rounds_samples[0], rounds_samples[-1]
         print(f"executions: {rounds * 2 * n_cases}")
-        print(f"controller peak RSS: start {peak(first, 1):.0f} MiB, end {peak(last, 1):.0f} MiB ({peak(last, 1) / max(peak(first, 1), 1e-9):.2f}x)")
-        print(f"worker peak RSS:     start {peak(first, 2):.0f} MiB, end {peak(last, 2):.0f} MiB ({peak(last, 2) / max(peak(first, 2), 1e-9):.2f}x)")
+        print(f"controller peak RSS: first run {peak(first, 1):.0f} MiB, last run {peak(last, 1):.0f} MiB ({peak(last, 1) / max(peak(first, 1), 1e-9):.2f}x)")
+        print(f"worker peak RSS:     first run {peak(first, 2):.0f} MiB, last run {peak(last, 2):.0f} MiB ({peak(last, 2) / max(peak(first, 2), 1e-9):.2f}x)")
+        half = len(last) // 2
+        print(f"within the last run: worker peak RSS {peak(last[:half], 2):.0f} MiB in its first half, {peak(last[half:], 2):.0f} MiB in its second")
 
         # kill -9 in the middle of a run, then --resume
         kill_store = Path(tmp) / "kill.sqlite"
