@@ -396,9 +396,11 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--seed", type=int)
     cc.set_defaults(func=cmd_crosscheck)
 
+    from .fuzz import register as register_fuzz
     from .report.commands import register as register_report
 
     register_report(sub)
+    register_fuzz(sub)
     return p
 
 

@@ -1,0 +1,1778 @@
+"""The ``generated`` suite: random multi-operator graphs, drawn by Hypothesis, built directly as
+ONNX (no exporter), with the composed reference as the oracle.
+
+Encoding (chosen for shrinking). A graph is a :class:`GraphSpec`: a base shape, a few input
+specs, a value seed and a *list of node specs*. A node spec is context-free data, one
+Hypothesis choice of bytes: an enable byte, an op index, three relative input references ("how
+far back in the pool of values", taken modulo the number of values that fit), an expose flag
+(the node's outputs become graph outputs) and six knobs (integers a template reads modulo its
+own ranges for axes, permutations, slice bounds, attribute values ...). Every spec has the same
+structure whatever the graph around it, so the shrinker can delete or disable any spec and the
+later ones keep their meaning; a spec that cannot apply (no value fits, unsafe values, a type
+the op-version does not take) is *skipped*, never rejected. Bytes shrink towards zeros, which
+every field reads as its simplest choice. :func:`realize` turns a spec into a :class:`Graph`
+deterministically; :func:`with_outputs`, :func:`cut` and :func:`reduce_graph` take a failing
+graph further down than the spec encoding can (fewer outputs, a node replaced by an input).
+
+Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
+graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
+the op's safe domain (Log/Sqrt of positive values, |divisor| >= 0.05, positive Pow bases),
+its outputs are finite with |y| <= 1e4, and the output is stable when the inputs move by their
+estimated error (that removes values next to a Floor/Ceil/Round/Sign boundary, near-ties under
+ArgMax or a comparison, and ill-conditioned points). NaN appears only in NaN mode, where some
+graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume them
+(:data:`NAN_IEEE`: IEEE 754 arithmetic and copies; :data:`NAN_ASSUMED`: the spec is silent,
+we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
+
+Tolerance (per graph output). Every value carries an elementwise estimate of the absolute error
+a correct implementation in the graph's dtype may have: its inputs' errors pushed through the
+op (measured by re-evaluating the reference on inputs moved by twice their error: random signs,
+all up, all down and, with several inputs, opposite directions) plus the op's own rounding: a
+few units of roundoff of |y|, of |y| + |x| for ops the spec defines by a formula that cancels
+(Gelu's 1 + erf, Elu's exp(x) - 1), ``n * u * ref(|inputs|)`` for ops that accumulate n terms
+(the classic bound for sums and dot products), and the smallest subnormal (a value may round
+to 0). An output passes when ``|a - e| <= atol + rtol * |e|`` with
+
+- ``rtol = depth * rtol_dtype`` and ``ulp = depth * ulp_dtype``: each op on the longest path
+  may round once more; the per-dtype base comes from ``harness/data/tolerances.toml``;
+- ``atol = depth * atol_dtype + 4 * max(err)``: the propagated error (cancellation,
+  amplification) with a factor 4 of safety for a randomised estimate.
+
+Nodes whose error estimate exceeds ``sqrt(u) * max(|y|, 1)`` are skipped, so no tolerance is
+loose enough to hide a wrong value of the size real bugs produce. Checked end to end: every op
+computed by our references in the graph's own dtype (a correct float32/float16/float64
+implementation, ``tests/seeded_faults.py:OurReferences``) passes every graph.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import json
+import math
+import zlib
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+import onnx
+from hypothesis import strategies as st
+from onnx import TensorProto, helper, numpy_helper
+
+from .. import schema
+from .. import strategies as S
+from ..case import Case, DataSet, Tolerance
+from ..registry import load_all
+from ..tolerances import default_for
+
+MIN_OPSET = 13
+#: largest tensor a node may produce (elements); inputs are capped at INPUT_ELEMENTS
+MAX_ELEMENTS = 256
+INPUT_ELEMENTS = 64
+#: |y| above this makes a node unsafe (brief: outputs with |y| > 1e4)
+MAX_MAGNITUDE = 1e4
+N_KNOBS = 6
+N_REFS = 3
+#: perturbation factor and tolerance safety factor (see the module docstring)
+PERTURB = 2.0
+SAFETY = 4.0
+#: unit roundoff per float dtype
+ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
+#: smallest subnormal per float dtype
+SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
+DTYPES = ("float32", "float16", "float64")
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+NAN_IEEE = "ieee"
+NAN_ASSUMED = "assumed"
+
+
+# =============================================================================================
+# specs: what Hypothesis draws
+# =============================================================================================
+@dataclass(frozen=True)
+class NodeSpec:
+    op: int
+    refs: tuple[int, ...]
+    knobs: tuple[int, ...]
+    expose: bool = False
+
+    #: a disabled spec is skipped: what the shrinker reaches by zeroing a spec's first byte,
+    #: so a graph shrinks below the list's minimum length
+    enabled: bool = True
+
+    #: one spec is one Hypothesis choice of this many bytes (cheap to draw; shrinks to zeros)
+    SIZE: ClassVar[int] = 2 + N_REFS + 1 + 2 * N_KNOBS
+
+    @classmethod
+    def from_bytes(cls, b: bytes) -> NodeSpec:
+        knobs = tuple(int.from_bytes(b[6 + 2 * i: 8 + 2 * i], "big") for i in range(N_KNOBS))
+        return cls(op=b[1], refs=tuple(b[2:2 + N_REFS]), knobs=knobs, expose=b[2 + N_REFS] >= 192, enabled=b[0] >= 4)
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    #: 0 base shape, 1 some dims set to 1, 2 a suffix of the base shape, 3 both
+    variant: int = 0
+    mask: int = 0
+    #: value distribution: 0 [-2, 2], 1 [-10, 10], 2 positive [0.1, 4], 3 multiples of 0.5 in [-3, 3]
+    dist: int = 0
+
+    @classmethod
+    def from_bytes(cls, b: bytes) -> InputSpec:
+        return cls(variant=b[0] % 4, mask=b[1] % 16, dist=b[2] % 4)
+
+
+@dataclass(frozen=True)
+class GraphSpec:
+    opset: int = 0
+    dtype: int = 0
+    rank: int = 0
+    dims: tuple[int, ...] = (1, 1, 1, 1)
+    inputs: tuple[InputSpec, ...] = (InputSpec(),)
+    nodes: tuple[NodeSpec, ...] = ()
+    seed: int = 0
+    nan: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return json.loads(json.dumps(asdict(self)))
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> GraphSpec:
+        return cls(
+            opset=d["opset"], dtype=d["dtype"], rank=d["rank"], dims=tuple(d["dims"]),
+            inputs=tuple(InputSpec(**i) for i in d["inputs"]),
+            nodes=tuple(NodeSpec(n["op"], tuple(n["refs"]), tuple(n["knobs"]), n["expose"], n.get("enabled", True)) for n in d["nodes"]),
+            seed=d["seed"], nan=d["nan"],
+        )
+
+
+def _header(b: bytes) -> dict[str, Any]:
+    return {"opset": b[0], "dtype": b[1] % 20, "rank": b[2] % 8, "dims": tuple(v % 8 for v in b[3:7]),
+            "seed": int.from_bytes(b[7:11], "big"), "nan": b[11] % 100}
+
+
+def _decode(raw: tuple[bytes, list[bytes], list[bytes]]) -> GraphSpec:
+    header, inputs, nodes = raw
+    return GraphSpec(inputs=tuple(map(InputSpec.from_bytes, inputs)), nodes=tuple(map(NodeSpec.from_bytes, nodes)), **_header(header))
+
+
+def graph_specs(min_specs: int = 1, max_specs: int = 20, max_inputs: int = 3) -> st.SearchStrategy[GraphSpec]:
+    """GraphSpecs with ``min_specs..max_specs`` node specs (some may be skipped when realized).
+
+    Every field is decoded from bytes: one Hypothesis choice per node spec (and one map for
+    the whole graph) keeps drawing at a few milliseconds per graph, and bytes shrink towards
+    zeros, which every field reads as its simplest value."""
+    return st.tuples(
+        st.binary(min_size=12, max_size=12),
+        st.lists(st.binary(min_size=3, max_size=3), min_size=1, max_size=max_inputs),
+        st.lists(st.binary(min_size=NodeSpec.SIZE, max_size=NodeSpec.SIZE), min_size=min_specs, max_size=max_specs),
+    ).map(_decode)
+
+
+@dataclass(frozen=True)
+class GenConfig:
+    """What graphs to draw: opsets, dtypes and ops to use, how many nodes at most."""
+
+    opsets: tuple[int, ...] = tuple(range(MIN_OPSET, 27))
+    dtypes: tuple[str, ...] = DTYPES
+    #: op names to use (None: every op with a template and a registered reference)
+    ops: tuple[str, ...] | None = None
+    max_nodes: int = 20
+    #: share of graphs (0..1) whose inputs carry NaN
+    nan_rate: float = 0.1
+    #: value-aware generation (off only to measure what it buys)
+    value_aware: bool = True
+    #: (op-version key, dtype) pairs not to draw (a campaign adds those a backend lacks)
+    exclude: frozenset[tuple[str, str]] = frozenset()
+
+    def dtype_of(self, knob: int) -> str:
+        # 80 % the first dtype (float32), the rest shared; knob 0 (what shrinking reaches) is float32
+        if len(self.dtypes) == 1 or knob < 16:
+            return self.dtypes[0]
+        return self.dtypes[1 + knob % (len(self.dtypes) - 1)]
+
+    def opset_of(self, knob: int) -> int:
+        return self.opsets[knob % len(self.opsets)]
+
+
+# =============================================================================================
+# values and the realized graph
+# =============================================================================================
+@dataclass
+class Value:
+    name: str
+    kind: str  # "float" (the graph's dtype), "int" (int64), "bool"
+    wide: np.ndarray  # float64 for floats: the composed reference
+    err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
+    depth: int
+    node: int | None = None  # producing node (index in Graph.nodes); None for graph inputs
+    const: bool = False
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(self.wide.shape)
+
+    @property
+    def rank(self) -> int:
+        return self.wide.ndim
+
+    @property
+    def size(self) -> int:
+        return int(self.wide.size)
+
+    @property
+    def has_nan(self) -> bool:
+        return self.kind == "float" and bool(np.isnan(self.wide).any())
+
+
+@dataclass
+class Node:
+    op: str
+    since: int
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any]
+    spec_index: int
+    n_acc: int = 0
+    n_outputs: int | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.op}-{self.since}"
+
+
+@dataclass
+class Graph:
+    spec: GraphSpec
+    opset: int
+    dtype: str
+    nan_mode: bool
+    inputs: list[Value]
+    nodes: list[Node]
+    initializers: dict[str, np.ndarray]
+    outputs: list[Value]
+    #: (spec index, reason) of skipped specs
+    skipped: list[tuple[int, str]] = field(default_factory=list)
+    #: ops placed whose NaN handling we assume (spec silent) and that saw a NaN input
+    nan_assumed_ops: list[str] = field(default_factory=list)
+    config: GenConfig = field(default_factory=lambda: GenConfig())
+    #: True once graph surgery (fewer outputs, a node cut into an input) changed it: the spec
+    #: no longer describes it, the model and data do
+    reduced: bool = False
+
+    # -- what a backend sees --------------------------------------------------------------
+    def model(self) -> onnx.ModelProto:
+        return build_model(self)
+
+    def feeds(self) -> dict[str, np.ndarray]:
+        return {v.name: _narrow(v, self.dtype) for v in self.inputs}
+
+    def expected(self) -> list[np.ndarray]:
+        return [_narrow(v, self.dtype) for v in self.outputs]
+
+    def tolerances(self) -> list[Tolerance]:
+        return [output_tolerance(v, self.dtype) for v in self.outputs]
+
+    # -- descriptions ---------------------------------------------------------------------
+    @property
+    def op_versions(self) -> list[str]:
+        return sorted({n.key for n in self.nodes})
+
+    @property
+    def pattern(self) -> str:
+        """The sorted multiset of op types ("Add+Relu+Relu"): the deduplication key of a finding."""
+        return "+".join(sorted(n.op for n in self.nodes))
+
+    def digest(self) -> str:
+        data = self.describe() + json.dumps(self.spec.to_json(), sort_keys=True)
+        return f"{zlib.crc32(data.encode()):08x}"
+
+    def describe(self) -> str:
+        lines = [f"opset {self.opset}, {self.dtype}{', NaN inputs' if self.nan_mode else ''}"]
+        for v in self.inputs:
+            kind = "" if v.kind == "float" else f" ({'int64' if v.kind == 'int' else 'bool'})"
+            lines.append(f"  input {v.name}: {list(v.shape)}{kind}")
+        for name, arr in self.initializers.items():
+            lines.append(f"  initializer {name}: {arr.dtype}{list(arr.shape)}" + (f" = {arr.tolist()}" if arr.size <= 8 else ""))
+        for n in self.nodes:
+            attrs = ", ".join(f"{k}={v!r}" for k, v in n.attrs.items())
+            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''})")
+        lines.append(f"  outputs: {', '.join(v.name for v in self.outputs)}")
+        return "\n".join(lines)
+
+
+def _narrow(v: Value, dtype: str) -> np.ndarray:
+    if v.kind == "float":
+        with np.errstate(all="ignore"):
+            return v.wide.astype(S.np_dtype(dtype))
+    if v.kind == "int":
+        return v.wide.astype(np.int64)
+    return v.wide.astype(bool)
+
+
+def output_tolerance(v: Value, dtype: str) -> Tolerance:
+    base = default_for(dtype)
+    depth = max(1, v.depth)
+    err = float(np.max(v.err)) if v.kind == "float" and v.err.size else 0.0
+    ulp = base.ulp * depth if base.ulp is not None else None
+    return Tolerance(rtol=base.rtol * depth, atol=base.atol * depth + SAFETY * err, ulp=ulp)
+
+
+# =============================================================================================
+# templates: per-op rules for drawing inputs and attributes given the pool
+# =============================================================================================
+@dataclass
+class Plan:
+    inputs: list[Value | None]
+    attrs: dict[str, Any] = field(default_factory=dict)
+    #: number of terms a single output accumulates (error bound n * u * bound)
+    n_acc: int = 0
+    #: outputs to request (optional outputs left out); None: every output the reference returns
+    n_outputs: int | None = None
+
+
+@dataclass
+class Template:
+    op: str
+    plan: Callable[[Ctx], Plan | None]
+    #: NaN inputs: NAN_IEEE (defined), NAN_ASSUMED (spec silent; we assume propagation), None (skip)
+    nan: str | None = None
+    #: outputs jump (Floor, Sign, comparisons): perturb also by a few ulps of margin
+    jumps: bool = False
+    #: rounding allowance of the op itself, in units of roundoff of |y| (or of the bound)
+    ulps: float = 2.0
+    #: bound(ref, inputs, attrs) -> array like y: the magnitude the op's rounding scales with
+    bound: Callable[..., np.ndarray] | None = None
+    #: guard(inputs) -> bool: the inputs are inside the op's safe domain
+    guard: Callable[[list[np.ndarray]], bool] | None = None
+    #: the type parameter the graph's float dtype must be allowed for
+    type_param: str = "T"
+    #: stable(inputs, attrs, u) -> bool, for outputs that elementwise perturbation cannot
+    #: test: equality, and which element of a near-tie is the largest
+    stable: Callable[[list[Value], dict, float], bool] | None = None
+
+
+TEMPLATES: dict[str, Template] = {}
+
+
+def template(op: str, **kw: Any) -> Callable[[Callable[[Ctx], Plan | None]], Callable[[Ctx], Plan | None]]:
+    def deco(fn: Callable[[Ctx], Plan | None]) -> Callable[[Ctx], Plan | None]:
+        TEMPLATES[op] = Template(op, fn, **kw)
+        return fn
+
+    return deco
+
+
+def _finite(x: np.ndarray) -> np.ndarray:
+    return x[~np.isnan(x)] if x.dtype.kind == "f" else x
+
+
+def _abs_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """ref(|inputs|): the magnitude sums and dot products round with (|A| |B| for MatMul)."""
+    return np.abs(np.asarray(ref(*[np.abs(x) if x is not None and x.dtype.kind == "f" else x for x in ins], **attrs), dtype=np.float64))
+
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
+    if not a or not b:
+        return None
+    aa = a if len(a) > 1 else (1,) + a
+    bb = b if len(b) > 1 else b + (1,)
+    if aa[-1] != bb[-2]:
+        return None
+    batch = broadcast_shape(aa[:-2], bb[:-2])
+    if batch is None:
+        return None
+    out = batch + ((aa[-2],) if len(a) > 1 else ()) + ((bb[-1],) if len(b) > 1 else ())
+    return out
+
+
+class Ctx:
+    """What a template sees while planning one node: the pool, the spec's knobs and refs, and
+    a way to add constants (initializers)."""
+
+    def __init__(self, builder: Builder, spec: NodeSpec, since: int) -> None:
+        self.b = builder
+        self.spec = spec
+        self.since = since
+        self.opset = builder.opset
+        self.dtype = builder.dtype
+        self._knob = 0
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """Values of this node's constants: seeded by the graph's seed and the spec itself, so
+        deleting another spec does not change them."""
+        if self._rng is None:
+            spec = self.spec
+            self._rng = np.random.default_rng([self.b.spec.seed, zlib.crc32(repr((spec.op, spec.refs, spec.knobs)).encode())])
+        return self._rng
+
+    def pick(self, n: int) -> int:
+        """The next knob modulo ``n`` (0 when the knobs are used up)."""
+        if n <= 1:
+            self._knob += 1
+            return 0
+        k = self.spec.knobs[self._knob] if self._knob < len(self.spec.knobs) else 0
+        self._knob += 1
+        return k % n
+
+    def choice(self, options: list | tuple) -> Any:
+        return options[self.pick(len(options))]
+
+    def take(self, kind: str = "float", slot: int = 0, fits: Callable[[Value], bool] | None = None) -> Value | None:
+        """A pool value of ``kind`` that ``fits``, ``refs[slot]`` steps back from the newest."""
+        cands = [v for v in self.b.pool if v.kind == kind and (fits is None or fits(v))]
+        if not cands:
+            return None
+        ref = self.spec.refs[slot] if slot < len(self.spec.refs) else 0
+        # distances 0..5 back, the newest value most often (what shrinking reaches too)
+        return cands[-1 - ((ref % 16) // 3) % len(cands)]
+
+    def const(self, arr: np.ndarray, kind: str | None = None) -> Value:
+        """A constant input (initializer); floats are stored in the graph's dtype."""
+        arr = np.asarray(arr)
+        if kind is None:
+            kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
+        if kind == "float":
+            wide = arr.astype(S.np_dtype(self.dtype)).astype(np.float64)
+        else:
+            wide = arr
+        return Value("", kind, wide, np.zeros(wide.shape), 0, const=True)
+
+    def floats(self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
+        return self.rng.uniform(lo, hi, size=shape)
+
+    def ints(self, values: list[int] | np.ndarray) -> Value:
+        return self.const(np.asarray(values, dtype=np.int64), "int")
+
+    def operand(self, a: Value, slot: int = 1, shape_of: Callable[[tuple, tuple], tuple | None] = None,
+                const_shape: Callable[[Ctx, Value], tuple[int, ...]] | None = None, lo: float = -2.0, hi: float = 2.0) -> Value:
+        """A second float operand for ``a``: a pool value whose shape combines with ``a``'s
+        (broadcasting by default), or, one time in four (or when none fits), a constant."""
+        combine = shape_of or (lambda x, y: broadcast_shape(x, y))
+        if self.pick(4) != 3:
+            b = self.take("float", slot, lambda v: (s := combine(a.shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
+            if b is not None:
+                return b
+        shape = const_shape(self, a) if const_shape else broadcast_variant(self, a.shape)
+        return self.const(self.floats(shape, lo, hi))
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape)) if shape else 1
+
+
+def broadcast_variant(c: Ctx, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape that broadcasts to ``shape``: itself, a suffix, a scalar, or with dims set to 1."""
+    mode = c.pick(4)
+    if mode == 0 or not shape:
+        return shape
+    if mode == 1:
+        return shape[c.pick(len(shape) + 1):]
+    if mode == 2:
+        return ()
+    mask = c.pick(1 << len(shape))
+    return tuple(1 if mask >> i & 1 else d for i, d in enumerate(shape))
+
+
+def _axes_subset(c: Ctx, rank: int, min_size: int = 1) -> list[int]:
+    subsets = [s for n in range(min_size, rank + 1) for s in itertools.combinations(range(rank), n)]
+    chosen = list(subsets[c.pick(len(subsets))]) if subsets else []
+    # negative axes sometimes (accepted from opset 11 on)
+    return [a - rank if c.pick(3) == 2 else a for a in chosen]
+
+
+def _margin(v: Value, u: float) -> np.ndarray:
+    """How far ``v`` may be from the composed reference: twice its error estimate plus a few
+    units of roundoff (what a correct implementation may move it by)."""
+    return PERTURB * v.err + 4 * u * np.nan_to_num(np.abs(v.wide)) + 1e-30
+
+
+def _equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
+    """Equal is exact only where both sides are exact and equal, or clearly apart."""
+    a, b = ins[0], ins[1]
+    d = np.abs(a.wide - b.wide)
+    exact = (d == 0) & (np.broadcast_to(a.err, d.shape) == 0) & (np.broadcast_to(b.err, d.shape) == 0)
+    apart = d > _margin(a, u) + _margin(b, u)
+    return bool(np.all(exact | apart | np.isnan(d)))
+
+
+def _gaps_ok(x: Value, axis: int, u: float) -> bool:
+    if x.shape[axis] < 2:
+        return True
+    w = np.moveaxis(x.wide, axis, -1)
+    m = np.moveaxis(np.broadcast_to(_margin(x, u), x.shape), axis, -1)
+    order = np.sort(w, axis=-1)
+    top = np.max(m, axis=-1)
+    # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
+    return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
+
+
+# -- elementwise unary ---------------------------------------------------------------------
+def _unary(op: str, attrs: Callable[[Ctx], dict] | None = None, **kw: Any) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0)
+        if x is None:
+            return None
+        return Plan([x], attrs(c) if attrs else {})
+
+    TEMPLATES[op] = Template(op, plan, **kw)
+
+
+def _opt(c: Ctx, options: list[dict]) -> dict:
+    """Attribute sets; the first (what shrinking reaches) is always "spec defaults"."""
+    return dict(c.choice([{}] + options))
+
+
+def _all(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
+    return lambda ins: bool(np.all(pred(_finite(ins[0]))))
+
+
+def _with_input(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """|y| + |x|: ops evaluated by formulas (1 + erf, exp(x) - 1, log(x + sqrt(x^2 + 1)) ...)
+    keep an absolute error proportional to the input where the result is small; the spec
+    gives the formula, so such an evaluation is correct."""
+    x = np.abs(np.nan_to_num(ins[0]))
+    return np.abs(np.nan_to_num(np.asarray(ref(*ins, **attrs), dtype=np.float64))) + x
+
+
+for _op in ("Identity", "Abs", "Neg"):
+    _unary(_op, nan=NAN_IEEE, ulps=0.0)
+_unary("Relu", nan=NAN_ASSUMED, ulps=0.0)
+for _op in ("Sigmoid", "Tanh", "Exp", "Erf", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Softsign", "Tan",
+            "Asin", "Acos", "Atanh", "Acosh", "Mish"):
+    _unary(_op, nan=NAN_IEEE, ulps=8.0, bound=_with_input)
+_unary("Log", nan=NAN_IEEE, ulps=8.0, guard=_all(lambda x: x > 0), bound=_with_input)
+_unary("Sqrt", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: x >= 0))
+_unary("Reciprocal", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: np.abs(x) >= 0.05))
+for _op in ("Floor", "Ceil", "Round"):
+    _unary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
+_unary("Sign", jumps=True, ulps=0.0)
+_unary("Elu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
+_unary("Celu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
+_unary("Selu", lambda c: _opt(c, [{"alpha": 1.5, "gamma": 1.25}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
+_unary("LeakyRelu", lambda c: _opt(c, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=2.0)
+_unary("HardSigmoid", lambda c: _opt(c, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}]), nan=NAN_ASSUMED, ulps=4.0)
+_unary("HardSwish", nan=NAN_ASSUMED, ulps=4.0, bound=_with_input)
+_unary("ThresholdedRelu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}]), jumps=True, ulps=0.0)
+_unary("Shrink", lambda c: _opt(c, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}]), jumps=True, ulps=2.0)
+_unary("Gelu", lambda c: _opt(c, [{"approximate": "tanh"}]), nan=NAN_IEEE, ulps=16.0, bound=_with_input)
+_unary("Swish", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_IEEE, ulps=8.0, bound=_with_input)
+_unary("IsNaN", nan=NAN_IEEE, type_param="T1")
+_unary("IsInf", nan=NAN_IEEE, type_param="T1")
+
+
+@template("Clip", nan=NAN_ASSUMED, ulps=0.0)
+def _clip(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    finite = _finite(x.wide)
+    lo, hi = (float(np.min(finite)), float(np.max(finite))) if finite.size else (-1.0, 1.0)
+    q = lambda: lo + (hi - lo) * c.rng.uniform(0.1, 0.9)  # noqa: E731
+    mode = c.pick(5)
+    if mode == 0:
+        return Plan([x])
+    if mode == 1:
+        return Plan([x, c.const(np.array(q()))])
+    if mode == 2:
+        return Plan([x, None, c.const(np.array(q()))])
+    a, b = sorted([q(), q()])
+    if mode == 4:  # min > max: every output is max (Clip-13 text)
+        a, b = b, a
+    return Plan([x, c.const(np.array(a)), c.const(np.array(b))])
+
+
+# -- elementwise binary and variadic ------------------------------------------------------
+def _binary(op: str, guard: Callable | None = None, rhs: tuple[float, float] = (-2.0, 2.0), **kw: Any) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("float", 0)
+        if a is None:
+            return None
+        b = c.operand(a, 1, lo=rhs[0], hi=rhs[1])
+        if c.pick(2):
+            a, b = b, a
+        if a.const and b.const:
+            return None
+        return Plan([a, b])
+
+    TEMPLATES[op] = Template(op, plan, guard=guard, **kw)
+
+
+def _divisor_ok(ins: list[np.ndarray]) -> bool:
+    return bool(np.all(np.abs(_finite(ins[1])) >= 0.05))
+
+
+_binary("Add", nan=NAN_IEEE, ulps=1.0)
+_binary("Sub", nan=NAN_IEEE, ulps=1.0)
+_binary("Mul", nan=NAN_IEEE, ulps=1.0)
+_binary("Div", nan=NAN_IEEE, ulps=1.0, guard=_divisor_ok)
+for _op in ("Greater", "Less", "GreaterOrEqual", "LessOrEqual"):
+    _binary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
+_binary("Equal", nan=NAN_IEEE, jumps=True, ulps=0.0, stable=_equal_stable)
+
+
+
+@template("Mod", jumps=True, ulps=1.0, guard=_divisor_ok)
+def _mod(c: Ctx) -> Plan | None:
+    a = c.take("float", 0)
+    if a is None:
+        return None
+    b = c.operand(a, 1)
+    # Mod-10: "If the input type is floating point, then fmod attribute must be set to 1"
+    return Plan([a, b], {"fmod": 1}) if not (a.const and b.const) else None
+
+
+@template("Pow", nan=NAN_IEEE, ulps=8.0, type_param="T",
+          guard=lambda ins: bool(np.all(_finite(ins[0]) > 0)))
+def _pow(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: not v.has_nan and v.size and bool(np.all(v.wide > 0)))
+    if a is None:
+        return None
+    if c.pick(2):
+        b = c.const(np.array(c.choice([2.0, 0.5, 3.0, -1.0, 1.5, -0.5])))
+    else:
+        b = c.operand(a, 1, lo=-2.0, hi=2.0)
+    return Plan([a, b])
+
+
+def _variadic(op: str, **kw: Any) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("float", 0)
+        if a is None:
+            return None
+        ins = [a]
+        shape = a.shape
+        for slot in range(1, 1 + c.pick(3)):
+            b = c.operand(Value("", "float", np.zeros(shape), np.zeros(shape), 0), slot)
+            shape = broadcast_shape(shape, b.shape)
+            ins.append(b)
+        if all(v.const for v in ins):
+            return None
+        return Plan(ins, n_acc=len(ins))
+
+    TEMPLATES[op] = Template(op, plan, **kw)
+
+
+_variadic("Max", nan=NAN_ASSUMED, ulps=0.0)
+_variadic("Min", nan=NAN_ASSUMED, ulps=0.0)
+_variadic("Sum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
+_variadic("Mean", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+
+
+@template("PRelu", nan=NAN_ASSUMED, ulps=1.0)
+def _prelu(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    # slope broadcasts unidirectionally to X (PRelu-7 on)
+    slope = c.operand(x, 1, shape_of=lambda xs, s: xs if broadcast_shape(xs, s) == xs else None,
+                      const_shape=lambda c2, a: broadcast_variant(c2, a.shape), lo=-1.0, hi=1.0)
+    return Plan([x, slope])
+
+
+@template("Where", nan=NAN_IEEE, ulps=0.0)
+def _where(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    y = c.operand(x, 1)
+    shape = broadcast_shape(x.shape, y.shape)
+    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
+    if cond is None or c.pick(4) == 3:
+        cond = c.const(c.rng.uniform(size=broadcast_variant(c, shape)) < 0.5, "bool")
+    return Plan([cond, x, y])
+
+
+def _logical(op: str) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("bool", 0)
+        if a is None:
+            return None
+        b = c.take("bool", 1, lambda v: broadcast_shape(a.shape, v.shape) is not None)
+        if b is None or c.pick(4) == 3:
+            b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
+        return Plan([a, b])
+
+    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE, ulps=0.0)
+
+
+for _op in ("And", "Or", "Xor"):
+    _logical(_op)
+
+
+@template("Not", ulps=0.0)
+def _not(c: Ctx) -> Plan | None:
+    x = c.take("bool", 0)
+    return Plan([x]) if x is not None else None
+
+
+@template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2")
+def _cast(c: Ctx) -> Plan | None:
+    source = c.choice(["int", "bool", "float", "float"])
+    if source != "float":
+        x = c.take(source, 0)
+        return Plan([x], {"to": S.onnx_code(c.dtype)}) if x is not None else None
+    x = c.take("float", 0, lambda v: bool(np.all(np.abs(_finite(v.wide)) < 1e6)))
+    if x is None:
+        return None
+    to = c.choice([c.dtype, "int64", "bool"])
+    if to != c.dtype and x.has_nan:
+        return None  # NaN to an integer or bool: the spec does not say
+    return Plan([x], {"to": S.onnx_code(to)})
+
+
+# -- reductions, softmax, scans -------------------------------------------------------------
+def _reduce(op: str, input_axes_since: int, **kw: Any) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.size > 0)
+        if x is None:
+            return None
+        attrs: dict[str, Any] = {}
+        keep = c.pick(2)
+        if keep:  # keepdims=0 (the default is 1)
+            attrs["keepdims"] = 0
+        mode = c.pick(4) if x.rank else 1
+        axes = _axes_subset(c, x.rank) if mode != 1 else None
+        reduced = x.size if axes is None else _size(tuple(x.shape[a] for a in axes))
+        if c.since >= input_axes_since:
+            if mode == 3 and c.pick(3) == 0:  # empty axes with noop_with_empty_axes: the input unchanged
+                attrs["noop_with_empty_axes"] = 1
+                return Plan([x, c.ints(np.zeros((0,), np.int64))], attrs, n_acc=1)
+            return Plan([x, c.ints(axes) if axes is not None else None], attrs, n_acc=reduced)
+        if axes is not None:
+            attrs["axes"] = axes
+        return Plan([x], attrs, n_acc=reduced)
+
+    TEMPLATES[op] = Template(op, plan, **kw)
+
+
+def _grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """Ops whose rounding is relative to a sum that can be larger than the result (log of a sum)."""
+    return np.abs(np.asarray(ref(*ins, **attrs), dtype=np.float64)) + 1.0
+
+
+_reduce("ReduceSum", 13, nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
+_reduce("ReduceMean", 18, nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+_reduce("ReduceL1", 18, nan=NAN_IEEE, ulps=1.0)
+_reduce("ReduceL2", 18, nan=NAN_IEEE, ulps=2.0)
+_reduce("ReduceSumSquare", 18, nan=NAN_IEEE, ulps=2.0)
+_reduce("ReduceProd", 18, nan=NAN_IEEE, ulps=2.0)
+_reduce("ReduceLogSumExp", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
+_reduce("ReduceLogSum", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
+_reduce("ReduceMax", 18, ulps=0.0)
+_reduce("ReduceMin", 18, ulps=0.0)
+
+
+def _arg(op: str) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+        if x is None:
+            return None
+        attrs: dict[str, Any] = {}
+        axis = c.pick(x.rank)
+        if c.pick(2):
+            axis -= x.rank
+        if axis:
+            attrs["axis"] = axis
+        if c.pick(2):
+            attrs["keepdims"] = 0
+        if c.pick(2):
+            attrs["select_last_index"] = 1
+        return Plan([x], attrs)
+
+    TEMPLATES[op] = Template(op, plan, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", 0), u))
+
+
+_arg("ArgMax")
+_arg("ArgMin")
+
+
+def _axis_op(op: str, **kw: Any) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+        if x is None:
+            return None
+        axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+        attrs = {} if axis == -1 or axis == x.rank - 1 and c.pick(2) else {"axis": axis}
+        n = x.shape[axis]
+        return Plan([x], attrs, n_acc=n)
+
+    TEMPLATES[op] = Template(op, plan, **kw)
+
+
+_axis_op("Softmax", nan=NAN_ASSUMED, ulps=8.0)
+_axis_op("LogSoftmax", nan=NAN_ASSUMED, ulps=8.0, bound=_grows)
+_axis_op("Hardmax", jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", -1), u))
+
+
+@template("CumSum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
+def _cumsum(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    attrs = {}
+    if c.pick(2):
+        attrs["exclusive"] = 1
+    if c.pick(2):
+        attrs["reverse"] = 1
+    dtype = c.choice([np.int64, np.int32])
+    return Plan([x, c.const(np.array(axis, dtype=dtype), "int")], attrs, n_acc=x.shape[axis])
+
+
+# -- matrix products ------------------------------------------------------------------------
+@template("MatMul", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+def _matmul(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if a is None:
+        return None
+    k = a.shape[-1]
+
+    def weight(c2: Ctx, a2: Value) -> tuple[int, ...]:
+        return (k,) if c2.pick(5) == 4 else (k, 1 + c2.pick(5))
+
+    b = c.operand(a, 1, shape_of=matmul_shape, const_shape=weight)
+    if matmul_shape(a.shape, b.shape) is None:
+        return None
+    return Plan([a, b], n_acc=k)
+
+
+@template("Gemm", nan=NAN_ASSUMED, ulps=2.0, bound=_abs_bound)
+def _gemm(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank == 2 and v.size > 0)
+    if a is None:
+        return None
+    attrs: dict[str, Any] = {}
+    trans_a = c.pick(2)
+    if trans_a:
+        attrs["transA"] = 1
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    trans_b = c.pick(2)
+    if trans_b:
+        attrs["transB"] = 1
+    b = c.take("float", 1, lambda v: v.rank == 2 and (v.shape[1] if trans_b else v.shape[0]) == k)
+    if b is None or c.pick(3) == 0:
+        n = 1 + c.pick(5)
+        b = c.const(c.floats((n, k) if trans_b else (k, n)))
+    n = b.shape[0] if trans_b else b.shape[1]
+    alpha = c.choice([1.0, 0.5, -1.0, 2.0])
+    beta = c.choice([1.0, 0.5, -1.0, 0.0])
+    if alpha != 1.0:
+        attrs["alpha"] = alpha
+    if beta != 1.0:
+        attrs["beta"] = beta
+    mode = c.pick(4)
+    ins = [a, b]
+    if mode:
+        shape = c.choice([(m, n), (n,), (1, n), (m, 1), ()])
+        cc = c.take("float", 2, lambda v: v.shape == shape) if mode == 3 else None
+        ins.append(cc if cc is not None else c.const(c.floats(shape)))
+    return Plan(ins, attrs, n_acc=k + 1)
+
+
+def _gemm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    attrs = {**attrs, "alpha": abs(attrs.get("alpha", 1.0)), "beta": abs(attrs.get("beta", 1.0))}
+    return _abs_bound(ref, ins, attrs)
+
+
+TEMPLATES["Gemm"].bound = _gemm_bound
+
+
+@template("Det", ulps=8.0)
+def _det(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 2 and v.shape[-1] == v.shape[-2] and v.shape[-1] <= 4 and v.size > 0)
+    if x is None:
+        return None
+    return Plan([x], n_acc=x.shape[-1] ** 2)
+
+
+def _det_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    # permanent-like magnitude: the product of row norms (Hadamard's bound)
+    x = np.abs(ins[0])
+    return np.prod(np.sqrt(np.sum(x * x, axis=-1)), axis=-1)
+
+
+TEMPLATES["Det"].bound = _det_bound
+
+
+@template("Einsum", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+def _einsum(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: 1 <= v.rank <= 3 and v.size > 0)
+    if a is None:
+        return None
+    letters = "ijkl"
+    la = letters[: a.rank]
+    mode = c.pick(3)
+    if mode == 0:  # one operand: permute and sum some axes
+        keep = [ch for ch in la if c.pick(3)]
+        out = "".join(sorted(keep, key=lambda _: c.pick(7)))
+        return Plan([a], {"equation": f"{la}->{out}"}, n_acc=a.size)
+    # two operands: contract a's last axis with b's first
+    k = a.shape[-1]
+    shape = (k,) + tuple(1 + c.pick(3) for _ in range(c.pick(2)))
+    b = c.take("float", 1, lambda v: 1 <= v.rank <= 2 and v.shape[0] == k)
+    if b is None or mode == 2:
+        b = c.const(c.floats(shape))
+    lb = la[-1] + "mn"[: b.rank - 1]
+    out = la[:-1] + lb[1:]
+    if c.pick(2):
+        out = out[::-1]
+    return Plan([a, b], {"equation": f"{la},{lb}->{out}"}, n_acc=k)
+
+
+# -- data movement ----------------------------------------------------------------------------
+@template("Concat", nan=NAN_IEEE, ulps=0.0)
+def _concat(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank >= 1)
+    if a is None:
+        return None
+    axis = c.pick(a.rank)
+    ins = [a]
+    for slot in range(1, 1 + c.pick(3)):
+        fits = lambda v: v.rank == a.rank and all(d == e for i, (d, e) in enumerate(zip(v.shape, a.shape)) if i != axis)  # noqa: E731
+        b = c.take("float", slot, fits)
+        if b is None or c.pick(4) == 3:
+            shape = list(a.shape)
+            shape[axis] = 1 + c.pick(3)
+            b = c.const(c.floats(tuple(shape)))
+        ins.append(b)
+    if sum(v.size for v in ins) > MAX_ELEMENTS or all(v.const for v in ins):
+        return None
+    return Plan(ins, {"axis": axis - a.rank if c.pick(2) else axis})
+
+
+@template("Transpose", nan=NAN_IEEE, ulps=0.0)
+def _transpose(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    perms = list(itertools.permutations(range(x.rank)))
+    k = c.pick(len(perms) + 1)
+    return Plan([x], {} if k == len(perms) else {"perm": list(perms[k])})
+
+
+def _slice_params(c: Ctx, dim: int) -> tuple[int, int, int]:
+    kind = c.pick(7)
+    if kind == 0:
+        start = c.pick(dim)
+        return start, start + 1 + c.pick(dim - start), 1
+    if kind == 1:  # negative indices (an end of 0 would make it empty: use "to the end")
+        start = -1 - c.pick(dim)
+        end = start + 1 + c.pick(-start)
+        return start, end if end else INT64_MAX, 1
+    if kind == 2:  # ends past the end (the INT64_MAX idiom) and starts before the start
+        return c.choice([0, -dim - 3]), c.choice([INT64_MAX, dim + 4]), 1
+    if kind == 3:
+        start = c.pick(dim)
+        return start, dim, 2 + c.pick(2)
+    if kind == 4:  # reverse
+        return dim - 1 - c.pick(dim), c.choice([-dim - 1, INT64_MIN]), -1
+    if kind == 5:
+        start = c.pick(dim)
+        return start, -1 - dim + start if c.pick(2) else INT64_MIN, -2
+    start = c.pick(dim)
+    return start, start + 1 + c.pick(dim - start), 1
+
+
+@template("Slice", nan=NAN_IEEE, ulps=0.0)
+def _slice(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
+    if x is None:
+        return None
+    axes = _axes_subset(c, x.rank)
+    starts, ends, steps = [], [], []
+    for a in axes:
+        s, e, k = _slice_params(c, x.shape[a])
+        starts.append(s)
+        ends.append(e)
+        steps.append(k)
+    ins = [x, c.ints(starts), c.ints(ends)]
+    plain_axes = [a % x.rank for a in axes] == list(range(len(axes)))
+    if not (plain_axes and all(k == 1 for k in steps) and c.pick(2)):
+        ins.append(c.ints(axes))
+        if any(k != 1 for k in steps) or c.pick(2):
+            ins.append(c.ints(steps))
+    return Plan(ins)
+
+
+# -- shape operators (used when their references are registered) -----------------------------
+@template("Reshape", nan=NAN_IEEE, ulps=0.0)
+def _reshape(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    n = x.size
+    dims: list[int] = []
+    rest = n
+    for _ in range(c.pick(4)):
+        divisors = [d for d in range(1, rest + 1) if rest % d == 0]
+        d = c.choice(divisors)
+        dims.append(d)
+        rest //= d
+    dims.append(rest)
+    if c.pick(3) == 0 and n:
+        dims[c.pick(len(dims))] = -1
+    return Plan([x, c.ints(dims)])
+
+
+@template("Flatten", nan=NAN_IEEE, ulps=0.0)
+def _flatten(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank + 1)
+    return Plan([x], {} if axis == 1 and c.pick(2) else {"axis": axis})
+
+
+@template("Unsqueeze", nan=NAN_IEEE, ulps=0.0)
+def _unsqueeze(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank < 4)
+    if x is None:
+        return None
+    out_rank = x.rank + 1 + c.pick(2)
+    combos = list(itertools.combinations(range(out_rank), out_rank - x.rank))
+    axes = [a - out_rank if c.pick(3) == 2 else a for a in combos[c.pick(len(combos))]]
+    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})
+
+
+@template("Squeeze", nan=NAN_IEEE, ulps=0.0)
+def _squeeze(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: 1 in v.shape)
+    if x is None:
+        return None
+    ones = [i for i, d in enumerate(x.shape) if d == 1]
+    axes = [a for a in ones if c.pick(2) == 0] or ones[:1]
+    if c.pick(4) == 0:
+        return Plan([x])  # every size-1 axis
+    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})
+
+
+@template("Expand", nan=NAN_IEEE, ulps=0.0)
+def _expand(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank <= 3)
+    if x is None:
+        return None
+    shape = [d if d != 1 or not c.pick(2) else 1 + c.pick(4) for d in x.shape]
+    if c.pick(2):
+        shape = [1 + c.pick(3)] + shape
+    if c.pick(4) == 0 and shape:  # a 1 in the target shape keeps the input's dim (bidirectional broadcast)
+        shape[c.pick(len(shape))] = 1
+    out = broadcast_shape(x.shape, tuple(shape))
+    if out is None or _size(out) > MAX_ELEMENTS:
+        return None
+    return Plan([x, c.ints(shape)])
+
+
+@template("Tile", nan=NAN_IEEE, ulps=0.0)
+def _tile(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    reps = [1 + (c.pick(3) if c.pick(2) else 0) for _ in x.shape]
+    if _size(tuple(d * r for d, r in zip(x.shape, reps))) > MAX_ELEMENTS:
+        return None
+    return Plan([x, c.ints(reps)])
+
+
+@template("Gather", nan=NAN_IEEE, ulps=0.0, type_param="T")
+def _gather(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank)
+    dim = x.shape[axis]
+    count = 1 + c.pick(4)
+    idx = [c.pick(2 * dim) - dim for _ in range(count)]
+    shape = c.choice([(count,), (), (count, 1)]) if count == 1 else c.choice([(count,), (1, count)])
+    indices = np.array(idx[: _size(shape)], dtype=np.int64).reshape(shape)
+    return Plan([x, c.ints(indices)], {"axis": axis - x.rank if c.pick(2) else axis})
+
+
+@template("Pad", nan=NAN_IEEE, ulps=0.0)
+def _pad(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 1)
+    if x is None:
+        return None
+    mode = c.choice(["constant", "reflect", "edge"])
+    limit = 1 if mode == "reflect" else 2
+    pads = [c.pick(limit + 1) for _ in range(2 * x.rank)]
+    ins = [x, c.ints(pads)]
+    attrs = {} if mode == "constant" else {"mode": mode}
+    if mode == "constant" and c.pick(2):
+        ins.append(c.const(np.array(c.choice([1.5, -0.5]))))
+    return Plan(ins, attrs)
+
+
+@template("LayerNormalization", nan=NAN_ASSUMED, ulps=16.0, type_param="T")
+def _layernorm(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    norm_shape = x.shape[axis:]
+    scale = c.const(c.floats(norm_shape, 0.5, 1.5))
+    ins = [x, scale]
+    if c.pick(2):
+        ins.append(c.const(c.floats(norm_shape)))
+    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=_size(norm_shape), n_outputs=1)
+
+
+# -- convolution, pooling, normalization (used when their references are registered) ------------
+def _window(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, Any] | None:
+    """kernel_shape, strides, dilations and pads (or auto_pad) for a window over ``spatial``
+    whose output keeps every spatial dimension at least 1."""
+    kernel = [1 + c.pick(min(3, s)) for s in spatial]
+    strides = [1 + c.pick(2) for _ in spatial]
+    dilations = [1 + c.pick(2) if dilate and (k - 1) * 2 + 1 <= s else 1 for k, s in zip(kernel, spatial)]
+    attrs: dict[str, Any] = {"kernel_shape": kernel}
+    if any(v != 1 for v in strides):
+        attrs["strides"] = strides
+    if any(v != 1 for v in dilations):
+        attrs["dilations"] = dilations
+    mode = c.pick(4)
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
+    if mode == 1:
+        attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
+        if attrs["auto_pad"] == "VALID" and any(e > s for e, s in zip(extent, spatial)):
+            return None
+        return attrs
+    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
+    if any(pads):
+        attrs["pads"] = pads
+    n = len(spatial)
+    if any(s + pads[i] + pads[i + n] - e < 0 for i, (s, e) in enumerate(zip(spatial, extent))):
+        return None
+    return attrs
+
+
+@template("Conv", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+def _conv(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+    if x is None:
+        return None
+    channels, spatial = x.shape[1], x.shape[2:]
+    group = c.choice([1, channels]) if channels > 1 else 1
+    attrs = _window(c, spatial)
+    if attrs is None:
+        return None
+    kernel = attrs["kernel_shape"]
+    if c.pick(2):
+        del attrs["kernel_shape"]  # optional: inferred from W
+    if group > 1:
+        attrs["group"] = group
+    out_channels = group * (1 + c.pick(2))
+    w = c.const(c.floats((out_channels, channels // group, *kernel)))
+    ins = [x, w] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
+    return Plan(ins, attrs, n_acc=channels // group * _size(tuple(kernel)) + 1)
+
+
+def _pool(op: str, average: bool) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+        if x is None:
+            return None
+        attrs = _window(c, x.shape[2:], dilate=not average or c.since >= 19)
+        if attrs is None:
+            return None
+        if average and attrs.get("pads") and c.pick(2):
+            attrs["count_include_pad"] = 1
+        n = _size(tuple(attrs["kernel_shape"]))
+        return Plan([x], attrs, n_acc=n if average else 0, n_outputs=1)
+
+    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0)
+
+
+_pool("MaxPool", average=False)
+_pool("AveragePool", average=True)
+
+
+def _global_pool(op: str, average: bool) -> None:
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 3 and v.size > 0)
+        return Plan([x], n_acc=_size(x.shape[2:]) if average else 0) if x is not None else None
+
+    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0,
+                             bound=_abs_bound if average else None)
+
+
+_global_pool("GlobalAveragePool", average=True)
+_global_pool("GlobalMaxPool", average=False)
+
+
+@template("BatchNormalization", nan=NAN_IEEE, ulps=8.0, bound=_with_input)
+def _batchnorm(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 2 and v.size > 0)
+    if x is None:
+        return None
+    ch = (x.shape[1],)
+    ins = [x, c.const(c.floats(ch, 0.5, 1.5)), c.const(c.floats(ch)), c.const(c.floats(ch)), c.const(c.floats(ch, 0.5, 2.0))]
+    attrs = {"epsilon": c.choice([1e-5, 1e-2])} if c.pick(2) else {}
+    return Plan(ins, attrs, n_outputs=1)
+
+
+# =============================================================================================
+# availability: which templates apply at an opset and dtype
+# =============================================================================================
+@functools.lru_cache(maxsize=None)
+def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
+                  exclude: frozenset[tuple[str, str]] = frozenset()) -> tuple[tuple[str, int], ...]:
+    """(op, since_version) for every template whose op-version in force at ``opset`` has a
+    registered reference and takes ``dtype`` (sorted by op name, so a spec's op index is stable)."""
+    registry = load_all()
+    out = []
+    for op in sorted(TEMPLATES):
+        if ops is not None and op not in ops:
+            continue
+        sch = schema.schema_at(op, opset)
+        if sch is None:
+            continue
+        opv = registry.get(("", op, sch.since_version))
+        if opv is None or opv.reference is None or (f"{op}-{sch.since_version}", dtype) in exclude:
+            continue
+        allowed = schema.allowed_types(sch).get(TEMPLATES[op].type_param)
+        if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
+            continue
+        out.append((op, sch.since_version))
+    return tuple(out)
+
+
+def _onnx_type_name(dtype: str) -> str:
+    return {"float32": "float", "float64": "double"}.get(dtype, dtype)
+
+
+def templated_ops() -> list[str]:
+    return sorted(TEMPLATES)
+
+
+# =============================================================================================
+# realizing a spec
+# =============================================================================================
+class Builder:
+    def __init__(self, spec: GraphSpec, config: GenConfig) -> None:
+        self.spec = spec
+        self.config = config
+        self.opset = config.opset_of(spec.opset)
+        self.dtype = config.dtype_of(spec.dtype)
+        self.u = ROUNDOFF[self.dtype]
+        self.nan_mode = spec.nan >= 100 - round(100 * config.nan_rate)
+        self.pool: list[Value] = []
+        self.inputs: list[Value] = []
+        self.nodes: list[Node] = []
+        self.initializers: dict[str, np.ndarray] = {}
+        self.skipped: list[tuple[int, str]] = []
+        self.exposed: set[str] = set()
+        self.nan_assumed: list[str] = []
+        self.registry = load_all()
+
+    # -- inputs ----------------------------------------------------------------------------
+    def make_inputs(self) -> None:
+        spec = self.spec
+        rank = (2, 1, 3, 4, 2, 1, 3, 0)[spec.rank % 8]
+        dims: list[int] = []
+        for i in range(rank):
+            room = max(1, INPUT_ELEMENTS // max(1, _size(tuple(dims))))
+            dims.append(min(1 + spec.dims[i] % 5, room))
+        base = tuple(dims)
+        for k, ispec in enumerate(spec.inputs):
+            shape = base
+            if ispec.variant in (2, 3) and shape:
+                shape = shape[ispec.mask % (len(shape) + 1):] if ispec.variant == 2 else shape[(ispec.mask >> 2) % len(shape):]
+            if ispec.variant in (1, 3):
+                shape = tuple(1 if ispec.mask >> i & 1 else d for i, d in enumerate(shape))
+            rng = np.random.default_rng([spec.seed, 1000 + k])
+            n = _size(shape)
+            if ispec.dist == 0:
+                vals = rng.uniform(-2, 2, n)
+            elif ispec.dist == 1:
+                vals = rng.uniform(-10, 10, n)
+            elif ispec.dist == 2:
+                vals = rng.uniform(0.1, 4, n)
+            else:
+                vals = rng.integers(-6, 7, n) / 2.0
+            if self.nan_mode and n and rng.uniform() < 0.75:
+                vals[rng.choice(n, size=1 + int(rng.integers(0, max(1, n // 8))), replace=False)] = np.nan
+            wide = vals.reshape(shape).astype(S.np_dtype(self.dtype)).astype(np.float64)
+            v = Value(f"x{k}", "float", wide, np.zeros(shape), 0)
+            self.inputs.append(v)
+            self.pool.append(v)
+
+    # -- nodes -----------------------------------------------------------------------------
+    def apply(self, index: int, nspec: NodeSpec, available: tuple[tuple[str, int], ...]) -> str | None:
+        """Place one node; return None, or why the spec was skipped."""
+        op, since = available[nspec.op % len(available)]
+        c = Ctx(self, nspec, since)
+        try:
+            plan = TEMPLATES[op].plan(c)
+        except (ValueError, IndexError, ZeroDivisionError):
+            plan = None
+        if plan is None:
+            return f"{op}: no value fits"
+        return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose)
+
+    def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
+                 n_outputs: int | None = None, index: int = -1, expose: bool = False,
+                 out_names: list[str] | None = None) -> str | None:
+        """Evaluate one node on pool values with the reference, check its values and add it
+        (and its outputs to the pool); return None, or why it cannot be placed."""
+        tmpl = TEMPLATES[op]
+        attrs = _as_stored(op, self.opset, attrs)
+        ins = list(ins)
+        while ins and ins[-1] is None:
+            ins.pop()
+        wide_in = [v.wide if v is not None else None for v in ins]
+        nan_in = any(v is not None and v.has_nan for v in ins)
+        if nan_in and tmpl.nan is None:
+            return f"{op}: NaN input, behaviour not defined"
+        if self.config.value_aware and tmpl.guard is not None and not tmpl.guard(wide_in):
+            return f"{op}: input outside the safe domain"
+        if self.config.value_aware and tmpl.stable is not None and not tmpl.stable(ins, attrs, self.u):
+            return f"{op}: near a tie or an equality"
+        ref = self.registry[("", op, since)].reference
+        plan = Plan(ins, attrs, n_acc, n_outputs)
+        try:
+            ys = _as_list(ref(*wide_in, **attrs))[:n_outputs]
+        except Exception as exc:  # a template drew something the reference refuses: skip it
+            return f"{op}: reference raised {type(exc).__name__}: {exc}"[:200]
+        kinds = [_kind_of(y) for y in ys]
+        if any(k is None for k in kinds):
+            return f"{op}: output type not handled"
+        ys = [np.asarray(y, dtype=np.float64) if k == "float" else np.asarray(y) for y, k in zip(ys, kinds)]
+        if any(y.size > MAX_ELEMENTS for y in ys):
+            return f"{op}: output too large"
+        if any(y.size == 0 for y in ys):
+            return f"{op}: empty output"
+        errs = [np.zeros(y.shape) for y in ys]
+        if self.config.value_aware:
+            why = self._check_values(tmpl, ref, plan, ins, ys, errs, nan_in)
+            if why:
+                return f"{op}: {why}"
+        # place the node
+        names = [self._name_input(v) for v in ins]
+        outs = out_names or [f"v{len(self.nodes)}" + (f"_{i}" if len(ys) > 1 else "") for i in range(len(ys))]
+        depth = 1 + max([v.depth for v in ins if v is not None] or [0])
+        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs))
+        for name, y, e, k in zip(outs, ys, errs, kinds):
+            v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
+            self.pool.append(v)
+            if expose:
+                self.exposed.add(name)
+        if nan_in and tmpl.nan == NAN_ASSUMED:
+            self.nan_assumed.append(op)
+        return None
+
+    def _name_input(self, v: Value | None) -> str:
+        if v is None:
+            return ""
+        if not v.const or v.name in self.initializers:
+            return v.name
+        name = f"c{len(self.initializers)}"
+        arr = _narrow(v, self.dtype) if v.kind == "float" else v.wide
+        self.initializers[name] = np.asarray(arr)
+        v.name = name
+        return name
+
+    def _check_values(self, tmpl: Template, ref: Callable, plan: Plan, ins: list[Value | None], ys: list[np.ndarray],
+                      errs: list[np.ndarray], nan_in: bool) -> str | None:
+        """Value-aware checks of one node (numpy warnings are off: see :func:`realize`). Fills
+        ``errs`` with the outputs' error estimates; returns why the node is unsafe, or None."""
+        clean = (lambda a: np.nan_to_num(a)) if nan_in else (lambda a: a)
+        for y in ys:
+            if y.dtype.kind != "f":
+                continue
+            if nan_in:
+                if np.isinf(y).any():
+                    return "infinite output"
+            elif not np.isfinite(y).all():
+                return "NaN or infinite output"
+            if np.max(clean(np.abs(y))) > MAX_MAGNITUDE:
+                return "output magnitude above 1e4"
+        # perturb the float inputs by their error (and, where outputs jump, by a few ulps more)
+        u = self.u
+        deltas: dict[int, np.ndarray] = {}
+        for i, v in enumerate(ins):
+            if v is None or v.kind != "float" or v.const:
+                continue
+            d = PERTURB * v.err
+            if tmpl.jumps:
+                d = d + clean(4 * u * np.abs(v.wide)) + 1e-30
+            if d.any():
+                deltas[i] = d
+        if deltas:
+            first = min(deltas)
+            rng = np.random.default_rng([self.spec.seed, len(self.nodes), 7])
+            random_signs = {i: rng.choice([-1.0, 1.0], size=d.shape) for i, d in deltas.items()}
+            diffs = [np.zeros(y.shape) for y in ys]
+            # sign patterns: independent random signs; all up; all down (a kink or a boundary is
+            # crossed whichever side of it the value sits); with several inputs also the first up
+            # and the others down and vice versa (the difference of two erroneous values is not
+            # taken as exact)
+            patterns = ("random", (1.0, 1.0), (-1.0, -1.0)) + (((1.0, -1.0), (-1.0, 1.0)) if len(deltas) > 1 else ())
+            for pattern in patterns:
+                args = []
+                for i, v in enumerate(ins):
+                    if i not in deltas:
+                        args.append(v.wide if v is not None else None)
+                        continue
+                    sign = random_signs[i] if pattern == "random" else pattern[0 if i == first else 1]
+                    args.append(v.wide + sign * deltas[i])
+                try:
+                    yp = _as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
+                except Exception:
+                    return "reference fails near these values"
+                for k, (y, y2) in enumerate(zip(ys, yp)):
+                    y2 = np.asarray(y2)
+                    if y2.shape != y.shape:
+                        return "unstable shape"
+                    if y.dtype.kind != "f":
+                        if not np.array_equal(y, y2):
+                            return "near a discontinuity"
+                        continue
+                    diff = np.abs(y2.astype(np.float64) - y)
+                    if nan_in:
+                        if not np.array_equal(np.isnan(y), np.isnan(y2)) or np.isinf(y2).any():
+                            return "non-finite near these values"
+                        diff = np.nan_to_num(diff)
+                    elif not np.isfinite(diff).all():
+                        return "non-finite near these values"
+                    np.maximum(diffs[k], diff, out=diffs[k])
+            for k, y in enumerate(ys):
+                if y.dtype.kind == "f":
+                    errs[k] = diffs[k] / PERTURB
+        # the op's own rounding, and the conditioning limit
+        for k, y in enumerate(ys):
+            if y.dtype.kind != "f":
+                continue
+            mag = clean(np.abs(y))
+            scale = mag
+            if tmpl.bound is not None and len(ys) == 1:
+                try:
+                    b = np.asarray(tmpl.bound(ref, [v.wide if v is not None else None for v in ins], plan.attrs), dtype=np.float64)
+                    scale = np.broadcast_to(clean(b), y.shape)
+                except Exception:
+                    pass
+            # plus the absolute error of rounding into the subnormal range (a value below the
+            # smallest subnormal legitimately becomes 0: Softmax of float16 does)
+            errs[k] = errs[k] + (tmpl.ulps + plan.n_acc) * u * scale + SUBNORMAL[self.dtype]
+            if np.any(errs[k] > math.sqrt(u) * np.maximum(mag, 1.0)):
+                return "ill-conditioned here (error estimate too large)"
+        return None
+
+    # -- outputs -----------------------------------------------------------------------------
+    def finish(self) -> Graph:
+        consumed = {name for n in self.nodes for name in n.inputs}
+        outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
+        used_inputs = [v for v in self.inputs if v.name in consumed]
+        return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
+                     self.skipped, self.nan_assumed, self.config)
+
+
+def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
+    """Attributes as the model stores them: FLOAT attributes are float32 (alpha=0.1 is
+    0.100000001490116...), and the reference must see that value, not the Python float."""
+    sch = schema.schema_at(op, opset)
+    A = onnx.defs.OpSchema.AttrType
+    out = {}
+    for k, v in attrs.items():
+        kind = sch.attributes[k].type if sch is not None and k in sch.attributes else None
+        if kind == A.FLOAT:
+            v = float(np.float32(v))
+        elif kind == A.FLOATS:
+            v = [float(np.float32(x)) for x in v]
+        out[k] = v
+    return out
+
+
+def _as_list(y: Any) -> list:
+    return list(y) if isinstance(y, (list, tuple)) else [y]
+
+
+def _kind_of(y: Any) -> str | None:
+    arr = np.asarray(y)
+    if arr.dtype.kind == "f":
+        return "float"
+    if arr.dtype == bool:
+        return "bool"
+    if arr.dtype == np.int64:
+        return "int"
+    return None
+
+
+def realize(spec: GraphSpec, config: GenConfig = GenConfig()) -> Graph:
+    """The graph a spec describes (deterministic). Specs that cannot apply are skipped."""
+    b = Builder(spec, config)
+    b.make_inputs()
+    available = available_ops(b.opset, b.dtype, config.ops, config.exclude)
+    with np.errstate(all="ignore"):
+        for index, nspec in enumerate(spec.nodes if available else ()):
+            if len(b.nodes) >= config.max_nodes:
+                break
+            why = b.apply(index, nspec, available) if nspec.enabled else "disabled"
+            if why:
+                b.skipped.append((index, why))
+    return b.finish()
+
+
+# =============================================================================================
+# graph surgery: the reductions that take a failing graph to its core
+# =============================================================================================
+def _prune(g: Graph, outputs: list[Value]) -> Graph:
+    """``g`` with only ``outputs`` and the nodes, inputs and initializers they need."""
+    needed = {v.name for v in outputs}
+    keep: list[Node] = []
+    for node in reversed(g.nodes):
+        if any(o in needed for o in node.outputs):
+            keep.append(node)
+            needed.update(i for i in node.inputs if i)
+    keep.reverse()
+    ops = {n.op for n in keep}
+    return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
+                 {k: a for k, a in g.initializers.items() if k in needed}, list(outputs), [],
+                 [op for op in g.nan_assumed_ops if op in ops], g.config, reduced=True)
+
+
+def values_of(g: Graph) -> dict[str, Value]:
+    """Every value of a realized graph by name (re-evaluated: cheap, and graphs keep only outputs)."""
+    b = _reevaluate(g, set()) if g.nodes else None
+    return {v.name: v for v in (b.pool if b is not None else [*g.inputs, *g.outputs])}
+
+
+def with_outputs(g: Graph, names: list[str]) -> Graph | None:
+    """``g`` exposing exactly the values ``names`` (node outputs), dead nodes removed."""
+    vals = values_of(g)
+    outs = [vals[n] for n in names if n in vals and vals[n].node is not None]
+    return _prune(g, outs) if outs else None
+
+
+def all_outputs(g: Graph) -> Graph:
+    """``g`` with every node output exposed, in topological order (where a value first goes
+    wrong is then visible)."""
+    return with_outputs(g, [o for n in g.nodes for o in n.outputs]) or g
+
+
+def prefixes(g: Graph) -> Iterator[Graph]:
+    """For each node in order: the graph that computes it alone (its ancestors, its outputs)."""
+    for n in g.nodes:
+        h = with_outputs(g, list(n.outputs))
+        if h is not None:
+            yield h
+
+
+def cut(g: Graph, k: int) -> Graph | None:
+    """``g`` with node ``k`` replaced by graph inputs carrying its (reference) outputs, or None
+    when the rest no longer evaluates safely."""
+    node = g.nodes[k]
+    vals = values_of(g)
+    new_inputs = []
+    for name in node.outputs:
+        v = vals[name]
+        wide = _narrow(v, g.dtype).astype(np.float64) if v.kind == "float" else v.wide
+        new_inputs.append(Value(name, v.kind, wide, np.zeros(v.shape), 0))
+    out_names = [v.name for v in g.outputs if v.name not in node.outputs]
+    if not out_names:
+        return None
+    h = _reevaluate(g, {k}, extra_inputs=new_inputs)
+    if h is None:
+        return None
+    pool = {v.name: v for v in h.pool}
+    if any(n not in pool for n in out_names):
+        return None
+    return _prune(h.finish(), [pool[n] for n in out_names])
+
+
+def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Builder | None:
+    b = Builder(g.spec, g.config)
+    b.opset, b.dtype, b.u, b.nan_mode = g.opset, g.dtype, ROUNDOFF[g.dtype], g.nan_mode
+    b.inputs = list(g.inputs) + list(extra_inputs)
+    b.pool = list(b.inputs)
+    names = {v.name: v for v in b.pool}
+    for name, arr in g.initializers.items():
+        kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
+        wide = arr.astype(np.float64) if kind == "float" else arr
+        names[name] = Value(name, kind, wide, np.zeros(arr.shape), 0, const=True)
+        b.initializers[name] = arr
+    with np.errstate(all="ignore"):
+        for k, node in enumerate(g.nodes):
+            if k in drop:
+                continue
+            if any(i and i not in names for i in node.inputs):
+                continue  # fed by a dropped node: dead once that node is gone
+            ins = [names[i] if i else None for i in node.inputs]
+            why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
+                             out_names=list(node.outputs))
+            if why:
+                return None
+            names.update({v.name: v for v in b.pool[-len(node.outputs):]})
+    return b
+
+
+def reduce_graph(g: Graph, still_fails: Callable[[Graph], bool], max_steps: int = 200) -> Graph:
+    """Delta debugging on a failing graph: drop outputs, then cut nodes into inputs, keeping
+    each change under which ``still_fails``; repeat until nothing more goes."""
+    steps = 0
+    changed = True
+    while changed and steps < max_steps:
+        changed = False
+        for name in [v.name for v in g.outputs] if len(g.outputs) > 1 else []:
+            h = with_outputs(g, [v.name for v in g.outputs if v.name != name])
+            steps += 1
+            if h is not None and h.nodes and still_fails(h):
+                g, changed = h, True
+                break
+        if changed:
+            continue
+        for k in range(len(g.nodes)):
+            h = cut(g, k)
+            steps += 1
+            if h is not None and h.nodes and still_fails(h):
+                g, changed = h, True
+                break
+    return g
+
+
+# =============================================================================================
+# the ONNX model
+# =============================================================================================
+def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
+    kind = sch.attributes[name].type
+    A = onnx.defs.OpSchema.AttrType
+    if kind == A.FLOAT:
+        return float(value)
+    if kind == A.INT:
+        return int(value)
+    if kind == A.INTS:
+        return [int(v) for v in value]
+    if kind == A.FLOATS:
+        return [float(v) for v in value]
+    if kind == A.STRING:
+        return value.encode() if isinstance(value, str) else value
+    return value
+
+
+def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
+    code = S.onnx_code(dtype) if v.kind == "float" else (TensorProto.INT64 if v.kind == "int" else TensorProto.BOOL)
+    return helper.make_tensor_value_info(v.name, code, list(v.shape))
+
+
+def build_model(g: Graph) -> onnx.ModelProto:
+    nodes = []
+    for i, n in enumerate(g.nodes):
+        sch = schema.schema_at(n.op, g.opset)
+        node = helper.make_node(n.op, n.inputs, n.outputs, name=f"n{i}_{n.op}")
+        node.attribute.extend(helper.make_attribute(k, _attr_value(sch, k, v), attr_type=int(sch.attributes[k].type))
+                              for k, v in n.attrs.items())
+        nodes.append(node)
+    inits = [numpy_helper.from_array(arr, name) for name, arr in g.initializers.items()]
+    graph = helper.make_graph(nodes, f"generated_{g.digest()}", [_value_info(v, g.dtype) for v in g.inputs],
+                              [_value_info(v, g.dtype) for v in g.outputs], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", g.opset)], producer_name="onnx-harness-fuzz")
+    model.ir_version = schema.ir_for_opset(g.opset)
+    return model
+
+
+class InvalidGraph(ValueError):
+    """A drawn graph the checker or strict shape inference refuses (a template bug of ours)."""
+
+
+def check_graph(g: Graph, model: onnx.ModelProto | None = None) -> onnx.ModelProto:
+    """Validate with ``onnx.checker`` (full check) and strict shape inference, and check that
+    the inferred output types and shapes are the ones our composed reference produced."""
+    model = model or g.model()
+    try:
+        onnx.checker.check_model(model, full_check=True)
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    except Exception as exc:
+        raise InvalidGraph(f"{type(exc).__name__}: {' '.join(str(exc).split())[:400]}") from exc
+    for out, v in zip(inferred.graph.output, g.outputs):
+        t = out.type.tensor_type
+        want = _value_info(v, g.dtype).type.tensor_type
+        if t.elem_type != want.elem_type:
+            raise InvalidGraph(f"output {v.name}: inferred type {t.elem_type}, reference gives {want.elem_type}")
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim] if t.HasField("shape") else None
+        if dims is not None and (len(dims) != v.rank or any(d is not None and d != s for d, s in zip(dims, v.shape))):
+            raise InvalidGraph(f"output {v.name}: inferred shape {dims}, reference gives {list(v.shape)}")
+    return model
+
+
+# =============================================================================================
+# cases
+# =============================================================================================
+def case_id(g: Graph) -> str:
+    ops = "+".join(sorted({n.op for n in g.nodes})) or "empty"
+    if len(ops) > 80:
+        ops = ops[:77] + "..."
+    return f"generated/{ops}/opset{g.opset}/{g.dtype}/{g.digest()}"
+
+
+def graph_case(g: Graph, model: onnx.ModelProto | None = None, tolerance: Tolerance | None = None,
+               expected: list[np.ndarray] | None = None, extra_tags: dict[str, Any] | None = None) -> Case:
+    """A case for graph ``g``: the composed reference's outputs and (unless given) the loosest
+    of the per-output tolerances, so re-running the case judges no output more strictly than
+    the fuzzer did."""
+    model = model or g.model()
+    tols = g.tolerances()
+    if tolerance is None:
+        tolerance = Tolerance(max((t.rtol for t in tols), default=1e-5), max((t.atol for t in tols), default=1e-6),
+                              max((t.ulp or 0 for t in tols), default=None) or None)
+    tags = {
+        "suite": "generated", "ops": sorted({n.op for n in g.nodes}), "op_versions": g.op_versions, "opset": g.opset,
+        "dtypes": [g.dtype], "dtype": g.dtype, "nodes": len(g.nodes), "pattern": g.pattern, "nan_inputs": g.nan_mode,
+        "output_tolerances": [t.to_dict() for t in tols], "spec": g.spec.to_json(),
+    }
+    if len(g.nodes) == 1:  # reports then file the case under its op-version
+        tags.update(op=g.nodes[0].op, domain="ai.onnx", since_version=g.nodes[0].since)
+    tags.update(extra_tags or {})
+    return Case(id=case_id(g), suite="generated", model_bytes=model.SerializeToString(),
+                data=[DataSet(g.feeds(), expected if expected is not None else g.expected())], tolerance=tolerance, tags=tags)
+
+
+def draw_graphs(n: int, seed: int, config: GenConfig = GenConfig(), min_specs: int = 1, max_specs: int | None = None,
+                valid_only: bool = True) -> list[Graph]:
+    """``n`` graphs drawn deterministically from ``seed`` (Hypothesis' generation, no shrinking)."""
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    drawn: list[Graph] = []
+    strategy = graph_specs(min_specs, max_specs or max(min_specs, 2 * config.max_nodes))
+
+    @settings(max_examples=n * 4 + 20, database=None, deadline=None, derandomize=False, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck))
+    @hypothesis_seed(seed)
+    @given(strategy)
+    def collect(spec: GraphSpec) -> None:
+        if len(drawn) >= n:
+            return
+        g = realize(spec, config)
+        if not g.nodes:
+            return
+        if valid_only:
+            try:
+                check_graph(g)
+            except InvalidGraph:
+                return
+        drawn.append(g)
+
+    collect()
+    return drawn
+
+
+def generated_cases(ctx: Any) -> Iterator[Case]:
+    """The ``generated`` suite for ``onnx-harness run``: ``--examples`` graphs (default 50)
+    drawn from ``--seed``, at ``--opset`` when given."""
+    n = ctx.examples if ctx.examples is not None else 50
+    seed = ctx.seed if ctx.seed is not None else 20261122
+    opsets = (ctx.opset,) if ctx.opset else tuple(range(MIN_OPSET, 27))
+    ops = tuple(ctx.extra["ops"]) if ctx.extra.get("ops") else None
+    for g in draw_graphs(n, seed, GenConfig(opsets=opsets, ops=ops, max_nodes=10)):
+        yield graph_case(g)

@@ -1,0 +1,170 @@
+"""Backends with one known bug each, for testing that the graph fuzzer finds and shrinks it.
+
+Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvaluator``'s
+``new_ops``) or rewrites one pattern, the way real runtimes go wrong:
+
+- ``BroadcastAdd``: Add stretches an operand with a size-1 inner dimension by repeating its
+  data cyclically (``np.resize``) instead of broadcasting; right only when the size-1
+  dimensions lead. Minimal graph: one Add.
+- ``NanDroppingMax``: Max is ``np.fmax``, which returns the other operand where one is NaN,
+  instead of propagating the NaN. Minimal graph: one Max with a NaN input.
+- ``SliceEnd``: Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim``
+  (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
+- ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
+  kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx.reference.op_run import OpRun
+
+from harness.backends.reference import ReferenceBackend, ReferenceSession
+
+
+def _kernel(name: str, run) -> type:
+    return type(name, (OpRun,), {"op_domain": "", "_run": run})
+
+
+def _bad_add(self, a, b):
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if a.ndim == b.ndim and a.shape != b.shape:
+        # the bug: operands are stretched by repeating their data, not by broadcasting
+        return (np.resize(a, shape) + np.resize(b, shape)).astype(a.dtype),
+    return np.add(a, b).astype(a.dtype),
+
+
+def _nan_dropping_max(self, *xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.fmax(out, x)
+    return np.asarray(out).astype(xs[0].dtype),
+
+
+def _slice_end(self, data, starts, ends, axes=None, steps=None):
+    starts, ends = np.asarray(starts).reshape(-1), np.asarray(ends).reshape(-1).copy()
+    axes = np.arange(len(starts)) if axes is None else np.asarray(axes).reshape(-1)
+    steps = np.ones(len(starts), np.int64) if steps is None else np.asarray(steps).reshape(-1)
+    index = [slice(None)] * data.ndim
+    for s, e, a, k in zip(starts, ends, axes, steps):
+        a = int(a) % data.ndim
+        dim = data.shape[a]
+        if k > 0 and e >= dim:
+            e = dim - 1  # the bug: "to the end" stops one short
+        s, e = int(s), int(e)
+        s = s + dim if s < 0 else s
+        e = e + dim if e < 0 else e
+        if k > 0:
+            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
+        else:
+            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
+        index[a] = slice(s, e if e >= 0 else None, int(k))
+    return (data[tuple(index)].copy(),)
+
+
+class _Kernels(ReferenceBackend):
+    kernels: tuple[type, ...] = ()
+
+    def prepare(self, model: onnx.ModelProto):
+        from onnx.reference import ReferenceEvaluator
+
+        return ReferenceSession(ReferenceEvaluator(self.rewrite(model), new_ops=list(self.kernels)))
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        return model
+
+
+class BroadcastAdd(_Kernels):
+    name = "broadcast-add"
+    kernels = (_kernel("Add", _bad_add),)
+
+
+class NanDroppingMax(_Kernels):
+    name = "nan-dropping-max"
+    kernels = (_kernel("Max", _nan_dropping_max),)
+
+
+class SliceEnd(_Kernels):
+    name = "slice-end"
+    kernels = (_kernel("Slice", _slice_end),)
+
+
+class FusedAddRelu(_Kernels):
+    name = "fused-add-relu"
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        graph = model.graph
+        outputs = {o.name for o in graph.output}
+        consumers: dict[str, list[onnx.NodeProto]] = {}
+        for node in graph.node:
+            for name in node.input:
+                consumers.setdefault(name, []).append(node)
+        producer = {o: node for node in graph.node for o in node.output}
+        fused = []
+        for relu in graph.node:
+            add = producer.get(relu.input[0]) if relu.op_type == "Relu" else None
+            if add is None or add.op_type != "Add" or add.output[0] in outputs or len(consumers[add.output[0]]) != 1:
+                continue
+            fused.append((add, relu))
+        if not fused:
+            return model
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        drop = {add.name for add, _ in fused}
+        for node in out.graph.node:
+            for add, relu in fused:
+                if node.name == relu.name:
+                    # the bug: the fused kernel reads only the Add's first operand
+                    node.input[0] = add.input[0]
+        keep = [n for n in out.graph.node if n.name not in drop]
+        del out.graph.node[:]
+        out.graph.node.extend(keep)
+        return out
+
+
+FAULTS = {
+    "broadcast-add": ("tests.seeded_faults:BroadcastAdd", {"Add"}, 1),
+    "nan-dropping-max": ("tests.seeded_faults:NanDroppingMax", {"Max"}, 1),
+    "slice-end": ("tests.seeded_faults:SliceEnd", {"Slice"}, 1),
+    "fused-add-relu": ("tests.seeded_faults:FusedAddRelu", {"Add", "Relu"}, 2),
+}
+
+
+class OurReferences(ReferenceBackend):
+    """No fault: every node is computed by our own per-op-version reference with inputs and
+    outputs in the graph's types (so intermediates are rounded as a correct float32 or float16
+    implementation rounds them). The fuzzer composes the same references in float64, so a run
+    against this backend checks the tolerances and the generator, end to end: it must find
+    nothing."""
+
+    name = "our-references"
+
+    def prepare(self, model: onnx.ModelProto):
+        from harness import schema
+        from harness.registry import load_all
+
+        registry = load_all()
+        opset = schema.opset_of(model, "")
+        steps = []
+        for node in model.graph.node:
+            since = schema.schema_at(node.op_type, opset).since_version
+            attrs = {}
+            for a in node.attribute:
+                value = onnx.helper.get_attribute_value(a)
+                attrs[a.name] = value.decode() if isinstance(value, bytes) else value
+            steps.append((registry[("", node.op_type, since)].reference, list(node.input), list(node.output), attrs))
+        inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+        outputs = [o.name for o in model.graph.output]
+
+        class Session:
+            def run(self, feeds):
+                env = {**inits, **feeds}
+                with np.errstate(all="ignore"):
+                    for ref, ins, outs, attrs in steps:
+                        ys = ref(*[env[i] if i else None for i in ins], **attrs)
+                        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+                        env.update({name: np.asarray(y) for name, y in zip(outs, ys)})
+                return [env[o] for o in outputs]
+
+        return Session()
