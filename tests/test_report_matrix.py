@@ -267,3 +267,23 @@ def test_relative_bundle_paths_resolve_against_the_folder_the_run_started_in(tmp
             {"reference": (True, "", "1")}, args={"store": "reports/results.sqlite"})
     report = build_report([RunRef(s.path, 1)])
     assert report.results[0]["bundle_path"] == str((tmp_path / "proj" / "reports" / "bundles" / "run-1" / "reference" / "x").resolve())
+
+
+def test_history_of_merged_stores_with_different_run_counts_stays_aligned(tmp_path):
+    from harness.execute import Result
+    from harness.report.matrix import History
+    from harness.store import Store
+
+    paths = []
+    for name, runs in (("a", 1), ("b", 2)):
+        path = tmp_path / f"{name}.sqlite"
+        store = Store(path)
+        for _ in range(runs):
+            run = store.start_run("cmd", {}, {})
+            store.record_backend(run, name, True, "", "1", {})
+            store.add_result(run, Result("c1", name, "pass"))
+            store.finish_run(run)
+        paths.append(path)
+    hist = History.from_stores(paths)
+    assert len(hist.runs) == 3
+    assert all(len(points) == 3 for points in hist.series.values())

@@ -520,6 +520,14 @@ class History:
                     else:
                         points.append(HistoryPoint(run["id"], run["started"], run["status"],
                                                    sum(c[o] for o in PASSING), sum(c.values()) - c["skip"]))
+            # every series has one point per run of every store (None for the other stores' runs),
+            # so that series from merged stores stay aligned with the run axis
+            for key, points in series.items():
+                if len(points) < len(runs) + len(store_runs):
+                    if key.startswith(f"{slabel}:") or not slabel:
+                        points[:0] = [HistoryPoint(r["id"], r["started"], r["status"], None, None, False) for r in runs[: len(runs) + len(store_runs) - len(points)]]
+                    else:
+                        points.extend(HistoryPoint(r["id"], r["started"], r["status"], None, None, False) for r in store_runs)
             runs.extend({"label": RunRef(path, r["id"], slabel).label, "store": str(path), "id": r["id"],
                          "started": r["started"], "status": r["status"]} for r in store_runs)
         return cls(runs, series)
