@@ -352,7 +352,7 @@ class Tester:
         for f in failures:
             by_group.setdefault(f.group, []).append(f)
         merged: list[Failure] = []
-        for group, fs in by_group.items():
+        for fs in by_group.values():
             seen: dict[str, Failure] = {}
             for f in fs:
                 seen.setdefault(f.symptom, f)

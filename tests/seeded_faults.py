@@ -12,6 +12,10 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
+
+``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
+never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
+count.
 """
 
 from __future__ import annotations

@@ -348,8 +348,9 @@ class Template:
     bound: Callable[..., np.ndarray] | None = None
     #: guard(inputs) -> bool: the inputs are inside the op's safe domain
     guard: Callable[[list[np.ndarray]], bool] | None = None
-    #: the type parameter the graph's float dtype must be allowed for
-    type_param: str = "T"
+    #: the type parameter the graph's float dtype must be allowed for (None: the op takes no
+    #: value of that type, as the logical ops on bool)
+    type_param: str | None = "T"
     #: stable(inputs, attrs, u) -> bool, for outputs that elementwise perturbation cannot
     #: test: equality, and which element of a near-tie is the largest
     stable: Callable[[list[Value], dict, float], bool] | None = None
@@ -705,20 +706,30 @@ def _logical(op: str) -> None:
             b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
         return Plan([a, b])
 
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE, ulps=0.0)
+    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE, ulps=0.0, type_param=None)
 
 
 for _op in ("And", "Or", "Xor"):
     _logical(_op)
 
 
-@template("Not", ulps=0.0)
+@template("Not", ulps=0.0, type_param=None)
 def _not(c: Ctx) -> Plan | None:
     x = c.take("bool", 0)
     return Plan([x]) if x is not None else None
 
 
-@template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2")
+def _cast_stable(ins: list[Value], attrs: dict, u: float) -> bool:
+    """Cast to bool is x != 0: a jump at a single point, which no perturbation lands on; the
+    value must be exactly 0 (and exact) or clearly away from it."""
+    x = ins[0]
+    if attrs.get("to") != TensorProto.BOOL or x.kind != "float":
+        return True
+    mag = np.abs(x.wide)
+    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > _margin(x, u)) | np.isnan(mag)))
+
+
+@template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2", stable=_cast_stable)
 def _cast(c: Ctx) -> Plan | None:
     source = c.choice(["int", "bool", "float", "float"])
     if source != "float":
@@ -1241,7 +1252,8 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
         opv = registry.get(("", op, sch.since_version))
         if opv is None or opv.reference is None or (f"{op}-{sch.since_version}", dtype) in exclude:
             continue
-        allowed = schema.allowed_types(sch).get(TEMPLATES[op].type_param)
+        param = TEMPLATES[op].type_param
+        allowed = schema.allowed_types(sch).get(param) if param else None
         if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
             continue
         out.append((op, sch.since_version))
