@@ -409,13 +409,13 @@ def main(argv: list[str] | None = None) -> int:
     from .case import ModelIntakeError
     from .expectations import ExpectationError
     from .run import BadPattern
-    from .suites import UnknownSuite
+    from .suites import SuiteError
     from .suites.onnx_official import CorpusError
 
     args = build_parser().parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (CliError, UnknownBackend, UnknownSuite, BadPattern, CorpusError, ModelIntakeError, ExpectationError, KeyError) as exc:
+    except (CliError, UnknownBackend, SuiteError, BadPattern, CorpusError, ModelIntakeError, ExpectationError, KeyError) as exc:
         _err(str(exc).strip("'\""))
         return 2
     except KeyboardInterrupt:

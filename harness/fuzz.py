@@ -230,6 +230,8 @@ class Failure:
     #: what the backend was compared with: the oracle, or another session's outputs
     expected: list[Any] | None = None
     tolerance: Tolerance | None = None
+    #: what the backend returned (None when it failed to run)
+    actual: list[Any] | None = None
 
     @property
     def kind(self) -> str:
@@ -334,7 +336,8 @@ class Tester:
                            tolerance=_loosest(tols))
         if len(res.outputs) != len(expected):
             msg = f"returned {len(res.outputs)} outputs, expected {len(expected)}"
-            return Failure(name, group, "mismatch:outputs", "mismatch", msg, expected=expected, tolerance=_loosest(tols))
+            return Failure(name, group, "mismatch:outputs", "mismatch", msg, expected=expected, tolerance=_loosest(tols),
+                           actual=res.outputs)
         for k, (e, a, tol) in enumerate(zip(expected, res.outputs, tols)):
             verdict = self.comparator.compare([e], [a], tol)
             if not verdict:
@@ -342,7 +345,7 @@ class Tester:
                 vd["output"] = k
                 message = verdict.message.replace("output 0:", f"output {k}:", 1)
                 return Failure(name, group, symptom_of(verdict.outcome, message, vd), verdict.outcome, message, vd,
-                               expected=expected, tolerance=tol)
+                               expected=expected, tolerance=tol, actual=res.outputs)
         return None
 
     def _merge(self, failures: list[Failure]) -> list[Failure]:
@@ -720,6 +723,7 @@ class Campaign:
                 folder = bundle_dir(bundles, self.run_id or 0, f.backend, case.id)
                 write_bundle(folder, case, result, spec.spec, spec.options, restamp=False)
                 (folder / "graph.txt").write_text(g.describe() + "\n")
+                _write_actual(folder / "actual", f.actual)
                 finding.bundle = result.bundle = str(folder)
             except Exception as exc:  # evidence, not the verdict
                 result.message += f" [bundle not written: {exc}]"
@@ -737,6 +741,18 @@ class Campaign:
                 "dtypes": [g.dtype], "nodes": len(g.nodes), "pattern": g.pattern, "spec": g.spec.to_json()}
         for b in self.config.backends:
             self.store.add_result(self.run_id, Result(case_id, b.name, "pass", tags=tags, raw_outcome="pass"))
+
+
+def _write_actual(folder: Path, outputs: list[Any] | None) -> None:
+    """The backend's outputs beside the expected ones (``actual/output_K.pb``), in the dtype it
+    returned them in: the evidence of a wrong value, shape or dtype without re-running."""
+    if not outputs:
+        return
+    from . import values as V
+
+    folder.mkdir(exist_ok=True)
+    for k, value in enumerate(outputs):
+        V.write_value(folder / f"output_{k}.pb", value, f"output_{k}")
 
 
 def _family(b: BackendSpec) -> str:

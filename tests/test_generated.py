@@ -167,6 +167,12 @@ def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
     # the finding is stored, with a bundle that re-runs it
     bundle = Path(finding.bundle)
     assert (bundle / "model.onnx").exists() and (bundle / "repro.py").exists() and (bundle / "graph.txt").exists()
+    # with what the backend returned beside what was expected
+    from harness.values import read_value
+
+    actual = read_value(bundle / "actual" / "output_0.pb")
+    expected = read_value(bundle / "test_data_set_0" / "output_0.pb")
+    assert actual.shape != expected.shape or not np.allclose(actual, expected, equal_nan=True)
     rows = sqlite3.connect(tmp_path / "results.sqlite").execute(
         "SELECT case_id, outcome, bundle FROM results WHERE outcome != 'pass'").fetchall()
     assert rows == [(finding.case_id, finding.outcome, finding.bundle)]
@@ -220,13 +226,13 @@ def test_case_tolerance_is_the_loosest_output_tolerance():
     assert isinstance(case.tolerance, Tolerance) and case.tags["spec"] == g.spec.to_json()
 
 
-def test_generated_suite_cases_pass_on_a_correct_implementation():
+def test_generated_suite_cases_pass_on_a_correct_implementation(tmp_path):
     from harness.backends.base import Backend
     from harness.execute import ExecOptions, execute_case
     from harness.suites import SuiteContext
     from tests.seeded_faults import OurReferences
 
-    cases = list(G.generated_cases(SuiteContext(examples=8, seed=5, opset=17)))
+    cases = list(G.generated_cases(SuiteContext(corpus=tmp_path, examples=8, seed=5, opset=17)))
     assert len(cases) == 8 and len({c.id for c in cases}) == 8
     backend = OurReferences()
     assert isinstance(backend, Backend)
@@ -234,3 +240,36 @@ def test_generated_suite_cases_pass_on_a_correct_implementation():
         assert case.tags["opset"] == 17
         result = execute_case(backend, case, ExecOptions(restamp=False))
         assert result.outcome == "pass", (case.id, result.message)
+
+
+def test_generated_suite_is_frozen_and_read_back(tmp_path, monkeypatch):
+    from harness.suites import SuiteContext, SuiteError, suite_cases
+
+    ctx = SuiteContext(corpus=tmp_path, examples=6, seed=3)
+    first = list(suite_cases("generated", ctx))
+    assert len(first) == 6 and all(c.suite == "generated" for c in first)
+    assert [p.name for p in (tmp_path / "generated").iterdir()] == ["seed3-examples6-opsetall.pickle"]
+
+    def no_drawing(*a, **k):
+        raise AssertionError("drawn again instead of read back")
+
+    monkeypatch.setattr(G, "draw_graphs", no_drawing)
+    again = list(suite_cases("generated", ctx))
+    assert [c.id for c in again] == [c.id for c in first]
+    assert [c.model_bytes for c in again] == [c.model_bytes for c in first]
+    with pytest.raises(SuiteError, match="opset 13 or later"):
+        list(suite_cases("generated", SuiteContext(corpus=tmp_path, examples=6, opset=11)))
+
+
+def test_run_command_takes_the_generated_suite(tmp_path):
+    """``onnx-harness run --suite generated`` end to end: drawn, frozen, run, stored."""
+    import subprocess
+    import sys
+
+    store = tmp_path / "results.sqlite"
+    cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "generated", "--backend", "reference", "--examples", "5",
+           "--seed", "2", "--opset", "17", "-j", "1", "--corpus", str(tmp_path / "corpus"), "--store", str(store)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr
+    rows = sqlite3.connect(store).execute("SELECT case_id, outcome FROM results").fetchall()
+    assert len(rows) == 5 and all(cid.startswith("generated/") and "/opset17/" in cid for cid, _ in rows)

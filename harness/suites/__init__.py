@@ -42,6 +42,12 @@ def _operators(ctx: SuiteContext) -> Iterator[Case]:
     return operator_cases(ctx)
 
 
+def _generated(ctx: SuiteContext) -> Iterator[Case]:
+    from .generated import generated_cases
+
+    return generated_cases(ctx)
+
+
 def _models(ctx: SuiteContext) -> Iterator[Case]:
     from .models import model_cases
 
@@ -52,11 +58,16 @@ SUITES: dict[str, tuple[str, Callable[[SuiteContext], Iterator[Case]]]] = {
     "onnx": ("every official ONNX backend suite below", _official(list(onnx_official.SUITES))),
     **{name: (f"official ONNX backend suite '{kind}'", _official([name])) for name, kind in onnx_official.SUITES.items()},
     "operators": ("our per-op-version reference cases with Hypothesis-drawn inputs", _operators),
+    "generated": ("multi-operator graphs drawn by Hypothesis (seeded, frozen), our composed references as oracle", _generated),
     "models": ("whole PyTorch / Keras / scikit-learn models exported to ONNX, the framework as oracle; the onnx wheel's light models", _models),
 }
 
 
-class UnknownSuite(ValueError):
+class SuiteError(ValueError):
+    """A suite cannot give cases: unknown, or options it does not take."""
+
+
+class UnknownSuite(SuiteError):
     pass
 
 

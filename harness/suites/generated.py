@@ -53,6 +53,7 @@ import math
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -65,6 +66,7 @@ from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
 from ..registry import load_all
 from ..tolerances import default_for
+from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
 #: largest tensor a node may produce (elements); inputs are capped at INPUT_ELEMENTS
@@ -176,7 +178,7 @@ def graph_specs(min_specs: int = 1, max_specs: int = 20, max_inputs: int = 3) ->
 class GenConfig:
     """What graphs to draw: opsets, dtypes and ops to use, how many nodes at most."""
 
-    opsets: tuple[int, ...] = tuple(range(MIN_OPSET, 27))
+    opsets: tuple[int, ...] = field(default_factory=lambda: tuple(range(MIN_OPSET, schema.newest_opset() + 1)))
     dtypes: tuple[str, ...] = DTYPES
     #: op names to use (None: every op with a template and a registered reference)
     ops: tuple[str, ...] | None = None
@@ -1779,12 +1781,37 @@ def draw_graphs(n: int, seed: int, config: GenConfig = GenConfig(), min_specs: i
     return drawn
 
 
+DEFAULT_EXAMPLES = 50
+DEFAULT_SEED = 20261122
+#: nodes per graph in the ``generated`` suite (fuzz campaigns choose their own)
+SUITE_MAX_NODES = 10
+
+
+def _suite_fingerprint() -> str:
+    """What frozen suite graphs depend on: this module, the strategies, every reference."""
+    import harness
+    import operator_cases
+
+    sources = [Path(__file__), Path(S.__file__), *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
+    return digest(sources, onnx.__version__, np.__version__, harness.__version__)
+
+
 def generated_cases(ctx: Any) -> Iterator[Case]:
-    """The ``generated`` suite for ``onnx-harness run``: ``--examples`` graphs (default 50)
-    drawn from ``--seed``, at ``--opset`` when given."""
-    n = ctx.examples if ctx.examples is not None else 50
-    seed = ctx.seed if ctx.seed is not None else 20261122
-    opsets = (ctx.opset,) if ctx.opset else tuple(range(MIN_OPSET, 27))
-    ops = tuple(ctx.extra["ops"]) if ctx.extra.get("ops") else None
-    for g in draw_graphs(n, seed, GenConfig(opsets=opsets, ops=ops, max_nodes=10)):
-        yield graph_case(g)
+    """The ``generated`` suite for ``onnx-harness run``: ``--examples`` graphs (default 50) of up
+    to 10 nodes, drawn from ``--seed`` at ``--opset`` (default: every opset from 13), frozen
+    under ``<corpus>/generated/`` so that every backend and later run sees the same graphs."""
+    n = ctx.examples if ctx.examples is not None else DEFAULT_EXAMPLES
+    seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
+    config = GenConfig(opsets=(ctx.opset,) if ctx.opset else GenConfig().opsets, max_nodes=SUITE_MAX_NODES)
+    file = Path(ctx.corpus) / "generated" / f"seed{seed}-examples{n}-opset{ctx.opset or 'all'}.pickle"
+
+    def build() -> list[Case]:
+        ctx.say(f"drawing {n} generated graphs (seed {seed}) into {file}")
+        with without_local_constants():
+            return [graph_case(g) for g in draw_graphs(n, seed, config)]
+
+    if ctx.opset is not None and ctx.opset < MIN_OPSET:
+        from . import SuiteError
+
+        raise SuiteError(f"the generated suite draws graphs at opset {MIN_OPSET} or later, not {ctx.opset}")
+    yield from load_or_build(file, _suite_fingerprint(), build)

@@ -12,12 +12,9 @@ the run's seed, so every backend sees the same inputs and a failure is replayabl
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pickle
 import sys
 import zlib
-from contextlib import contextmanager
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -33,6 +30,7 @@ from .. import strategies as S
 from ..case import Case, DataSet
 from ..registry import Example, OpVersion, load_all
 from ..tolerances import default_for
+from .frozen import digest, load_or_build, without_local_constants
 
 DEFAULT_EXAMPLES = 20
 DEFAULT_SEED = 20261122
@@ -66,30 +64,6 @@ def _seed_for(base: int, *parts: Any) -> int:
     return zlib.crc32(("/".join(map(str, parts)) + f"/{base}").encode()) & 0x7FFFFFFF
 
 
-@contextmanager
-def _without_local_constants() -> Iterator[None]:
-    """Hypothesis mixes literals found in every 'local' module loaded in the process into what
-    it draws, so the same seed gave different inputs under the CLI and under pytest. A case id
-    must name the same inputs everywhere, so generation runs without those constants."""
-    try:
-        from hypothesis.internal.conjecture import providers
-    except ImportError:  # pragma: no cover - older or newer Hypothesis without the feature
-        yield
-        return
-    original = getattr(providers, "_get_local_constants", None)
-    cache = getattr(providers, "CONSTANTS_CACHE", None)
-    if original is None or cache is None:  # pragma: no cover
-        yield
-        return
-    providers._get_local_constants = providers.Constants
-    cache.cache.clear()
-    try:
-        yield
-    finally:
-        providers._get_local_constants = original
-        cache.cache.clear()
-
-
 def draw_examples(opv: OpVersion, dtype: str, opset: int, n: int, seed: int) -> list[Example]:
     if n <= 0 or opv.strategy is None:
         return []
@@ -102,7 +76,7 @@ def draw_examples(opv: OpVersion, dtype: str, opset: int, n: int, seed: int) -> 
         if len(drawn) < n:
             drawn.append(opv.strategy(data.draw, dtype, opset))
 
-    with np.errstate(all="ignore"), _without_local_constants():
+    with np.errstate(all="ignore"), without_local_constants():
         collect()
     return drawn
 
@@ -231,39 +205,21 @@ def _fingerprint(opv: OpVersion) -> str:
     import harness
     import operator_cases as package
 
-    digest = hashlib.sha256(f"{onnx.__version__}/{harness.__version__}".encode())
     module = sys.modules[opv.module]
     # the op's module and every operator_cases module it draws on (CastLike uses cast.py)
     used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
     sources = [Path(__file__), Path(S.__file__)]
     sources += sorted(Path(sys.modules[m].__file__) for m in used if m and m.startswith("operator_cases.") and m in sys.modules)
     sources += sorted(Path(package.__file__).parent.glob("_*.py"))
-    for source in sources:
-        digest.update(source.read_bytes())
-    return digest.hexdigest()
+    return digest(sources, onnx.__version__, harness.__version__)
 
 
 def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path) -> list[Case]:
     """The cases of an op-version, drawn once and then read back from ``root``, so that every
     backend, worker and later run sees the very same inputs (a failure is replayable by id).
     A file is rebuilt when the op's module, the shared helpers or the installed onnx change."""
-    file = root / f"{opv.key}-opset{opset}.pickle"
-    key = _fingerprint(opv)
-    if file.exists():
-        try:
-            with open(file, "rb") as fh:  # our own cache, written below; never a downloaded file
-                stored_key, cases = pickle.load(fh)
-            if stored_key == key:
-                return cases
-        except Exception:
-            pass  # unreadable or from another version: rebuild
-    cases = build_op_version(opv, opset, n, seed)
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = file.with_suffix(f".{os.getpid()}.tmp")
-    with open(tmp, "wb") as fh:
-        pickle.dump((key, cases), fh, protocol=pickle.HIGHEST_PROTOCOL)
-    os.replace(tmp, file)
-    return cases
+    return load_or_build(root / f"{opv.key}-opset{opset}.pickle", _fingerprint(opv),
+                         lambda: build_op_version(opv, opset, n, seed))
 
 
 def operator_cases(ctx: Any) -> Iterator[Case]:
