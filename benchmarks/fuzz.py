@@ -3,7 +3,7 @@
 Prints:
   valid-graph rate      share of drawn graphs (at least one node) that pass onnx.checker
                         (full check) and strict shape inference, with the shapes our
-                        reference gives; 13..26 x float32/16/64, up to 20 nodes
+                        reference gives; opsets 13 to the newest x float32/16/64, up to 20 nodes
   NaN/Inf-free share    graphs of exactly 10 and 30 nodes (float32, no NaN inputs) whose
                         every intermediate, run on ONNX Runtime, is free of NaN and Inf; with
                         value-aware generation and without it (same specs)

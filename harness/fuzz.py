@@ -502,6 +502,8 @@ class FuzzReport:
     findings: list[Finding]
     run_id: int | None = None
     interrupted: bool = False
+    #: op-versions at a dtype the campaign stopped drawing after a one-node finding
+    excluded: list[str] = field(default_factory=list)
 
 
 class StopFuzzing(BaseException):
@@ -538,6 +540,8 @@ class Campaign:
         self.executor: Any = None
         self.tester: Tester | None = None
         self.deadline = 0.0
+        #: op-versions at a dtype no longer drawn, and why (see _stop_drawing)
+        self.excluded: list[str] = []
 
     # -- setup ---------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -611,7 +615,7 @@ class Campaign:
             self.executor.close()
             if self.store is not None:
                 self.store.finish_run(self.run_id, "interrupted" if interrupted else "complete")
-        return FuzzReport(self.stats, list(self.findings.values()), self.run_id, interrupted)
+        return FuzzReport(self.stats, list(self.findings.values()), self.run_id, interrupted, list(self.excluded))
 
     def _done(self) -> bool:
         cfg = self.config
@@ -699,12 +703,22 @@ class Campaign:
             self.findings[key] = finding
             self._record(finding)
             self.say(f"new finding: {finding.summary()}")
-            if f.outcome == "unsupported" and len(g.nodes) == 1 and len(set(self.tester.groups.values())) == 1:
-                # the only backend lacks this op-version for this type: stop drawing it, or every
-                # graph holding it would be lost (with several backends, the others still test it)
-                gen = self.config.gen
-                self.config.gen = replace(gen, exclude=gen.exclude | {(g.nodes[0].key, g.dtype)})
+            if len(g.nodes) == 1 and f.kind != "nan":
+                self._stop_drawing(g.nodes[0].key, g.dtype, finding)
         session.best.clear()
+
+    def _stop_drawing(self, key: str, dtype: str, finding: Finding) -> None:
+        """A one-node finding (a missing kernel, a kernel that is wrong at this type) would fail
+        every later graph that holds the op-version at that type: each such graph would count
+        as a duplicate of it and hide whatever else it holds. So the campaign stops drawing it
+        (every backend then loses it: fuzz the others alone to keep testing it there). NaN
+        findings stay: they need NaN inputs, which few graphs have."""
+        gen = self.config.gen
+        if (key, dtype) in gen.exclude:
+            return
+        self.config.gen = replace(gen, exclude=gen.exclude | {(key, dtype)})
+        self.excluded.append(f"{key} {dtype} ({finding.group} {finding.kind})")
+        self.say(f"not drawn any more: {key} at {dtype} ({finding.group} {finding.kind})")
 
     def _record(self, finding: Finding) -> None:
         from .execute import Result
@@ -1023,5 +1037,7 @@ def print_report(report: FuzzReport) -> None:
     for f in sorted(report.findings, key=lambda f: (f.group, f.symptom, f.pattern)):
         print(f"  {f.summary()}")
         print(f"      {f.message[:240]}")
+    if report.excluded:
+        print(f"not drawn after their one-node finding: {', '.join(report.excluded)}")
     if report.run_id is not None:
         print(f"results: run {report.run_id} (suite {SUITE})")

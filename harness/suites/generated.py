@@ -356,6 +356,9 @@ class Template:
     #: stable(inputs, attrs, u) -> bool, for outputs that elementwise perturbation cannot
     #: test: equality, and which element of a near-tie is the largest
     stable: Callable[[list[Value], dict, float], bool] | None = None
+    #: unit roundoff the spec lets the op compute in when that is coarser than the graph's
+    #: dtype (LayerNormalization: stage one in stash_type, float32 at the most, for double X)
+    compute_u: float = 0.0
 
 
 TEMPLATES: dict[str, Template] = {}
@@ -1128,7 +1131,7 @@ def _pad(c: Ctx) -> Plan | None:
     return Plan(ins, attrs)
 
 
-@template("LayerNormalization", nan=NAN_ASSUMED, ulps=16.0, type_param="T")
+@template("LayerNormalization", nan=NAN_ASSUMED, ulps=16.0, type_param="T", compute_u=ROUNDOFF["float32"])
 def _layernorm(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
     if x is None:
@@ -1140,6 +1143,24 @@ def _layernorm(c: Ctx) -> Plan | None:
     if c.pick(2):
         ins.append(c.const(c.floats(norm_shape)))
     return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=_size(norm_shape), n_outputs=1)
+
+
+def _layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """max|x| * InvStdDev * |Scale| + |B| + |Y|: an implementation's Mean is off by about
+    n * u * max|x|, and D * InvStdDev * Scale amplifies that; in a (near-)constant group
+    InvStdDev approaches 1/sqrt(epsilon), so Y = B exactly while a correct float32 evaluation
+    is off by ~1e-5 (the node is then skipped as ill-conditioned)."""
+    x = np.nan_to_num(ins[0])
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    inv = 1.0 / np.sqrt(np.var(x, axis=axes, keepdims=True) + attrs.get("epsilon", 1e-5))
+    b = np.max(np.abs(x), axis=axes, keepdims=True) * inv * np.abs(ins[1])
+    if len(ins) > 2 and ins[2] is not None:
+        b = b + np.abs(ins[2])
+    return b + np.abs(np.asarray(_as_list(ref(*ins, **attrs))[0], dtype=np.float64))
+
+
+TEMPLATES["LayerNormalization"].bound = _layernorm_bound
 
 
 # -- convolution, pooling, normalization (used when their references are registered) ------------
@@ -1160,6 +1181,8 @@ def _window(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, 
         attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
         if attrs["auto_pad"] == "VALID" and any(e > s for e, s in zip(extent, spatial)):
             return None
+        if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
+            return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
         return attrs
     pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
     if any(pads):
@@ -1465,6 +1488,7 @@ class Builder:
                 if y.dtype.kind == "f":
                     errs[k] = diffs[k] / PERTURB
         # the op's own rounding, and the conditioning limit
+        u = max(u, tmpl.compute_u)
         for k, y in enumerate(ys):
             if y.dtype.kind != "f":
                 continue

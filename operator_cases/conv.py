@@ -1,0 +1,117 @@
+"""Conv: N-D convolution (cross-correlation) with groups, bias, strides, dilations and padding
+(ONNX spec: Conv-1, 11, 22).
+
+X is (N x C x D1 x ... x Dn), W is (M x C/group x k1 x ... x kn), the optional bias B is (M);
+"X.shape[1] == (W.shape[1] * group) == C" and (Conv-11 on) "the number of feature maps M should
+be a multiple of the number of groups G": output channel m of group g = m // (M / G) sees input
+channels [g * C/G, (g + 1) * C/G). ``kernel_shape`` "If not present, should be inferred from
+input W". The window geometry (pads, auto_pad, strides, dilations) is in ``_window_util``;
+padding cells are zeros (so 0 * inf in a padded cell would be NaN: no case puts an infinity in W
+with padding). The output size with explicit pads is the usual
+``floor((D + pad_begin + pad_end - ((k - 1) * dilation + 1)) / stride) + 1``; the Conv text
+itself only says "The output dimensions are functions of the kernel size, stride size, and pad
+lengths".
+
+Versions: Conv-1's auto_pad says only "SAME_UPPER or SAME_LOWER mean pad the input so that the
+output spatial size match the input" (which cannot hold with strides > 1: ambiguous there, so
+Conv-1's drawn cases use SAME_* with unit strides only); Conv-11 states
+``output_shape[i] = ceil(input_shape[i] / strides[i])`` and gives the defaults of strides and
+dilations (1) and the M mod G rule; Conv-22 adds bfloat16.
+
+Evaluated in float64 (products summed in float64) and rounded once to the input type; the
+strategies draw values on a binary grid on which every partial sum is exact in the input type
+(``float_grid``), so no accumulation order or width can change the result.
+"""
+
+import numpy as np
+
+from harness import schema
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+from ._common import back, wide
+from ._reduce_util import float_grid
+from ._window_util import draw_input_shape, draw_window, gather, resolve
+
+op = Operator("Conv")
+st = S.st
+VERSIONS = (1, 11, 22)
+LETTERS_O, LETTERS_K = "pqr", "uvw"
+
+
+@op.reference(*VERSIONS)
+def conv(x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None, strides=None):
+    x, w = np.asarray(x), np.asarray(w)
+    kernel = list(kernel_shape) if kernel_shape is not None else list(w.shape[2:])
+    g = resolve(x.shape[2:], kernel, strides, dilations, pads, auto_pad)
+    win, _, _, _ = gather(wide(x), g)  # (N, C, o.., k..), padding cells 0
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    groups = int(group)
+    r = x.ndim - 2
+    out, ks = tuple(g["out"]), tuple(g["kernel"])
+    win = win.reshape(n, groups, c // groups, *out, *ks)
+    ww = wide(w).reshape(groups, m // groups, c // groups, *ks)
+    o, k = LETTERS_O[:r], LETTERS_K[:r]
+    y = np.einsum(f"ngc{o}{k},gmc{k}->ngm{o}", win, ww).reshape(n, m, *out)
+    if b is not None:
+        y = y + wide(b).reshape((m,) + (1,) * r)
+    return back(y, x)
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    since = schema.schema_at("Conv", opset).since_version
+    shape = draw_input_shape(d)
+    n, c, spatial = shape[0], shape[1], shape[2:]
+    groups = d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0]))
+    m = groups * d(st.integers(1, 2))
+    attrs, _ = draw_window(d, spatial, dilations=True, ceil_mode=False, pool=False, same_strides=since >= 11,
+                           out_budget=lambda out: n * m * int(np.prod(out)) <= 256)
+    kernel = attrs["kernel_shape"]
+    if d(st.booleans()):
+        del attrs["kernel_shape"]
+    if groups != 1 or d(st.integers(0, 3)) == 0:
+        attrs["group"] = groups
+    terms = c // groups * int(np.prod(kernel)) + 1
+    x = float_grid(d, dtype, shape, terms, 4.0, 2)
+    w = float_grid(d, dtype, (m, c // groups, *kernel), terms, 4.0, 2)
+    b = float_grid(d, dtype, (m,), terms, 4.0, 2) if d(st.booleans()) else None
+    return Example([x, w, b], attrs)
+
+
+def _ramp(t, shape, start=1, mod=7, offset=3):
+    n = int(np.prod(shape))
+    return ((np.arange(n) * 5 + start) % mod - offset).astype(np.float64).astype(t).reshape(shape)
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    since = schema.schema_at("Conv", opset).since_version
+    t = S.np_dtype(dtype)
+    x = _ramp(t, (1, 2, 4, 4))
+    w = _ramp(t, (3, 2, 2, 2), start=2, mod=5, offset=2)
+    out = [
+        Example([x, _ramp(t, (3, 2, 1, 1), start=1, mod=5, offset=2)], {"kernel_shape": [1, 1]}, name="kernel_1x1"),
+        Example([x, w, np.array([1, -1, 0.5], dtype=t)], {"pads": [1, 0, 0, 1]}, name="asymmetric_pads_bias"),
+        Example([x, w], {}, name="kernel_shape_inferred"),
+        Example([x[:, :1].copy(), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
+        Example([x[:, :1].copy(), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_UPPER"}, name="same_upper_odd"),
+        Example([_ramp(t, (1, 2, 6, 6)), w], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [2, 2]}, name="valid_dilated_strided"),
+        Example([_ramp(t, (1, 3, 3, 3)), _ramp(t, (3, 1, 2, 2), start=4, mod=5, offset=2), np.array([0.5, 0, -1], dtype=t)],
+                {"group": 3, "pads": [1, 1, 1, 1]}, name="depthwise"),
+        Example([_ramp(t, (1, 4, 3, 3)), _ramp(t, (4, 2, 2, 2), start=1, mod=5, offset=2)], {"group": 2}, name="group2"),
+        Example([_ramp(t, (2, 2, 5)), _ramp(t, (2, 2, 3)), np.array([2, -2], dtype=t)], {"pads": [1, 2], "strides": [2]}, name="conv1d_bias"),
+        Example([_ramp(t, (1, 1, 3, 3, 3)), _ramp(t, (2, 1, 2, 2, 2), start=2, mod=3, offset=1)], {"pads": [1, 0, 1, 0, 1, 0]}, name="conv3d"),
+        Example([_ramp(t, (1, 1, 2, 2)), _ramp(t, (1, 1, 3, 3))], {"pads": [1, 1, 1, 1]}, name="kernel_larger_than_input"),
+    ]
+    if since >= 11:
+        out.append(Example([_ramp(t, (1, 1, 5, 5)), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
+                           {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, name="same_lower_strided"))
+        out.append(Example([_ramp(t, (1, 1, 5, 5)), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
+                           {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, name="same_upper_strided"))
+    inf, nan = np.inf, np.nan
+    special = np.array([[[1, 2, nan, 0], [0, 1, 1, 2], [inf, 1, 0, 1], [2, 0, 1, -inf]]], dtype=np.float64).astype(t)[None]
+    out.append(Example([special, np.ones((1, 1, 2, 2), dtype=t)], {}, name="nan_inf"))
+    out.append(Example([special, np.array([[[[0, 1], [1, 1]]]], dtype=t)], {"strides": [2, 2]}, name="inf_times_zero_weight"))
+    return out
