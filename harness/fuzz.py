@@ -703,16 +703,30 @@ class Campaign:
             self.findings[key] = finding
             self._record(finding)
             self.say(f"new finding: {finding.summary()}")
-            if len(g.nodes) == 1 and f.kind != "nan":
+            if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
                 self._stop_drawing(g.nodes[0].key, g.dtype, finding)
         session.best.clear()
 
+    def _fails_plainly(self, g: G.Graph, sig: tuple[str, str]) -> bool:
+        """Whether the one node of ``g`` fails the same way in its plainest form too (every knob
+        0: no optional attribute, unit strides, no padding): a missing or wrong kernel for the
+        type, rather than a failure of some attributes or shapes only."""
+        node = g.nodes[0]
+        gen = replace(self.config.gen, opsets=(g.opset,), dtypes=(g.dtype,), ops=(node.op,), nan_rate=0.0)
+        for rank in range(8):  # the first input rank at which the op applies
+            spec = G.GraphSpec(rank=rank, dims=(2, 2, 2, 2), nodes=(G.NodeSpec(0, (0,) * G.N_REFS, (0,) * G.N_KNOBS),))
+            h = G.realize(spec, gen)
+            if len(h.nodes) == 1 and h.nodes[0].key == node.key:
+                return self.failure_of(h, sig) is not None
+        return True
+
     def _stop_drawing(self, key: str, dtype: str, finding: Finding) -> None:
-        """A one-node finding (a missing kernel, a kernel that is wrong at this type) would fail
-        every later graph that holds the op-version at that type: each such graph would count
-        as a duplicate of it and hide whatever else it holds. So the campaign stops drawing it
-        (every backend then loses it: fuzz the others alone to keep testing it there). NaN
-        findings stay: they need NaN inputs, which few graphs have."""
+        """A one-node finding that shows in the op's plainest form too (a missing kernel, a
+        kernel that is wrong at this type) would fail every later graph that holds the
+        op-version at that type: each such graph would count as a duplicate of it and hide
+        whatever else it holds. So the campaign stops drawing it (every backend then loses it:
+        fuzz the others alone to keep testing it there). NaN findings stay: they need NaN
+        inputs, which few graphs have."""
         gen = self.config.gen
         if (key, dtype) in gen.exclude:
             return

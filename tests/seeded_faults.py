@@ -13,7 +13,8 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
-``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
+``NoFloat16Neg`` lacks a kernel (Neg on float16), for what a campaign does with a missing
+kernel. ``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
 never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
 count.
 """
@@ -125,6 +126,18 @@ class FusedAddRelu(_Kernels):
         del out.graph.node[:]
         out.graph.node.extend(keep)
         return out
+
+
+class NoFloat16Neg(_Kernels):
+    """A missing kernel rather than a wrong one: Neg on float16 is refused at load."""
+
+    name = "no-float16-neg"
+
+    def prepare(self, model: onnx.ModelProto):
+        elem = model.graph.input[0].type.tensor_type.elem_type if model.graph.input else 0
+        if elem == onnx.TensorProto.FLOAT16 and any(n.op_type == "Neg" for n in model.graph.node):
+            raise NotImplementedError("no Neg kernel for float16")
+        return super().prepare(model)
 
 
 FAULTS = {

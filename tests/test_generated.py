@@ -194,6 +194,25 @@ def test_known_findings_are_not_reported_twice():
     assert report.stats.duplicates > 10 and report.findings[0].count > 10
 
 
+def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():
+    """A missing kernel (Neg on float16) fails every graph that holds it: no longer drawn. A
+    broadcast bug in Add shows only with some shapes: Add is still drawn."""
+    config = F.FuzzConfig(backends=[BackendSpec("tests.seeded_faults:NoFloat16Neg")],
+                          gen=G.GenConfig(opsets=OPSETS, ops=("Neg", "Abs", "Add"), dtypes=("float16",), max_nodes=6),
+                          budget_s=60, seed=1, max_graphs=150, isolate=False, shrink_s=20)
+    report = F.Campaign(config).run()
+    assert [f.outcome for f in report.findings] == ["unsupported"]
+    assert report.excluded and report.excluded[0].startswith("Neg-13 float16")
+    assert report.findings[0].count == 1  # later graphs hold no Neg, so nothing repeats it
+
+    backend, _, _ = FAULTS["broadcast-add"]
+    config = F.FuzzConfig(backends=[BackendSpec(backend)], gen=G.GenConfig(opsets=OPSETS, ops=("Add", "Relu", "Neg"), max_nodes=6),
+                          budget_s=60, seed=1, max_graphs=300, max_findings=1, isolate=False, shrink_s=20)
+    report = F.Campaign(config).run()
+    assert report.findings and report.findings[0].pattern == "Add"
+    assert report.excluded == []
+
+
 # -- the command line --------------------------------------------------------------------------
 def test_fuzz_command(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="onnx-harness")
