@@ -418,14 +418,10 @@ def _roi_align_factory(node, half_pixel_default: bool):
             w_lh = (wyl[:, None] * wxh[None, :]).astype(acc)
             w_hl = (wyh[:, None] * wxl[None, :]).astype(acc)
             w_hh = (wyh[:, None] * wxh[None, :]).astype(acc)
-            if mode == "max":
-                v = np.maximum(
-                    np.maximum(v_ll * w_ll, v_lh * w_lh), np.maximum(v_hl * w_hl, v_hh * w_hh)
-                ).reshape(C, oh, gh, ow, gw)
-                y[i] = v.max(axis=(2, 4))
-            else:
-                v = (v_ll * w_ll + v_lh * w_lh + v_hl * w_hl + v_hh * w_hh).reshape(C, oh, gh, ow, gw)
-                y[i] = v.mean(axis=(2, 4))
+            # the spec: each sample's value comes "directly through bilinear interpolation", and
+            # the bin pools those values, by their mean ("avg") or their largest ("max")
+            v = (v_ll * w_ll + v_lh * w_lh + v_hl * w_hl + v_hh * w_hh).reshape(C, oh, gh, ow, gw)
+            y[i] = v.max(axis=(2, 4)) if mode == "max" else v.mean(axis=(2, 4))
         return (y.astype(x.dtype, copy=False),)
 
     return run

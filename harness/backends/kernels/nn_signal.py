@@ -160,37 +160,46 @@ def blackman_window(node):
     return _window(node, "blackman")
 
 
+def _mel(hz):
+    """The spec's mel scale: mel(f) = 2595 * log10(1 + f/700)."""
+    return 2595.0 * np.log10(1.0 + hz / 700.0)
+
+
+def _hz(mel):
+    """The inverse of :func:`_mel`."""
+    return 700.0 * (10.0 ** (mel / 2595.0) - 1.0)
+
+
 @register("MelWeightMatrix", since=17)
 def mel_weight_matrix(node):
+    """One triangle per mel band over the floor(dft_length/2) + 1 spectrogram bins, peak 1.0.
+
+    The spec fixes the mel scale and the peak. Where its edges land it leaves to the words
+    "lower edge of the lowest triangular band" and "desired top edge of the highest band"; the
+    official case's expected data pins it: the num_mel_bins + 2 band edges lie
+    (mel(upper) - mel(lower)) / (num_mel_bins + 2) apart from mel(lower) (so the top band stops
+    one step short of upper_edge_hertz), and an edge of f Hz sits on spectrogram bin
+    floor(f * (dft_length + 1) / sample_rate). Band m rises from edge m to 1 at edge m + 1 and
+    falls back to 0 at edge m + 2; a side of zero width is a step, so a band whose edges share
+    a bin is a single 1.
+    """
     out_dtype = _np_dtype(node.attrs.get("output_datatype", 1))
 
     def run(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
-        n_mel = int(_scalar(num_mel_bins))
+        bands = int(_scalar(num_mel_bins))
         n_fft = int(_scalar(dft_length))
-        sr = float(_scalar(sample_rate))
-        lo = float(_scalar(lower_edge_hertz))
-        hi = float(_scalar(upper_edge_hertz))
-        n_bins = n_fft // 2 + 1
-        lo_mel = 2595.0 * np.log10(1.0 + lo / 700.0)
-        hi_mel = 2595.0 * np.log10(1.0 + hi / 700.0)
-        points = np.arange(n_mel + 2, dtype=np.float64)
-        mel_step = (hi_mel - lo_mel) / points.shape[0]
-        hz = 700.0 * (10.0 ** ((points * mel_step + lo_mel) / 2595.0) - 1.0)
-        # map edge frequencies onto DFT bins
-        edges = np.floor((n_fft + 1) * hz / sr).astype(np.int64)
-        out = np.zeros((n_bins, n_mel), dtype=np.float64)
-        j = np.arange(n_bins)
-        for i in range(n_mel):
-            lower, center, upper = edges[i], edges[i + 1], edges[i + 2]
-            if center - lower == 0:
-                if 0 <= center < n_bins:
-                    out[center, i] = 1.0
-            else:
-                m = (j >= lower) & (j <= center)
-                out[m, i] = (j[m] - lower) / (center - lower)
-            if upper - center > 0:
-                m = (j >= center) & (j < upper)
-                out[m, i] = (upper - j[m]) / (upper - center)
-        return (out.astype(out_dtype),)
+        rate = float(_scalar(sample_rate))
+        low = _mel(float(_scalar(lower_edge_hertz)))
+        high = _mel(float(_scalar(upper_edge_hertz)))
+        edges_mel = low + (high - low) / (bands + 2) * np.arange(bands + 2, dtype=np.float64)
+        edges = np.floor(_hz(edges_mel) * (n_fft + 1) / rate)
+        left, peak, right = edges[:-2], edges[1:-1], edges[2:]  # one entry per band (column)
+        k = np.arange(n_fft // 2 + 1, dtype=np.float64)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # zero-width sides give +-inf (a step) or 0/0 = NaN (only at k == peak, set below)
+            rising = (k - left) / (peak - left)
+            falling = (right - k) / (right - peak)
+        weights = np.where(k == peak, 1.0, np.clip(np.fmin(rising, falling), 0.0, 1.0))
+        return (weights.astype(out_dtype),)
 
     return run

@@ -231,13 +231,11 @@ def roi_align(node, x, rois, batch_indices, *, coordinate_transformation_mode=No
         img = work[b]  # C, H, W
         parts = [hy * hx * img[:, y_low, x_low], hy * lx * img[:, y_low, x_high],
                  ly * hx * img[:, y_high, x_low], ly * lx * img[:, y_high, x_high]]
-        parts = [torch.where(valid, p, torch.zeros_like(p)) for p in parts]
-        if mode == "avg":
-            samples = sum(parts)
-            pooled = samples.reshape(c, output_height, gh, output_width, gw).sum(dim=(2, 4)) / count
-        else:  # the largest weighted corner over all samples of the bin (as ONNX Runtime does)
-            samples = torch.stack(parts, 0).amax(0)
-            pooled = samples.reshape(c, output_height, gh, output_width, gw).amax(dim=(2, 4))
+        # each sample is the bilinear interpolation of its four neighbours (0 outside the map);
+        # a bin pools its samples' values by their mean ("avg") or their largest ("max")
+        samples = torch.where(valid, sum(parts), torch.zeros_like(parts[0]))
+        samples = samples.reshape(c, output_height, gh, output_width, gw)
+        pooled = samples.amax(dim=(2, 4)) if mode == "max" else samples.sum(dim=(2, 4)) / count
         out[r] = pooled
     return out.to(x.dtype)
 

@@ -93,27 +93,17 @@ def blackman_window(node, size, *, output_datatype=1, periodic=1):
 
 @lowers("MelWeightMatrix", 17)
 def mel_weight_matrix(node, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
-    bins, n_fft, rate = int(scalar(num_mel_bins)), int(scalar(dft_length)), int(scalar(sample_rate))
-    low, high = float(scalar(lower_edge_hertz)), float(scalar(upper_edge_hertz))
-    spectrogram_bins = n_fft // 2 + 1
-
-    def mel(f):
-        return 2595 * math.log10(1 + f / 700)
-
-    low_mel, high_mel = mel(low), mel(high)
-    # num_mel_bins + 2 band edges, evenly spaced on the mel scale, mapped to DFT bins
-    points = torch.arange(bins + 2, dtype=torch.float64)
-    step = (high_mel - low_mel) / (bins + 2)
-    hz = 700 * (torch.pow(10.0, (points * step + low_mel) / 2595) - 1)
-    edges = torch.div((n_fft + 1) * hz, rate, rounding_mode="floor").to(torch.int64).tolist()
-    out = torch.zeros((spectrogram_bins, bins), dtype=torch.float64)
-    for i in range(bins):
-        left, center, right = edges[i], edges[i + 1], edges[i + 2]
-        if center == left:
-            out[center, i] = 1
-        else:
-            for j in range(left, center + 1):
-                out[j, i] = (j - left) / (center - left)
-        for j in range(center, right):
-            out[j, i] = (right - j) / (right - center)
-    return out.to(dtypes.carrier(output_datatype))
+    # mel(f) = 2595 log10(1 + f/700) and peaks of 1.0 are the spec's; the edge spacing (one
+    # (num_mel_bins + 2)-th of the mel range) and the bin of f Hz, floor(f (dft_length + 1) / rate),
+    # are what the official case's expected data holds (the spec text leaves them open)
+    bands, n_fft, rate = int(scalar(num_mel_bins)), int(scalar(dft_length)), float(scalar(sample_rate))
+    range_hz = torch.tensor([float(scalar(lower_edge_hertz)), float(scalar(upper_edge_hertz))], dtype=torch.float64)
+    low_mel, high_mel = (2595 * torch.log10(1 + range_hz / 700)).tolist()
+    mels = low_mel + torch.arange(bands + 2, dtype=torch.float64) * ((high_mel - low_mel) / (bands + 2))
+    hz = 700 * (torch.pow(10.0, mels / 2595) - 1)
+    left, peak, right = torch.floor(hz * (n_fft + 1) / rate).unfold(0, 3, 1).unbind(1)  # each (bands,)
+    k = torch.arange(n_fft // 2 + 1, dtype=torch.float64).unsqueeze(1)
+    # a side of zero width is a step at the peak
+    rising = torch.where(peak > left, (k - left) / (peak - left).clamp(min=1), (k >= peak).to(torch.float64))
+    falling = torch.where(right > peak, (right - k) / (right - peak).clamp(min=1), (k <= peak).to(torch.float64))
+    return torch.minimum(rising, falling).clamp(0, 1).to(dtypes.carrier(output_datatype))
