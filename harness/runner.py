@@ -63,7 +63,9 @@ class BackendInfo:
 
 
 # -- the worker side ------------------------------------------------------------------------
-def _build_backend(spec: BackendSpec) -> Any:
+def _build_backend(spec: BackendSpec, threads: int | None = None) -> Any:
+    """Build and load the backend; one that takes a ``threads`` option gets ``threads`` (when
+    given) unless its options set it."""
     from .backends import load_backend_class
 
     cls = load_backend_class(spec.spec)
@@ -72,7 +74,10 @@ def _build_backend(spec: BackendSpec) -> Any:
         from .backends.base import Unavailable
 
         raise Unavailable(reason)
-    backend = cls(**spec.options)
+    options = dict(spec.options)
+    if threads is not None and getattr(cls, "takes_threads", False):  # a class attribute of the backends that have the option
+        options.setdefault("threads", threads)
+    backend = cls(**options)
     backend.load()
     if spec.name != cls.name:
         backend.name = spec.name
@@ -100,10 +105,12 @@ def _arm_cpu_limit(limits: WorkerLimits) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (int(used + limits.cpu) + 1, hard))
 
 
-def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_path: str) -> None:
+def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_path: str,
+                 threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides what Ctrl-C means
     log_fd = _apply_limits(limits, log_path)
     backends: dict[str, Any] = {}
+    threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
     while True:
         try:
             msg = conn.recv()
@@ -113,7 +120,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             return
         kind, payload = msg
         if kind == "probe":
-            conn.send(_probe(payload, specs[payload], backends))
+            conn.send(_probe(payload, specs[payload], backends, threads))
             continue
         case, name = payload
         os.ftruncate(log_fd, 0)  # the output limit is per case
@@ -121,7 +128,8 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
         backend = backends.get(name)
         if backend is None:
             try:
-                backend = backends[name] = _build_backend(specs[name])
+                backend = backends[name] = _build_backend(specs[name], threads)
+                threads_used[name] = backend.environment().get("threads")
             except Exception as exc:
                 conn.send(Result(case.id, name, "error", f"backend {name} failed to load: {type(exc).__name__}: {exc}", tags=dict(case.tags)))
                 continue
@@ -131,6 +139,8 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             result = Result(case.id, name, "crash", _oom_message(limits), tags=dict(case.tags))
         except Exception as exc:  # execute_case catches backend errors; this is our own bug
             result = Result(case.id, name, "error", f"harness error: {type(exc).__name__}: {exc} {traceback.format_exc(limit=3)}", tags=dict(case.tags))
+        if threads_used.get(name) is not None:
+            result.tags["threads"] = threads_used[name]
         if result.outcome == "error" and ("MemoryError" in result.message or "bad_alloc" in result.message):
             result.outcome, result.message = "crash", f"{_oom_message(limits)}: {result.message}"
         conn.send(result)
@@ -143,9 +153,9 @@ def _oom_message(limits: WorkerLimits) -> str:
     return f"out of memory{limit}"
 
 
-def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInfo:
+def _probe(name: str, spec: BackendSpec, backends: dict[str, Any], threads: int) -> BackendInfo:
     try:
-        backend = backends.get(name) or _build_backend(spec)
+        backend = backends.get(name) or _build_backend(spec, threads)
         backends[name] = backend
         return BackendInfo(name, True, "", backend.version(), backend.environment())
     except Exception as exc:
@@ -156,11 +166,12 @@ def _probe(name: str, spec: BackendSpec, backends: dict[str, Any]) -> BackendInf
 
 # -- the controller side --------------------------------------------------------------------
 class _Worker:
-    def __init__(self, ctx: Any, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_dir: str) -> None:
+    def __init__(self, ctx: Any, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_dir: str,
+                 threads: int) -> None:
         self.conn, child = ctx.Pipe()
         fd, self.log_path = tempfile.mkstemp(prefix="worker-", suffix=".log", dir=log_dir)
         os.close(fd)
-        self.process = ctx.Process(target=_worker_main, args=(child, specs, options, limits, self.log_path), daemon=True)
+        self.process = ctx.Process(target=_worker_main, args=(child, specs, options, limits, self.log_path, threads), daemon=True)
         self.process.start()
         child.close()
         self.task: tuple[Case, str] | None = None
@@ -245,13 +256,15 @@ class Runner:
         self.options = options or ExecOptions()
         self.recycle_after = recycle_after
         self.limits = limits or WorkerLimits()
+        #: threads per worker for backends with a ``threads`` option the user left unset
+        self.threads = default_threads(self.jobs)
         self.ctx = _context()
         self.workers: list[_Worker] = []
         self.log_dir = tempfile.mkdtemp(prefix="onnx-harness-")
 
     def _spawn(self) -> _Worker:
         os.makedirs(self.log_dir, exist_ok=True)
-        return _Worker(self.ctx, self.specs, self.options, self.limits, self.log_dir)
+        return _Worker(self.ctx, self.specs, self.options, self.limits, self.log_dir, self.threads)
 
     def probe(self) -> dict[str, BackendInfo]:
         """Load each backend once in a worker: its version and environment, or why not."""
@@ -358,5 +371,15 @@ class Runner:
         self.workers.append(self._spawn())
 
 
-def default_jobs() -> int:
+def cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
+def default_jobs() -> int:
+    return cores()
+
+
+def default_threads(jobs: int) -> int:
+    """Threads per worker so that ``jobs`` workers share the cores instead of each filling them."""
+    return max(1, cores() // max(1, jobs))

@@ -219,3 +219,76 @@ def test_compiled_backend_compiles_in_prepare():
     (y,) = session.run({"x": x})
     np.testing.assert_array_equal(y, np.maximum(x, 0))
     assert "compile_timing" in backend.environment()
+
+
+# -- MelWeightMatrix and RoiAlign: pytorch against the kernels engine ---------------------------
+def _both(model, feeds):
+    from harness.backends.kernels import KernelsBackend
+
+    b = PyTorchBackend()
+    b.load()
+    return b.prepare(model).run(feeds), KernelsBackend().prepare(model).run(feeds)
+
+
+def _mel_model(out_type, int_type):
+    names = ["num_mel_bins", "dft_length", "sample_rate", "lower_edge_hertz", "upper_edge_hertz"]
+    types = [int_type, int_type, int_type, TP.FLOAT, TP.FLOAT]
+    node = helper.make_node("MelWeightMatrix", names, ["w"], output_datatype=out_type)
+    return _model([node], [_info(n, t, []) for n, t in zip(names, types)], [_info("w", out_type, ["bins", "bands"])], opset=17)
+
+
+@pytest.mark.parametrize("out_type", [TP.FLOAT, TP.DOUBLE, TP.FLOAT16, TP.BFLOAT16])
+def test_mel_weight_matrix_agrees_with_the_kernels_engine(out_type):
+    ints = {TP.FLOAT: np.int64, TP.DOUBLE: np.int32, TP.FLOAT16: np.int64, TP.BFLOAT16: np.int32}[out_type]
+    model = _mel_model(out_type, TP.INT64 if ints is np.int64 else TP.INT32)
+    compared = 0
+    for bands, n_fft, rate, low, high in [(1, 16, 8000, 0, 4000), (3, 15, 8000, 300, 3000), (8, 16, 8192, 0, 4096),
+                                         (20, 257, 16000, 20, 8000), (40, 512, 44100, 0, 22050), (5, 64, 22050, 125, 7600)]:
+        feeds = {"num_mel_bins": ints(bands), "dft_length": ints(n_fft), "sample_rate": ints(rate),
+                 "lower_edge_hertz": np.float32(low), "upper_edge_hertz": np.float32(high)}
+        (ours,), (theirs,) = _both(model, feeds)
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape == (n_fft // 2 + 1, bands)
+        np.testing.assert_array_equal(np.asarray(ours, np.float64), np.asarray(theirs, np.float64))
+        compared += int((np.asarray(ours, np.float64) > 0).sum())
+    assert compared > 100  # the sweep exercised real triangles, not empty matrices
+
+
+@pytest.mark.parametrize("mode", ["avg", "max"])
+@pytest.mark.parametrize("ctm", ["half_pixel", "output_half_pixel"])
+def test_roi_align_agrees_with_the_kernels_engine(mode, ctm):
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 3, 9, 11)).astype(np.float32)
+    rois = np.array([[0, 0, 10, 8], [1.3, 2.2, 6.7, 5.1], [-2, -1, 4, 3], [5, 5, 5.5, 5.5], [3, 1, 12, 10]], np.float32)
+    batch = np.array([0, 1, 1, 0, 1], np.int64)
+    for ratio in (0, 2):
+        node = helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], mode=mode, coordinate_transformation_mode=ctm,
+                                output_height=3, output_width=4, sampling_ratio=ratio, spatial_scale=0.9)
+        model = _model([node], [_info("x", TP.FLOAT, list(x.shape)), _info("rois", TP.FLOAT, [5, 4]), _info("b", TP.INT64, [5])],
+                       [_info("y", TP.FLOAT, [5, 3, 3, 4])], opset=16)
+        (ours,), (theirs,) = _both(model, {"x": x, "rois": rois, "b": batch})
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_roi_align_max_pools_interpolated_values(backend):
+    # one sample at the centre of [[1, 2], [3, 4]]: the interpolated 2.5, not the weighted corner 1.0
+    node = helper.make_node("RoiAlign", ["x", "rois", "b"], ["y"], mode="max", output_height=1, output_width=1, sampling_ratio=1)
+    model = _model([node], [_info("x", TP.FLOAT, [1, 1, 2, 2]), _info("rois", TP.FLOAT, [1, 4]), _info("b", TP.INT64, [1])],
+                   [_info("y", TP.FLOAT, [1, 1, 1, 1])], opset=16)
+    (y,) = backend.prepare(model).run({"x": np.array([[[[1, 2], [3, 4]]]], np.float32),
+                                       "rois": np.array([[0, 0, 2, 2]], np.float32), "b": np.array([0], np.int64)})
+    np.testing.assert_allclose(y, [[[[2.5]]]], rtol=1e-6)
+
+
+# -- threads from -j ----------------------------------------------------------------------------
+@pytest.mark.parametrize("options, expected", [({}, 1), ({"threads": 2}, 2)])
+def test_two_jobs_on_two_cores_run_torch_with_one_thread_unless_told(monkeypatch, options, expected):
+    from harness import runner as runner_module
+    from harness.runner import BackendSpec, Runner
+
+    from .util import relu_case
+
+    monkeypatch.setattr(runner_module, "cores", lambda: 2)
+    results = []
+    Runner([BackendSpec("pytorch", options)], jobs=2).run([(relu_case("t/threads"), "pytorch")], results.append)
+    assert results[0].outcome == "pass", results[0].message
+    assert results[0].tags["threads"] == expected  # torch.get_num_threads() inside the worker

@@ -1,3 +1,5 @@
+import os
+
 import pytest
 
 from harness.runner import BackendSpec, Runner
@@ -57,3 +59,39 @@ def test_probe_reports_an_unavailable_backend_with_its_reason():
 def test_workers_are_recycled_after_n_cases():
     results = _run("Threads", recycle_after=1)
     assert all(r.outcome == "pass" for r in results.values())
+
+
+# -- threads per worker from -j ------------------------------------------------------------
+def _kernels_threads(monkeypatch, cores: int, jobs: int, **options) -> int:
+    from harness import runner as runner_module
+
+    monkeypatch.setattr(runner_module, "cores", lambda: cores)
+    results = []
+    Runner([BackendSpec("kernels", options)], jobs=jobs).run([(relu_case("t/threads"), "kernels")], results.append)
+    assert results[0].outcome == "pass", results[0].message
+    return results[0].tags["threads"]  # read back from the BLAS pool inside the worker
+
+
+def test_two_jobs_on_two_cores_run_one_blas_thread_each(monkeypatch):
+    assert _kernels_threads(monkeypatch, cores=2, jobs=2) == 1
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="OpenBLAS cannot run 2 threads on 1 core")
+def test_an_explicit_threads_option_wins_over_the_default(monkeypatch):
+    assert _kernels_threads(monkeypatch, cores=8, jobs=8, threads=2) == 2
+
+
+def test_the_thread_count_is_stored_with_each_result(monkeypatch, tmp_path):
+    from harness import runner as runner_module
+    from harness.run import RunConfig, execute_run
+    from harness.store import Store
+
+    monkeypatch.setattr(runner_module, "cores", lambda: 2)
+    model = tmp_path / "relu.onnx"
+    model.write_bytes(relu_case().model_bytes)
+    store = Store(tmp_path / "results.sqlite")
+    config = RunConfig(suites=[], backends=[BackendSpec("kernels")], jobs=2, models=[str(model)], store=tmp_path / "results.sqlite")
+    outcome = execute_run(config, store, say=lambda _: None)
+    rows = list(store.results(outcome.run_id))
+    assert rows and all(r["tags"]["threads"] == 1 for r in rows), rows
+    assert store.backends(outcome.run_id)[0]["environment"]["threads"] == 1

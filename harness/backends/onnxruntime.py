@@ -114,6 +114,8 @@ class OrtSession(Session):
 class OnnxRuntimeBackend(Backend):
     name: ClassVar[str] = "onnxruntime"
     packages = ("onnxruntime",)
+    #: the runner fills ``threads`` from -j when the user left it unset
+    takes_threads: ClassVar[bool] = True
 
     def load(self) -> None:
         try:

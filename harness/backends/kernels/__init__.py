@@ -9,7 +9,6 @@ anywhere else.
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 from typing import Any, ClassVar
 
@@ -32,14 +31,11 @@ def _import_kernel_modules() -> None:
 _import_kernel_modules()
 
 
-def _blas_description() -> str:
-    """The BLAS numpy uses and its thread count, as threadpoolctl reports them."""
-    try:
-        import threadpoolctl
-    except ImportError:
-        return "unknown (threadpoolctl is not installed)"
-    pools = [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
-    return ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)" for p in pools) or "none"
+def _blas_pools() -> list[dict[str, Any]]:
+    """The BLAS libraries numpy loaded, with their thread counts, as threadpoolctl reads them."""
+    import threadpoolctl
+
+    return [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
 
 
 class KernelsSession(Session):
@@ -53,10 +49,12 @@ class KernelsSession(Session):
 
 
 class KernelsBackend(Backend):
-    """Options: ``threads`` (int): BLAS threads, set through threadpoolctl when installed."""
+    """Options: ``threads`` (int): BLAS threads, set through threadpoolctl (0: leave BLAS's own)."""
 
     name: ClassVar[str] = "kernels"
     packages: ClassVar[tuple[str, ...]] = ("numpy", "ml_dtypes", "onnx")
+    #: the runner fills ``threads`` from -j when the user left it unset
+    takes_threads: ClassVar[bool] = True
 
     def __init__(self, **options: Any) -> None:
         super().__init__(**options)
@@ -66,10 +64,8 @@ class KernelsBackend(Backend):
         """Apply the ``threads`` option to the BLAS thread pools (kept for the process)."""
         threads = self.options.get("threads")
         if threads and self._limiter is None:
-            try:
-                import threadpoolctl
-            except ImportError:
-                return
+            import threadpoolctl
+
             self._limiter = threadpoolctl.threadpool_limits(limits=int(threads), user_api="blas")
 
     def version(self) -> str:
@@ -80,8 +76,10 @@ class KernelsBackend(Backend):
 
     def environment(self) -> dict[str, Any]:
         env = super().environment()
-        env["threads"] = int(self.options.get("threads") or os.cpu_count() or 1)
-        env["blas"] = _blas_description()
+        pools = _blas_pools()
+        # read back: our own loops are NumPy's, single-threaded; only BLAS runs a pool
+        env["threads"] = max((int(p.get("num_threads") or 1) for p in pools), default=1)
+        env["blas"] = ", ".join(f"{p.get('internal_api')} {p.get('version')} ({p.get('num_threads')} threads)" for p in pools) or "none"
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:

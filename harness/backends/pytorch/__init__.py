@@ -15,7 +15,7 @@ Two backends share the lowering:
   ``compile_s``), not in the run time. Models with unknown shapes compile on their first run.
 
 Options: ``device`` ("cpu" or "cuda"), ``threads`` (torch intra-op threads; 0 leaves torch's
-default); for ``pytorch-compile`` also ``compile_backend`` (default "inductor"), ``mode``
+default; the runner sets cores // jobs when it is not given); for ``pytorch-compile`` also ``compile_backend`` (default "inductor"), ``mode``
 (torch.compile mode, default None) and ``dynamic`` (default False).
 
 Nothing here imports torch at module import; the lowering modules are imported by ``load``.
@@ -118,6 +118,8 @@ def _zeros_for(graph: Any, device: Any, torch: Any) -> list[Any] | None:
 class PyTorchBackend(Backend):
     name: ClassVar[str] = "pytorch"
     packages = ("torch",)
+    #: the runner fills ``threads`` from -j when the user left it unset
+    takes_threads: ClassVar[bool] = True
 
     def load(self) -> None:
         try:
