@@ -147,7 +147,9 @@ def print_summary(store, run_id: int) -> None:
 
 
 def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
-    path = path or store.path.parent / f"run-{run_id}.json"
+    from .store import run_json_path
+
+    path = path or run_json_path(store.path, run_id)
     run = store.run(run_id)
     summary = {name: {k: (dict(v) if isinstance(v, Counter) else v) for k, v in e.items() if k != "info"} for name, e in backend_counts(store, run_id).items()}
     doc = {"run": run, "backends": store.backends(run_id), "summary": summary, "results": list(store.results(run_id))}

@@ -1,6 +1,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -26,10 +27,23 @@ def test_run_prints_a_table_and_writes_json(corpus, tmp_path, capsys):
     code, out = _run(["--suite", "onnx-simple", "--backend", "reference", "-j", "2"], corpus, store, capsys)
     assert code == 0, out.err
     assert "reference" in out.out and "pass rate" in out.out
-    doc = json.loads((tmp_path / "run-1.json").read_text())
+    doc = json.loads((tmp_path / "r.run-1.json").read_text())
     assert len(doc["results"]) == 23
     assert doc["summary"]["reference"]["counts"]["pass"] >= 20
     assert doc["run"]["environment"]["onnx"] and doc["run"]["environment"]["corpus_sha256"]
+
+
+def test_two_stores_in_one_folder_keep_their_own_run_files_and_bundles(corpus, tmp_path, capsys):
+    wrong = "tests.fault_backends:AlwaysWrong"
+    for name, k in (("a", "relu"), ("b", "sign")):  # run 1 in each store, different cases
+        _run(["--suite", "onnx-simple", "--backend", wrong, "-k", k, "-j", "1"], corpus, tmp_path / f"{name}.sqlite", capsys)
+    for name, k in (("a", "relu"), ("b", "sign")):
+        doc = json.loads((tmp_path / f"{name}.run-1.json").read_text())
+        assert doc["run"]["id"] == 1 and doc["results"] and all(k in r["case_id"] for r in doc["results"])
+        bundles = {r["bundle"] for r in doc["results"] if r["outcome"] == "mismatch"}
+        assert bundles and all(Path(b).is_dir() and Path(b).is_relative_to(tmp_path / "bundles" / name / "run-1") for b in bundles)
+        assert all(json.loads((Path(b) / "meta.json").read_text())["case_id"].find(k) >= 0 for b in bundles)
+    assert not (tmp_path / "run-1.json").exists()
 
 
 def test_unavailable_backend_is_shown_with_its_reason_never_as_zero(corpus, tmp_path, capsys):

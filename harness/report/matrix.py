@@ -60,7 +60,7 @@ class RunRef:
 
 @dataclass(frozen=True)
 class JsonRef:
-    """Results read from a JSON file (``results.json`` of a report, or ``run-N.json``)."""
+    """Results read from a JSON file (``results.json`` of a report, or a run's ``<store>.run-N.json``)."""
 
     path: Path
 
