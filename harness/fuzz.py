@@ -563,7 +563,7 @@ class Campaign:
             env = environment(RunConfig(suites=[SUITE], backends=cfg.backends))
             args = {"command": "fuzz", "backends": [b.__dict__ for b in cfg.backends], "budget_s": cfg.budget_s, "seed": cfg.seed,
                     "opsets": list(cfg.gen.opsets), "dtypes": list(cfg.gen.dtypes), "ops": list(cfg.gen.ops or []),
-                    "max_nodes": cfg.gen.max_nodes, "suites": [SUITE]}
+                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "suites": [SUITE]}
             self.run_id = self.store.start_run(env["command"], args, env)
             for b in cfg.backends:
                 try:
