@@ -218,6 +218,7 @@ def _find_case(case_id: str, corpus: Path, store_path: Path):
     from its stored spec), else read from a repro bundle stored for it, else from its suite's
     defaults. Raises :class:`CliError` saying why and what to pass when none of them has it."""
     import re
+    from dataclasses import replace
 
     from .run import RunConfig, select_cases
     from .suites import SUITES
@@ -239,8 +240,9 @@ def _find_case(case_id: str, corpus: Path, store_path: Path):
                     return case
                 tried.append(f"run {run['id']} (a fuzz campaign) does not rebuild it from its stored spec")
             continue
-        if not {"suites", "backends"} <= set(run["args"]):
-            continue  # not a run's configuration: only its bundle can help
+        if not {"suites", "backends"} <= set(run["args"]):  # only its bundle can help
+            tried.append(f"run {run['id']} stored no arguments to rebuild it from")
+            continue
         config = RunConfig.from_json(run["args"])
         config.pattern = exact
         config.corpus = config.corpus if config.corpus.exists() else corpus
@@ -255,9 +257,9 @@ def _find_case(case_id: str, corpus: Path, store_path: Path):
                 tried.append(f"run {run['id']}'s model {gone[0]} is gone")
         elif config.suites:  # an official suite's cases may come from the group 'onnx'
             attempts = [([suite] if suite in config.suites else config.suites, [])]
-        for config.suites, config.models in attempts:
-            if config.suites or config.models:
-                found = select_cases(config, say)
+        for suites, models in attempts:
+            if suites or models:
+                found = select_cases(replace(config, suites=suites, models=models), say)
                 if found:
                     return found[0]
         if attempts:
@@ -268,14 +270,14 @@ def _find_case(case_id: str, corpus: Path, store_path: Path):
             if (folder / "meta.json").is_file():
                 return _bundle_case(folder)
             tried.append(f"its bundle {folder} is gone")
-    if suite in SUITES:
+    if not rows and suite in SUITES:  # no run holds it: the suite as it stands, at its defaults
         found = select_cases(RunConfig(suites=[suite], backends=[], pattern=exact, corpus=corpus), say)
         if found:
             return found[0]
-        tried.append(f"suite {suite} (default --examples/--seed) does not hold it")
+        tried.append(f"no run in {store_path} holds it and suite {suite} (at its default --examples/--seed) does not")
     elif not rows:
-        tried.append(f"{suite!r} is not a suite ({', '.join(SUITES)}) and no run in {store_path} holds it")
-    where = "; ".join(tried) or f"no run in {store_path} holds it"
+        tried.append(f"no run in {store_path} holds it and {suite!r} is not a suite ({', '.join(SUITES)})")
+    where = "; ".join(tried)
     raise CliError(f"cannot find case {case_id!r}: {where}. Pass the --store (and --corpus) of the run that holds it, "
                    f"or see the ids with: onnx-harness list cases --suite {suite if suite in SUITES else 'SUITE'}")
 

@@ -177,3 +177,24 @@ def test_list_backends_and_suites(capsys):
     assert "reference" in out and "onnxruntime" in out
     assert main(["list", "suites"]) == 0
     assert "onnx-node" in capsys.readouterr().out
+
+
+def test_show_reads_a_case_from_its_bundle_when_its_run_cannot_rebuild_it(corpus, tmp_path, capsys):
+    from .test_report_matrix import add_run, res
+
+    store = tmp_path / "r.sqlite"
+    case_id = "onnx-simple/test_sign_model"
+    bundle = tmp_path / "bundle"
+    assert main(["repro", case_id, "--backend", "reference", "--corpus", str(corpus), "-o", str(bundle)]) == 0
+    meta = json.loads((bundle / "meta.json").read_text())
+    meta["case_id"] = "vendor-suite/sign"  # a suite this harness does not know, from a run without arguments
+    (bundle / "meta.json").write_text(json.dumps(meta))
+    s = Store(store)
+    add_run(s, [res("vendor-suite/sign", "reference", "mismatch", bundle=str(bundle)), res("vendor-suite/gone", "reference", "pass")], args={})
+    s.close()
+    capsys.readouterr()
+    assert main(["show", "vendor-suite/sign", "--store", str(store)]) == 0
+    assert "case vendor-suite/sign" in capsys.readouterr().out
+    assert main(["show", "vendor-suite/gone", "--store", str(store)]) == 2
+    err = capsys.readouterr().err
+    assert "cannot find case 'vendor-suite/gone': run 1 stored no arguments to rebuild it from" in err and err.count("\n") == 1
