@@ -563,7 +563,7 @@ class Campaign:
             env = environment(RunConfig(suites=[SUITE], backends=cfg.backends))
             args = {"command": "fuzz", "backends": [b.__dict__ for b in cfg.backends], "budget_s": cfg.budget_s, "seed": cfg.seed,
                     "opsets": list(cfg.gen.opsets), "dtypes": list(cfg.gen.dtypes), "ops": list(cfg.gen.ops or []),
-                    "max_nodes": cfg.gen.max_nodes, "suites": [SUITE]}
+                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "suites": [SUITE]}
             self.run_id = self.store.start_run(env["command"], args, env)
             for b in cfg.backends:
                 try:
@@ -737,6 +737,7 @@ class Campaign:
     def _record(self, finding: Finding) -> None:
         from .execute import Result
         from .repro import bundle_dir, write_bundle
+        from .store import bundles_root
 
         g, f = finding.graph, finding.failure
         case = G.graph_case(g, tolerance=f.tolerance, expected=f.expected, extra_tags={
@@ -745,7 +746,7 @@ class Campaign:
         finding.case_id = case.id
         result = Result(case.id, f.backend, f.outcome, f.message, verdict=f.verdict, tags=dict(case.tags), raw_outcome=f.outcome)
         spec = next(b for b in self.config.backends if b.name == f.backend)
-        bundles = self.config.bundles or (self.config.store.parent / "bundles" if self.config.store else None)
+        bundles = self.config.bundles or (bundles_root(self.config.store) if self.config.store else None)
         if bundles is not None:
             try:
                 folder = bundle_dir(bundles, self.run_id or 0, f.backend, case.id)

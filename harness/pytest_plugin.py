@@ -100,6 +100,7 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         from . import expectations
         from .repro import bundle_dir, write_bundle
+        from .store import bundles_root
 
         state = self.config.stash[_STATE]
         available, reason = state["live"][self.backend]
@@ -110,7 +111,7 @@ class CaseItem(pytest.Item):
         run_config = state["config"]
         if result.outcome not in ("pass", "skip"):
             spec = run_config.backends[[b.name for b in run_config.backends].index(self.backend)]
-            folder = bundle_dir(run_config.store.parent / "bundles", state["run_id"], self.backend, self.case.id)
+            folder = bundle_dir(bundles_root(run_config.store), state["run_id"], self.backend, self.case.id)
             try:
                 result.bundle = str(write_bundle(folder, self.case, result, spec.spec, spec.options, run_config.restamp))
             except Exception as exc:

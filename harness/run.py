@@ -25,7 +25,7 @@ from .execute import ExecOptions, Result
 from .repro import bundle_dir, write_bundle
 from .intake import GIB, Limits
 from .runner import BackendInfo, BackendSpec, Runner, WorkerLimits, default_jobs
-from .store import Store
+from .store import Store, bundles_root
 from .suites import SuiteContext, suite_cases
 from .suites.onnx_official import read_manifest
 
@@ -182,7 +182,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     # biggest models first, so that no worker is left with a long case at the end
     ordered = sorted(cases, key=lambda c: -c.model_size())
     tasks = [(case, name) for case in ordered for name in live if (case.id, name) not in done]
-    bundles = config.bundles or config.store.parent / "bundles"
+    bundles = config.bundles or bundles_root(config.store)
     counts: dict[str, Counter] = {name: Counter() for name in live}
     for row in store.results(run_id):
         if row["backend"] in counts:

@@ -2,7 +2,8 @@
 
 WAL journal, one transaction per finished result, so a run killed at any moment keeps every
 result it finished and ``--resume`` can complete it. A new run adds rows; nothing is
-overwritten.
+overwritten. A run's JSON file and repro bundles go beside the store, named after it
+(:func:`run_json_path`, :func:`bundles_root`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,21 @@ from typing import Any, Iterator
 from .execute import Result
 
 DEFAULT_STORE = Path("reports") / "results.sqlite"
+
+
+# Files a run writes beside its store are named after the store, so several stores in one
+# folder (one per tox environment, or any --store) never overwrite each other's.
+def run_json_path(store_path: Path | str, run_id: int) -> Path:
+    """The run's JSON file: ``reports/results.run-3.json`` for ``reports/results.sqlite``."""
+    path = Path(store_path)
+    return path.parent / f"{path.stem}.run-{run_id}.json"
+
+
+def bundles_root(store_path: Path | str) -> Path:
+    """Where a run's repro bundles go (``<root>/run-N/<backend>/<case>``): ``reports/bundles/results``
+    for ``reports/results.sqlite``."""
+    path = Path(store_path)
+    return path.parent / "bundles" / path.stem
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (

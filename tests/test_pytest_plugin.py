@@ -72,7 +72,7 @@ def test_xdist_workers_share_one_run_and_json_is_written_once(run, pytester):
     db = sqlite3.connect(pytester.path / "r.sqlite")
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
     assert db.execute("SELECT COUNT(*), COUNT(DISTINCT case_id) FROM results WHERE run_id = 1").fetchone() == (23, 23)
-    doc = json.loads((pytester.path / "run-1.json").read_text())
+    doc = json.loads((pytester.path / "r.run-1.json").read_text())
     assert len(doc["results"]) == 23 and doc["run"]["status"] == "complete"
 
 

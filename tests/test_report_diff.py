@@ -8,9 +8,11 @@ import json
 import pytest
 
 from harness.report.commands import register
-from harness.report.matrix import classify_change, diff_results
+from harness.execute import OUTCOMES
+from harness.report.matrix import KINDS, REGRESSION_KINDS, classify_change, diff_results
+from harness.store import Store
 
-from .test_report_matrix import make_store
+from .test_report_matrix import add_run, make_store, res
 
 REGRESSED = "operators/Relu-14/opset14/float32/0"
 
@@ -28,47 +30,123 @@ def store(tmp_path):
 
 
 @pytest.mark.parametrize("before, after, kind", [
-    ("pass", "mismatch", "regressed"), ("xfail", "crash", "regressed"), ("xpass", "error", "regressed"),
-    ("mismatch", "pass", "improved"), ("xfail", "xpass", "improved"), ("crash", "pass", "improved"),
-    ("error", "crash", "changed"), ("pass", "xfail", "changed"), ("mismatch", "xfail", "changed"),
-    ("skip", "mismatch", "changed"), ("pass", "skip", "changed"),
-    (None, "pass", "new"), ("pass", None, "removed"), ("pass", "pass", None), ("mismatch", "mismatch", None),
+    ("pass", "mismatch", "regressed"), ("xpass", "error", "regressed"), ("pass", "xfail", "pass-to-xfail"),
+    ("xfail", "crash", "xfail-to-failure"), ("error", "crash", "failure-changed"), ("mismatch", "crash", "failure-changed"),
+    ("pass", "skip", "skipped"), ("mismatch", "skip", "skipped"), ("skip", "mismatch", "skip-to-failure"),
+    ("skip", "xfail", "skip-to-failure"), (None, "mismatch", "new-failing"), (None, "xfail", "new-failing"),
+    ("pass", None, "removed"), ("mismatch", None, "removed"),
+    ("mismatch", "pass", "improved"), ("xfail", "xpass", "improved"), ("crash", "pass", "improved"), ("skip", "pass", "improved"),
+    ("mismatch", "xfail", "changed"), ("pass", "xpass", "changed"), (None, "pass", "new"),
+    ("pass", "pass", None), ("mismatch", "mismatch", None),
 ])
 def test_classify_change(before, after, kind):
     assert classify_change(before, after) == kind
+
+
+def test_the_transition_table_covers_every_pair_of_outcomes():
+    every = [*OUTCOMES, None]
+    kinds = {classify_change(b, a) for b in every for a in every if b != a}
+    assert kinds == set(KINDS)
+    # the regressions named by the issue, each its own kind; improvements and passing new cases are not
+    assert set(REGRESSION_KINDS) >= {"regressed", "pass-to-xfail", "skip-to-failure", "new-failing", "removed"}
+    assert not {"improved", "changed", "new"} & set(REGRESSION_KINDS)
+
+
+#: one case per kind of change, on one backend: (case, outcome in run 1, outcome in run 2)
+EACH_KIND = {
+    "regressed": ("suite/pass-mismatch", "pass", "mismatch"),
+    "pass-to-xfail": ("suite/pass-xfail", "pass", "xfail"),
+    "xfail-to-failure": ("suite/xfail-crash", "xfail", "crash"),
+    "failure-changed": ("suite/mismatch-crash", "mismatch", "crash"),
+    "skipped": ("suite/pass-skip", "pass", "skip"),
+    "skip-to-failure": ("suite/skip-mismatch", "skip", "mismatch"),
+    "new-failing": ("suite/new-error", None, "error"),
+    "removed": ("suite/gone", "pass", None),
+    "improved": ("suite/mismatch-pass", "mismatch", "pass"),
+    "changed": ("suite/mismatch-xfail", "mismatch", "xfail"),
+    "new": ("suite/new-pass", None, "pass"),
+}
+
+
+def _two_runs(tmp_path, kinds) -> str:
+    store = Store(tmp_path / "results.sqlite")
+    for side in (1, 2):
+        results = [res(case, "reference", outcomes[side - 1], tags={"suite": "suite"})
+                   for case, *outcomes in (EACH_KIND[k] for k in kinds) if outcomes[side - 1]]
+        add_run(store, results, backends={"reference": (True, "", "1")})
+    store.close()
+    return str(tmp_path / "results.sqlite")
+
+
+def test_diff_lists_every_kind_in_its_own_section_and_fails_on_each_regression(tmp_path, capsys):
+    store = _two_runs(tmp_path, list(EACH_KIND))
+    assert cli(["diff", "1", "2", "--store", store]) == 1
+    out, err = capsys.readouterr()
+    sections = {}
+    for block in out.split("\n## ")[1:]:
+        head, _, body = block.partition("\n")
+        sections[head.split(" ", 1)[0]] = (head, body)
+    assert list(sections) == list(EACH_KIND)  # regressions first, in the table's order
+    for kind, (case, before, after) in EACH_KIND.items():
+        head, body = sections[kind]
+        assert head.endswith("(regression)") == (kind in REGRESSION_KINDS), head
+        row = next(line for line in body.splitlines() if case in line)
+        assert f"| {before or '-'} " in row and f"| {after or '-'} " in row
+    assert "FAIL: 8 regression(s) not allowed" in err
+    # every regression accepted: exit 0, and the sections still show them as allowed
+    allow = [arg for k in REGRESSION_KINDS for arg in ("--allow", EACH_KIND[k][0])]
+    assert cli(["diff", "1", "2", "--store", store, *allow]) == 0
+    out = capsys.readouterr().out
+    assert "(8 regressions allowed)" in out and "suite/gone (allowed)" in out
+
+
+@pytest.mark.parametrize("kind", REGRESSION_KINDS)
+def test_each_kind_of_regression_alone_fails_the_gate(tmp_path, kind, capsys):
+    store = _two_runs(tmp_path, [kind, "improved", "new"])
+    assert cli(["diff", "1", "2", "--store", store]) == 1
+    assert f"1 {kind}" in capsys.readouterr().err
+    assert cli(["diff", "1", "2", "--store", store, "--allow", f"reference:{EACH_KIND[kind][0]}"]) == 0
+
+
+@pytest.mark.parametrize("kind", ["improved", "changed", "new"])
+def test_improvements_and_passing_new_cases_do_not_fail(tmp_path, kind, capsys):
+    store = _two_runs(tmp_path, [kind])
+    assert cli(["diff", "1", "2", "--store", store]) == 0
+    assert f"run 1 -> run 2: 1 {kind}" in capsys.readouterr().out
 
 
 def test_diff_lists_each_kind(store, capsys):
     assert cli(["diff", "1", "2", "--store", store]) == 1
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    row = next(line for line in lines if REGRESSED in line and "regressed" in line)
+    row = next(line for line in lines if REGRESSED in line)
     assert "onnxruntime" in row and "| pass" in row and "mismatch" in row
-    assert any("improved" in line and "Relu-14/opset14/float32/1" in line for line in lines)
-    assert any("changed" in line and "Clip-11/opset13/float32/0" in line and "crash" in line for line in lines)
-    assert any(line.startswith("| new") and "Add-14" in line for line in lines)
-    assert any(line.startswith("| removed") and "test_skip_me" in line for line in lines)
-    assert "run 1 -> run 2: 1 regressed, 1 improved, 1 changed, 2 new, 2 removed" in out
-    assert "1 regression(s) not allowed" in err
+    assert any("Relu-14/opset14/float32/1" in line for line in out.split("## improved")[1].splitlines()[:5])
+    assert "Clip-11/opset13/float32/0" in out.split("## failure-changed")[1].split("##")[0]
+    assert "Add-14" in out.split("## new ")[1]
+    assert "test_skip_me" in out.split("## removed")[1].split("##")[0]
+    assert "run 1 -> run 2: 1 regressed, 1 failure-changed, 2 removed, 1 improved, 2 new" in out
+    assert "4 regression(s) not allowed" in err
     # regressions come first
-    assert lines[2].startswith("| regressed")
+    assert out.lstrip().startswith("## regressed")
 
 
 def test_allow_accepts_known_changes(store, capsys):
-    assert cli(["diff", "1", "2", "--store", store, "--allow", "operators/Relu-14/*"]) == 0
+    others = ["--allow", "*Clip-11*", "--allow", "*test_skip_me"]  # the other regressions of the store
+    assert cli(["diff", "1", "2", "--store", store, "--allow", "operators/Relu-14/*", *others]) == 0
     out, _ = capsys.readouterr()
-    assert "regressed (allowed)" in out and "(1 regressions allowed)" in out
+    assert "float32/0 (allowed)" in out and "(4 regressions allowed)" in out
     # a backend-qualified pattern only accepts that backend
-    assert cli(["diff", "1", "2", "--store", store, "--allow", "reference:operators/Relu-14/*"]) == 1
-    assert cli(["diff", "1", "2", "--store", store, "--allow", "onnxruntime:operators/Relu-14/opset14/float32/0"]) == 0
+    assert cli(["diff", "1", "2", "--store", store, "--allow", "reference:operators/Relu-14/*", *others]) == 1
+    assert cli(["diff", "1", "2", "--store", store, "--allow", "onnxruntime:operators/Relu-14/opset14/float32/0", *others]) == 0
     capsys.readouterr()
-    assert cli(["diff", "1", "2", "--store", store, "--allow", "nothing/*", "--allow", "*Relu-14*"]) == 0
+    assert cli(["diff", "1", "2", "--store", store, "--allow", "nothing/*", "--allow", "*Relu-14*", *others]) == 0
     assert "--allow 'nothing/*' matched no change" in capsys.readouterr().err
 
 
 def test_no_regression_is_exit_zero_and_new_defaults_to_latest(store, capsys):
     assert cli(["diff", "2", "--store", store]) == 0  # latest against itself
-    assert "0 regressed, 0 improved, 0 changed, 0 new, 0 removed" in capsys.readouterr().out
+    assert "run 2 -> run 2: no change" in capsys.readouterr().out
     assert cli(["diff", "2", "1", "--store", store]) == 1  # backwards, the improvement is a regression
 
 
@@ -76,7 +154,7 @@ def test_diff_reads_results_json_from_a_report(store, tmp_path, capsys):
     out = tmp_path / "base-report"
     assert cli(["report", "1", "--store", store, "-o", str(out), "--format", "json"]) == 0
     assert cli(["diff", str(out / "results.json"), "2", "--store", store]) == 1
-    assert "results.json -> run 2: 1 regressed" in capsys.readouterr().out
+    assert "results.json -> run 2: 1 regressed, 1 failure-changed" in capsys.readouterr().out
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"results": [{"case": 1}]}))
     assert cli(["diff", str(bad), "2", "--store", store]) == 2
@@ -94,7 +172,7 @@ def test_report_command_writes_everything_with_the_previous_run_as_baseline(stor
     out = tmp_path / "rep"
     assert cli(["report", "--store", store, "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "against run 1: 1 regressed, 1 improved" in printed
+    assert "against run 1: 1 regressed, 1 failure-changed, 2 removed, 1 improved" in printed
     assert "vendor: unavailable: vendor-sdk is not installed" in printed
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "junit.xml", "results.json", "summary.md"]
     doc = json.loads((out / "results.json").read_text())

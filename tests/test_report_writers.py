@@ -107,7 +107,7 @@ def test_embedded_data_round_trips_the_store(report):
     assert cols["only"][k] == 1
     # timings travel in microseconds (3 significant digits)
     assert cols["rt"][by[("onnx-light/test_tiny_net", "reference")]] == 500000
-    assert data["diff"]["counts"] == {"regressed": 1, "improved": 1, "changed": 1, "new": 2, "removed": 2}
+    assert {k: n for k, n in data["diff"]["counts"].items() if n} == {"regressed": 1, "failure-changed": 1, "removed": 2, "improved": 1, "new": 2}
 
 
 def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
@@ -125,8 +125,11 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     ref = report.backend("reference")
     assert "| reference 1.23.2" in md and f"{fmt_pct(ref.pass_rate)} of {ref.loadable}" in md
     assert "vendor** unavailable: vendor-sdk is not installed" in md
-    assert md.index("### Regressions (1)") < md.index("### Improvements (1)") < md.index("### Failures by op-version")
-    regression = md[md.index("### Regressions"):md.index("### Improvements")]
+    # each kind of regression in its own section, in the table's order
+    assert (md.index("### Regressions: regressed, pass -> failure (1)") < md.index("### Regressions: failure-changed")
+            < md.index("### Regressions: removed") < md.index("### Improvements (1)") < md.index("### Failures by op-version"))
+    assert "test_skip_me" in md[md.index("### Regressions: removed"):md.index("### Improvements")]
+    regression = md[md.index("### Regressions: regressed"):md.index("### Regressions: failure-changed")]
     assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
     assert "[bundle](../reports/bundles/run-2/onnxruntime/relu0)" in regression
     assert "\\|" in md or "pipe" not in md  # table cells escape pipes

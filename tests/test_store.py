@@ -101,3 +101,11 @@ def test_kill_9_of_the_controller_keeps_results_and_resume_completes(tmp_path):
     rows = list(store.results(1))
     assert len(rows) == 23 and len({r["case_id"] for r in rows}) == 23
     assert kept <= {r["case_id"] for r in rows}
+
+
+def test_run_files_are_named_after_their_store(tmp_path):
+    from harness.store import bundles_root, run_json_path
+
+    a, b = tmp_path / "py311.sqlite", tmp_path / "py312.sqlite"
+    assert run_json_path(a, 3) == tmp_path / "py311.run-3.json" != run_json_path(b, 3)
+    assert bundles_root(a) == tmp_path / "bundles" / "py311" != bundles_root(b)

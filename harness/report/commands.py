@@ -5,17 +5,23 @@
 
 A RUN is a run number, ``latest`` or ``previous`` in the store; with several ``--store`` files
 it is ``STORE:N`` (a file, or its 1-based position). ``diff`` also reads ``results.json`` (of a
-report) or ``run-N.json`` (of a run) as BASE or NEW. ``diff`` exits 1 when a case x backend
-regressed (a pass or expected failure became a failure) and no ``--allow`` pattern accepts it.
+report) or a run's JSON file as BASE or NEW. ``diff`` lists each kind of change in its own
+section (``matrix.TRANSITIONS`` is the table) and exits 1 when a case x backend regressed (a
+pass or a known failure that now fails, is skipped or is gone; a failure that changed; a case
+run for the first time that does not pass) and no ``--allow`` pattern accepts it.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections import Counter
 from pathlib import Path
 
-from .matrix import CHANGE_KINDS, ReportError
+from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, ReportError
+
+#: kinds that can hold a whole suite (one was added or dropped): listed up to --max-listed
+LONG_KINDS = ("new", "new-failing", "removed")
 
 DEFAULT_STORE = str(Path("reports") / "results.sqlite")
 
@@ -55,8 +61,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             rate = f"{100 * b.pass_rate:.1f}% of {b.loadable:,} loadable" if b.pass_rate is not None else "no loadable case"
             print(f"{b.label} {b.version}: {rate}, {b.not_loadable:,} could not load")
     if report.diff is not None:
-        counts = report.diff.counts()
-        print(f"against {report.diff.base}: " + ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS))
+        print(f"against {report.diff.base}: {counts_line(report.diff)}")
     for path in paths:
         print(f"wrote {path} ({_size(path)})")
     if args.screenshots:
@@ -85,31 +90,38 @@ def cmd_diff(args: argparse.Namespace) -> int:
     except ReportError as exc:
         return _err(str(exc))
     unused = diff.allow(args.allow)
-    rows = []
-    capped: dict[str, int] = {}
-    for kind in CHANGE_KINDS:
+    for kind in CHANGE_KINDS:  # one section per kind, regressions first
         changes = diff.of_kind(kind)
-        limit = len(changes) if args.all or kind not in ("new", "removed") else args.max_listed
+        if not changes:
+            continue
+        limit = len(changes) if args.all or kind not in LONG_KINDS else args.max_listed
+        allowed = sum(c.allowed for c in changes)
+        print(f"\n## {kind} ({KINDS[kind]}): {len(changes):,}" + (" (regression)" if kind in REGRESSION_KINDS else "")
+              + (f", {allowed:,} allowed" if allowed else ""))
+        rows = []
         for c in changes[:limit]:
-            label = f"{kind} (allowed)" if c.allowed else kind
             message = " ".join((c.message or "").split())
-            rows.append([label, c.case_id, c.backend, c.before or "-", c.after or "-", message[:90] + ("…" if len(message) > 90 else "")])
+            rows.append([c.case_id + (" (allowed)" if c.allowed else ""), c.backend, c.before or "-", c.after or "-",
+                         message[:90] + ("…" if len(message) > 90 else "")])
+        print(tabulate(rows, headers=["case", "backend", base.label, new.label, "message"], tablefmt="github"))
         if len(changes) > limit:
-            capped[kind] = len(changes) - limit
-    if rows:
-        print(tabulate(rows, headers=["change", "case", "backend", base.label, new.label, "message"], tablefmt="github"))
-    for kind, n in capped.items():
-        print(f"... {n:,} more {kind} (list them all with --all)")
+            print(f"... {len(changes) - limit:,} more {kind} (list them all with --all)")
     for pattern in unused:
         print(f"--allow {pattern!r} matched no change", file=sys.stderr)
-    counts = diff.counts()
-    allowed = sum(1 for c in diff.changes if c.allowed and c.kind == "regressed")
-    print(f"{base.label} -> {new.label}: " + ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS)
-          + (f" ({allowed:,} regressions allowed)" if allowed else ""))
+    allowed = sum(1 for c in diff.changes if c.allowed and c.regression)
+    print(f"\n{base.label} -> {new.label}: {counts_line(diff)}" + (f" ({allowed:,} regressions allowed)" if allowed else ""))
     if diff.regressions:
-        print(f"FAIL: {len(diff.regressions):,} regression(s) not allowed", file=sys.stderr)
+        kinds = Counter(c.kind for c in diff.regressions)
+        print(f"FAIL: {len(diff.regressions):,} regression(s) not allowed: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
+              file=sys.stderr)
         return 1
     return 0
+
+
+def counts_line(diff) -> str:
+    """``3 regressed, 1 removed, 2 improved``: the count of every kind that occurs, or ``no change``."""
+    counts = diff.counts()
+    return ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "no change"
 
 
 def _expand_stores(paths: list[str]) -> list[Path]:
@@ -136,14 +148,16 @@ def register(subparsers) -> None:
                    help="also write screenshot-first.png and screenshot-drilldown.png (headless Chromium, selenium)")
     r.set_defaults(func=cmd_report)
 
-    d = subparsers.add_parser("diff", help="changes per case x backend between two runs; exit 1 on a regression (a CI gate)",
-                              description="Compare two runs (or results.json / run-N.json files). Exit 1 when a case x backend "
-                                          "regressed and no --allow pattern accepts it.")
+    d = subparsers.add_parser("diff", help="changes per case x backend between two runs, by kind; exit 1 on a regression (a CI gate)",
+                              description="Compare two runs (or results.json / run JSON files), one section per kind of change. "
+                                          "Exit 1 on a regression (pass -> failure, xfail or skip; a failure that changed; "
+                                          "a new or unskipped case that does not pass; a case that disappeared) "
+                                          "that no --allow pattern accepts.")
     d.add_argument("base", metavar="BASE", help="the base run: N, 'previous', STORE:N, a store file or a results JSON file")
     d.add_argument("new", metavar="NEW", nargs="?", default="latest", help="the new run (default: latest)")
     d.add_argument("--store", action="append", help=f"results store (repeatable; default {DEFAULT_STORE})")
     d.add_argument("--allow", action="append", default=[], metavar="[BACKEND:]CASE-GLOB",
                    help="accept changes matching this glob on the case id, optionally for one backend (repeatable)")
-    d.add_argument("--all", action="store_true", help="list every new and removed pair (default: the first 20 of each)")
+    d.add_argument("--all", action="store_true", help="list every new, new-failing and removed pair (default: the first 20 of each)")
     d.add_argument("--max-listed", type=int, default=20, help=argparse.SUPPRESS)
     d.set_defaults(func=cmd_diff)

@@ -16,7 +16,7 @@ from tabulate import tabulate
 
 from ..execute import OUTCOMES
 from .html import fmt_pct, fmt_ratio
-from .matrix import Change, Report
+from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, Change, Report
 
 #: GitHub refuses comments over 65,536 characters; stay well under
 MAX_CHARS = 60_000
@@ -71,14 +71,15 @@ def render(report: Report, folder: Path) -> str:
     by_pair = {(r["case_id"], r["backend"]): r for r in report.results}
     if report.diff is not None:
         counts = report.diff.counts()
-        lines.append("**Changes:** " + ", ".join(f"{counts[k]:,} {k}" for k in ("regressed", "improved", "changed", "new", "removed")))
+        lines.append("**Changes:** " + (", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "none"))
         lines.append("")
-        regressed = report.diff.of_kind("regressed")
-        if regressed:
-            lines.append(f"### Regressions ({len(regressed):,})")
-            lines.append("")
-            lines.append(_changes_table(regressed[: LIMITS["regressed"]], by_pair, folder))
-            lines.append(_more(len(regressed), LIMITS["regressed"], "regressions"))
+        for kind in REGRESSION_KINDS:  # each kind of regression in its own section
+            regressed = report.diff.of_kind(kind)
+            if regressed:
+                lines.append(f"### Regressions: {kind}, {KINDS[kind]} ({len(regressed):,})")
+                lines.append("")
+                lines.append(_changes_table(regressed[: LIMITS["regressed"]], by_pair, folder))
+                lines.append(_more(len(regressed), LIMITS["regressed"], kind))
         improved = report.diff.of_kind("improved")
         if improved:
             lines.append(f"### Improvements ({len(improved):,})")

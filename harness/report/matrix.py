@@ -60,7 +60,7 @@ class RunRef:
 
 @dataclass(frozen=True)
 class JsonRef:
-    """Results read from a JSON file (``results.json`` of a report, or ``run-N.json``)."""
+    """Results read from a JSON file (``results.json`` of a report, or a run's ``<store>.run-N.json``)."""
 
     path: Path
 
@@ -534,39 +534,69 @@ class History:
 
 
 # -- diffs ------------------------------------------------------------------------------------------
-CHANGE_KINDS = ("regressed", "improved", "changed", "new", "removed")
+def outcome_class(outcome: str | None) -> str | None:
+    """The row and column of :data:`TRANSITIONS`: ``pass`` (pass, xpass), ``xfail``, ``skip``,
+    ``failure`` (any other outcome) or None (the case x backend is not in that run)."""
+    if outcome is None or outcome in ("xfail", "skip"):
+        return outcome
+    return "pass" if outcome in PASSING else "failure"
 
 
-def _level(outcome: str) -> int | None:
-    if outcome in PASSING:
-        return 0
-    if outcome == "xfail":
-        return 1
-    if outcome == "skip":
-        return None
-    return 2
+#: What a change of outcome of one case x backend is, for every pair of outcome classes (before,
+#: after); a change is in its kind's section. ``failure -> failure`` is one failure outcome for
+#: another (mismatch -> crash); an outcome that stayed the same is no change. The regressions
+#: (what ``diff`` fails on) are every loss of evidence that a case passes or that a failure is
+#: known: a pass or known failure that now fails, is skipped or is gone; a failure that now
+#: fails differently (the bug moved, its expectation and bundle no longer describe it); a case
+#: that runs for the first time (new, or before skipped) without passing.
+TRANSITIONS: dict[tuple[str | None, str | None], str] = {
+    ("pass", "failure"): "regressed",
+    ("pass", "xfail"): "pass-to-xfail",
+    ("xfail", "failure"): "xfail-to-failure",
+    ("failure", "failure"): "failure-changed",
+    ("pass", "skip"): "skipped",
+    ("xfail", "skip"): "skipped",
+    ("failure", "skip"): "skipped",
+    ("skip", "failure"): "skip-to-failure",
+    ("skip", "xfail"): "skip-to-failure",
+    (None, "failure"): "new-failing",
+    (None, "xfail"): "new-failing",
+    (None, "skip"): "new-failing",
+    ("pass", None): "removed",
+    ("xfail", None): "removed",
+    ("failure", None): "removed",
+    ("skip", None): "removed",
+    ("xfail", "pass"): "improved",
+    ("failure", "pass"): "improved",
+    ("skip", "pass"): "improved",
+    ("pass", "pass"): "changed",       # pass <-> xpass: an expectation was added or removed
+    ("failure", "xfail"): "changed",   # a failure now expected
+    (None, "pass"): "new",
+}
+#: every kind in the order ``diff`` and the reports list them, with what it means; the first
+#: ones are the regressions
+KINDS: dict[str, str] = {
+    "regressed": "pass -> failure",
+    "pass-to-xfail": "pass -> expected failure",
+    "xfail-to-failure": "expected failure -> a failure no expectation covers",
+    "failure-changed": "one failure -> another",
+    "skipped": "ran -> skip",
+    "skip-to-failure": "skip -> failure or expected failure",
+    "new-failing": "new case x backend that does not pass",
+    "removed": "case x backend no longer in the run",
+    "improved": "failure, expected failure or skip -> pass",
+    "changed": "pass <-> xpass, failure -> expected failure",
+    "new": "new case x backend that passes",
+}
+REGRESSION_KINDS = tuple(KINDS)[:8]
+CHANGE_KINDS = tuple(KINDS)
 
 
 def classify_change(before: str | None, after: str | None) -> str | None:
-    """What a change of outcome means for a case x backend; None when nothing changed.
-
-    regressed: now a failure, before a pass or an expected failure; improved: now a pass,
-    before a failure or expected failure; changed: any other change (one failure for another,
-    to or from skip, a failure newly expected)."""
+    """The kind of a change of outcome (see :data:`TRANSITIONS`); None when nothing changed."""
     if before == after:
         return None
-    if before is None:
-        return "new"
-    if after is None:
-        return "removed"
-    lb, la = _level(before), _level(after)
-    if lb is None or la is None:
-        return "changed"
-    if la == 2 and lb < 2:
-        return "regressed"
-    if la == 0 and lb > 0:
-        return "improved"
-    return "changed"
+    return TRANSITIONS[outcome_class(before), outcome_class(after)]
 
 
 @dataclass
@@ -580,8 +610,12 @@ class Change:
     bundle: str = ""
     allowed: bool = False
 
+    @property
+    def regression(self) -> bool:
+        return self.kind in REGRESSION_KINDS
+
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "regression": self.regression}
 
 
 def _allow_matches(pattern: str, change: Change) -> bool:
@@ -603,7 +637,7 @@ class RunDiff:
     @property
     def regressions(self) -> list[Change]:
         """Regressions not accepted by an ``--allow`` pattern: what fails a CI gate."""
-        return [c for c in self.changes if c.kind == "regressed" and not c.allowed]
+        return [c for c in self.changes if c.regression and not c.allowed]
 
     def counts(self) -> Counter:
         return Counter(c.kind for c in self.changes)

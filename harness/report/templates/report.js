@@ -59,7 +59,7 @@
     terms: [], outcomes: new Set(OUT.map((_, i) => i)), backends: new Set(B.map((_, i) => i)),
     suite: -1, domain: -1, only: false, fail: false, view: D.views[0], row: null,
     page: { matrix: 0, cases: 0, perf: 0, diff: 0 }, perfSort: "case",
-    kinds: new Set([0, 1, 2, 3, 4]),
+    kinds: new Set(D.kinds.map((_, i) => i)),
   };
   let caseMask = new Uint8Array(NC), resMask = new Uint8Array(NR), listMask = new Uint8Array(NR);
 
