@@ -198,11 +198,19 @@ class Comparator:
             return self._finish(bad, stats, "strings differ", e, a)
         if not _is_float(e.dtype):
             bad = e != a
+            exact = None
             if bad.any():
                 diff = _int_diff(e[bad], a[bad])
-                stats.max_abs = max(diff)
-                stats.max_rel = max(d / abs(int(x)) if int(x) else (math.inf if d else 0.0) for d, x in zip(diff, e[bad].tolist()))
-            return self._finish(bad, stats, "values differ", e, a)
+                exact = int(diff.max())
+                stats.max_abs = float(exact)  # a float like every statistic; the message shows it exactly
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    mag = np.abs(e[bad].astype(np.float64))
+                    rel = np.where(mag > 0, diff.astype(np.float64) / mag, np.inf)
+                stats.max_rel = float(rel.max())
+            res = self._finish(bad, stats, "values differ", e, a)
+            if exact is not None:
+                res.message += f"; max abs difference {exact}, max rel {stats.max_rel:.3g}"
+            return res
         return self._float(e, a, tol, stats)
 
     @np.errstate(invalid="ignore", over="ignore")
@@ -249,8 +257,6 @@ class Comparator:
         msg = f"{what}: {stats.bad_count}/{stats.total} bad, first at {first}: got {_fmt(a[idx])}, expected {_fmt(e[idx])}"
         if stats.max_abs is not None and tol is not None:
             msg += f"; max abs {stats.max_abs:.3g}, max rel {stats.max_rel:.3g}, max ulp {stats.max_ulp:.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})"
-        elif stats.max_abs is not None:
-            msg += f"; max abs difference {stats.max_abs}, max rel {stats.max_rel:.3g}"
         return _Result(MISMATCH, msg, first, stats)
 
     # -- random outputs -------------------------------------------------------------------
@@ -329,7 +335,7 @@ class Comparator:
         scaled = np.asarray(x).astype(np.float64) / (1.0 - r)
         y = a.astype(np.float64)
         with np.errstate(invalid="ignore", over="ignore"):
-            as_kept = np.abs(y - scaled) <= tol.atol + tol.rtol * np.abs(scaled)
+            as_kept = (np.abs(y - scaled) <= tol.atol + tol.rtol * np.abs(scaled)) | (y == scaled) | (np.isnan(y) & np.isnan(scaled))
         as_dropped = y == 0
         if mask is not None and np.shape(mask) == a.shape:
             m = np.asarray(mask).astype(bool)
@@ -339,19 +345,23 @@ class Comparator:
         else:
             bad = ~(as_kept | as_dropped)
             what = "Dropout output is neither 0 nor x / (1 - ratio)"
-            informative = scaled != 0  # where x is 0 a kept and a dropped element look the same
-            kept, n = int((as_kept & ~as_dropped & informative).sum()), int(informative.sum())
+            # where x / (1 - r) is within tolerance of 0, a kept and a dropped element look the same
+            informative = np.abs(scaled) > tol.atol + tol.rtol * np.abs(scaled)
+            kept, n = int((as_kept & informative).sum()), int(informative.sum())
         res = self._finish(bad, stats, what, e, a)
         if res.outcome != PASS:
             return res
         return self._distribution(res, lambda: _binomial(kept, n, 1 - r), n, "Dropout", "")
 
 
-def _int_diff(e: np.ndarray, a: np.ndarray) -> list[int]:
-    """Exact absolute differences of integers (Python ints: no float rounding near int64 limits)."""
-    if e.dtype == np.bool_:
-        e, a = e.astype(np.int8), a.astype(np.int8)
-    return [abs(int(x) - int(y)) for x, y in zip(e.tolist(), a.tolist())]
+def _int_diff(e: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Exact absolute differences of integers or booleans, as uint64: the difference of two
+    64-bit integers always fits, and modular uint64 arithmetic computes it without the float64
+    rounding that makes neighbours near the int64 limits look equal."""
+    if e.dtype.kind not in "iu":  # bool, and ml_dtypes' int4/uint4/int2
+        e, a = e.astype(np.int64), a.astype(np.int64)
+    hi, lo = np.maximum(e, a), np.minimum(e, a)
+    return hi.astype(np.uint64) - lo.astype(np.uint64)
 
 
 def _ks(vals: np.ndarray, dist: str, args: tuple[float, float]) -> tuple[float, str]:

@@ -145,11 +145,11 @@ def test_random_uniform_distribution_test_has_its_stated_false_alarm_rate():
 def test_integer_mismatch_reports_the_exact_integer_difference():
     big = np.iinfo(np.int64)
     v = verdict(np.array([big.max, 0], np.int64), np.array([big.min, 0], np.int64))
-    assert v.outcome == "mismatch" and v.max_abs == 2**64 - 1 and str(2**64 - 1) in v.message
+    assert v.outcome == "mismatch" and v.max_abs == float(2**64 - 1) and f"max abs difference {2**64 - 1}" in v.message
     v = verdict(np.array([big.max], np.int64), np.array([big.max - 1], np.int64))  # float64 rounds both to 2**63
     assert v.max_abs == 1 and "max abs difference 1" in v.message
     u = np.iinfo(np.uint64).max
-    assert verdict(np.array([u], np.uint64), np.array([0], np.uint64)).max_abs == u
+    assert str(u) in verdict(np.array([u], np.uint64), np.array([0], np.uint64)).message
     v = verdict(np.array([3, 250], np.uint8), np.array([3, 5], np.uint8))
     assert v.max_abs == 245 and v.bad_count == 1 and v.max_rel == pytest.approx(245 / 250)
     v = verdict(np.array([True, False]), np.array([False, False]))
