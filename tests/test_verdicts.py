@@ -4,7 +4,8 @@ where the spec makes them deterministic, support and distribution where it does 
 from __future__ import annotations
 
 import warnings
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import onnx
