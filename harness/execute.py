@@ -1,8 +1,10 @@
 """Running one case on one backend, as a worker process does it.
 
 Load the case, re-stamp the model (opset negotiation), ``prepare``, ``run`` every data set, time
-it and hand the outputs to the comparator. Every exception becomes an outcome with its message;
-nothing here formats or stores.
+it and hand the outputs to the comparator, telling it which outputs are random by the spec
+(``random_outputs``). A case without an oracle (no data sets, no expected outputs, an oracle
+that failed) is an ``error`` before the backend runs, never a pass. Every exception becomes an
+outcome with its message; nothing here formats or stores.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -88,13 +90,13 @@ def random_outputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> list[Random
         if spec is not None:
             for k, out in enumerate(node.output[:2] if node.op_type == "Dropout" else node.output[:1]):
                 if out:
-                    direct[out] = RandomOutput(spec.op, spec.attrs, spec.inputs, k, None, "", spec.ratio)
+                    direct[out] = replace(spec, output=k)
                     tainted[out] = node.op_type
             continue
         used = list(node.input) + [i for g in _subgraphs(node) for n in iter_nodes(g) for i in n.input]
         source = next((tainted[i] for i in used if i in tainted), None)
         if source is None:
-            source = next((n.op_type for g in _subgraphs(node) for n in iter_nodes(g) if n.op_type in RANDOM_OPS or n.op_type == "Dropout"), None)
+            source = next((n.op_type for g in _subgraphs(node) for n in iter_nodes(g) if _random_node(n, known, opset)), None)
         if source is not None:
             for out in node.output:
                 tainted[out] = source

@@ -305,3 +305,17 @@ def test_random_outputs_in_a_sequence_are_checked_by_shape_and_dtype():
     assert execute_case(Returns(lambda m, f: [[vals, vals]]), case).outcome == "pass"
     assert execute_case(Returns(lambda m, f: [[vals]]), case).outcome == "wrong-shape"
     assert execute_case(Returns(lambda m, f: [[vals, vals.astype(np.float64)]]), case).outcome == "wrong-dtype"
+
+
+def test_random_ops_inside_a_subgraph_make_the_outputs_random_but_an_inference_dropout_does_not():
+    def if_model(inner: onnx.NodeProto) -> onnx.ModelProto:
+        out = helper.make_tensor_value_info("b", TensorProto.FLOAT, [3])
+        branch = helper.make_graph([inner], "branch", [], [out])
+        node = helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)
+        return _model([node], [helper.make_tensor_value_info("c", TensorProto.BOOL, []), helper.make_tensor_value_info("x", TensorProto.FLOAT, [3])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [3])])
+
+    feeds = {"c": np.array(True), "x": np.ones(3, np.float32)}
+    specs = random_outputs(if_model(helper.make_node("RandomNormal", [], ["b"], shape=[3])), feeds)
+    assert specs is not None and specs[0].op == "" and specs[0].via == "RandomNormal"
+    assert random_outputs(if_model(helper.make_node("Dropout", ["x"], ["b"])), feeds) is None
