@@ -3,13 +3,19 @@
 ``Comparator.compare(expected, actual, tolerance) -> Verdict``. Shapes and dtypes must match
 exactly; integers, booleans and strings must be equal; floats pass within rtol/atol or within a
 number of units in the last place, with NaN in the same places and infinities of the same sign.
-Sequences, maps and optionals are compared element by element. Outputs of ops that are random
-by definition are checked by shape, dtype and range, never by value.
+Sequences, maps and optionals are compared element by element. An output of a random op (one
+``RandomOutput`` per graph output, decided by ``harness.execute.random_outputs`` from the model and
+the data set) is checked on its own by shape, dtype, the support its spec gives and, with at
+least ``MIN_SAMPLES`` values, a test of its distribution at false-alarm rate ``ALPHA``; an output
+that depends on a random op only through other nodes is checked by shape and dtype, and a pass
+says so in its message.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,6 +26,30 @@ from .case import Tolerance
 from .values import dtype_name
 
 PASS, MISMATCH, WRONG_SHAPE, WRONG_DTYPE = "pass", "mismatch", "wrong-shape", "wrong-dtype"
+#: false-alarm rate of each distribution test of a random output (a correct backend fails one
+#: such test once in a million)
+ALPHA = 1e-6
+#: fewer values than this: support only, said in the verdict
+MIN_SAMPLES = 10
+
+
+@dataclass
+class RandomOutput:
+    """How one graph output of a random op is judged (never by value).
+
+    ``op`` is the random op that made it, or "" when it depends on ``via`` through other nodes
+    (shape and dtype only). ``inputs`` are the op's inputs whose values are known before the run
+    (graph inputs, initializers, constants), None where computed inside the graph. For Dropout,
+    ``output`` is 0 (data) or 1 (mask) and ``partner`` the graph output holding the mask."""
+
+    op: str
+    attrs: dict[str, Any] = field(default_factory=dict)
+    inputs: list[Any] = field(default_factory=list)
+    output: int = 0
+    partner: int | None = None
+    via: str = ""
+    #: Dropout: the drop ratio, None when it is computed inside the graph
+    ratio: float | None = None
 
 
 @dataclass
@@ -98,20 +128,30 @@ def ulp_distance(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
 
 
 class Comparator:
-    def compare(self, expected: list[Any], actual: list[Any], tolerance: Tolerance, random_op: str | None = None, attrs: dict | None = None) -> Verdict:
+    def compare(self, expected: list[Any], actual: list[Any], tolerance: Tolerance,
+                random: Sequence[RandomOutput | None] | None = None) -> Verdict:
+        """``random``: one entry per output, None for an output compared by value."""
         verdict = Verdict()
         if len(actual) != len(expected):
             return Verdict(MISMATCH, f"returned {len(actual)} outputs, expected {len(expected)}")
+        random = list(random or [])
+        notes = []
         for k, (e, a) in enumerate(zip(expected, actual)):
-            res = self._value(e, a, tolerance, random_op, attrs or {})
+            spec = random[k] if k < len(random) else None
+            mask = actual[spec.partner] if spec is not None and spec.partner is not None and spec.partner < len(actual) else None
+            res = self._value(e, a, tolerance, spec, mask)
             verdict._merge_stats(res.stats)
             if res.outcome != PASS and verdict.outcome == PASS:
                 verdict.outcome, verdict.output, verdict.first_bad = res.outcome, k, res.first_bad
                 verdict.message = f"output {k}: {res.message}"
+            elif res.outcome == PASS and res.message:
+                notes.append(f"output {k}: {res.message}")
+        if verdict.outcome == PASS and notes:  # what a pass of a random output did not check
+            verdict.message = "; ".join(notes)
         return verdict
 
     # -- values ---------------------------------------------------------------------------
-    def _value(self, e: Any, a: Any, tol: Tolerance, random_op: str | None, attrs: dict) -> _Result:
+    def _value(self, e: Any, a: Any, tol: Tolerance, spec: RandomOutput | None, mask: Any = None) -> _Result:
         if e is None or a is None:
             if e is None and a is None:
                 return _Result()
@@ -123,39 +163,54 @@ class Comparator:
                 return _Result(WRONG_SHAPE, f"sequence of {len(a)} elements, expected {len(e)}")
             out = _Result()
             for i, (ei, ai) in enumerate(zip(e, a)):
-                r = self._value(ei, ai, tol, random_op, attrs)
+                r = self._value(ei, ai, tol, spec)
                 out.stats._merge_stats(r.stats)
                 if r.outcome != PASS and out.outcome == PASS:
                     out.outcome, out.message, out.first_bad = r.outcome, f"element {i}: {r.message}", f"[{i}]{r.first_bad or ''}"
+                elif r.outcome == PASS and r.message and out.outcome == PASS:
+                    out.message = r.message
             return out
         if isinstance(e, dict):
             if not isinstance(a, dict):
                 return _Result(WRONG_DTYPE, f"expected a map, got {type(a).__name__}")
             if set(e) != set(a):
                 return _Result(WRONG_SHAPE, f"map keys differ: {sorted(set(e) ^ set(a))[:5]}")
-            return self._value([e[k] for k in sorted(e)], [a[k] for k in sorted(e)], tol, random_op, attrs)
-        return self._array(np.asarray(e), np.asarray(a), tol, random_op, attrs)
+            return self._value([e[k] for k in sorted(e)], [a[k] for k in sorted(e)], tol, spec)
+        return self._array(np.asarray(e), np.asarray(a), tol, spec, mask)
 
-    def _array(self, e: np.ndarray, a: np.ndarray, tol: Tolerance, random_op: str | None, attrs: dict) -> _Result:
+    def _array(self, e: np.ndarray, a: np.ndarray, tol: Tolerance, spec: RandomOutput | None, mask: Any = None) -> _Result:
         e_str, a_str = e.dtype.kind in "OUS", a.dtype.kind in "OUS"
         if e_str != a_str or (not e_str and e.dtype != a.dtype):
             return _Result(WRONG_DTYPE, f"dtype {dtype_name(a.dtype)}, expected {dtype_name(e.dtype)}")
         if e.shape != a.shape:
             return _Result(WRONG_SHAPE, f"shape {list(a.shape)}, expected {list(e.shape)}")
         stats = Verdict(total=int(e.size))
+        if spec is not None:
+            if not spec.op:
+                return _Result(message=f"depends on {spec.via} through other nodes: shape and dtype checked, not values", stats=stats)
+            if e.size == 0:
+                return _Result(stats=stats)
+            return self._random(e, a, spec, stats, tol, mask)
         if e.size == 0:
             return _Result(stats=stats)
-        if random_op:
-            return self._random(e, a, random_op, attrs, stats)
         if e_str:
             bad = _as_str(e) != _as_str(a)
             return self._finish(bad, stats, "strings differ", e, a)
         if not _is_float(e.dtype):
             bad = e != a
+            exact = None
             if bad.any():
-                diff = np.abs(e.astype(np.float64) - a.astype(np.float64))
-                stats.max_abs = float(diff.max())
-            return self._finish(bad, stats, "values differ", e, a)
+                diff = _int_diff(e[bad], a[bad])
+                exact = int(diff.max())
+                stats.max_abs = float(exact)  # a float like every statistic; the message shows it exactly
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    mag = np.abs(e[bad].astype(np.float64))
+                    rel = np.where(mag > 0, diff.astype(np.float64) / mag, np.inf)
+                stats.max_rel = float(rel.max())
+            res = self._finish(bad, stats, "values differ", e, a)
+            if exact is not None:
+                res.message += f"; max abs difference {exact}, max rel {stats.max_rel:.3g}"
+            return res
         return self._float(e, a, tol, stats)
 
     @np.errstate(invalid="ignore", over="ignore")
@@ -169,20 +224,22 @@ class Comparator:
         diff = np.where(finite, np.abs(a64 - e64), 0.0)
         allowed = tol.atol + tol.rtol * np.abs(np.where(finite, e64, 0.0))
         close = diff <= allowed
-        ulps = None
+        ulps = np.zeros(e.shape)
         if finite.any():
             ez, az = e.copy(), a.copy()
             ez[~finite] = 0
             az[~finite] = 0
             ulps = np.where(finite, ulp_distance(ez, az), 0.0)
-            stats.max_ulp = float(ulps.max())
             if tol.ulp is not None:
                 close |= ulps <= tol.ulp
-            stats.max_abs = float(diff.max())
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
-            stats.max_rel = float(rel.max())
-        bad = nan_bad | inf_bad | (finite & ~close)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
+        # a NaN or an infinity where the other side differs is an infinite error, counted and shown
+        special_bad = nan_bad | inf_bad
+        stats.max_abs = float(np.where(special_bad, np.inf, diff).max())
+        stats.max_rel = float(np.where(special_bad, np.inf, rel).max())
+        stats.max_ulp = float(np.where(special_bad, np.inf, ulps).max())
+        bad = special_bad | (finite & ~close)
         stats.nan_mismatch = int(nan_bad.sum())
         what = "values differ"
         if stats.nan_mismatch:
@@ -202,19 +259,141 @@ class Comparator:
             msg += f"; max abs {stats.max_abs:.3g}, max rel {stats.max_rel:.3g}, max ulp {stats.max_ulp:.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})"
         return _Result(MISMATCH, msg, first, stats)
 
-    def _random(self, e: np.ndarray, a: np.ndarray, op: str, attrs: dict, stats: Verdict) -> _Result:
-        """Random ops: same shape and dtype (checked above), finite, and inside the range the
-        spec gives the distribution (Bernoulli: {0, 1}; Uniform: [low, high]; Multinomial:
-        [0, classes))."""
-        vals = a.astype(np.float64)
-        bad = ~np.isfinite(vals) if _is_float(a.dtype) else np.zeros(a.shape, bool)
+    # -- random outputs -------------------------------------------------------------------
+    def _random(self, e: np.ndarray, a: np.ndarray, spec: RandomOutput, stats: Verdict, tol: Tolerance, mask: Any) -> _Result:
+        """One output of a random op, by its spec: the support of its values, then (with
+        ``MIN_SAMPLES`` or more) a test of their distribution at false-alarm rate ``ALPHA``."""
+        op, attrs, x = spec.op, spec.attrs, (spec.inputs[0] if spec.inputs else None)
+        with np.errstate(invalid="ignore", over="ignore"):
+            vals = a.astype(np.float64)
+        finite = np.isfinite(vals)
+        test: Callable[[], tuple[float, str]] | None = None
+        note = ""
         if op == "Bernoulli":
-            bad |= (vals != 0) & (vals != 1)
-        elif op.startswith("RandomUniform"):
-            bad |= (vals < attrs.get("low", 0.0)) | (vals > attrs.get("high", 1.0))
+            bad = (vals != 0) & (vals != 1)
+            what = "outside {0, 1}"
+            if x is not None and np.shape(x) == a.shape:
+                p = np.asarray(x, np.float64)
+                bad |= ((p == 0) & (vals != 0)) | ((p == 1) & (vals != 1))
+                what = "outside {0, 1}, or not the certain outcome where p is 0 or 1"
+                test = lambda: _hoeffding(vals.sum(), p.sum(), p.size, "number of ones")
+            else:
+                note = "probabilities computed in the graph: support checked, not the distribution"
+        elif op in ("RandomUniform", "RandomUniformLike"):
+            low, high = float(attrs.get("low", 0.0)), float(attrs.get("high", 1.0))
+            bad = ~finite | (vals < low) | (vals > high)
+            what = f"outside [{low:g}, {high:g}]"
+            if high > low:
+                test = lambda: _ks(vals, "uniform", (low, high - low))
+        elif op in ("RandomNormal", "RandomNormalLike"):
+            mean, scale = float(attrs.get("mean", 0.0)), float(attrs.get("scale", 1.0))
+            bad, what = ~finite, "not finite"
+            if scale > 0:
+                test = lambda: _ks(vals, "norm", (mean, scale))
         elif op == "Multinomial":
-            bad |= (vals < 0) | (vals != np.floor(vals))
-        return self._finish(bad, stats, f"outside the range of {op}", e, a)
+            bad = ~finite | (vals < 0) | (vals != np.floor(vals))
+            what = "not a class index"
+            if x is not None and np.ndim(x) == 2 and a.ndim == 2:
+                classes = np.shape(x)[1]
+                bad |= vals >= classes
+                what = f"not a class index in [0, {classes})"
+                test = lambda: _multinomial_test(np.asarray(x, np.float64), vals, classes)
+            else:
+                note = "class count unknown before the run: checked for non-negative integers only"
+        elif op == "Dropout":
+            return self._dropout(e, a, spec, stats, tol, mask)
+        else:
+            raise ValueError(f"no random check for {op}")  # a harness bug: random_outputs named an op we cannot judge
+        res = self._finish(bad, stats, f"{op} value {what}", e, a)
+        if res.outcome != PASS:
+            return res
+        return self._distribution(res, test, a.size, op, note)
+
+    def _distribution(self, res: _Result, test: Callable[[], tuple[float, str]] | None, n: int, op: str, note: str) -> _Result:
+        if test is None:
+            res.message = note or f"{op}: support checked; its distribution is degenerate or unknown"
+        elif n < MIN_SAMPLES:
+            res.message = f"{op}: {n} values, too few for a distribution test (< {MIN_SAMPLES}): support checked only"
+        else:
+            p, name = test()
+            if p < ALPHA:
+                res.outcome = MISMATCH
+                res.message = f"{op}: values do not follow its distribution: {name} p = {p:.3g} < alpha {ALPHA:g} ({n} values)"
+        return res
+
+    def _dropout(self, e: np.ndarray, a: np.ndarray, spec: RandomOutput, stats: Verdict, tol: Tolerance, mask: Any) -> _Result:
+        """Dropout in training mode with ratio r: each element is dropped (output 0, mask false)
+        or kept (output x / (1 - r), mask true), kept with probability 1 - r."""
+        r, x = spec.ratio, (spec.inputs[0] if spec.inputs else None)
+        if spec.output == 1:  # the mask
+            kept = a.astype(bool)
+            test = (lambda: _binomial(int(kept.sum()), kept.size, 1 - r)) if r is not None else None
+            return self._distribution(_Result(stats=stats), test, a.size, "Dropout mask",
+                                      "" if r is not None else "Dropout mask: ratio computed in the graph: dtype and shape checked only")
+        if x is None or r is None or np.shape(x) != a.shape or r >= 1:
+            return _Result(stats=stats, message="Dropout: input or ratio computed in the graph (or ratio >= 1): shape and dtype checked only")
+        scaled = np.asarray(x).astype(np.float64) / (1.0 - r)
+        y = a.astype(np.float64)
+        with np.errstate(invalid="ignore", over="ignore"):
+            as_kept = (np.abs(y - scaled) <= tol.atol + tol.rtol * np.abs(scaled)) | (y == scaled) | (np.isnan(y) & np.isnan(scaled))
+        as_dropped = y == 0
+        if mask is not None and np.shape(mask) == a.shape:
+            m = np.asarray(mask).astype(bool)
+            bad = np.where(m, ~as_kept, ~as_dropped)
+            what = "Dropout output is not x / (1 - ratio) where the mask is true and 0 where it is false"
+            kept, n = int(m.sum()), m.size
+        else:
+            bad = ~(as_kept | as_dropped)
+            what = "Dropout output is neither 0 nor x / (1 - ratio)"
+            # where x / (1 - r) is within tolerance of 0, a kept and a dropped element look the same
+            informative = np.abs(scaled) > tol.atol + tol.rtol * np.abs(scaled)
+            kept, n = int((as_kept & informative).sum()), int(informative.sum())
+        res = self._finish(bad, stats, what, e, a)
+        if res.outcome != PASS:
+            return res
+        return self._distribution(res, lambda: _binomial(kept, n, 1 - r), n, "Dropout", "")
+
+
+def _int_diff(e: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """Exact absolute differences of integers or booleans, as uint64: the difference of two
+    64-bit integers always fits, and modular uint64 arithmetic computes it without the float64
+    rounding that makes neighbours near the int64 limits look equal."""
+    if e.dtype.kind not in "iu":  # bool, and ml_dtypes' int4/uint4/int2
+        e, a = e.astype(np.int64), a.astype(np.int64)
+    hi, lo = np.maximum(e, a), np.minimum(e, a)
+    return hi.astype(np.uint64) - lo.astype(np.uint64)
+
+
+def _ks(vals: np.ndarray, dist: str, args: tuple[float, float]) -> tuple[float, str]:
+    from scipy import stats
+
+    return float(stats.kstest(vals.ravel(), dist, args=args).pvalue), f"Kolmogorov-Smirnov test against {dist}{args}"
+
+
+def _binomial(k: int, n: int, p: float) -> tuple[float, str]:
+    from scipy import stats
+
+    return float(stats.binomtest(k, n, p).pvalue), f"exact binomial test of {k} kept of {n} at keep rate {p:g}"
+
+
+def _hoeffding(total: float, mean: float, n: int, what: str) -> tuple[float, str]:
+    """Hoeffding's bound on the sum of n independent values in [0, 1]: a valid (conservative)
+    p-value whatever the probabilities."""
+    return min(1.0, 2 * math.exp(-2 * (total - mean) ** 2 / n)), f"Hoeffding bound on the {what} ({total:g}, expected {mean:.4g})"
+
+
+def _multinomial_test(logits: np.ndarray, samples: np.ndarray, classes: int) -> tuple[float, str]:
+    """Per row, the count of each class is binomial(sample_size, softmax(row)[class]); exact
+    two-sided binomial tests, Bonferroni-corrected over rows and classes."""
+    from scipy import stats
+
+    z = logits - logits.max(axis=1, keepdims=True)
+    probs = np.exp(z) / np.exp(z).sum(axis=1, keepdims=True)
+    n = samples.shape[1]
+    counts = np.stack([(samples == c).sum(axis=1) for c in range(classes)], axis=1)
+    tails = np.minimum(stats.binom.cdf(counts, n, probs), stats.binom.sf(counts - 1, n, probs))
+    p = float(min(1.0, 2 * tails.min() * counts.size))
+    return p, f"exact binomial tests of the class counts (Bonferroni over {counts.size})"
 
 
 def _as_str(x: np.ndarray) -> np.ndarray:

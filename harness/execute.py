@@ -1,8 +1,10 @@
 """Running one case on one backend, as a worker process does it.
 
 Load the case, re-stamp the model (opset negotiation), ``prepare``, ``run`` every data set, time
-it and hand the outputs to the comparator. Every exception becomes an outcome with its message;
-nothing here formats or stores.
+it and hand the outputs to the comparator, telling it which outputs are random by the spec
+(``random_outputs``). A case without an oracle (no data sets, no expected outputs, an oracle
+that failed) is an ``error`` before the backend runs, never a pass. Every exception becomes an
+outcome with its message; nothing here formats or stores.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import statistics
 import time
 import traceback
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -18,9 +20,9 @@ import onnx
 
 from .backends.base import Backend
 from .case import Case, ModelIntakeError
-from .compare import PASS, Comparator
+from .compare import PASS, Comparator, RandomOutput
 from .intake import Limits, check_model
-from .schema import iter_nodes, negotiate, stamp_at
+from .schema import RANDOM_OPS, iter_nodes, negotiate, opset_of, stamp_at
 from .tolerances import effective_tolerance
 
 OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
@@ -67,11 +69,82 @@ def _one_line(exc: BaseException) -> str:
     return f"{name}: {text}"[:2000] if text else name
 
 
-def _random_attrs(model: onnx.ModelProto, op: str) -> dict[str, Any]:
-    for node in iter_nodes(model.graph):
-        if node.op_type == op:
-            return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-    return {}
+def random_outputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> list[RandomOutput | None] | None:
+    """How each graph output is judged: None by value; a ``RandomOutput`` for an output of a
+    random op (by that op's spec) or one that depends on a random op through other nodes. None
+    when every output is deterministic. Dropout is random only in training mode with a ratio
+    above 0 (``training_mode`` true from opset 12, ``is_test`` 0 before 7; from 7 to 11 it has
+    no training mode): otherwise it is the identity with an all-true mask, compared by value."""
+    graph = model.graph
+    known: dict[str, Any] = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
+    known.update(feeds)
+    opset = opset_of(model, "") or 1
+    direct: dict[str, RandomOutput] = {}
+    tainted: dict[str, str] = {}  # tensor -> the random op it comes from
+    for node in graph.node:
+        if node.op_type == "Constant" and node.domain in ("", "ai.onnx"):
+            for attr in node.attribute:
+                if attr.name == "value":
+                    known[node.output[0]] = onnx.numpy_helper.to_array(attr.t)
+        spec = _random_node(node, known, opset)
+        if spec is not None:
+            for k, out in enumerate(node.output[:2] if node.op_type == "Dropout" else node.output[:1]):
+                if out:
+                    direct[out] = replace(spec, output=k)
+                    tainted[out] = node.op_type
+            continue
+        used = list(node.input) + [i for g in _subgraphs(node) for n in iter_nodes(g) for i in n.input]
+        source = next((tainted[i] for i in used if i in tainted), None)
+        if source is None:
+            source = next((n.op_type for g in _subgraphs(node) for n in iter_nodes(g) if _random_node(n, known, opset)), None)
+        if source is not None:
+            for out in node.output:
+                tainted[out] = source
+    names = [o.name for o in graph.output]
+    specs: list[RandomOutput | None] = []
+    for name in names:
+        if name in direct:
+            specs.append(direct[name])
+        elif name in tainted:
+            specs.append(RandomOutput("", via=tainted[name]))
+        else:
+            specs.append(None)
+    for node in graph.node:  # a Dropout whose data and mask are both graph outputs: check them together
+        if node.op_type == "Dropout" and len(node.output) > 1 and node.output[0] in direct and node.output[1] in names:
+            for spec, name in zip(specs, names):
+                if name == node.output[0] and spec is not None:
+                    spec.partner = names.index(node.output[1])
+    return specs if any(s is not None for s in specs) else None
+
+
+def _subgraphs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
+    return [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH] + \
+        [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS for g in a.graphs]
+
+
+def _random_node(node: onnx.NodeProto, known: dict[str, Any], opset: int) -> RandomOutput | None:
+    """The spec of a random node, or None when this node is deterministic."""
+    if node.domain not in ("", "ai.onnx"):
+        return None
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    inputs = [known.get(i) if i else None for i in node.input]
+    if node.op_type in RANDOM_OPS:
+        return RandomOutput(node.op_type, attrs, inputs)
+    if node.op_type != "Dropout":
+        return None
+    since = onnx.defs.get_schema("Dropout", opset).since_version
+    if since < 7:
+        training, ratio = attrs.get("is_test", 0) == 0, float(attrs.get("ratio", 0.5))
+    elif since < 12:
+        return None
+    else:
+        mode = node.input[2] if len(node.input) > 2 else ""
+        training = bool(np.asarray(known[mode]).item()) if mode in known else bool(mode)  # computed in the graph: random
+        ratio_name = node.input[1] if len(node.input) > 1 else ""
+        ratio = 0.5 if not ratio_name else (float(np.asarray(known[ratio_name]).item()) if ratio_name in known else None)
+    if not training or ratio == 0:
+        return None  # the identity, and an all-true mask
+    return RandomOutput("Dropout", attrs, inputs[:1], ratio=ratio)
 
 
 def execute_case(backend: Backend, case: Case, options: ExecOptions | None = None) -> Result:
@@ -87,6 +160,9 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         return _fail(result, "rejected", f"intake: {exc}")
     except Exception as exc:  # a case that cannot be read is the case's fault, said plainly
         return _fail(result, "error", f"cannot load case: {_one_line(exc)}")
+    missing = _no_oracle(case, data, model)
+    if missing:
+        return _fail(result, "error", missing)
     if options.opset is not None:
         original = model.ir_version, [(i.domain, i.version) for i in model.opset_import]
         stamped, why = stamp_at(model, options.opset)
@@ -109,8 +185,6 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
 
     comparator = Comparator()
     tolerance = effective_tolerance(case)
-    random_op = case.tags.get("random") if case.check == "random" else None
-    attrs = _random_attrs(model, random_op) if random_op else None
     times = []
     for n, ds in enumerate(data):
         t0 = time.perf_counter()
@@ -120,11 +194,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             result.run_s = sum(times) or None
             return _fail(result, backend.classify_error(exc, "run"), f"data set {n}: {_one_line(exc)}", exc)
         times.append(time.perf_counter() - t0)
-        if ds.expected is None:
-            if case.tags.get("oracle_error"):  # a case with no oracle can never pass
-                return _fail(result, "error", f"no oracle: {case.tags['oracle_error']}")
-            continue
-        verdict = comparator.compare(ds.expected, list(outputs), tolerance, random_op, attrs)
+        verdict = comparator.compare(ds.expected, list(outputs), tolerance, random_outputs(model, ds.inputs))
         if verdict.outcome != PASS:
             result.outcome = verdict.outcome
             result.message = f"data set {n}: {verdict.message}" if len(data) > 1 else verdict.message
@@ -132,10 +202,25 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             break
         if result.verdict is None:
             result.verdict = verdict.to_dict()
+        if verdict.message and not result.message:  # what a pass did not check (random outputs)
+            result.message = verdict.message
     result.run_s = sum(times) if times else None
     if options.repeat and data and result.outcome == PASS:
         _time_repeats(session, data[0].inputs, options, result)
     return result
+
+
+def _no_oracle(case: Case, data: list, model: onnx.ModelProto) -> str:
+    """Why this case has nothing to compare with ("" when every data set has expected outputs):
+    such a case is an error, never a pass, and an oracle failure is named as the oracle's."""
+    if case.tags.get("oracle_error"):
+        return f"oracle error: {case.tags['oracle_error']}"
+    if not data:
+        return "no oracle: the case has no data sets, nothing to compare"
+    for n, ds in enumerate(data):
+        if ds.expected is None or (not ds.expected and len(model.graph.output)):
+            return f"no oracle: data set {n} has no expected outputs"
+    return ""
 
 
 def _time_repeats(session: Any, feeds: dict[str, Any], options: ExecOptions, result: Result) -> None:

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from harness.case import Tolerance
-from harness.compare import Comparator, ulp_distance
+from harness.compare import ALPHA, Comparator, RandomOutput, ulp_distance
 
 C = Comparator()
 TOL = Tolerance(rtol=1e-3, atol=1e-7)
@@ -121,10 +121,59 @@ def test_output_count_must_match():
     assert C.compare([x], [x, x], TOL).outcome == "mismatch"
 
 
-def test_random_ops_are_checked_by_range_not_value():
+def test_random_ops_are_checked_by_support_not_value():
     e = np.array([0.0, 1.0, 1.0], np.float32)
-    assert verdict(e, np.array([1.0, 0.0, 0.0], np.float32), random_op="Bernoulli")
-    assert verdict(e, np.array([0.5, 0.0, 0.0], np.float32), random_op="Bernoulli").outcome == "mismatch"
+    bern = [RandomOutput("Bernoulli")]
+    assert verdict(e, np.array([1.0, 0.0, 0.0], np.float32), random=bern)
+    assert verdict(e, np.array([0.5, 0.0, 0.0], np.float32), random=bern).outcome == "mismatch"
     u = np.array([0.2, 0.4], np.float32)
-    assert verdict(u, np.array([0.9, 0.1], np.float32), random_op="RandomUniform", attrs={"low": 0.0, "high": 1.0})
-    assert not verdict(u, np.array([1.5, 0.1], np.float32), random_op="RandomUniform", attrs={"low": 0.0, "high": 1.0})
+    unif = [RandomOutput("RandomUniform", {"low": 0.0, "high": 1.0})]
+    assert verdict(u, np.array([0.9, 0.1], np.float32), random=unif)
+    assert not verdict(u, np.array([1.5, 0.1], np.float32), random=unif)
+
+
+def test_random_uniform_distribution_test_has_its_stated_false_alarm_rate():
+    # 200 correct samples never trip a test at alpha 1e-6 (seeded); a shifted range does
+    unif = [RandomOutput("RandomUniform", {"low": 0.0, "high": 1.0})]
+    e = np.zeros(200, np.float32)
+    for seed in range(20):
+        assert verdict(e, np.random.default_rng(seed).random(200).astype(np.float32), random=unif)
+    v = verdict(e, (np.random.default_rng(0).random(200) * 0.5).astype(np.float32), random=unif)
+    assert v.outcome == "mismatch" and "p = " in v.message and ALPHA == 1e-6
+
+
+def test_integer_mismatch_reports_the_exact_integer_difference():
+    big = np.iinfo(np.int64)
+    v = verdict(np.array([big.max, 0], np.int64), np.array([big.min, 0], np.int64))
+    assert v.outcome == "mismatch" and v.max_abs == float(2**64 - 1) and f"max abs difference {2**64 - 1}" in v.message
+    v = verdict(np.array([big.max], np.int64), np.array([big.max - 1], np.int64))  # float64 rounds both to 2**63
+    assert v.max_abs == 1 and "max abs difference 1" in v.message
+    u = np.iinfo(np.uint64).max
+    assert str(u) in verdict(np.array([u], np.uint64), np.array([0], np.uint64)).message
+    v = verdict(np.array([3, 250], np.uint8), np.array([3, 5], np.uint8))
+    assert v.max_abs == 245 and v.bad_count == 1 and v.max_rel == pytest.approx(245 / 250)
+    v = verdict(np.array([True, False]), np.array([False, False]))
+    assert v.outcome == "mismatch" and v.max_abs == 1 and v.bad_count == 1
+
+
+def test_a_mismatch_at_an_inf_or_nan_position_is_counted_and_shown():
+    e = np.array([1.0, np.inf, 2.0], np.float32)
+    v = verdict(e, np.array([1.0, 3.0e38, 2.0], np.float32))
+    assert v.outcome == "mismatch" and v.bad_count == 1 and v.max_abs == np.inf and "max abs inf" in v.message
+    v = verdict(np.array([np.nan, 1.0], np.float32), np.array([0.0, 1.0], np.float32))
+    assert v.bad_count == 1 and v.max_abs == np.inf and v.max_ulp == np.inf
+    v = verdict(np.array([np.inf], np.float32), np.array([-np.inf], np.float32))  # no finite value at all
+    assert v.outcome == "mismatch" and v.max_abs == np.inf and "max abs inf" in v.message
+
+
+def test_no_mismatch_reads_as_zero_error():
+    cases = [
+        (np.array([5], np.int32), np.array([6], np.int32)),
+        (np.array([np.nan], np.float64), np.array([1.0], np.float64)),
+        (np.array([1.0], np.float16), np.array([np.inf], np.float16)),
+        (np.array([True]), np.array([False])),
+    ]
+    for e, a in cases:
+        v = verdict(e, a)
+        assert v.outcome == "mismatch" and v.max_abs and v.max_abs > 0, (e, a, v)
+        assert "max abs 0 " not in v.message and "max abs difference 0" not in v.message
