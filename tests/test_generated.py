@@ -32,7 +32,7 @@ def _campaign(backend: str, graphs: int, seed: int = 1, budget: float = 120.0, *
 def test_every_drawn_graph_passes_the_checker():
     graphs = G.draw_graphs(40, seed=1, config=G.GenConfig(max_nodes=15), min_specs=15, max_specs=30, valid_only=False)
     assert len(graphs) == 40
-    assert sum(len(g.nodes) for g in graphs) > 300
+    assert sum(len(g.nodes) for g in graphs) > 300  # observed floor: 567 nodes at this seed (not one-node graphs)
     for g in graphs:
         model = g.model()
         onnx.checker.check_model(model, full_check=True)
@@ -152,6 +152,7 @@ KNOWN_REFERENCE_DEFECTS = {
 }
 
 
+@pytest.mark.slow  # measured 39 s (pytest -n 2 on a shared 2-core machine)
 def test_reference_backend_shows_only_its_known_defects():
     report = _campaign("reference", graphs=400, seed=2, max_nodes=10, dtypes=("float32",))
     assert report.stats.tested == 400
@@ -169,6 +170,7 @@ FAULT_RUNS = {
 }
 
 
+@pytest.mark.slow  # measured 18 s (fused-add-relu), 14 s, 11 s, 1 s (pytest -n 2 on a shared 2-core machine)
 @pytest.mark.parametrize("fault", sorted(FAULTS))
 def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
     backend, ops, nodes = FAULTS[fault]
@@ -202,7 +204,8 @@ def test_known_findings_are_not_reported_twice():
                           budget_s=60, seed=4, max_graphs=300, isolate=False, shrink_s=30)
     report = F.Campaign(config).run()
     assert len(report.findings) == 1
-    assert report.stats.duplicates > 10 and report.findings[0].count > 10
+    # observed floor: 145 duplicates (the finding counted 146 times) in these 300 graphs
+    assert report.stats.duplicates > 100 and report.findings[0].count == report.stats.duplicates + 1
 
 
 def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():
