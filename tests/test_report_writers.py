@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from harness.report import write_all, writers
-from harness.report.html import fmt_pct, page_data, render
+from harness.report.html import page_data, render
 from harness.report.markdown import MAX_CHARS
 from harness.report.matrix import RunRef, build_report
 from harness.store import Store
@@ -122,8 +122,8 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     write_all(report, out, only=["markdown"])
     md = (out / "summary.md").read_text()
     assert md.startswith("## ONNX conformance: run 2 (against run 1)")
-    ref = report.backend("reference")
-    assert "| reference 1.23.2" in md and f"{fmt_pct(ref.pass_rate)} of {ref.loadable}" in md
+    # run 2, reference: 5 pass of 7 loadable (a crash and an xfail besides)
+    assert re.search(r"^\| reference 1\.23\.2 +\| 71\.4 ?% of 7 ", md, re.M), md
     assert "vendor** unavailable: vendor-sdk is not installed" in md
     assert md.index("### Regressions (1)") < md.index("### Improvements (1)") < md.index("### Failures by op-version")
     regression = md[md.index("### Regressions"):md.index("### Improvements")]
