@@ -23,8 +23,10 @@ def test_ctrl_c_keeps_finished_results_and_resume_completes(tmp_path):
     # the Hang backend stalls on cases whose graph name holds FAULT; none do, so slow it down instead
     cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "onnx-simple", "--backend", "tests.fault_backends:Slow",
            "-j", "1", "--corpus", str(corpus), "--store", str(store_path)]
+    # a pytest-xdist worker ignores SIGINT, and an ignored SIGINT is inherited: give the run the
+    # default disposition a terminal would, or Python installs no KeyboardInterrupt handler
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # poll with a plain read-only connection: opening a Store writes its schema and can wait on
     # the run's own writes until the run is over
     deadline, finished = time.time() + 60, 0

@@ -206,7 +206,6 @@ def test_junit_counts_failures_errors_and_skips_per_backend(report, tmp_path):
     assert root.get("tests") == "14"
 
 
-@pytest.mark.slow  # measured 19 s (pytest -n 2 on a shared 2-core machine)
 def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
     path = make_large_store(tmp_path / "big.sqlite", 50_000)
     t0 = time.perf_counter()
