@@ -102,6 +102,18 @@ class Threads(_Faulty):
             threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
 
+class Pids(ReferenceBackend):
+    """Appends the worker's process id to ``<folder>/pids`` for every case it prepares, so a
+    test can see which process ran which case."""
+
+    name = "pids"
+
+    def prepare(self, model):
+        with open(os.path.join(self.options["folder"], "pids"), "a") as f:
+            f.write(f"{os.getpid()}\n")
+        return super().prepare(model)
+
+
 class NotInstalled(ReferenceBackend):
     name = "not-installed"
 

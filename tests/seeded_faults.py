@@ -21,6 +21,8 @@ count.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import onnx
 from onnx.reference.op_run import OpRun
@@ -182,6 +184,61 @@ class OurReferences(ReferenceBackend):
                         ys = ref(*[env[i] if i else None for i in ins], **attrs)
                         ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
                         env.update({name: np.asarray(y) for name, y in zip(outs, ys)})
+                return [env[o] for o in outputs]
+
+        return Session()
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+#: the ops ``PlainNumpy`` computes, each written here from its ONNX definition in plain numpy,
+#: in the inputs' dtype (a float16 graph rounds every intermediate to float16)
+NUMPY_OPS = {
+    "Abs": np.abs,
+    "Add": np.add,
+    "Concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
+    "Exp": np.exp,
+    "Identity": lambda x: x,
+    "LeakyRelu": lambda x, alpha=0.01: np.where(x < 0, x * alpha, x),
+    "MatMul": np.matmul,
+    "Max": lambda *xs: functools.reduce(np.maximum, xs),
+    "Min": lambda *xs: functools.reduce(np.minimum, xs),
+    "Mul": np.multiply,
+    "Neg": np.negative,
+    "Relu": lambda x: np.where(x < 0, np.zeros_like(x), x),
+    "Sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "Softmax": _softmax,
+    "Sub": np.subtract,
+    "Sum": lambda *xs: functools.reduce(np.add, xs),
+    "Tanh": np.tanh,
+    "Transpose": lambda x, perm=None: np.transpose(x, perm),
+}
+
+
+class PlainNumpy(ReferenceBackend):
+    """No fault, and independent of the code under test: the ops of ``NUMPY_OPS`` computed by
+    plain numpy in the graph's dtype. The fuzzer's oracle (our references composed in float64)
+    must agree with it within the drawn tolerances on every graph of those ops."""
+
+    name = "plain-numpy"
+
+    def prepare(self, model: onnx.ModelProto):
+        steps = []
+        for node in model.graph.node:
+            attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+            steps.append((NUMPY_OPS[node.op_type], list(node.input), list(node.output), attrs))
+        inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+        outputs = [o.name for o in model.graph.output]
+
+        class Session:
+            def run(self, feeds):
+                env = {**inits, **feeds}
+                with np.errstate(all="ignore"):
+                    for fn, ins, outs, attrs in steps:
+                        env[outs[0]] = np.asarray(fn(*[env[i] for i in ins], **attrs))
                 return [env[o] for o in outputs]
 
         return Session()

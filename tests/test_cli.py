@@ -29,7 +29,11 @@ def test_run_prints_a_table_and_writes_json(corpus, tmp_path, capsys):
     assert "reference" in out.out and "pass rate" in out.out
     doc = json.loads((tmp_path / "r.run-1.json").read_text())
     assert len(doc["results"]) == 23
-    assert doc["summary"]["reference"]["counts"]["pass"] >= 20
+    counts = {k: n for k, n in doc["summary"]["reference"]["counts"].items() if n}
+    # onnx.reference has no kernel for Gradient (ai.onnx.preview.training): its two cases are unsupported
+    assert counts == {"pass": 21, "unsupported": 2}, counts
+    assert sorted(r["case_id"] for r in doc["results"] if r["outcome"] == "unsupported") == [
+        "onnx-simple/test_gradient_of_add", "onnx-simple/test_gradient_of_add_and_mul"]
     assert doc["run"]["environment"]["onnx"] and doc["run"]["environment"]["corpus_sha256"]
 
 

@@ -17,7 +17,7 @@ from harness import fuzz as F
 from harness.case import Tolerance
 from harness.runner import BackendSpec
 from harness.suites import generated as G
-from tests.seeded_faults import FAULTS
+from tests.seeded_faults import FAULTS, NUMPY_OPS
 
 OPSETS = tuple(range(13, 27))
 
@@ -32,7 +32,7 @@ def _campaign(backend: str, graphs: int, seed: int = 1, budget: float = 120.0, *
 def test_every_drawn_graph_passes_the_checker():
     graphs = G.draw_graphs(40, seed=1, config=G.GenConfig(max_nodes=15), min_specs=15, max_specs=30, valid_only=False)
     assert len(graphs) == 40
-    assert sum(len(g.nodes) for g in graphs) > 300
+    assert sum(len(g.nodes) for g in graphs) > 300  # observed floor: 567 nodes at this seed (not one-node graphs)
     for g in graphs:
         model = g.model()
         onnx.checker.check_model(model, full_check=True)
@@ -115,10 +115,21 @@ def test_symptom_kinds():
 
 
 # -- the differential oracle -----------------------------------------------------------------
-def test_our_references_in_the_graph_dtype_find_nothing():
-    """Each node computed by our reference in float32/float16/float64, against the float64
-    composition: a correct implementation, so every difference is rounding the tolerances
-    must allow."""
+def test_an_independent_numpy_implementation_in_the_graph_dtype_finds_nothing():
+    """The oracle (our references composed in float64) against plain numpy written in the tests
+    (``PlainNumpy``), computing each node in the graph's float32/float16/float64: a correct
+    implementation independent of ours, so any finding is a wrong oracle or a tolerance too tight
+    for honest rounding."""
+    report = _campaign("tests.seeded_faults:PlainNumpy", graphs=300, seed=11, max_nodes=20, nan_rate=0.2, ops=tuple(sorted(NUMPY_OPS)))
+    assert report.stats.tested == 300
+    assert report.stats.valid_rate == 1.0
+    assert not report.findings, [f.summary() for f in report.findings]
+
+
+def test_rounding_each_op_in_the_graph_dtype_stays_within_the_tolerances():
+    """Tolerances only, not the oracle's correctness (the same references on both sides): every
+    op, computed by our reference with its inputs and outputs in float32/float16/float64, stays
+    within the tolerance drawn for it against the float64 composition."""
     report = _campaign("tests.seeded_faults:OurReferences", graphs=400, seed=11, max_nodes=20, nan_rate=0.2)
     assert report.stats.tested == 400
     assert report.stats.valid_rate == 1.0
@@ -141,6 +152,7 @@ KNOWN_REFERENCE_DEFECTS = {
 }
 
 
+@pytest.mark.slow  # measured 39 s and 18 s (pytest -n 2 on a shared 2-core machine)
 def test_reference_backend_shows_only_its_known_defects():
     report = _campaign("reference", graphs=400, seed=2, max_nodes=10, dtypes=("float32",))
     assert report.stats.tested == 400
@@ -191,7 +203,8 @@ def test_known_findings_are_not_reported_twice():
                           budget_s=60, seed=4, max_graphs=300, isolate=False, shrink_s=30)
     report = F.Campaign(config).run()
     assert len(report.findings) == 1
-    assert report.stats.duplicates > 10 and report.findings[0].count > 10
+    # observed floor: 145 duplicates (the finding counted 146 times) in these 300 graphs
+    assert report.stats.duplicates > 100 and report.findings[0].count == report.stats.duplicates + 1
 
 
 def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():
@@ -251,16 +264,16 @@ def test_case_tolerance_is_the_loosest_output_tolerance():
     assert isinstance(case.tolerance, Tolerance) and case.tags["spec"] == g.spec.to_json()
 
 
-def test_generated_suite_cases_pass_on_a_correct_implementation(tmp_path):
-    from harness.backends.base import Backend
+def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path):
+    """The suite's expected outputs against onnx.reference (a second opinion, not our code):
+    these eight graphs hold none of its KNOWN_REFERENCE_DEFECTS, so every case passes."""
+    from harness.backends.reference import ReferenceBackend
     from harness.execute import ExecOptions, execute_case
     from harness.suites import SuiteContext
-    from tests.seeded_faults import OurReferences
 
     cases = list(G.generated_cases(SuiteContext(corpus=tmp_path, examples=8, seed=5, opset=17)))
     assert len(cases) == 8 and len({c.id for c in cases}) == 8
-    backend = OurReferences()
-    assert isinstance(backend, Backend)
+    backend = ReferenceBackend()
     for case in cases:
         assert case.tags["opset"] == 17
         result = execute_case(backend, case, ExecOptions(restamp=False))
@@ -295,6 +308,9 @@ def test_run_command_takes_the_generated_suite(tmp_path):
     cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "generated", "--backend", "reference", "--examples", "5",
            "--seed", "2", "--opset", "17", "-j", "1", "--corpus", str(tmp_path / "corpus"), "--store", str(store)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    assert proc.returncode in (0, 1), proc.stderr
     rows = sqlite3.connect(store).execute("SELECT case_id, outcome FROM results").fetchall()
     assert len(rows) == 5 and all(cid.startswith("generated/") and "/opset17/" in cid for cid, _ in rows)
+    # onnx.reference agrees with the composed references on these five graphs (none holds an op
+    # of KNOWN_REFERENCE_DEFECTS): every case passes and the command says so
+    assert [outcome for _, outcome in rows] == ["pass"] * 5, rows
+    assert proc.returncode == 0, proc.stderr

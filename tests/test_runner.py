@@ -56,9 +56,23 @@ def test_probe_reports_an_unavailable_backend_with_its_reason():
     assert not infos["missing"].available and "no_such_module" in infos["missing"].reason
 
 
-def test_workers_are_recycled_after_n_cases():
+@pytest.mark.parametrize("recycle_after, processes", [(0, 1), (1, 4), (2, 2)])
+def test_workers_are_recycled_after_n_cases(tmp_path, recycle_after, processes):
+    cases = [relu_case(f"t/ok{k}") for k in range(4)]
+    runner = Runner([BackendSpec("tests.fault_backends:Pids", options={"folder": str(tmp_path)}, name="pids")], recycle_after=recycle_after)
+    results = []
+    runner.run([(c, "pids") for c in cases], results.append)
+    assert [r.outcome for r in results] == ["pass"] * 4
+    pids = (tmp_path / "pids").read_text().split()
+    assert len(pids) == 4 and str(os.getpid()) not in pids
+    # one worker, replaced after every ``recycle_after`` cases: a new process id each time
+    assert len(set(pids)) == processes, pids
+    assert pids == sorted(pids, key=pids.index)  # each process's cases are consecutive
+
+
+def test_a_worker_with_lingering_threads_is_recycled():
     results = _run("Threads", recycle_after=1)
-    assert all(r.outcome == "pass" for r in results.values())
+    assert [results[k].outcome for k in ("t/ok1", "t/bad", "t/ok2", "t/ok3")] == ["pass"] * 4
 
 
 # -- threads per worker from -j ------------------------------------------------------------

@@ -19,10 +19,13 @@ def test_negotiate_lowers_to_the_newest_op_version_in_use():
 
 
 def test_negotiate_keeps_the_ir_a_type_needs():
-    model = _model([helper.make_node("Identity", ["x"], ["y"])], opset=21, dtype=TensorProto.FLOAT8E4M3FN)
+    # Relu alone would go down to opset 14 and IR 7; the float8 input needs IR 9
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], opset=21)
+    model.graph.input.append(helper.make_tensor_value_info("scale", TensorProto.FLOAT8E4M3FN, [2]))
     new, changes = schema.negotiate(model)
-    assert schema.opset_of(new) == 21  # Identity-21 is the first to allow float8... types
-    assert new.ir_version >= 9
+    assert changes == {"opset": [21, 14], "ir_version": [10, 9]}
+    assert schema.opset_of(new) == 14 and new.ir_version == 9
+    onnx.checker.check_model(new, full_check=True)
 
 
 def test_negotiate_leaves_alone_what_cannot_be_lowered():

@@ -91,13 +91,31 @@ def test_an_operator_onnx_tf_never_had_is_unsupported(backend):
     assert "no handler for Gelu" in result.message
 
 
-def test_an_op_onnx_tf_gets_wrong_is_an_error(backend):
-    # MatMul of two vectors is valid ONNX (numpy semantics); onnx-tf hands it to tf.matmul, which wants rank 2
-    model = _model([helper.make_node("MatMul", ["a", "b"], ["y"])], [_info("a", TP.FLOAT, [3]), _info("b", TP.FLOAT, [3])],
-                   [_info("y", TP.FLOAT, [])])
-    a, b = np.array([1, 2, 3], np.float32), np.array([4, 5, 6], np.float32)
-    result = execute_case(backend, _case(model, {"a": a, "b": b}, [np.array(32.0, np.float32)]))
+def test_an_exception_tensorflow_raises_while_running_is_an_error(backend, monkeypatch):
+    """A seeded fault, not a real onnx-tf defect (a test must not lock one in as right): the
+    session runs, then raises the error TensorFlow itself raises for a matmul of vectors."""
+    import tensorflow as tf
+
+    with pytest.raises(tf.errors.InvalidArgumentError) as raised:
+        tf.linalg.matmul(tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]))
+    prepare = backend.prepare
+
+    def faulty_prepare(model):
+        session = prepare(model)
+
+        class Faulty:
+            def run(self, feeds):
+                session.run(feeds)
+                raise raised.value
+
+        return Faulty()
+
+    monkeypatch.setattr(backend, "prepare", faulty_prepare)
+    model = _model([helper.make_node("Relu", ["x"], ["y"])], [_info("x", TP.FLOAT, [3])], [_info("y", TP.FLOAT, [3])])
+    x = np.array([-1.0, 0.5, 2.0], np.float32)
+    result = execute_case(backend, _case(model, {"x": x}, [np.maximum(x, 0)]))
     assert result.outcome == "error", result.message
+    assert result.message.startswith("data set 0: InvalidArgumentError")
 
 
 def test_environment_records_the_stack(backend):

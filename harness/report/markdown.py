@@ -24,10 +24,16 @@ LIMITS = {"regressed": 30, "improved": 15, "groups": 25}
 
 
 def _cell(text: Any, width: int = 110) -> str:
+    """Text for one table cell (or list line): on one line, cut to ``width``, pipes escaped so
+    they cannot split the row (GitHub honours the escape inside code spans too)."""
     text = " ".join(str(text or "").split())
     if len(text) > width:
         text = text[: width - 1] + "…"
     return text.replace("|", "\\|")
+
+
+def _code(text: Any) -> str:
+    return f"`{_cell(text, 300)}`"
 
 
 def _link(bundle: str, folder: Path) -> str:
@@ -37,7 +43,7 @@ def _link(bundle: str, folder: Path) -> str:
         rel = os.path.relpath(bundle, folder)
     except ValueError:
         rel = bundle
-    return f"[bundle]({Path(rel).as_posix()})"
+    return f"[bundle]({Path(rel).as_posix()})".replace("|", "\\|")  # a cell's pipes are escaped, even in a link
 
 
 def _more(n: int, shown: int, what: str) -> str:
@@ -55,16 +61,16 @@ def render(report: Report, folder: Path) -> str:
     rows = []
     for b in report.backends:
         if not b.available:
-            rows.append([b.label, "unavailable (below)"] + [""] * (len(present) + 1))
+            rows.append([_cell(b.label), "unavailable (below)"] + [""] * (len(present) + 1))
             continue
         rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "-"
-        rows.append([f"{b.label} {b.version}".strip() if b.label == b.name else b.label, rate]
+        rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label), rate]
                     + [f"{b.counts[o]:,}" if b.counts[o] else "" for o in present] + [f"{b.not_loadable:,}"])
     lines.append(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "could not load"], tablefmt="github"))
     lines.append("")
     for b in report.backends:
         if not b.available:
-            lines.append(f"- **{b.label}** unavailable: {_cell(b.reason, 300)}")
+            lines.append(f"- **{_cell(b.label)}** unavailable: {_cell(b.reason, 300)}")
     if any(not b.available for b in report.backends):
         lines.append("")
 
@@ -93,8 +99,8 @@ def render(report: Report, folder: Path) -> str:
         n_only = sum(g["only"] for g in groups)
         lines.append(f"### Failures by op-version ({n_fail:,} failures; {n_only:,} fail only on one backend and pass on every other)")
         lines.append("")
-        rows = [[g["backend"], g["row"], ", ".join(f"{n:,} {o}" for o, n in g["outcomes"].most_common()), f"{g['only']:,}" if g["only"] else "",
-                 f"`{g['example']['case_id']}` {_link(g['example'].get('bundle_path', ''), folder)}".rstrip()]
+        rows = [[_cell(g["backend"]), _cell(g["row"]), ", ".join(f"{n:,} {o}" for o, n in g["outcomes"].most_common()), f"{g['only']:,}" if g["only"] else "",
+                 f"{_code(g['example']['case_id'])} {_link(g['example'].get('bundle_path', ''), folder)}".rstrip()]
                 for g in groups[: LIMITS["groups"]]]
         lines.append(tabulate(rows, headers=["backend", "op-version", "failures", "only here", "example"], tablefmt="github"))
         lines.append(_more(len(groups), LIMITS["groups"], "op-versions with failures"))
@@ -103,7 +109,7 @@ def render(report: Report, folder: Path) -> str:
     if report.perf.onnxruntime and any(s["cases"] for s in timed.values()):
         lines.append("### Speed")
         lines.append("")
-        lines.append(tabulate([[b, f"{s['cases']:,}", fmt_ratio(s["geomean_vs_fastest"]), fmt_ratio(s["geomean_vs_onnxruntime"])]
+        lines.append(tabulate([[_cell(b), f"{s['cases']:,}", fmt_ratio(s["geomean_vs_fastest"]), fmt_ratio(s["geomean_vs_onnxruntime"])]
                                for b, s in timed.items() if s["cases"]],
                               headers=["backend", "timed cases", "geomean × fastest", f"geomean × {report.perf.onnxruntime}"], tablefmt="github"))
         lines.append("")
@@ -136,7 +142,7 @@ def failure_groups(report: Report) -> list[dict[str, Any]]:
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:
     rows = []
     for c in changes:
-        row = [f"`{c.case_id}`", c.backend, f"{c.before} → {c.after}"]
+        row = [_code(c.case_id), _cell(c.backend), f"{c.before} → {c.after}"]
         if messages:
             r = by_pair.get((c.case_id, c.backend)) or {}
             row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder)]

@@ -40,8 +40,9 @@ to 0). An output passes when ``|a - e| <= atol + rtol * |e|`` with
 
 Nodes whose error estimate exceeds ``sqrt(u) * max(|y|, 1)`` are skipped, so no tolerance is
 loose enough to hide a wrong value of the size real bugs produce. Checked end to end: every op
-computed by our references in the graph's own dtype (a correct float32/float16/float64
-implementation, ``tests/seeded_faults.py:OurReferences``) passes every graph.
+computed by our references in the graph's own dtype (``tests/seeded_faults.py:OurReferences``,
+for the tolerances) and plain numpy written in the tests (``PlainNumpy``, independent of the
+references) pass every graph.
 """
 
 from __future__ import annotations
