@@ -123,19 +123,33 @@ class Operator:
 
 
 _LOADED = False
+#: operator module -> "ExceptionName: message" for a module that failed to import
+BROKEN: dict[str, str] = {}
 
 
 def load_all() -> dict[tuple[str, str, int], OpVersion]:
-    """Import every module of ``operator_cases`` so that they register themselves."""
+    """Import every module of ``operator_cases`` so that they register themselves. A module
+    that fails to import is recorded in :func:`broken_modules` (the operators suite shows it
+    as an oracle error) and the others still load."""
     global _LOADED
     if not _LOADED:
         import operator_cases
 
         for info in pkgutil.iter_modules(operator_cases.__path__):
             if not info.name.startswith("_"):
-                importlib.import_module(f"operator_cases.{info.name}")
+                name = f"operator_cases.{info.name}"
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:  # recorded and shown as a result, see broken_modules()
+                    BROKEN[name] = f"{type(exc).__name__}: {exc}"
         _LOADED = True
     return REGISTRY
+
+
+def broken_modules() -> dict[str, str]:
+    """Operator modules that failed to import, with their exception."""
+    load_all()
+    return dict(BROKEN)
 
 
 def covered_ops() -> set[tuple[str, str]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -219,9 +220,10 @@ def verify_corpus(root: Path) -> dict[str, list[str]]:
     return report
 
 
-def iter_corpus_cases(root: Path, suites: list[str]) -> Iterator[Case]:
-    """The frozen cases of ``suites``; refuses a corpus with fewer cases than it records, and
-    a case whose content is not the one the manifest records (tampered, half-written, added)."""
+def iter_corpus_cases(root: Path, suites: list[str], pattern: re.Pattern[str] | None = None) -> Iterator[Case]:
+    """The frozen cases of ``suites`` (those whose id ``pattern`` matches, if given); refuses a
+    corpus with fewer cases than it records, and a case whose content is not the one the
+    manifest records (tampered, half-written, added): each case read is hashed once."""
     root = Path(root)
     manifest = read_manifest(root)
     recorded = manifest["cases"]
@@ -235,6 +237,8 @@ def iter_corpus_cases(root: Path, suites: list[str]) -> Iterator[Case]:
             )
         for folder in folders:
             case_id = f"{suite}/{folder.name}"
+            if pattern is not None and not pattern.search(case_id):
+                continue
             if _hash_folder(folder) != recorded.get(case_id):
                 why = "is not in" if case_id not in recorded else "does not match the sha256 recorded in"
                 raise CorpusError(
