@@ -178,32 +178,41 @@ ORACLE_ERROR_INDEX = "oracle-error"
 def oracle_error_case(opv: OpVersion, dtype: str, opset: int, index: str, exc: BaseException, feeds: dict[str, Any] | None = None,
                       in_infos: list[onnx.ValueInfoProto] | None = None, in_names: list[str] | None = None,
                       attrs: dict[str, Any] | None = None) -> Case:
-    """A case whose oracle failed (the reference raised, the strategy could not draw): the node as
-    far as it is known, the drawn inputs if any, no expected outputs, and ``tags["oracle_error"]``,
-    so the run shows it as an ``error`` of the oracle instead of leaving the op-version out."""
-    sch = schema.schema_at(opv.op, opset, opv.domain)
-    if in_infos is None:  # nothing drawn: the schema's inputs, typed by the dtype swept
-        formal = [i for i in sch.inputs if i.option != onnx.defs.OpSchema.FormalParameterOption.Optional] if sch else []
-        in_names = [f"x{i}" for i in range(len(formal))]
-        in_infos = [onnx.helper.make_tensor_value_info(n, S.onnx_code(dtype), None) for n in in_names]
-    n_out = len(sch.outputs) if sch else 1
-    out_infos = [onnx.helper.make_empty_tensor_value_info(f"y{i}") for i in range(n_out)]
-    try:
-        model_attrs = {k: _attr_value(sch, k, v) for k, v in (attrs or {}).items()}
-    except (OracleError, TypeError, ValueError):  # the attributes are what the oracle got wrong: the node goes without them
-        model_attrs = {}
-    model = _node_model(opv, opset, in_infos, in_names, out_infos, model_attrs)
-    try:  # output types where the schema can infer them, so a backend can load the model
-        inferred = {o.name: o for o in onnx.shape_inference.infer_shapes(model).graph.output}
-        for out in model.graph.output:
-            if inferred.get(out.name) is not None and inferred[out.name].type.HasField("tensor_type"):
-                out.type.CopyFrom(inferred[out.name].type)
-    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
-        pass  # the outputs stay untyped: the case is an oracle error whatever a backend makes of it
+    """A case whose oracle failed (the reference raised, the strategy could not draw): no expected
+    outputs and ``tags["oracle_error"]``, so the run shows it as an ``error`` of the oracle instead
+    of leaving the op-version out. With drawn inputs the model is the node; with none (nothing
+    could be drawn) it is a stand-in every backend runs, so the result is the oracle's error."""
+    if in_infos is None:
+        model = _stand_in_model(opv.key)
+    else:
+        sch = schema.schema_at(opv.op, opset, opv.domain)
+        out_infos = [onnx.helper.make_empty_tensor_value_info(f"y{i}") for i in range(len(sch.outputs))]
+        try:
+            model_attrs = {k: _attr_value(sch, k, v) for k, v in (attrs or {}).items()}
+        except (OracleError, TypeError, ValueError):  # the attributes are what the oracle got wrong: the node goes without them
+            model_attrs = {}
+        model = _node_model(opv, opset, in_infos, in_names or [], out_infos, model_attrs)
+        try:  # output types where the schema can infer them, so a backend can load the model
+            inferred = {o.name: o for o in onnx.shape_inference.infer_shapes(model).graph.output}
+            for out in model.graph.output:
+                if inferred.get(out.name) is not None and inferred[out.name].type.HasField("tensor_type"):
+                    out.type.CopyFrom(inferred[out.name].type)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+            pass  # the outputs stay untyped: the case is an oracle error whatever a backend makes of it
     tags = _tags(opv, opset, dtype, list((feeds or {}).values()), index)
     tags["oracle_error"] = f"{type(exc).__name__}: {exc}".strip()
     return Case(id=case_id(opv, opset, dtype, index), suite="operators", model_bytes=model.SerializeToString(),
                 data=[DataSet(dict(feeds or {}), None)], tolerance=default_for(dtype), tags=tags)
+
+
+def _stand_in_model(name: str) -> onnx.ModelProto:
+    """One Constant: the model of a case whose oracle failed before any input was drawn."""
+    out = onnx.helper.make_tensor_value_info("y0", onnx.TensorProto.FLOAT, [])
+    node = onnx.helper.make_node("Constant", [], ["y0"], value=onnx.numpy_helper.from_array(np.array(0, np.float32)))
+    graph = onnx.helper.make_graph([node], name.replace(".", "_").replace("-", "_"), [], [out])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)], producer_name="onnx-harness")
+    model.ir_version = schema.ir_for_opset(13)
+    return model
 
 
 def check_case(case: Case) -> None:
@@ -320,8 +329,7 @@ def operator_cases(ctx: Any) -> Iterator[Case]:
 def module_error_case(module: str, error: str) -> Case:
     """An operator module that failed to import registers nothing: its op-versions are unknown,
     so the module itself is the case, an oracle error the user sees."""
-    graph = onnx.helper.make_graph([], module.replace(".", "_"), [], [])
-    model = onnx.helper.make_model(graph, producer_name="onnx-harness")
+    model = _stand_in_model(module)
     tags = {"suite": "operators", "module": module, "oracle_error": error, "ops": []}
     return Case(id=f"operators/{module}/{ORACLE_ERROR_INDEX}", suite="operators", model_bytes=model.SerializeToString(),
                 data=[DataSet({}, None)], tags=tags)
