@@ -237,7 +237,7 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
     """(op-version, opset to stamp at) for every complete registration, honouring --opset and
     the ops filter."""
     ops = ctx.extra.get("ops") if ctx else None
-    for (domain, op, since), opv in sorted(load_all().items()):
+    for (domain, op, since), opv in sorted(load_all(allow_broken=True).items()):
         if not opv.complete or (ops and op not in ops):
             continue
         if ctx is not None and ctx.opset is not None:
