@@ -123,19 +123,42 @@ class Operator:
 
 
 _LOADED = False
+#: operator module -> the exception it raised on import
+BROKEN: dict[str, Exception] = {}
 
 
-def load_all() -> dict[tuple[str, str, int], OpVersion]:
-    """Import every module of ``operator_cases`` so that they register themselves."""
+class BrokenOperatorModules(ImportError):
+    """Operator modules failed to import (the operators suite shows them as oracle errors)."""
+
+
+def load_all(allow_broken: bool = False) -> dict[tuple[str, str, int], OpVersion]:
+    """Import every module of ``operator_cases`` so that they register themselves. A module
+    that fails to import is recorded (:func:`broken_modules`) and the others still load; unless
+    ``allow_broken`` (the operators suite, which shows each as an oracle error), a broken
+    module then ends the caller loudly, never a registry silently missing its op-versions."""
     global _LOADED
     if not _LOADED:
         import operator_cases
 
         for info in pkgutil.iter_modules(operator_cases.__path__):
             if not info.name.startswith("_"):
-                importlib.import_module(f"operator_cases.{info.name}")
+                name = f"operator_cases.{info.name}"
+                try:
+                    importlib.import_module(name)
+                except Exception as exc:  # recorded, then raised below or shown as a result
+                    BROKEN[name] = exc
         _LOADED = True
+    if BROKEN and not allow_broken:
+        first = next(iter(BROKEN.values()))
+        raise BrokenOperatorModules("operator modules failed to import: " + "; ".join(
+            f"{name}: {type(exc).__name__}: {exc}" for name, exc in BROKEN.items())) from first
     return REGISTRY
+
+
+def broken_modules() -> dict[str, str]:
+    """Operator modules that failed to import: "ExceptionName: message" by module."""
+    load_all(allow_broken=True)
+    return {name: f"{type(exc).__name__}: {exc}" for name, exc in BROKEN.items()}
 
 
 def covered_ops() -> set[tuple[str, str]]:

@@ -93,7 +93,8 @@ def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
     except re.error as exc:
         raise BadPattern(f"bad -k pattern {config.pattern!r}: {exc}") from exc
     extra = {"models_cache": config.models_cache, "frameworks": config.frameworks, "rebuild": config.rebuild_models}
-    ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say, extra=extra)
+    ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say, extra=extra,
+                       pattern=regex)
     sources = [suite_cases(suite, ctx) for suite in config.suites]
     if config.models:
         from .suites.user_models import user_model_cases

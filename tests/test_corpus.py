@@ -1,4 +1,5 @@
 import json
+import re
 import shutil
 
 import pytest
@@ -52,3 +53,71 @@ def test_cases_load_with_their_data_and_tags(corpus):
 def test_a_missing_corpus_is_one_clear_error(tmp_path):
     with pytest.raises(official.CorpusError, match="onnx-harness corpus build"):
         list(official.iter_corpus_cases(tmp_path / "none", ["onnx-node"]))
+
+
+def test_build_keeps_the_frozen_operators_and_generated_corpora(corpus, tmp_path):
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus[0], root)
+    for kept in ("operators/seed1-examples2/Clip-13-opset13.pickle", "generated/seed1-examples2-opsetall.pickle"):
+        (root / kept).parent.mkdir(parents=True, exist_ok=True)
+        (root / kept).write_bytes(b"frozen")
+    manifest = official.build_corpus(root, ["onnx-simple"])
+    assert (root / "operators/seed1-examples2/Clip-13-opset13.pickle").read_bytes() == b"frozen"
+    assert (root / "generated/seed1-examples2-opsetall.pickle").read_bytes() == b"frozen"
+    # the official part is replaced as a whole: the suite the new manifest does not record is gone
+    assert manifest["counts"] == {"onnx-simple": 23} and not (root / "onnx-pytorch-operator").exists()
+    assert not list(tmp_path.glob("corpus.*"))  # no building or old folder left behind
+    # the frozen corpora beside the official suites are not "added" cases
+    assert official.verify_corpus(root) == {"changed": [], "missing": [], "added": []}
+
+
+def _tamper(root, how):
+    case = sorted((root / "onnx-simple").iterdir())[0]
+    if how == "changed":
+        (case / "test_data_set_0" / "input_0.pb").write_bytes(b"tampered")
+    elif how == "half-written":
+        (case / "test_data_set_0" / "output_0.pb").unlink()
+    else:  # a folder the manifest does not record, in place of a recorded one (same count)
+        shutil.move(case, root / "onnx-simple" / "test_unrecorded")
+        return root / "onnx-simple" / "test_unrecorded"
+    return case
+
+
+@pytest.mark.parametrize("how", ["changed", "half-written", "unrecorded"])
+def test_a_run_refuses_a_case_that_does_not_match_the_manifest(corpus, tmp_path, capsys, how):
+    from harness.cli import main
+
+    root = tmp_path / "corpus"
+    shutil.copytree(corpus[0], root)
+    bad = _tamper(root, how)
+    with pytest.raises(official.CorpusError, match=str(bad)):
+        list(official.iter_corpus_cases(root, ["onnx-simple"]))
+    assert len(list(official.iter_corpus_cases(root, ["onnx-pytorch-operator"]))) == 35  # the intact suite loads
+    # -k leaves the bad case out: it is not read, so it is not refused
+    others = list(official.iter_corpus_cases(root, ["onnx-simple"], re.compile(f"^(?!onnx-simple/{bad.name}$)")))
+    assert len(others) == 22
+    code = main(["run", "--suite", "onnx-simple", "--backend", "reference", "--corpus", str(root), "--store", str(tmp_path / "r.sqlite")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and str(bad) in err[0] and "corpus build" in err[0] and "corpus verify" in err[0]
+
+
+def test_frozen_cases_carry_a_digest_and_a_changed_file_is_refused(tmp_path):
+    import pickle
+
+    from harness.suites.frozen import load_or_build
+
+    file = tmp_path / "frozen.pickle"
+    assert load_or_build(file, "k", lambda: [1, 2, 3]) == [1, 2, 3]
+    assert load_or_build(file, "k", lambda: pytest.fail("drawn again")) == [1, 2, 3]
+    key, sha256, payload = pickle.loads(file.read_bytes())
+    file.write_bytes(pickle.dumps((key, sha256, pickle.dumps([1, 2, 4]))))  # changed after it was written
+    with pytest.raises(official.CorpusError, match=f"frozen cases {file} do not match"):
+        load_or_build(file, "k", lambda: [1, 2, 3])
+    file.write_bytes(pickle.dumps((key, sha256, payload))[:-9])  # cut short
+    with pytest.raises(official.CorpusError, match=f"frozen cases {file} are unreadable"):
+        load_or_build(file, "k", lambda: [1, 2, 3])
+    # another key (sources changed) or the layout of an older harness: drawn again
+    file.write_bytes(pickle.dumps((key, sha256, payload)))
+    assert load_or_build(file, "k2", lambda: [5]) == [5]
+    file.write_bytes(pickle.dumps(("k", [7])))
+    assert load_or_build(file, "k", lambda: [8]) == [8]

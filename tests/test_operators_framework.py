@@ -38,6 +38,10 @@ def _cases(corpus, pattern, **kw):
     return [c for c in operator_cases(ctx) if pattern in c.id]
 
 
+def operator_cases_of(corpus, pattern, **kw):
+    return operator_cases(SuiteContext(corpus=corpus, examples=1, pattern=pattern, **kw))
+
+
 def test_cases_are_frozen_so_every_reader_sees_the_same_inputs(corpus):
     a = _cases(corpus, "Clip-13/opset13/float32/")
     frozen = sorted((corpus / "operators").rglob("Clip-13-opset13.pickle"))
@@ -89,3 +93,110 @@ def test_coverage_lists_every_op_version():
     assert any(r.key == "Relu-14" and r.covered for r in rows)
     fams = family_counts(rows)
     assert sum(t for _, t in fams.values()) == len(rows)
+
+
+def _clip13_with(reference=None, strategy=None):
+    """Clip-13 with a broken oracle, unregistered (the registry stays intact)."""
+    import dataclasses
+
+    clip = load_all()[("", "Clip", 13)]
+    return dataclasses.replace(clip, reference=reference or clip.reference, strategy=strategy or clip.strategy,
+                               edges=None, dtypes=("float32",))
+
+
+def test_a_reference_that_raises_gives_oracle_error_cases_that_never_pass():
+    from harness.backends.reference import ReferenceBackend
+    from harness.execute import execute_case
+    from harness.suites.operators import build_op_version
+
+    def broken(x, min=None, max=None):
+        raise ZeroDivisionError("reference bug")
+
+    cases = build_op_version(_clip13_with(reference=broken), 13, 2, seed=1)
+    assert [c.id for c in cases] == ["operators/Clip-13/opset13/float32/0", "operators/Clip-13/opset13/float32/1"]
+    for case in cases:
+        assert case.tags["oracle_error"] == "ZeroDivisionError: reference bug"
+        assert len(case.data) == 1 and case.data[0].expected is None and case.data[0].inputs  # the drawn inputs kept
+        result = execute_case(ReferenceBackend(), case)
+        assert result.outcome == "error" and "ZeroDivisionError: reference bug" in result.message
+
+
+def test_a_strategy_that_cannot_draw_gives_one_oracle_error_case_per_dtype():
+    from hypothesis import strategies as st
+
+    from harness.backends.reference import ReferenceBackend
+    from harness.execute import execute_case
+    from harness.suites.operators import build_op_version
+
+    def cannot_draw(draw, dtype, opset):
+        return draw(st.integers().filter(lambda v: False))
+
+    [case] = build_op_version(_clip13_with(strategy=cannot_draw), 13, 2, seed=1)
+    assert case.id == "operators/Clip-13/opset13/float32/oracle-error"
+    assert case.tags["oracle_error"].startswith("Unsatisfiable") and case.data[0].expected is None
+    result = execute_case(ReferenceBackend(), case)  # the model is a stand-in: the result is the oracle's error
+    assert result.outcome == "error" and "Unsatisfiable" in result.message
+
+
+def test_an_operator_module_that_fails_to_import_is_a_result(tmp_path, monkeypatch):
+    import re
+
+    import operator_cases
+
+    from harness import registry
+
+    (tmp_path / "zz_broken_op.py").write_text("raise ImportError('needs a library that is not here')\n")
+    monkeypatch.setattr(operator_cases, "__path__", [*operator_cases.__path__, str(tmp_path)])
+    monkeypatch.setattr(registry, "_LOADED", False)
+    monkeypatch.setattr(registry, "BROKEN", {})
+    monkeypatch.delitem(sys.modules, "operator_cases.zz_broken_op", raising=False)
+    with pytest.raises(registry.BrokenOperatorModules, match="operator_cases.zz_broken_op: ImportError"):
+        registry.load_all()  # elsewhere (generated suite, fuzz, coverage) a broken module ends the caller
+    assert ("", "Clip", 13) in registry.load_all(allow_broken=True)  # the others still load
+    cases = list(operator_cases_of(tmp_path, re.compile("zz_broken")))
+    assert [c.id for c in cases] == ["operators/operator_cases.zz_broken_op/oracle-error"]
+    assert cases[0].tags["oracle_error"] == "ImportError: needs a library that is not here"
+    assert not (tmp_path / "operators").exists()  # -k matched no op-version: nothing drawn
+    from harness.backends.reference import ReferenceBackend
+    from harness.execute import execute_case
+
+    result = execute_case(ReferenceBackend(), cases[0])
+    assert result.outcome == "error" and "ImportError: needs a library that is not here" in result.message
+
+
+def test_k_draws_only_the_op_versions_it_can_match(tmp_path):
+    import re
+
+    clips = sorted(f"{opv.key}-opset{opv.since}.pickle" for (d, op, _), opv in load_all().items() if op == "Clip")
+    assert len(clips) == 5
+    cases = list(operator_cases_of(tmp_path, re.compile("Clip-")))
+    assert {c.id.split("/")[1] for c in cases} == {"Clip-1", "Clip-6", "Clip-11", "Clip-12", "Clip-13"}
+    assert sorted(p.name for p in tmp_path.rglob("*.pickle")) == clips
+    # a pattern over later parts of the id: the dtype, an edge example's name
+    list(operator_cases_of(tmp_path / "int8", re.compile(r"^operators/(Relu|Clip)-\d+/opset\d+/int8/")))
+    assert sorted(p.name for p in (tmp_path / "int8").rglob("*.pickle")) == [
+        "Clip-12-opset12.pickle", "Clip-13-opset13.pickle", "Relu-14-opset14.pickle"]
+    list(operator_cases_of(tmp_path / "edge", re.compile(r"/opset11/float64/edge_values$")))
+    drawn = sorted(p.name for p in (tmp_path / "edge").rglob("*.pickle"))
+    assert "Clip-11-opset11.pickle" in drawn and all(n.endswith("-opset11.pickle") for n in drawn)
+
+
+def test_a_partial_draw_leaves_the_rest_to_a_later_run_unchanged(tmp_path):
+    import re
+
+    list(operator_cases_of(tmp_path, re.compile("Clip-13/")))
+    [file] = tmp_path.rglob("*.pickle")
+    before = file.read_bytes()
+    full = [c.id for c in operator_cases(SuiteContext(corpus=tmp_path, examples=1, extra={"ops": ["Clip"]}))]
+    assert len(list(tmp_path.rglob("*.pickle"))) == 5 and file.read_bytes() == before
+    fresh = [c.id for c in operator_cases(SuiteContext(corpus=tmp_path / "fresh", examples=1, extra={"ops": ["Clip"]}))]
+    assert full == fresh
+
+
+def test_run_k_draws_only_the_matching_op_versions(tmp_path):
+    from harness.cli import main
+
+    code = main(["run", "--suite", "operators", "-k", "Clip-13/opset13/float32/", "--backend", "reference", "--examples", "1",
+                 "--corpus", str(tmp_path / "corpus"), "--store", str(tmp_path / "r.sqlite")])
+    assert code == 0
+    assert [p.name for p in (tmp_path / "corpus").rglob("*.pickle")] == ["Clip-13-opset13.pickle"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,8 @@ class SuiteContext:
     examples: int | None = None
     seed: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the run's ``-k`` (a compiled regex over case ids): a suite that draws may draw only what it can match
+    pattern: re.Pattern[str] | None = None
     #: progress callback for suites that build something first (message)
     say: Callable[[str], None] = lambda msg: None
 
@@ -25,7 +28,7 @@ class SuiteContext:
 def _official(names: list[str]) -> Callable[[SuiteContext], Iterator[Case]]:
     def cases(ctx: SuiteContext) -> Iterator[Case]:
         ensure_corpus(ctx)
-        return onnx_official.iter_corpus_cases(ctx.corpus, names)
+        return onnx_official.iter_corpus_cases(ctx.corpus, names, ctx.pattern)
 
     return cases
 

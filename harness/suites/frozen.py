@@ -3,7 +3,8 @@ worker and later run, so a case id always names the same inputs (a failure is re
 
 Used by the suites whose inputs Hypothesis draws (``operators``, ``generated``). A frozen file
 carries a key (a digest of the sources its cases depend on and of the installed onnx and
-numpy); a file with another key, or one that cannot be read, is drawn again.
+numpy) and the sha256 of its content; a file with another key is drawn again, a file whose
+content does not match its sha256 is refused.
 """
 
 from __future__ import annotations
@@ -53,19 +54,34 @@ def digest(sources: Iterable[Path], *versions: str) -> str:
 
 def load_or_build(file: Path, key: str, build: Callable[[], T]) -> T:
     """What ``file`` holds under ``key``; otherwise ``build()``, written to ``file`` first
-    (atomically: concurrent builders of one file each write whole files)."""
+    (atomically: concurrent builders of one file each write whole files).
+
+    A file holds its key, the sha256 of its payload and the payload: a file under the right key
+    whose payload does not hash to the recorded digest (changed or cut short after it was
+    written) is refused with a :class:`CorpusError` naming it, never silently drawn again."""
+    from .onnx_official import CorpusError
+
     if file.exists():
         try:
             with open(file, "rb") as fh:  # our own cache, written below; never a downloaded file
-                stored_key, value = pickle.load(fh)
-            if stored_key == key:
-                return value
-        except Exception:
-            pass  # unreadable or from another version: rebuild
+                stored = pickle.load(fh)
+        except (AttributeError, ImportError):  # an older layout naming classes that moved: drawn again
+            stored = None
+        except (pickle.UnpicklingError, EOFError, ValueError) as exc:
+            raise CorpusError(f"frozen cases {file} are unreadable ({type(exc).__name__}: {exc}); delete the file to draw them again") from exc
+        # (key, value) pairs of an older harness are drawn again
+        stored_key, sha256, payload = stored if isinstance(stored, tuple) and len(stored) == 3 else (None, None, b"")
+        if stored_key == key:
+            if hashlib.sha256(payload).hexdigest() != sha256:
+                raise CorpusError(f"frozen cases {file} do not match the sha256 they were written with (changed or half-written); "
+                                  f"delete the file to draw them again")
+            return pickle.loads(payload)
+        # another key: the sources or versions changed since it was drawn, so it is drawn again
     value = build()
+    payload = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     file.parent.mkdir(parents=True, exist_ok=True)
     tmp = file.with_suffix(f".{os.getpid()}.tmp")
     with open(tmp, "wb") as fh:
-        pickle.dump((key, value), fh, protocol=pickle.HIGHEST_PROTOCOL)
+        pickle.dump((key, hashlib.sha256(payload).hexdigest(), payload), fh, protocol=pickle.HIGHEST_PROTOCOL)
     os.replace(tmp, file)
     return value

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import warnings
 from collections.abc import Iterator
@@ -162,15 +163,35 @@ def build_corpus(root: Path, suites: list[str] | None = None, progress: Callable
         "cases": cases,
     }
     (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True))
-    if root.exists():
-        old = root.with_name(f"{root.name}.old-{os.getpid()}")
-        root.rename(old)
-        shutil.rmtree(old)
-    try:
-        tmp.rename(root)
-    except OSError:  # another builder finished first
-        shutil.rmtree(tmp)
+    _install(tmp, root)
     return manifest
+
+
+def _install(tmp: Path, root: Path) -> None:
+    """Put the official suites and the manifest built in ``tmp`` into ``root``, leaving
+    everything else there (the frozen ``operators`` and ``generated`` corpora, the models cache)."""
+    try:
+        tmp.rename(root)  # no corpus yet: one atomic rename
+        return
+    except OSError:
+        pass  # ``root`` exists (or another builder finished first): replace only what we own
+    root.mkdir(parents=True, exist_ok=True)
+    old = root.with_name(f"{root.name}.old-{os.getpid()}")
+    old.mkdir()
+    # the manifest leaves first and comes back last: a reader never sees a manifest over
+    # half-replaced suite folders (it then rebuilds, or refuses a case that does not match)
+    for name in [MANIFEST, *SUITES]:
+        if (root / name).exists():
+            os.replace(root / name, old / name)
+    for name in SUITES:
+        if (tmp / name).exists():
+            try:
+                os.replace(tmp / name, root / name)
+            except OSError:  # a parallel builder put its (identical) suite folder in first
+                pass
+    os.replace(tmp / MANIFEST, root / MANIFEST)
+    shutil.rmtree(old)
+    shutil.rmtree(tmp)
 
 
 def read_manifest(root: Path) -> dict[str, Any]:
@@ -188,7 +209,8 @@ def verify_corpus(root: Path) -> dict[str, list[str]]:
     root = Path(root)
     manifest = read_manifest(root)
     recorded: dict[str, str] = manifest["cases"]
-    on_disk = {f"{p.parent.name}/{p.name}" for p in root.glob("*/*") if p.is_dir()}
+    # only the official suites' folders: the frozen operators and generated corpora live beside them
+    on_disk = {f"{p.parent.name}/{p.name}" for suite in SUITES for p in root.glob(f"{suite}/*") if p.is_dir()}
     report: dict[str, list[str]] = {"changed": [], "missing": [], "added": sorted(on_disk - set(recorded))}
     for case_id, digest in sorted(recorded.items()):
         if case_id not in on_disk:
@@ -198,23 +220,35 @@ def verify_corpus(root: Path) -> dict[str, list[str]]:
     return report
 
 
-def iter_corpus_cases(root: Path, suites: list[str]) -> Iterator[Case]:
-    """The frozen cases of ``suites``; refuses a corpus with fewer cases than it records."""
+def iter_corpus_cases(root: Path, suites: list[str], pattern: re.Pattern[str] | None = None) -> Iterator[Case]:
+    """The frozen cases of ``suites`` (those whose id ``pattern`` matches, if given); refuses a
+    corpus with fewer cases than it records, and a case whose content is not the one the
+    manifest records (tampered, half-written, added): each case read is hashed once."""
     root = Path(root)
     manifest = read_manifest(root)
+    recorded = manifest["cases"]
     for suite in suites:
-        recorded = manifest["counts"].get(suite, 0)
+        count = manifest["counts"].get(suite, 0)
         folders = sorted(p for p in (root / suite).glob("*") if (p / "model.onnx").exists()) if (root / suite).exists() else []
-        if len(folders) < recorded:
+        if len(folders) < count:
             raise CorpusError(
-                f"corpus {root} holds {len(folders)} {suite} cases but its manifest records {recorded}; "
+                f"corpus {root} holds {len(folders)} {suite} cases but its manifest records {count}; "
                 f"run 'onnx-harness corpus verify' to see what is missing, 'onnx-harness corpus build' to rebuild"
             )
         for folder in folders:
+            case_id = f"{suite}/{folder.name}"
+            if pattern is not None and not pattern.search(case_id):
+                continue
+            if _hash_folder(folder) != recorded.get(case_id):
+                why = "is not in" if case_id not in recorded else "does not match the sha256 recorded in"
+                raise CorpusError(
+                    f"corpus case {folder} {why} {root / MANIFEST} (changed or half-written); "
+                    f"'onnx-harness corpus verify --corpus {root}' lists every difference, 'onnx-harness corpus build --corpus {root}' rebuilds"
+                )
             meta = json.loads((folder / "case.json").read_text()) if (folder / "case.json").exists() else {}
             tags = meta.get("tags", {"suite": suite})
             yield Case(
-                id=f"{suite}/{folder.name}",
+                id=case_id,
                 suite=suite,
                 path=folder,
                 tolerance=Tolerance.from_dict(meta.get("tolerance", {})),

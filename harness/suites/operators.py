@@ -12,6 +12,7 @@ the run's seed, so every backend sees the same inputs and a failure is replayabl
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import zlib
@@ -28,7 +29,7 @@ from hypothesis import strategies as st
 from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet
-from ..registry import Example, OpVersion, load_all
+from ..registry import Example, OpVersion, broken_modules, load_all
 from ..tolerances import default_for
 from .frozen import digest, load_or_build, without_local_constants
 
@@ -117,49 +118,108 @@ def _outputs(value: Any) -> list[np.ndarray]:
     return [np.asarray(value)]
 
 
-def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: str) -> Case:
-    sch = schema.schema_at(opv.op, opset, opv.domain)
-    inputs = list(example.inputs)
-    while inputs and inputs[-1] is None:
-        inputs.pop()
-    in_names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
-    with np.errstate(all="ignore"):
-        expected = _outputs(opv.reference(*inputs, **example.attrs))
-    n_out = example.outputs or len(expected)
-    expected = expected[:n_out]
-    out_names = [f"y{i}" for i in range(n_out)]
-    attrs = {k: _attr_value(sch, k, v) for k, v in example.attrs.items()}
-    node = onnx.helper.make_node(opv.op, in_names, out_names, domain=opv.domain, **attrs)
-    graph = onnx.helper.make_graph(
-        [node], opv.key.replace(".", "_"),
-        [_value_info(n, v) for n, v in zip(in_names, inputs) if n],
-        [_value_info(n, v) for n, v in zip(out_names, expected)],
-    )
+def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto], in_names: list[str],
+                out_infos: list[onnx.ValueInfoProto], attrs: dict[str, Any]) -> onnx.ModelProto:
+    node = onnx.helper.make_node(opv.op, in_names, [o.name for o in out_infos], domain=opv.domain, **attrs)
+    graph = onnx.helper.make_graph([node], opv.key.replace(".", "_"), in_infos, out_infos)
     imports = [onnx.helper.make_opsetid("", opset if opv.domain == "" else max(13, schema.newest_opset("") - 1))]
     if opv.domain:
         imports.append(onnx.helper.make_opsetid(opv.domain, opset))
     model = onnx.helper.make_model(graph, opset_imports=imports, producer_name="onnx-harness")
     model.ir_version = schema.ir_for_opset(opset if opv.domain == "" else imports[0].version)
     model.ir_version = max(model.ir_version, schema.ir_for_types(model))
-    case_id = f"operators/{opv.key}/opset{opset}/{dtype}/{index}"
-    out_dtype = S.label_of(expected[0].dtype) if expected else dtype
-    tags = {
+    return model
+
+
+def _tags(opv: OpVersion, opset: int, dtype: str, inputs: list[Any], name: str) -> dict[str, Any]:
+    return {
         "suite": "operators", "op": opv.op, "domain": schema.DOMAINS.get(opv.domain, opv.domain), "since_version": opv.since,
         "opset": opset, "dtypes": sorted({S.label_of(np.asarray(v).dtype) for v in inputs if v is not None}) or [dtype],
-        "dtype": dtype, "example": example.name or index, "ops": [opv.op],
+        "dtype": dtype, "example": name, "ops": [opv.op],
     }
+
+
+def case_id(opv: OpVersion, opset: int, dtype: str, index: str) -> str:
+    return f"operators/{opv.key}/opset{opset}/{dtype}/{index}"
+
+
+def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: str) -> Case:
+    sch = schema.schema_at(opv.op, opset, opv.domain)
+    inputs = list(example.inputs)
+    while inputs and inputs[-1] is None:
+        inputs.pop()
+    in_names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
+    feeds = {n: v for n, v in zip(in_names, inputs) if n}
+    in_infos = [_value_info(n, v) for n, v in feeds.items()]
+    try:
+        with np.errstate(all="ignore"):
+            expected = _outputs(opv.reference(*inputs, **example.attrs))
+        n_out = example.outputs or len(expected)
+        expected = expected[:n_out]
+        attrs = {k: _attr_value(sch, k, v) for k, v in example.attrs.items()}
+        out_infos = [_value_info(f"y{i}", v) for i, v in enumerate(expected)]  # an output of a dtype ONNX lacks
+        model = _node_model(opv, opset, in_infos, in_names, out_infos, attrs)
+    except Exception as exc:  # the oracle failed on this example: a case the user sees as an error, with the exception
+        return oracle_error_case(opv, dtype, opset, index, exc, feeds, in_infos, in_names, example.attrs)
+    out_dtype = S.label_of(expected[0].dtype) if expected else dtype
+    tags = _tags(opv, opset, dtype, inputs, example.name or index)
     if example.random:
         tags["random"] = opv.op
     return Case(
-        id=case_id, suite="operators", model_bytes=model.SerializeToString(),
-        data=[DataSet({n: v for n, v in zip(in_names, inputs) if n}, expected)],
+        id=case_id(opv, opset, dtype, index), suite="operators", model_bytes=model.SerializeToString(),
+        data=[DataSet(feeds, expected)],
         tolerance=default_for(out_dtype), tags=tags, check="random" if example.random else "values",
     )
+
+
+ORACLE_ERROR_INDEX = "oracle-error"
+
+
+def oracle_error_case(opv: OpVersion, dtype: str, opset: int, index: str, exc: BaseException, feeds: dict[str, Any] | None = None,
+                      in_infos: list[onnx.ValueInfoProto] | None = None, in_names: list[str] | None = None,
+                      attrs: dict[str, Any] | None = None) -> Case:
+    """A case whose oracle failed (the reference raised, the strategy could not draw): no expected
+    outputs and ``tags["oracle_error"]``, so the run shows it as an ``error`` of the oracle instead
+    of leaving the op-version out. With drawn inputs the model is the node; with none (nothing
+    could be drawn) it is a stand-in every backend runs, so the result is the oracle's error."""
+    if in_infos is None:
+        model = _stand_in_model(opv.key)
+    else:
+        sch = schema.schema_at(opv.op, opset, opv.domain)
+        out_infos = [onnx.helper.make_empty_tensor_value_info(f"y{i}") for i in range(len(sch.outputs))]
+        try:
+            model_attrs = {k: _attr_value(sch, k, v) for k, v in (attrs or {}).items()}
+        except (OracleError, TypeError, ValueError):  # the attributes are what the oracle got wrong: the node goes without them
+            model_attrs = {}
+        model = _node_model(opv, opset, in_infos, in_names or [], out_infos, model_attrs)
+        try:  # output types where the schema can infer them, so a backend can load the model
+            inferred = {o.name: o for o in onnx.shape_inference.infer_shapes(model).graph.output}
+            for out in model.graph.output:
+                if inferred.get(out.name) is not None and inferred[out.name].type.HasField("tensor_type"):
+                    out.type.CopyFrom(inferred[out.name].type)
+        except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):
+            pass  # the outputs stay untyped: the case is an oracle error whatever a backend makes of it
+    tags = _tags(opv, opset, dtype, list((feeds or {}).values()), index)
+    tags["oracle_error"] = f"{type(exc).__name__}: {exc}".strip()
+    return Case(id=case_id(opv, opset, dtype, index), suite="operators", model_bytes=model.SerializeToString(),
+                data=[DataSet(dict(feeds or {}), None)], tolerance=default_for(dtype), tags=tags)
+
+
+def _stand_in_model(name: str) -> onnx.ModelProto:
+    """One Constant: the model of a case whose oracle failed before any input was drawn."""
+    out = onnx.helper.make_tensor_value_info("y0", onnx.TensorProto.FLOAT, [])
+    node = onnx.helper.make_node("Constant", [], ["y0"], value=onnx.numpy_helper.from_array(np.array(0, np.float32)))
+    graph = onnx.helper.make_graph([node], name.replace(".", "_").replace("-", "_"), [], [out])
+    model = onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 13)], producer_name="onnx-harness")
+    model.ir_version = schema.ir_for_opset(13)
+    return model
 
 
 def check_case(case: Case) -> None:
     """Our oracle checks itself: the model is valid and shape inference agrees with the
     reference on output dtypes and shapes."""
+    if case.tags.get("oracle_error"):
+        raise OracleError(f"{case.id}: the oracle failed: {case.tags['oracle_error']}")
     model = case.load_model()
     try:
         onnx.checker.check_model(model, full_check=True)
@@ -177,7 +237,7 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
     """(op-version, opset to stamp at) for every complete registration, honouring --opset and
     the ops filter."""
     ops = ctx.extra.get("ops") if ctx else None
-    for (domain, op, since), opv in sorted(load_all().items()):
+    for (domain, op, since), opv in sorted(load_all(allow_broken=True).items()):
         if not opv.complete or (ops and op not in ops):
             continue
         if ctx is not None and ctx.opset is not None:
@@ -189,15 +249,44 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
 
 
 def build_op_version(opv: OpVersion, opset: int, n: int, seed: int) -> list[Case]:
-    """Every case of one op-version at one opset: edge examples, then ``n`` drawn per dtype."""
+    """Every case of one op-version at one opset: edge examples, then ``n`` drawn per dtype.
+    Where the oracle fails (edges or strategy raise, Hypothesis cannot draw, the reference
+    raises) the case is an oracle-error case: the failure is a result, never a gap."""
     cases = []
     for dtype in dtypes_for(opv, opset):
-        edges = opv.edges(dtype, opset) if opv.edges else []
+        try:
+            edges = opv.edges(dtype, opset) if opv.edges else []
+            drawn = draw_examples(opv, dtype, opset, n, seed)
+        except Exception as exc:  # the op's own strategy or edges (Unsatisfiable, a bug): shown as one error case
+            cases.append(oracle_error_case(opv, dtype, opset, ORACLE_ERROR_INDEX, exc))
+            continue
         for k, ex in enumerate(edges):
             cases.append(build_case(opv, ex, dtype, opset, ex.name or f"edge{k}"))
-        for k, ex in enumerate(draw_examples(opv, dtype, opset, n, seed)):
+        for k, ex in enumerate(drawn):
             cases.append(build_case(opv, ex, dtype, opset, str(k)))
     return cases
+
+
+def case_ids(opv: OpVersion, opset: int, n: int) -> Iterator[str]:
+    """Every id ``build_op_version`` can give this op-version, without drawing (a superset: a
+    draw can give fewer than ``n``): what ``-k`` is tested against before anything is drawn.
+    The ids that need the edge examples' names (costly for Cast) come last."""
+    dtypes = dtypes_for(opv, opset)
+    for dtype in dtypes:
+        yield case_id(opv, opset, dtype, ORACLE_ERROR_INDEX)
+        for k in range(n):
+            yield case_id(opv, opset, dtype, str(k))
+    for dtype in dtypes:
+        for name in _edge_names(opv.edges, dtype, opset) if opv.edges else ():
+            yield case_id(opv, opset, dtype, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_names(edges: Any, dtype: str, opset: int) -> tuple[str, ...]:
+    try:
+        return tuple(ex.name or f"edge{k}" for k, ex in enumerate(edges(dtype, opset)))
+    except Exception:  # build_op_version gives this dtype its oracle-error case alone
+        return ()
 
 
 def _fingerprint(opv: OpVersion) -> str:
@@ -223,13 +312,24 @@ def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path)
 
 
 def operator_cases(ctx: Any) -> Iterator[Case]:
+    """Every op-version's cases; with ``ctx.pattern`` (``-k``) only the op-versions one of whose
+    case ids it can match are drawn (the others' frozen files are neither read nor written)."""
     n = ctx.examples if ctx.examples is not None else int(os.environ.get("ONNX_HARNESS_EXAMPLES", DEFAULT_EXAMPLES))
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     root = Path(ctx.corpus) / "operators" / f"seed{seed}-examples{n}"
+    pattern = ctx.pattern
+    for module, error in sorted(broken_modules().items()):
+        yield module_error_case(module, error)
     for opv, opset in iter_op_versions(ctx):
-        try:
-            cases = frozen_op_version(opv, opset, n, seed, root)
-        except Exception as exc:  # one broken oracle module must not take the whole suite down
-            ctx.say(f"operator cases for {opv.key} at opset {opset} could not be built (left out): {type(exc).__name__}: {exc}")
+        if pattern is not None and not any(pattern.search(i) for i in case_ids(opv, opset, n)):
             continue
-        yield from cases
+        yield from frozen_op_version(opv, opset, n, seed, root)
+
+
+def module_error_case(module: str, error: str) -> Case:
+    """An operator module that failed to import registers nothing: its op-versions are unknown,
+    so the module itself is the case, an oracle error the user sees."""
+    model = _stand_in_model(module)
+    tags = {"suite": "operators", "module": module, "oracle_error": error, "ops": []}
+    return Case(id=f"operators/{module}/{ORACLE_ERROR_INDEX}", suite="operators", model_bytes=model.SerializeToString(),
+                data=[DataSet({}, None)], tags=tags)
