@@ -98,7 +98,8 @@ def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
     if config.models:
         from .suites.user_models import user_model_cases
 
-        sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say))
+        sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say,
+                                        backends=[b.name for b in config.backends]))
     cases: dict[str, Case] = {}
     for source in sources:
         for case in source:
