@@ -11,7 +11,9 @@ a later graph that fails the same way on a backend and contains a known finding'
 counted as a duplicate without shrinking again.
 
 A campaign is a series of Hypothesis runs with fresh seeds until the wall-clock budget ends;
-each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding.
+each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding. Any
+other exception is a bug of the harness: it ends the campaign with its traceback (the store
+marks the run ``failed``), never a report of "0 findings".
 
 Backends run in a child process by default (``--in-process`` to share the fuzzer's process):
 a crash or a hang of a runtime is then a finding like any other instead of the end of the
