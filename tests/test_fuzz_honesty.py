@@ -198,6 +198,11 @@ def test_the_oracle_backend_is_not_credited_with_a_pass_against_itself(tmp_path,
     assert outcome == "skip" and message.startswith("self-check: expected values computed by this backend"), message
     # the other backend is still judged against the oracle
     assert results[("user/add", f"{HERE}:WrongAdd")][0] == "mismatch"
+    # its repro bundle stores the oracle's outputs: replayed on the oracle, still a self-check
+    (bundle,) = sqlite3.connect(store).execute("SELECT bundle FROM results WHERE outcome = 'mismatch'").fetchone()
+    main(["run", "--model", bundle, "--backend", "reference", "--store", str(tmp_path / "replay.sqlite"), "-j", "1"])
+    ((_, outcome),) = [(k, v[0]) for k, v in _results(tmp_path / "replay.sqlite").items()]
+    assert outcome == "skip"
 
 
 def test_an_oracle_that_fails_is_named_in_every_result(tmp_path):

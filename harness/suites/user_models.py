@@ -15,7 +15,8 @@ any number of either (searched recursively).
   test that is the oracle itself is only compared with itself there: its results on such models
   are ``skip`` ("self-check"), said once at the start.
 - A repro bundle (a folder with ``meta.json``, written by ``run`` or ``fuzz``) replays as it was
-  judged: its tolerance and check, and its model as stamped when it ran without re-stamping.
+  judged: its tolerance and check, its model as stamped when it ran without re-stamping, and its
+  oracle (stored outputs a backend computed stay that backend's, for the self-check).
 """
 
 from __future__ import annotations
@@ -212,6 +213,8 @@ def user_model_cases(paths: Sequence[str | Path], dims: Mapping[str, int] | None
             tolerance, check = Tolerance.from_dict(meta["tolerance"]), meta.get("check", "values")
             tags["bundle_of"] = meta["case_id"]
             tags["recorded"] = {"backend": meta.get("backend"), "outcome": meta.get("outcome")}
+            if meta.get("tags", {}).get("oracle") not in (None, "stored"):
+                tags["oracle"] = meta["tags"]["oracle"]  # its stored outputs are that backend's
             if not meta.get("restamp_enabled", True):
                 tags["keep_opset"] = True  # its backend ran the model as stamped
             if check == "random" and meta.get("tags", {}).get("random"):
