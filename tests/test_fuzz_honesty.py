@@ -84,8 +84,9 @@ from harness.cli import main
 def broken(ctx):
     raise TypeError("deliberate bug in the Neg template")
 
-G.TEMPLATES["Neg"] = dataclasses.replace(G.TEMPLATES["Neg"], plan=broken)
-sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":
+    G.TEMPLATES["Neg"] = dataclasses.replace(G.TEMPLATES["Neg"], plan=broken)
+    sys.exit(main(sys.argv[1:]))
 """
 
 
@@ -93,7 +94,8 @@ def test_a_harness_bug_ends_the_fuzz_command_with_its_traceback(tmp_path):
     script = tmp_path / "broken.py"
     script.write_text(_BROKEN_TEMPLATE)
     store = tmp_path / "results.sqlite"
-    proc = subprocess.run([sys.executable, str(script), "fuzz", "--backend", "reference", "--in-process", "--budget", "20s",
+    # backends in a child process (the default): the template runs in the controller all the same
+    proc = subprocess.run([sys.executable, str(script), "fuzz", "--backend", "reference", "--budget", "20s",
                            "--ops", "Neg,Abs", "--max-nodes", "3", "--seed", "1", "--opset", "17", "--dtypes", "float32",
                            "--shrink-time", "5", "--store", str(store)],
                           check=False, cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
