@@ -196,7 +196,8 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
             spec = specs[result.backend]
             try:
                 result.bundle = str(write_bundle(bundle_dir(bundles, run_id, result.backend, result.case_id),
-                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp))
+                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp,
+                                                 config.opset))
             except Exception as exc:  # a bundle is evidence, not the verdict: keep the result
                 result.message += f" [bundle not written: {exc}]"
         store.add_result(run_id, result)

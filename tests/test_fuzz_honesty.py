@@ -245,3 +245,28 @@ def test_a_failure_at_the_last_node_of_a_chain_is_localized():
             whole += len(h.nodes) == len(g.nodes)
     campaign.executor.close()
     assert whole > 0  # graphs whose root failure is their last node were among them
+
+
+def test_a_bundle_of_a_run_at_a_fixed_opset_replays_at_that_opset(tmp_path):
+    """``run --opset 21`` stamps a Neg-13 model at 21, where NewOpsetNeg goes wrong; its bundle
+    holds the model as written (opset 13), so a replay must stamp it at 21 again."""
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "neg",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, tmp_path / "neg.onnx")
+    store = tmp_path / "r.sqlite"
+    main(["run", "--model", str(tmp_path / "neg.onnx"), "--opset", "21", "--backend", f"{HERE}:NewOpsetNeg", "--store", str(store),
+          "-j", "1"])
+    (outcome, bundle), = sqlite3.connect(store).execute("SELECT outcome, bundle FROM results").fetchall()
+    assert outcome == "mismatch" and json.loads((Path(bundle) / "meta.json").read_text())["opset"] == 21
+    correct = "tests.seeded_faults:OurReferences"
+    main(["run", "--model", bundle, "--backend", f"{HERE}:NewOpsetNeg", "--backend", correct, "--store", str(tmp_path / "replay.sqlite"),
+          "-j", "1"])
+    results = {b: o for (_, b), (o, _) in _results(tmp_path / "replay.sqlite").items()}
+    assert results == {f"{HERE}:NewOpsetNeg": "mismatch", correct: "pass"}
+    # and the bundle's own script runs it at that opset too
+    proc = subprocess.run([sys.executable, str(Path(bundle) / "repro.py")], check=False, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 1 and f"on {HERE}:NewOpsetNeg: mismatch" in proc.stdout, (proc.stdout, proc.stderr)

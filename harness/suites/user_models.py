@@ -15,8 +15,8 @@ any number of either (searched recursively).
   test that is the oracle itself is only compared with itself there: its results on such models
   are ``skip`` ("self-check"), said once at the start.
 - A repro bundle (a folder with ``meta.json``, written by ``run`` or ``fuzz``) replays as it was
-  judged: its tolerance and check, its model as stamped when it ran without re-stamping, and its
-  oracle (stored outputs a backend computed stay that backend's, for the self-check).
+  judged: its tolerance and check, its model as stamped when it ran without re-stamping or at
+  the run's ``--opset``, and its oracle (stored outputs a backend computed stay that backend's, for the self-check).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ..case import Case, DataSet, ModelIntakeError, Tolerance, graph_inputs, load_model_file, read_data_sets
-from ..schema import model_tags
+from ..schema import model_tags, stamp_at
 from ..tolerances import default_for
 
 SUITE = "user"
@@ -207,7 +207,7 @@ def user_model_cases(paths: Sequence[str | Path], dims: Mapping[str, int] | None
             if error:
                 tags["oracle_error"] = error
                 say(f"{file}: {error}")
-        tolerance, check = _tolerance(model, folder), "values"
+        tolerance, check, stamped = _tolerance(model, folder), "values", False
         meta = _bundle_meta(folder)
         if meta is not None:  # a repro bundle: judged as its finding was
             tolerance, check = Tolerance.from_dict(meta["tolerance"]), meta.get("check", "values")
@@ -217,12 +217,17 @@ def user_model_cases(paths: Sequence[str | Path], dims: Mapping[str, int] | None
                 tags["oracle"] = meta["tags"]["oracle"]  # its stored outputs are that backend's
             if not meta.get("restamp_enabled", True):
                 tags["keep_opset"] = True  # its backend ran the model as stamped
+            if meta.get("opset"):  # its run stamped every model at --opset N
+                model, why = stamp_at(model, meta["opset"])
+                if model is None:
+                    raise ModelIntakeError(f"{file}: the bundle ran at opset {meta['opset']}, but {why}")
+                tags["keep_opset"], tags["opset"], stamped = True, meta["opset"], True
             if check == "random" and meta.get("tags", {}).get("random"):
                 tags["random"] = meta["tags"]["random"]
         first = next(iter(data[0].inputs.values()), None)
         if first is not None and getattr(first, "ndim", 0):
             tags["batch"] = int(first.shape[0])
-        if folder is not None and file.name == "model.onnx" and tags["oracle"] == "stored":
+        if folder is not None and file.name == "model.onnx" and tags["oracle"] == "stored" and not stamped:
             # all on disk already: the worker reads the folder, nothing big is pickled
             case = Case(id=f"{SUITE}/{name}", suite=SUITE, path=folder, tolerance=tolerance, tags=tags, check=check)
         else:
