@@ -10,13 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
+from .cliutil import CliError, parse_options as _parse_options
 
 SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
                   "export-failed", "xfail", "xpass", "skip")
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
 
 
 def _err(msg: str) -> None:
@@ -24,22 +21,6 @@ def _err(msg: str) -> None:
 
 
 # -- run ------------------------------------------------------------------------------------
-def _parse_options(values: list[str]) -> dict[str, dict[str, Any]]:
-    """``--option onnxruntime.threads=1`` -> {"onnxruntime": {"threads": 1}}."""
-    out: dict[str, dict[str, Any]] = {}
-    for item in values:
-        key, sep, value = item.partition("=")
-        backend, dot, name = key.partition(".")
-        if not sep or not dot:
-            raise CliError(f"--option {item!r}: expected BACKEND.NAME=VALUE, e.g. onnxruntime.threads=1")
-        try:
-            parsed: Any = json.loads(value)
-        except json.JSONDecodeError:
-            parsed = value
-        out.setdefault(backend, {})[name] = parsed
-    return out
-
-
 def _config_from_args(args: argparse.Namespace):
     from .run import RunConfig
     from .runner import BackendSpec

@@ -152,6 +152,12 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     result = Result(case.id, backend.name, "pass", tags=dict(case.tags))
     if case.tags.get("export_error"):  # the exporter failed: a result about the exporter, no model to run
         return _fail(result, "export-failed", f"export failed: {case.tags['export_error']}")
+    # --model cases whose oracle is a backend (harness/suites/user_models.py): an oracle that
+    # failed is every backend's verdict; the oracle backend itself is only compared with itself
+    if case.tags.get("oracle_error"):
+        return _fail(result, "error", f"oracle error: {case.tags['oracle_error']}")
+    if case.tags.get("oracle") == backend.name:
+        return _fail(result, "skip", "self-check: expected values computed by this backend (use --oracle OTHER)")
     try:
         model = case.load_model()
         check_model(model, options.limits, case.model_size())
@@ -172,7 +178,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         if (model.ir_version, [(i.domain, i.version) for i in model.opset_import]) != original:
             result.restamp = {"opset": [dict(original[1]).get("", 0), options.opset]}
         result.tags["opset"] = options.opset
-    elif options.restamp:
+    elif options.restamp and not case.tags.get("keep_opset"):  # a repro bundle of a run without re-stamping
         model, result.restamp = negotiate(model)
 
     t0 = time.perf_counter()

@@ -11,7 +11,9 @@ a later graph that fails the same way on a backend and contains a known finding'
 counted as a duplicate without shrinking again.
 
 A campaign is a series of Hypothesis runs with fresh seeds until the wall-clock budget ends;
-each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding.
+each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding. Any
+other exception is a bug of the harness: it ends the campaign with its traceback (the store
+marks the run ``failed``), never a report of "0 findings".
 
 Backends run in a child process by default (``--in-process`` to share the fuzzer's process):
 a crash or a hang of a runtime is then a finding like any other instead of the end of the
@@ -519,6 +521,18 @@ class Disagreement(Exception):
 _DISAGREEMENT_TYPES: dict[tuple[str, str], type] = {}
 
 
+def only_disagreements(exc: BaseException) -> bool:
+    """Whether ``exc`` is what Hypothesis re-raises for disagreements only: one
+    :class:`Disagreement`, a group of them (``report_multiple_bugs``), or its ``FlakyFailure``
+    (a group too) around them, raised when a shrunk graph stops failing because the shrinking
+    time ran out. A group holding anything else, or any other exception, is not."""
+    if isinstance(exc, Disagreement):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return bool(exc.exceptions) and all(only_disagreements(e) for e in exc.exceptions)
+    return False
+
+
 def _disagreement(sig: tuple[str, str]) -> type:
     if sig not in _DISAGREEMENT_TYPES:
         name = "Disagreement_" + re.sub(r"\W+", "_", "_".join(sig))
@@ -569,8 +583,9 @@ class Campaign:
                 try:
                     version, environment_ = self.executor.info(b.name)
                     self.store.record_backend(self.run_id, b.name, True, "", version, environment_)
-                except Exception as exc:
+                except Exception as exc:  # recorded and said; every graph then shows the load error as a finding
                     self.store.record_backend(self.run_id, b.name, False, str(exc), "", {})
+                    self.say(f"backend {b.name} unavailable: {exc}")
 
     # -- the property ------------------------------------------------------------------------
     def run(self) -> FuzzReport:
@@ -583,7 +598,7 @@ class Campaign:
         base_seed = cfg.seed if cfg.seed is not None else int.from_bytes(os.urandom(4), "big")
         low = cfg.min_specs if cfg.min_specs is not None else max(1, cfg.gen.max_nodes // 2)
         strategy = G.graph_specs(low, cfg.max_specs or max(low, 2 * cfg.gen.max_nodes))
-        interrupted = False
+        interrupted = failed = False
         try:
             while not self._done():
                 self.stats.sessions += 1
@@ -603,18 +618,25 @@ class Campaign:
                     pass
                 except KeyboardInterrupt:
                     interrupted = True
-                except BaseException:  # noqa: BLE001 - the disagreement(s) Hypothesis re-raises, or Flaky
-                    pass
+                except BaseException as exc:
+                    # The disagreement(s) Hypothesis re-raises after shrinking end the session;
+                    # anything else (a bug of the harness: a template, the tester, the store)
+                    # ends the campaign with its traceback.
+                    if not only_disagreements(exc):
+                        raise
                 session.close()
                 self._finalize(session, final=interrupted or self._done(), reduce=not interrupted)
                 if interrupted:
                     break
         except KeyboardInterrupt:
             interrupted = True
+        except BaseException:
+            failed = True
+            raise
         finally:
             self.executor.close()
             if self.store is not None:
-                self.store.finish_run(self.run_id, "interrupted" if interrupted else "complete")
+                self.store.finish_run(self.run_id, "failed" if failed else "interrupted" if interrupted else "complete")
         return FuzzReport(self.stats, list(self.findings.values()), self.run_id, interrupted, list(self.excluded))
 
     def _done(self) -> bool:
@@ -667,7 +689,7 @@ class Campaign:
         else:
             candidates = G.prefixes(g)
         for h in candidates:
-            if len(h.nodes) >= len(g.nodes) and h.outputs == g.outputs:
+            if len(h.nodes) >= len(g.nodes) and [v.name for v in h.outputs] == [v.name for v in g.outputs]:
                 break
             try:
                 model = G.check_graph(h)
@@ -754,8 +776,9 @@ class Campaign:
                 (folder / "graph.txt").write_text(g.describe() + "\n")
                 _write_actual(folder / "actual", f.actual)
                 finding.bundle = result.bundle = str(folder)
-            except Exception as exc:  # evidence, not the verdict
+            except Exception as exc:  # evidence, not the verdict: the finding stands, stored and said without it
                 result.message += f" [bundle not written: {exc}]"
+                self.say(f"bundle of {case.id} on {f.backend} not written: {_one_line(exc)}")
         if self.store is not None:
             self.store.add_result(self.run_id, result)
 
@@ -981,13 +1004,13 @@ def _clock(seconds: float) -> str:
 
 
 def cmd_fuzz(args: Any) -> int:
-    from .cli import CliError, _parse_options
+    from .cliutil import CliError, parse_options
 
     try:
         budget = parse_budget(args.budget)
     except ValueError as exc:
         raise CliError(str(exc)) from exc
-    options = _parse_options(args.option)
+    options = parse_options(args.option)
     names = args.backend or ["onnxruntime"]
     unknown = set(options) - set(names)
     if unknown:

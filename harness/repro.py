@@ -1,7 +1,8 @@
 """Repro bundles: everything needed to see a failure again, without the corpus or the store.
 
 A bundle holds ``model.onnx``, ``test_data_set_N/input_K.pb`` and ``output_K.pb`` (expected),
-``meta.json`` (case, backend and its options, outcome, verdict, message, tolerance, re-stamping)
+``meta.json`` (case, backend and its options, outcome, verdict, message, tolerance, re-stamping
+or the ``--opset`` it ran at)
 and ``repro.py``, a standalone script that re-runs the case on the backend and prints the
 verdict.
 """
@@ -36,7 +37,7 @@ meta = json.loads((here / "meta.json").read_text())
 case = Case(id=meta["case_id"], suite=meta["suite"], path=here, tolerance=Tolerance.from_dict(meta["tolerance"]),
             tags=meta["tags"], check=meta["check"])
 backend = _build_backend(BackendSpec(meta["backend_spec"], meta["backend_options"], meta["backend"]))
-result = execute_case(backend, case, ExecOptions(restamp=meta["restamp_enabled"]))
+result = execute_case(backend, case, ExecOptions(restamp=meta["restamp_enabled"], opset=meta.get("opset")))
 print(f"{{result.case_id}} on {{result.backend}}: {{result.outcome}}")
 if result.message:
     print(result.message)
@@ -50,7 +51,10 @@ def bundle_dir(root: Path, run_id: int, backend: str, case_id: str) -> Path:
     return Path(root) / f"run-{run_id}" / re.sub(r"[^A-Za-z0-9._-]+", "_", backend) / safe
 
 
-def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, backend_options: dict[str, Any], restamp: bool = True) -> Path:
+def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, backend_options: dict[str, Any], restamp: bool = True,
+                 opset: int | None = None) -> Path:
+    """Write the bundle of ``result``; ``restamp`` and ``opset`` are how the run stamped the
+    model (``ExecOptions``), so that a replay runs what the backend ran."""
     folder = Path(folder)
     if folder.exists():
         shutil.rmtree(folder)
@@ -74,6 +78,7 @@ def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, ba
         "tags": case.tags,
         "check": case.check,
         "restamp_enabled": restamp,
+        "opset": opset,
         "restamp": result.restamp,
     }
     (folder / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))

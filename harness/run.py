@@ -99,7 +99,8 @@ def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
     if config.models:
         from .suites.user_models import user_model_cases
 
-        sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say))
+        sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say,
+                                        backends=[b.name for b in config.backends]))
     cases: dict[str, Case] = {}
     for source in sources:
         for case in source:
@@ -196,7 +197,8 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
             spec = specs[result.backend]
             try:
                 result.bundle = str(write_bundle(bundle_dir(bundles, run_id, result.backend, result.case_id),
-                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp))
+                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp,
+                                                 config.opset))
             except Exception as exc:  # a bundle is evidence, not the verdict: keep the result
                 result.message += f" [bundle not written: {exc}]"
         store.add_result(run_id, result)

@@ -11,7 +11,12 @@ any number of either (searched recursively).
 - Oracle: the stored outputs when present, else the backend named by ``--oracle`` (default
   ``reference``, i.e. ``onnx.reference``), run here in-process on the same (re-stamped) model.
   When the oracle itself cannot run the model, the case keeps no expected outputs and its tags
-  carry ``oracle_error``.
+  carry ``oracle_error`` (every backend's result is then an error naming it). A backend under
+  test that is the oracle itself is only compared with itself there: its results on such models
+  are ``skip`` ("self-check"), said once at the start.
+- A repro bundle (a folder with ``meta.json``, written by ``run`` or ``fuzz``) replays as it was
+  judged: its tolerance and check, its model as stamped when it ran without re-stamping or at
+  the run's ``--opset``, and its oracle (stored outputs a backend computed stay that backend's, for the self-check).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ import numpy as np
 import onnx
 
 from ..case import Case, DataSet, ModelIntakeError, Tolerance, graph_inputs, load_model_file, read_data_sets
-from ..schema import model_tags
+from ..schema import model_tags, stamp_at
 from ..tolerances import default_for
 
 SUITE = "user"
@@ -148,9 +153,18 @@ class _Oracle:
                 if ds.expected is None:
                     ds.expected = [np.asarray(v) if not isinstance(v, (list, dict)) and v is not None else v
                                    for v in session.run(ds.inputs)]
-        except Exception as exc:
-            return f"oracle {self.name} failed: {type(exc).__name__}: {' '.join(str(exc).split())[:1000]}"
+        except Exception as exc:  # the oracle's failure is the case's verdict on every backend (execute_case)
+            return (f"oracle {self.name} failed: {type(exc).__name__}: {' '.join(str(exc).split())[:1000]} "
+                    f"(compute expected outputs with another backend: --oracle BACKEND)")
         return None
+
+
+def _bundle_meta(folder: Path | None) -> dict[str, Any] | None:
+    """The ``meta.json`` of a repro bundle (see :mod:`harness.repro`), or None for a plain folder."""
+    if folder is None or not (folder / "meta.json").is_file():
+        return None
+    meta = json.loads((folder / "meta.json").read_text())
+    return meta if isinstance(meta, dict) and "case_id" in meta and "tolerance" in meta else None
 
 
 def _tolerance(model: onnx.ModelProto, folder: Path | None) -> Tolerance:
@@ -167,8 +181,9 @@ def _tolerance(model: onnx.ModelProto, folder: Path | None) -> Tolerance:
 
 
 def user_model_cases(paths: Sequence[str | Path], dims: Mapping[str, int] | None = None, oracle_backend: str = "reference",
-                     say: Callable[[str], None] = lambda msg: None) -> list[Case]:
-    """Cases for the models at ``paths`` (see the module docstring). Raises
+                     say: Callable[[str], None] = lambda msg: None, backends: Sequence[str] = ()) -> list[Case]:
+    """Cases for the models at ``paths`` (see the module docstring); ``backends`` are the names
+    of the backends under test (for the self-check warning). Raises
     :class:`~harness.case.ModelIntakeError` (one clear line) for a path that holds no model, a
     file that is not a model, or :class:`UnboundDimension` for a dimension left unbound."""
     dims = dict(dims or {})
@@ -192,14 +207,35 @@ def user_model_cases(paths: Sequence[str | Path], dims: Mapping[str, int] | None
             if error:
                 tags["oracle_error"] = error
                 say(f"{file}: {error}")
+        tolerance, check, stamped = _tolerance(model, folder), "values", False
+        meta = _bundle_meta(folder)
+        if meta is not None:  # a repro bundle: judged as its finding was
+            tolerance, check = Tolerance.from_dict(meta["tolerance"]), meta.get("check", "values")
+            tags["bundle_of"] = meta["case_id"]
+            tags["recorded"] = {"backend": meta.get("backend"), "outcome": meta.get("outcome")}
+            if meta.get("tags", {}).get("oracle") not in (None, "stored"):
+                tags["oracle"] = meta["tags"]["oracle"]  # its stored outputs are that backend's
+            if not meta.get("restamp_enabled", True):
+                tags["keep_opset"] = True  # its backend ran the model as stamped
+            if meta.get("opset"):  # its run stamped every model at --opset N
+                model, why = stamp_at(model, meta["opset"])
+                if model is None:
+                    raise ModelIntakeError(f"{file}: the bundle ran at opset {meta['opset']}, but {why}")
+                tags["keep_opset"], tags["opset"], stamped = True, meta["opset"], True
+            if check == "random" and meta.get("tags", {}).get("random"):
+                tags["random"] = meta["tags"]["random"]
         first = next(iter(data[0].inputs.values()), None)
         if first is not None and getattr(first, "ndim", 0):
             tags["batch"] = int(first.shape[0])
-        if folder is not None and file.name == "model.onnx" and tags["oracle"] == "stored":
+        if folder is not None and file.name == "model.onnx" and tags["oracle"] == "stored" and not stamped:
             # all on disk already: the worker reads the folder, nothing big is pickled
-            case = Case(id=f"{SUITE}/{name}", suite=SUITE, path=folder, tolerance=_tolerance(model, folder), tags=tags)
+            case = Case(id=f"{SUITE}/{name}", suite=SUITE, path=folder, tolerance=tolerance, tags=tags, check=check)
         else:
             case = Case(id=f"{SUITE}/{name}", suite=SUITE, model_bytes=model.SerializeToString(), data=data,
-                        tolerance=_tolerance(model, folder), tags=tags)
+                        tolerance=tolerance, tags=tags, check=check)
         cases.append(case)
+    selfchecked = [c for c in cases if c.tags["oracle"] == oracle_backend and not c.tags.get("oracle_error")]
+    if oracle_backend in backends and selfchecked:
+        say(f"--oracle {oracle_backend} is also under test: its results on the {len(selfchecked)} model(s) whose expected "
+            f"outputs it computed are self-checks, shown as skip (use --oracle OTHER to test it)")
     return cases

@@ -1,0 +1,272 @@
+"""Issue 16, the fuzzer and --model: a harness bug ends a campaign loudly, fuzz.py does not
+import the CLI, every fuzz bundle replays to its finding with ``run --model``, and a backend is
+never credited with a pass for agreeing with itself as the oracle."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from harness import fuzz as F
+from harness.backends.reference import ReferenceBackend, ReferenceSession
+from harness.cli import main
+from harness.runner import BackendSpec
+from harness.suites import generated as G
+from tests.seeded_faults import FAULTS, _kernel, _Kernels
+
+ROOT = Path(__file__).resolve().parents[1]
+HERE = "tests.test_fuzz_honesty"
+
+
+# -- backends with faults that only an honest replay shows ------------------------------------
+def _slightly_off_add(self, a, b):
+    # 4e-5 relative: beyond the fuzzer's float32 tolerance for one Add, within the loose
+    # whole-model tolerance a --model case gets when it ignores the bundle's own
+    return (np.add(a, b) * np.float32(1 + 4e-5)).astype(a.dtype),
+
+
+def _wrong_add(self, a, b):
+    return np.subtract(a, b).astype(a.dtype),
+
+
+def _wrong_neg(self, x):
+    return np.abs(x),
+
+
+class SlightlyOffAdd(_Kernels):
+    name = "slightly-off-add"
+    kernels = (_kernel("Add", _slightly_off_add),)
+
+
+class WrongAdd(_Kernels):
+    name = "wrong-add"
+    kernels = (_kernel("Add", _wrong_add),)
+
+
+class NewOpsetNeg(ReferenceBackend):
+    """Neg is wrong in models stamped at opset 20 or later (a kernel registered wrongly for a new
+    opset); a model re-stamped down to Neg's own opset (13) runs the right kernel."""
+
+    name = "new-opset-neg"
+
+    def prepare(self, model: onnx.ModelProto):
+        from onnx.reference import ReferenceEvaluator
+
+        opset = next(i.version for i in model.opset_import if i.domain in ("", "ai.onnx"))
+        if opset >= 20:
+            return ReferenceSession(ReferenceEvaluator(model, new_ops=[_kernel("Neg", _wrong_neg)]))
+        return super().prepare(model)
+
+
+class BrokenOracle(ReferenceBackend):
+    name = "broken-oracle"
+
+    def prepare(self, model: onnx.ModelProto):
+        raise RuntimeError("this oracle cannot run anything")
+
+
+# -- 1. a harness bug ends the campaign --------------------------------------------------------
+_BROKEN_TEMPLATE = """
+import dataclasses, sys
+from harness.suites import generated as G
+from harness.cli import main
+
+def broken(ctx):
+    raise TypeError("deliberate bug in the Neg template")
+
+if __name__ == "__main__":
+    G.TEMPLATES["Neg"] = dataclasses.replace(G.TEMPLATES["Neg"], plan=broken)
+    sys.exit(main(sys.argv[1:]))
+"""
+
+
+def test_a_harness_bug_ends_the_fuzz_command_with_its_traceback(tmp_path):
+    script = tmp_path / "broken.py"
+    script.write_text(_BROKEN_TEMPLATE)
+    store = tmp_path / "results.sqlite"
+    # backends in a child process (the default): the template runs in the controller all the same
+    proc = subprocess.run([sys.executable, str(script), "fuzz", "--backend", "reference", "--budget", "20s",
+                           "--ops", "Neg,Abs", "--max-nodes", "3", "--seed", "1", "--opset", "17", "--dtypes", "float32",
+                           "--shrink-time", "5", "--store", str(store)],
+                          check=False, cwd=tmp_path, capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                          timeout=300)
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    assert "Traceback" in proc.stderr and "TypeError: deliberate bug in the Neg template" in proc.stderr
+    assert "unique bugs" not in proc.stdout  # no report that reads like a clean campaign
+    assert sqlite3.connect(store).execute("SELECT status FROM runs").fetchone()[0] == "failed"
+
+
+def test_a_harness_bug_in_the_tester_propagates_out_of_a_campaign(monkeypatch):
+    def broken(self, *args, **kwargs):
+        raise TypeError("deliberate bug in the tester")
+
+    monkeypatch.setattr(F.Tester, "test", broken)
+    config = F.FuzzConfig(backends=[BackendSpec("reference")], gen=G.GenConfig(opsets=(17,), ops=("Neg", "Abs"), max_nodes=3),
+                          budget_s=30, seed=1, max_graphs=20, isolate=False, shrink_s=2)
+    with pytest.raises(TypeError, match="deliberate bug in the tester"):
+        F.Campaign(config).run()
+
+
+def test_only_disagreements_are_taken_as_the_end_of_a_session():
+    from hypothesis.errors import FlakyFailure
+
+    a, b = F._disagreement(("x", "wrong-values")), F._disagreement(("y", "nan"))
+    assert F.only_disagreements(a("one"))
+    assert F.only_disagreements(ExceptionGroup("two bugs", [a("one"), b("two")]))
+    assert F.only_disagreements(FlakyFailure("stopped failing while shrinking", [a("one")]))
+    assert not F.only_disagreements(TypeError("harness bug"))
+    assert not F.only_disagreements(ExceptionGroup("mixed", [a("one"), TypeError("harness bug")]))
+    assert not F.only_disagreements(FlakyFailure("flaky harness bug", [TypeError("harness bug")]))
+
+
+# -- 2. no import cycle ------------------------------------------------------------------------
+def test_fuzz_does_not_import_the_cli():
+    tree = ast.parse((ROOT / "harness" / "fuzz.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            imported.add(("." * node.level) + (node.module or ""))
+        elif isinstance(node, ast.Import):
+            imported.update(a.name for a in node.names)
+    assert not imported & {".cli", "harness.cli"}, imported
+    # and the CLI's error is the one fuzz raises
+    from harness import cli, cliutil
+
+    assert cli.CliError is cliutil.CliError
+
+
+# -- 3. a fuzz bundle replays to its finding ----------------------------------------------------
+def _results(store: Path) -> dict[tuple[str, str], tuple[str, str]]:
+    rows = sqlite3.connect(store).execute("SELECT case_id, backend, outcome, message FROM results").fetchall()
+    return {(c, b): (o, m) for c, b, o, m in rows}
+
+
+def test_every_bundle_of_a_campaign_replays_to_its_finding(tmp_path):
+    backends = [f"{HERE}:SlightlyOffAdd", f"{HERE}:NewOpsetNeg", FAULTS["slice-end"][0]]
+    config = F.FuzzConfig(backends=[BackendSpec(b) for b in backends],
+                          gen=G.GenConfig(opsets=(21,), dtypes=("float32",), ops=("Add", "Slice", "Neg"), max_nodes=4),
+                          budget_s=90, seed=3, max_graphs=400, max_findings=3, isolate=False, shrink_s=20,
+                          store=tmp_path / "fuzz.sqlite")
+    report = F.Campaign(config).run()
+    assert sorted(f.group for f in report.findings) == sorted(backends), [f.summary() for f in report.findings]
+    bundles = [Path(f.bundle) for f in report.findings]
+    argv = ["run", "--store", str(tmp_path / "replay.sqlite"), "-j", "1", "--backend", "reference"]
+    for b in backends:
+        argv += ["--backend", b]
+    for bundle in bundles:
+        argv += ["--model", str(bundle)]
+    main(argv)
+    results = _results(tmp_path / "replay.sqlite")
+    for finding, bundle in zip(report.findings, bundles):
+        meta = json.loads((bundle / "meta.json").read_text())
+        case_id = f"user/{bundle.name}"
+        outcome, message = results[(case_id, finding.backend)]
+        assert (outcome, meta["outcome"]) == (finding.outcome, finding.outcome), (finding.summary(), message)
+        # a correct implementation passes the same bundle, judged the same way
+        assert results[(case_id, "reference")][0] == "pass", results[(case_id, "reference")]
+
+
+# -- 4. the oracle compared with itself, the oracle failing -------------------------------------
+def _add_model(path: Path) -> Path:
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"])], "add",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("a", "b")],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    return path
+
+
+def test_the_oracle_backend_is_not_credited_with_a_pass_against_itself(tmp_path, capsys):
+    model = _add_model(tmp_path / "add.onnx")
+    store = tmp_path / "r.sqlite"
+    main(["run", "--model", str(model), "--backend", "reference", "--backend", f"{HERE}:WrongAdd", "--store", str(store),
+          "-j", "1"])
+    err = capsys.readouterr().err
+    warning = [line for line in err.splitlines() if "self-check" in line]
+    assert len(warning) == 1 and "--oracle reference" in warning[0] and "--oracle OTHER" in warning[0], err
+    results = _results(store)
+    outcome, message = results[("user/add", "reference")]
+    assert outcome == "skip" and message.startswith("self-check: expected values computed by this backend"), message
+    # the other backend is still judged against the oracle
+    assert results[("user/add", f"{HERE}:WrongAdd")][0] == "mismatch"
+    # its repro bundle stores the oracle's outputs: replayed on the oracle, still a self-check
+    (bundle,) = sqlite3.connect(store).execute("SELECT bundle FROM results WHERE outcome = 'mismatch'").fetchone()
+    main(["run", "--model", bundle, "--backend", "reference", "--store", str(tmp_path / "replay.sqlite"), "-j", "1"])
+    ((_, outcome),) = [(k, v[0]) for k, v in _results(tmp_path / "replay.sqlite").items()]
+    assert outcome == "skip"
+
+
+def test_an_oracle_that_fails_is_named_in_every_result(tmp_path):
+    model = _add_model(tmp_path / "add.onnx")
+    store = tmp_path / "r.sqlite"
+    main(["run", "--model", str(model), "--oracle", f"{HERE}:BrokenOracle", "--backend", "reference", "--backend",
+          f"{HERE}:BrokenOracle", "--store", str(store), "-j", "1"])
+    results = _results(store)
+    assert len(results) == 2
+    for (case_id, backend), (outcome, message) in results.items():
+        assert outcome == "error", (backend, outcome, message)
+        assert message.startswith(f"oracle error: oracle {HERE}:BrokenOracle failed: RuntimeError: this oracle cannot run anything")
+        assert "--oracle" in message
+
+
+def test_a_backend_that_is_not_the_oracle_gets_no_warning(tmp_path, capsys):
+    model = _add_model(tmp_path / "add.onnx")
+    main(["run", "--model", str(model), "--backend", f"{HERE}:SlightlyOffAdd", "--store", str(tmp_path / "r.sqlite"), "-j", "1"])
+    assert "self-check" not in capsys.readouterr().err
+
+
+
+def test_a_failure_at_the_last_node_of_a_chain_is_localized():
+    """Localizing compares the candidate graph's outputs with the graph's by name (comparing
+    the values' arrays raised, and the campaign swallowed that and lost the failure)."""
+    config = F.FuzzConfig(backends=[BackendSpec(f"{HERE}:WrongAdd")],
+                          gen=G.GenConfig(opsets=(17,), dtypes=("float32",), ops=("Neg", "Add"), max_nodes=3), isolate=False)
+    campaign = F.Campaign(config)
+    campaign._setup()
+    whole = 0
+    for g in G.draw_graphs(40, seed=2, config=config.gen, min_specs=2):
+        if len(g.nodes) < 2 or g.nodes[-1].op != "Add":
+            continue
+        failures = campaign.tester.test(g, G.check_graph(g).SerializeToString())
+        for f in failures:
+            h, root = campaign.localize(g, f)
+            assert root.group == f.group and len(h.nodes) <= len(g.nodes)
+            whole += len(h.nodes) == len(g.nodes)
+    campaign.executor.close()
+    assert whole > 0  # graphs whose root failure is their last node were among them
+
+
+def test_a_bundle_of_a_run_at_a_fixed_opset_replays_at_that_opset(tmp_path):
+    """``run --opset 21`` stamps a Neg-13 model at 21, where NewOpsetNeg goes wrong; its bundle
+    holds the model as written (opset 13), so a replay must stamp it at 21 again."""
+    graph = helper.make_graph([helper.make_node("Neg", ["x"], ["y"])], "neg",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 7
+    onnx.save(model, tmp_path / "neg.onnx")
+    store = tmp_path / "r.sqlite"
+    main(["run", "--model", str(tmp_path / "neg.onnx"), "--opset", "21", "--backend", f"{HERE}:NewOpsetNeg", "--store", str(store),
+          "-j", "1"])
+    (outcome, bundle), = sqlite3.connect(store).execute("SELECT outcome, bundle FROM results").fetchall()
+    assert outcome == "mismatch" and json.loads((Path(bundle) / "meta.json").read_text())["opset"] == 21
+    correct = "tests.seeded_faults:OurReferences"
+    main(["run", "--model", bundle, "--backend", f"{HERE}:NewOpsetNeg", "--backend", correct, "--store", str(tmp_path / "replay.sqlite"),
+          "-j", "1"])
+    results = {b: o for (_, b), (o, _) in _results(tmp_path / "replay.sqlite").items()}
+    assert results == {f"{HERE}:NewOpsetNeg": "mismatch", correct: "pass"}
+    # and the bundle's own script runs it at that opset too
+    proc = subprocess.run([sys.executable, str(Path(bundle) / "repro.py")], check=False, capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 1 and f"on {HERE}:NewOpsetNeg: mismatch" in proc.stdout, (proc.stdout, proc.stderr)
