@@ -6,7 +6,9 @@ Item ids are ``<case id>[<backend>]``; a failure's message carries the verdict a
 that re-runs it; expectations become strict xfails (an unexpected pass is visible). Results go
 to the store (one run per pytest session, shared by xdist workers) and the run's JSON is written
 once, on the controller. Cases run in isolated worker processes as in ``onnx-harness run``, so
-a backend that crashes fails its item, not the session.
+a backend that crashes fails its item, not the session. A backend that cannot load is one
+failing item ``backend[<name>]`` with the reason (``--harness-allow-unavailable``: its cases
+are collected and skipped instead).
 
 The module is cheap to import: it registers options and does nothing unless
 ``--harness-backend`` is given.
