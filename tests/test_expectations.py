@@ -36,7 +36,7 @@ reason = "stale entry"
 
 
 def test_one_entry_can_name_several_cases_and_skips_are_left_alone(tmp_path):
-    entries = X.load(["kernels"], [_write(tmp_path, '[[expect]]\ncases = ["a/b", "a/c*"]\noutcome = "crash"\nreason = "r"\n', "kernels.toml")])
+    entries = X.load_file(_write(tmp_path, '[[expect]]\ncases = ["a/b", "a/c*"]\noutcome = "crash"\nreason = "r"\n', "kernels.toml"))
     assert [e.case for e in entries] == ["a/b", "a/c*"]
     assert X.apply(Result("a/cd", "kernels", "crash"), entries).outcome == "xfail"
     skipped = X.apply(Result("a/b", "kernels", "skip"), entries)
@@ -52,7 +52,7 @@ def test_the_shipped_files_load_and_every_entry_has_a_reason_and_a_link():
 
 
 def test_outcome_fail_matches_any_failure(tmp_path):
-    entries = X.load(["kernels"], [_write(tmp_path, '[[expect]]\ncase = "a/*"\nreason = "r"\n', "kernels.toml")])
+    entries = X.load_file(_write(tmp_path, '[[expect]]\ncase = "a/*"\nreason = "r"\n', "kernels.toml"))
     assert X.apply(Result("a/b", "kernels", "crash"), entries).outcome == "xfail"
 
 
