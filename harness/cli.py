@@ -37,7 +37,7 @@ def _config_from_args(args: argparse.Namespace):
         examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
-        models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models,
+        models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models, strict=args.strict,
     )
 
 
@@ -86,14 +86,47 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_backends(config)
     outcome = execute_run(config, store, run_id, say=lambda m: print(m, file=sys.stderr), progress=_progress)
     print_summary(store, outcome.run_id)
-    for entry in outcome.unused_expectations:
-        print(f"expectation matched nothing: {entry.backend} {entry.case} ({entry.source})")
+    files = ", ".join(f"{_shown_path(f)} ({n} entries)" for f, n in outcome.expectation_files.items())
+    print(f"expectations: {files or 'none'}")
+    for entry in outcome.stale:
+        print(f"expectation matched nothing: {entry.backend} {entry.case} ({_shown_path(entry.source)})")
     out = write_run_json(store, outcome.run_id, Path(args.json) if args.json else None)
     print(f"results: run {outcome.run_id} in {store.path}; JSON: {out}")
     if outcome.interrupted:
         print(f"interrupted: the results above are partial; continue with: onnx-harness run --resume {outcome.run_id} --store {store.path}")
         return 130
-    return 0
+    return _exit_status(outcome, out, args.exit_zero)
+
+
+def _shown_path(path: str | Path) -> str:
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+SHOWN_UNEXPECTED = 20
+
+
+def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
+    """List the unexpected results and say, in the last line, why the run exits as it does."""
+    unexpected = outcome.unexpected
+    if not unexpected:
+        expected = sum(c["xfail"] for c in outcome.counts.values())
+        print(f"exit 0: no unexpected results ({expected} expected failures)")
+        return 0
+    for u in unexpected[:SHOWN_UNEXPECTED]:
+        first = u.message.strip().splitlines()[0][:160] if u.message.strip() and u.outcome != "unavailable" else ""
+        print(f"unexpected: {u}" + (f": {first}" if first else ""))
+    if len(unexpected) > SHOWN_UNEXPECTED:
+        print(f"unexpected: ... and {len(unexpected) - SHOWN_UNEXPECTED} more in {json_path}")
+    named = ", ".join(str(u) for u in unexpected[:3]) + (", ..." if len(unexpected) > 3 else "")
+    why = f"{len(unexpected)} unexpected result{'s' if len(unexpected) > 1 else ''}: {named}; see {json_path}"
+    if exit_zero:
+        print(f"exit 0 (--exit-zero): {why}")
+        return 0
+    print(f"exit 1: {why}; known failures go in harness/expectations/<backend>.toml or --expectations FILE")
+    return 1
 
 
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
@@ -424,6 +457,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="worker processes (default: cores)")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds per case and backend (default 120)")
     r.add_argument("--expectations", action="append", default=[], help="TOML file of known failures (repeatable)")
+    r.add_argument("--strict", action="store_true", help="an expectation that matched nothing is unexpected too")
+    r.add_argument("--exit-zero", action="store_true", help="exit 0 even when a result is unexpected (exploration)")
     r.add_argument("--no-restamp", action="store_true", help="run models exactly as stamped (no opset negotiation)")
     r.add_argument("--repeat", type=int, default=0, help="timed repeats of each passing case (median and p90)")
     r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")

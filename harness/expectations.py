@@ -1,9 +1,11 @@
 """Known failures as data: per-backend TOML files of entries
-``{case = "<case-id glob>", outcome = "<outcome>" | "fail", reason = "...", link = "..."}``.
+``{case = "<case-id glob>", outcome = "<outcome>" | "fail", reason = "...", link = "..."}``
+(``cases = [...]`` for several cases with one reason).
 
 A result whose raw outcome is the expected one becomes ``xfail``; a pass against an entry
 becomes ``xpass``; a different failure keeps its own outcome (the entry's reason is noted).
-Entries that matched nothing in a run are reported, so the files do not rot.
+Entries that matched nothing in a run are reported (``stale``), so the files do not rot; a
+run that asks for it (``--strict``) counts them as unexpected. A skipped result is left alone.
 
 Built-in files live in ``harness/expectations/<backend>.toml``; ``--expectations FILE`` adds
 more (with ``backend = "..."`` on each entry, or a file named after the backend).
@@ -29,7 +31,6 @@ class Expectation:
     reason: str
     link: str = ""
     source: str = ""
-    used: int = 0
 
     def matches(self, result: Result) -> bool:
         return result.backend == self.backend and fnmatchcase(result.case_id, self.case)
@@ -51,9 +52,10 @@ def load_file(path: Path, backend: str | None = None) -> list[Expectation]:
         outcome = raw.get("outcome", "fail")
         if outcome != "fail" and outcome not in OUTCOMES:
             raise ExpectationError(f"{path}: entry {n} has unknown outcome {outcome!r}")
-        if not raw.get("case") or not raw.get("reason"):
-            raise ExpectationError(f"{path}: entry {n} needs both 'case' and 'reason'")
-        entries.append(Expectation(name, raw["case"], outcome, raw["reason"], raw.get("link", ""), str(path)))
+        cases = raw.get("cases", [raw["case"]] if raw.get("case") else [])
+        if not cases or not raw.get("reason"):
+            raise ExpectationError(f"{path}: entry {n} needs both 'case' (or a list 'cases') and 'reason'")
+        entries += [Expectation(name, case, outcome, raw["reason"], raw.get("link", ""), str(path)) for case in cases]
     return entries
 
 
@@ -70,10 +72,11 @@ def load(backends: list[str], extra_files: list[Path] = ()) -> list[Expectation]
 
 def apply(result: Result, entries: list[Expectation]) -> Result:
     result.raw_outcome = result.outcome
+    if result.outcome == "skip":  # not run: no expectation can be met or missed
+        return result
     for entry in entries:
         if not entry.matches(result):
             continue
-        entry.used += 1
         if result.outcome == "pass":
             result.outcome = "xpass"
         elif entry.outcome == result.outcome or (entry.outcome == "fail" and result.outcome in FAILURES):
@@ -83,5 +86,30 @@ def apply(result: Result, entries: list[Expectation]) -> Result:
     return result
 
 
-def unused(entries: list[Expectation]) -> list[Expectation]:
-    return [e for e in entries if not e.used]
+def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suites: set[str], narrowed: bool) -> list[Expectation]:
+    """Entries of a run's backends that matched no result: ``results`` are the run's
+    ``(backend, case_id, outcome)``, ``suites`` the suites of its selected cases (the part of a
+    case id before ``/``), ``narrowed`` whether -k or --opset selected only part of them.
+
+    An entry shadowed by an earlier one is stale. One that names no case of the run is stale only
+    when the run held every case of that entry's suite (not narrowed); one matching only skipped
+    cases is not."""
+    used: set[int] = set()
+    ran: set[int] = set()  # entries matching a result that ran
+    skipped: set[int] = set()  # entries matching a skipped result
+    for backend, case_id, outcome in results:
+        matching = [id(e) for e in entries if e.backend == backend and fnmatchcase(case_id, e.case)]
+        if outcome == "skip":
+            skipped.update(matching)
+        elif matching:
+            used.add(matching[0])
+            ran.update(matching)
+
+    def is_stale(e: Expectation) -> bool:
+        if id(e) in used:
+            return False
+        if id(e) in ran:
+            return True  # shadowed by an earlier entry
+        return id(e) not in skipped and not narrowed and any(fnmatchcase(s, e.case.split("/", 1)[0]) for s in suites)
+
+    return [e for e in entries if is_stale(e)]

@@ -6,7 +6,9 @@ Item ids are ``<case id>[<backend>]``; a failure's message carries the verdict a
 that re-runs it; expectations become strict xfails (an unexpected pass is visible). Results go
 to the store (one run per pytest session, shared by xdist workers) and the run's JSON is written
 once, on the controller. Cases run in isolated worker processes as in ``onnx-harness run``, so
-a backend that crashes fails its item, not the session.
+a backend that crashes fails its item, not the session. A backend that cannot load is one
+failing item ``backend[<name>]`` with the reason (``--harness-allow-unavailable``: its cases
+are collected and skipped instead).
 
 The module is cheap to import: it registers options and does nothing unless
 ``--harness-backend`` is given.
@@ -36,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-corpus", default="corpus", help="frozen official corpus")
     group.addoption("--harness-k", help="only cases whose id matches this regular expression")
     group.addoption("--harness-timeout", type=float, default=120.0, help="seconds per case")
+    group.addoption("--harness-allow-unavailable", action="store_true",
+                    help="a backend that cannot load skips its cases (default: one failing item per such backend)")
 
 
 def _config(config: pytest.Config):
@@ -89,6 +93,28 @@ def pytest_configure_node(node: Any) -> None:  # xdist hook: share the run with 
 
 class HarnessFailure(Exception):
     pass
+
+
+class UnavailableBackendItem(pytest.Item):
+    """A requested backend that cannot load: one failing item with the reason, instead of a
+    skip per case (``--harness-allow-unavailable`` restores the skips)."""
+
+    def __init__(self, *, backend: str, reason: str, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.backend = backend
+        self.reason = reason
+
+    def runtest(self) -> None:
+        raise HarnessFailure(f"backend {self.backend} unavailable: {self.reason}\n"
+                             "(--harness-allow-unavailable skips its cases instead)")
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
+        if isinstance(excinfo.value, HarnessFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo, style)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return "onnx-harness", None, f"backend[{self.backend}]"
 
 
 class CaseItem(pytest.Item):
@@ -148,6 +174,12 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
     run_config = state["config"]
     names = [b.name for b in run_config.backends]
     entries = expectations.load(names, run_config.expectations)
+    if not config.getoption("harness_allow_unavailable"):
+        for name in names:
+            available, reason = state["live"][name]
+            if not available:
+                items.append(UnavailableBackendItem.from_parent(session, name=f"backend[{name}]", backend=name, reason=reason))
+        names = [name for name in names if state["live"][name][0]]
     for case in select_cases(run_config, say=lambda m: None):
         for name in names:
             item = CaseItem.from_parent(session, name=f"{case.id}[{name}]", case=case, backend=name)

@@ -21,7 +21,7 @@ import onnx
 
 from . import __version__, expectations
 from .case import Case
-from .execute import ExecOptions, Result
+from .execute import FAILURES, ExecOptions, Result
 from .repro import bundle_dir, write_bundle
 from .intake import GIB, Limits
 from .runner import BackendInfo, BackendSpec, Runner, WorkerLimits, default_jobs
@@ -59,6 +59,8 @@ class RunConfig:
     models_cache: str | None = None
     frameworks: list[str] | None = None
     rebuild_models: bool = False
+    #: an expectation that matched nothing is an unexpected result too
+    strict: bool = False
 
     def worker_limits(self) -> WorkerLimits:
         return WorkerLimits(memory=int(self.memory_limit_gib * GIB) or None, cpu=self.cpu_limit_s,
@@ -145,12 +147,41 @@ def environment(config: RunConfig) -> dict[str, Any]:
 
 
 @dataclass
+class Unexpected:
+    """A result the run did not expect: a non-pass no expectation covers, an xpass, an
+    unavailable backend, or (strict) an expectation that matched nothing."""
+    backend: str
+    case_id: str  # "" for a backend or an expectation
+    outcome: str  # an outcome, "unavailable" or "stale expectation"
+    message: str = ""
+
+    def __str__(self) -> str:
+        if self.outcome == "unavailable":
+            return f"{self.backend} unavailable ({self.message})"
+        return " ".join(p for p in (self.backend, self.case_id, self.outcome) if p)
+
+
+@dataclass
 class RunOutcome:
     run_id: int
     backends: dict[str, BackendInfo]
     counts: dict[str, Counter]
-    unused_expectations: list[expectations.Expectation]
+    #: expectations that matched nothing (see ``expectations.stale``)
+    stale: list[expectations.Expectation]
     interrupted: bool = False
+    #: expectations files used, with their number of entries
+    expectation_files: dict[str, int] = field(default_factory=dict)
+    unexpected: list[Unexpected] = field(default_factory=list)
+
+
+def unexpected_results(config: RunConfig, infos: dict[str, BackendInfo], rows: list[dict[str, Any]],
+                       stale: list[expectations.Expectation]) -> list[Unexpected]:
+    out = [Unexpected(name, "", "unavailable", info.reason) for name, info in infos.items() if not info.available]
+    out += sorted((Unexpected(r["backend"], r["case_id"], r["outcome"], r["message"] or "") for r in rows
+                   if r["outcome"] in FAILURES or r["outcome"] == "xpass"), key=lambda u: (u.backend, u.case_id))
+    if config.strict:
+        out += [Unexpected(e.backend, e.case, "stale expectation", f"matched nothing ({e.source})") for e in stale]
+    return out
 
 
 def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
@@ -212,4 +243,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     except KeyboardInterrupt:
         interrupted = True
     store.finish_run(run_id, "interrupted" if interrupted else "complete")
-    return RunOutcome(run_id, infos, counts, expectations.unused(entries) if not interrupted else [], interrupted)
+    rows = list(store.results(run_id))
+    stale = [] if interrupted else expectations.stale(
+        entries, [(r["backend"], r["case_id"], r["outcome"]) for r in rows], {c.id.split("/", 1)[0] for c in cases},
+        narrowed=bool(config.pattern) or config.opset is not None)
+    files = dict(Counter(e.source for e in entries))
+    return RunOutcome(run_id, infos, counts, stale, interrupted, files, unexpected_results(config, infos, rows, stale))

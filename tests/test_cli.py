@@ -52,7 +52,7 @@ def test_two_stores_in_one_folder_keep_their_own_run_files_and_bundles(corpus, t
 
 def test_unavailable_backend_is_shown_with_its_reason_never_as_zero(corpus, tmp_path, capsys):
     code, out = _run(["--suite", "onnx-simple", "--backend", "reference", "--backend", "tests.fault_backends:NotInstalled", "-k", "expand"], corpus, tmp_path / "r.sqlite", capsys)
-    assert code == 0
+    assert code == 1, "a requested backend that cannot load fails the run"
     line = [l for l in out.out.splitlines() if "NotInstalled" in l][0]
     assert "unavailable: vendor-sdk is not installed" in line and "0" not in line.split("unavailable")[0]
     code, out = _run(["--suite", "onnx-simple", "--backend", "tests.no_such:Backend"], corpus, tmp_path / "r.sqlite", capsys)

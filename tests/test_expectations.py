@@ -22,7 +22,7 @@ link = "https://example.org/issue/1"
 case = "onnx-node/test_never_matches"
 reason = "stale entry"
 ''')
-    entries = X.load(["onnxruntime"], [path])
+    entries = X.load_file(path)
     r = X.apply(Result("onnx-node/test_bitshift_left_int16", "onnxruntime", "rejected", "IR 14"), entries)
     assert r.outcome == "xfail" and r.raw_outcome == "rejected" and "opset 28" in r.reason and "example.org" in r.reason
     r = X.apply(Result("onnx-node/test_bitshift_right_int8", "onnxruntime", "pass"), entries)
@@ -31,11 +31,28 @@ reason = "stale entry"
     assert r.outcome == "mismatch", "a different failure than the one expected stays visible"
     r = X.apply(Result("onnx-node/test_bitshift_right_int8", "reference", "rejected"), entries)
     assert r.outcome == "rejected", "entries apply to their own backend only"
-    assert [e.case for e in X.unused(entries)] == ["onnx-node/test_never_matches"]
+    ran = [("onnxruntime", "onnx-node/test_bitshift_left_int16", "xfail")]
+    assert [e.case for e in X.stale(entries, ran, {"onnx-node"}, narrowed=False)] == ["onnx-node/test_never_matches"]
+
+
+def test_one_entry_can_name_several_cases_and_skips_are_left_alone(tmp_path):
+    entries = X.load_file(_write(tmp_path, '[[expect]]\ncases = ["a/b", "a/c*"]\noutcome = "crash"\nreason = "r"\n', "kernels.toml"))
+    assert [e.case for e in entries] == ["a/b", "a/c*"]
+    assert X.apply(Result("a/cd", "kernels", "crash"), entries).outcome == "xfail"
+    skipped = X.apply(Result("a/b", "kernels", "skip"), entries)
+    assert skipped.outcome == "skip" and not skipped.reason
+
+
+def test_the_shipped_files_load_and_every_entry_has_a_reason_and_a_link():
+    files = sorted(X.BUILTIN_DIR.glob("*.toml"))
+    assert {f.stem for f in files} >= {"reference", "onnxruntime", "kernels", "pytorch", "tensorflow", "openvino"}
+    for f in files:
+        entries = X.load_file(f)
+        assert entries and all(e.link.startswith("https://") and len(e.reason) > 20 for e in entries), f
 
 
 def test_outcome_fail_matches_any_failure(tmp_path):
-    entries = X.load(["kernels"], [_write(tmp_path, '[[expect]]\ncase = "a/*"\nreason = "r"\n', "kernels.toml")])
+    entries = X.load_file(_write(tmp_path, '[[expect]]\ncase = "a/*"\nreason = "r"\n', "kernels.toml"))
     assert X.apply(Result("a/b", "kernels", "crash"), entries).outcome == "xfail"
 
 

@@ -68,7 +68,7 @@ reason = "wrong on purpose: reference passes this"
 def test_xdist_workers_share_one_run_and_json_is_written_once(run, pytester):
     result = run("--harness-backend", "reference", "-n", "2")
     counts = result.parseoutcomes()
-    assert counts.get("passed", 0) + counts.get("failed", 0) == 23
+    assert counts.get("passed", 0) + counts.get("failed", 0) + counts.get("xfailed", 0) == 23
     db = sqlite3.connect(pytester.path / "r.sqlite")
     assert db.execute("SELECT COUNT(*) FROM runs").fetchone()[0] == 1
     assert db.execute("SELECT COUNT(*), COUNT(DISTINCT case_id) FROM results WHERE run_id = 1").fetchone() == (23, 23)
@@ -79,3 +79,12 @@ def test_xdist_workers_share_one_run_and_json_is_written_once(run, pytester):
 def test_the_plugin_is_inert_without_a_backend(pytester):
     pytester.makepyfile("def test_plain():\n    assert True\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_an_unavailable_backend_is_one_failing_item_with_its_reason(run):
+    args = ("--harness-backend", "reference", "--harness-backend", "tests.fault_backends:NotInstalled", "--harness-k", "expand_shape")
+    result = run(*args)
+    result.assert_outcomes(passed=4, failed=1)
+    assert "backend tests.fault_backends:NotInstalled unavailable: vendor-sdk is not installed" in result.stdout.str()
+    result = run(*args, "--harness-allow-unavailable")
+    result.assert_outcomes(passed=4, skipped=4)

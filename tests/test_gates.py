@@ -1,0 +1,97 @@
+"""`onnx-harness run` gates: it exits 1 on an unexpected result (a non-pass no expectation
+covers, an xpass, an unavailable backend, with --strict an expectation that matched nothing),
+names why in its last line, and prints the expectations files it used."""
+
+import pytest
+
+from harness import expectations as X
+from harness.cli import main
+from harness.suites import onnx_official as official
+
+WRONG = "tests.fault_backends:AlwaysWrong"  # every float output + 1: each expand_shape case is a mismatch
+CASES = [f"onnx-simple/test_expand_shape_model{i}" for i in (1, 2, 3, 4)]
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("gates") / "corpus"
+    official.build_corpus(root, ["onnx-simple"])
+    return root
+
+
+def _expect(path, cases, backend=WRONG, outcome="mismatch"):
+    path.write_text("".join(f'[[expect]]\nbackend = "{backend}"\ncase = "{c}"\noutcome = "{outcome}"\nreason = "adds one on purpose"\n\n'
+                            for c in cases))
+    return path
+
+
+def _run(corpus, tmp_path, capsys, *args):
+    code = main(["run", "--suite", "onnx-simple", "-k", "expand_shape", "-j", "1", "--corpus", str(corpus),
+                 "--store", str(tmp_path / "r.sqlite"), *args])
+    return code, capsys.readouterr().out.splitlines()
+
+
+def test_known_failures_exit_0_and_removing_one_expectation_exits_1_naming_that_case(corpus, tmp_path, capsys):
+    known = _expect(tmp_path / "known.toml", CASES)
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", WRONG, "--backend", "reference", "--expectations", str(known))
+    assert code == 0, lines
+    assert [l for l in lines if l.startswith("expectations: ")] == [l for l in lines if "known.toml (4 entries)" in l]
+    assert lines[-1] == "exit 0: no unexpected results (4 expected failures)"
+
+    _expect(known, [c for c in CASES if not c.endswith("model2")])
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", WRONG, "--backend", "reference", "--expectations", str(known))
+    assert code == 1
+    assert lines[-1].startswith(f"exit 1: 1 unexpected result: {WRONG} onnx-simple/test_expand_shape_model2 mismatch; see ")
+    assert any(l.startswith(f"unexpected: {WRONG} onnx-simple/test_expand_shape_model2 mismatch: output 0: values differ") for l in lines)
+
+
+def test_without_expectations_every_failure_is_unexpected_and_exit_zero_only_reports(corpus, tmp_path, capsys):
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", WRONG)
+    assert code == 1 and lines[-1].startswith("exit 1: 4 unexpected results: ") and "expectations: none" in lines
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", WRONG, "--exit-zero")
+    assert code == 0 and lines[-1].startswith("exit 0 (--exit-zero): 4 unexpected results: ")
+
+
+def test_an_xpass_is_unexpected(corpus, tmp_path, capsys):
+    known = _expect(tmp_path / "known.toml", CASES[:1], backend="reference")
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", "reference", "--expectations", str(known))
+    assert code == 1 and lines[-1].startswith("exit 1: 1 unexpected result: reference onnx-simple/test_expand_shape_model1 xpass")
+
+
+def test_a_different_failure_than_expected_is_unexpected(corpus, tmp_path, capsys):
+    known = _expect(tmp_path / "known.toml", CASES, outcome="crash")
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", WRONG, "--expectations", str(known))
+    assert code == 1 and lines[-1].startswith("exit 1: 4 unexpected results: ")
+
+
+def test_an_unavailable_backend_exits_1_with_its_reason(corpus, tmp_path, capsys):
+    code, lines = _run(corpus, tmp_path, capsys, "--backend", "reference", "--backend", "tests.fault_backends:NotInstalled")
+    assert code == 1
+    assert lines[-1].startswith("exit 1: 1 unexpected result: tests.fault_backends:NotInstalled unavailable (vendor-sdk is not installed")
+
+
+def test_a_stale_expectation_is_reported_and_unexpected_with_strict(corpus, tmp_path, capsys):
+    known = _expect(tmp_path / "known.toml", CASES + ["onnx-simple/test_no_such_case"])
+    args = ["--backend", WRONG, "--expectations", str(known)]
+    code = main(["run", "--suite", "onnx-simple", "-j", "1", "--corpus", str(corpus), "--store", str(tmp_path / "r.sqlite"),
+                 "--exit-zero", *args])
+    out = capsys.readouterr().out
+    assert code == 0 and f"expectation matched nothing: {WRONG} onnx-simple/test_no_such_case" in out
+    # -k narrows the run: an entry whose case was not selected is not stale
+    code, lines = _run(corpus, tmp_path, capsys, "--strict", *args)
+    assert code == 0 and not any("matched nothing" in l for l in lines), lines
+    code, lines = _run(corpus, tmp_path, capsys, "--strict", *args[:-1], str(_expect(tmp_path / "k2.toml", CASES + ["onnx-simple/test_expand_shape_*"])))
+    assert code == 1 and lines[-1].startswith(f"exit 1: 1 unexpected result: {WRONG} onnx-simple/test_expand_shape_* stale expectation")
+
+
+def _e(case, backend="b"):
+    return X.Expectation(backend, case, "fail", "r")
+
+
+def test_stale_entries_respect_the_selection():
+    entries = [_e("s/test_a"), _e("s/test_gone"), _e("s/test_a*"), _e("s/test_skipped"), _e("other/test_x"), _e("s/test_c", "b2")]
+    results = [("b", "s/test_a", "mismatch"), ("b", "s/test_b", "pass"), ("b", "s/test_skipped", "skip")]
+    full = X.stale(entries, results, {"s"}, narrowed=False)
+    # gone: names no case of a whole suite; test_a*: shadowed by test_a; b2's entry: its backend ran nothing of suite s
+    assert [e.case for e in full] == ["s/test_gone", "s/test_a*", "s/test_c"]
+    assert [e.case for e in X.stale(entries, results, {"s"}, narrowed=True)] == ["s/test_a*"]
