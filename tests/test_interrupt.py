@@ -47,7 +47,7 @@ def test_ctrl_c_keeps_finished_results_and_resume_completes(tmp_path):
     assert run["status"] == "interrupted"
     kept = list(store.results(1))
     assert 3 <= len(kept) < 23
-    doc = json.loads((tmp_path / "run-1.json").read_text())
+    doc = json.loads((tmp_path / "r.run-1.json").read_text())
     assert len(doc["results"]) == len(kept)
 
     done = subprocess.run([sys.executable, "-m", "harness.cli", "run", "--resume", "1", "--store", str(store_path), "--exit-zero"],
