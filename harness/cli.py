@@ -131,15 +131,24 @@ def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
 
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     """Per backend: counts per outcome, total, loadable and pass rate over loadable cases."""
+    from .execute import NOT_LOADABLE
+
     table: dict[str, dict[str, Any]] = {}
     for info in store.backends(run_id):
         table[info["name"]] = {"info": info, "counts": Counter()}
     for row in store.db.execute("SELECT backend, outcome, COUNT(*) FROM results WHERE run_id = ? GROUP BY backend, outcome", (run_id,)):
         table.setdefault(row[0], {"info": {"available": True}, "counts": Counter()})["counts"][row[1]] = row[2]
     for entry in table.values():
+        entry["not_loadable"] = 0
+    # judged on the outcome before expectations: a known rejection is still a case it could not load
+    marks = ",".join("?" * len(NOT_LOADABLE))
+    for name, n in store.db.execute(f"SELECT backend, COUNT(*) FROM results WHERE run_id = ? AND COALESCE(raw_outcome, outcome) IN ({marks}) "
+                                    "GROUP BY backend", (run_id, *NOT_LOADABLE)):
+        table[name]["not_loadable"] = n
+    for entry in table.values():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
-        entry["loadable"] = entry["total"] - c["rejected"] - c["export-failed"]  # an exporter's failure is not the backend's
+        entry["loadable"] = entry["total"] - entry["not_loadable"]
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
     return table
 

@@ -27,6 +27,9 @@ from .tolerances import effective_tolerance
 
 OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
             "export-failed", "xfail", "xpass", "skip")
+#: outcomes that say the backend could not load the case (an exporter's failure is not the backend's):
+#: they leave the pass-rate denominator, judged on the outcome before expectations
+NOT_LOADABLE = ("rejected", "export-failed")
 FAILURES = ("mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout", "export-failed")
 
 

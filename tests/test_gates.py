@@ -95,3 +95,23 @@ def test_stale_entries_respect_the_selection():
     # gone: names no case of a whole suite; test_a*: shadowed by test_a; b2's entry: its backend ran nothing of suite s
     assert [e.case for e in full] == ["s/test_gone", "s/test_a*", "s/test_c"]
     assert [e.case for e in X.stale(entries, results, {"s"}, narrowed=True)] == ["s/test_a*"]
+
+
+def test_a_known_rejection_stays_out_of_the_pass_rate_denominator(tmp_path):
+    """An expectation turns a rejection into xfail; the backend still could not load that case, so
+    the terminal summary and the report agree on the cases it could load: 1 pass of 2 loadable."""
+    from harness.cli import backend_counts
+    from harness.execute import Result
+    from harness.report.matrix import RunRef, build_report
+    from harness.store import Store
+
+    store = Store(tmp_path / "r.sqlite")
+    run = store.start_run("test", {}, {})
+    store.record_backend(run, "b", True, "", "1", {})
+    for case, outcome, raw in [("s/a", "pass", ""), ("s/b", "mismatch", ""), ("s/c", "xfail", "rejected"), ("s/d", "rejected", "")]:
+        store.add_result(run, Result(case, "b", outcome, raw_outcome=raw))
+    store.finish_run(run, "complete")
+    entry = backend_counts(store, run)["b"]
+    assert (entry["total"], entry["loadable"], entry["pass_rate"]) == (4, 2, 0.5)
+    summary = build_report([RunRef(tmp_path / "r.sqlite", run)], history=False).backends[0]
+    assert (summary.total, summary.loadable, summary.pass_rate) == (4, 2, 0.5)

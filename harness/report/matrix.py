@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
-from ..execute import FAILURES, OUTCOMES
+from ..execute import FAILURES, NOT_LOADABLE, OUTCOMES
 
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
@@ -240,15 +240,13 @@ class BackendSummary:
     environment: dict[str, Any] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)
     counts: Counter = field(default_factory=Counter)
+    #: results the backend could not load (rejected models, failed exports), known failures included
+    not_loadable: int = 0
 
     @property
     def total(self) -> int:
         """Cases that ran (skips excluded), as ``cli.backend_counts`` counts them."""
         return sum(self.counts.values()) - self.counts["skip"]
-
-    @property
-    def not_loadable(self) -> int:
-        return self.counts["rejected"] + self.counts["export-failed"]  # as cli.backend_counts
 
     @property
     def loadable(self) -> int:
@@ -772,7 +770,9 @@ def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bo
     results = list(merged.values())
     backends = list(columns.values())
     for r in results:
-        next(b for b in backends if b.label == r["column"]).counts[r["outcome"]] += 1
+        backend = next(b for b in backends if b.label == r["column"])
+        backend.counts[r["outcome"]] += 1
+        backend.not_loadable += (r.get("raw_outcome") or r["outcome"]) in NOT_LOADABLE
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
     perf = PerfTable.from_results(backends, results)
