@@ -17,10 +17,11 @@ workload is the subprocess's peak resident set above what it held before the wor
 Warm against warm, passing against passing: every latency is the median of runs after one
 untimed warm-up run (a warm run slower than ``--slow`` seconds is measured once); the node
 suite times, per case, a warm prepare-and-run of the cases whose outputs match the official
-expected outputs. A ratio compares only what passes on both sides: the suite sums the cases
-passing on both; a light model at b1 counts when both match onnx's stored output, and every
-model or operator workload when both sides' outputs agree. onnx.reference skips b8 runs whose
-estimate (8 x b1) is over ``--ref-limit`` seconds.
+expected outputs (each model re-stamped once beforehand, as our runner does). A ratio compares
+only what passes on both sides: the suite sums the cases passing on both; a light model at b1
+counts when both match onnx's stored output, and every model or operator workload when both
+sides' outputs agree. onnx.reference skips b8 runs whose estimate (8 x b1) is over
+``--ref-limit`` seconds.
 
     python benchmarks/kernels.py            # default run, under ~10 minutes on 2 cores
     python benchmarks/kernels.py --quick    # a smaller set, about 2 minutes
@@ -165,7 +166,10 @@ def _op_model(op: str):
 def _node_suite():
     from harness.suites.onnx_official import collect
 
-    return [(name, model, data, tol) for _, name, model, data, tol in collect(["onnx-node"])]
+    from harness.schema import negotiate
+
+    # re-stamped once, before any timing, as our runner does for every backend
+    return [(name, negotiate(model)[0], data, tol) for _, name, model, data, tol in collect(["onnx-node"])]
 
 
 # -- backends -------------------------------------------------------------------------------
@@ -519,6 +523,14 @@ def main(argv: list[str] | None = None) -> int:
         for row in table:
             print("\t".join(map(str, row)))
     shutil.rmtree(outputs_dir)
+    for wl in workloads:
+        if wl.startswith("suite/"):
+            for label in labels:
+                print(f"{wl} on {label}: {results[wl].get(label, {}).get('note', '-')}")
+            passing = {label: set(results[wl].get(label, {}).get("case_ms", {})) for label in labels}
+            for name, (a, b) in {"ref/kernels@1": ("reference@1", k1), "kernels/ort@1": (k1, o1), f"kernels/ort@{cores}": (kn, on)}.items():
+                if a in passing and b in passing:
+                    print(f"{wl} {name}: over the {len(passing[a] & passing[b])} cases passing on both")
     print("\nlatency: median of warm runs (after an untimed warm-up run); memory: peak RSS above the level before the workload")
     print("ratios compare passing runs only: suite/onnx-node sums the cases that pass on both sides (official expected")
     print("outputs and tolerance); a light b1 model counts when both match onnx's stored output; every light/op workload")

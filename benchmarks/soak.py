@@ -125,7 +125,20 @@ def soak_rounds(corpus: Path, store: Path, rounds: int, recycle_after: int, time
     sampler.start()
     lines: list[dict] = []
     ends: list[float] = []
-    reader = threading.Thread(target=lambda: [(lines.append(json.loads(x)), ends.append(time.time())) for x in proc.stdout], daemon=True)
+    other: list[str] = []
+
+    def read() -> None:
+        for text in proc.stdout:
+            if not text.startswith("{"):
+                other.append(text.rstrip())  # shown if the controller fails
+                continue
+            line = json.loads(text)
+            lines.append(line)
+            ends.append(time.time())
+            print(f"round {line['round']}/{rounds}: {line['executions']} executions, controller pid {line['pid']}, "
+                  f"RSS {line['rss_kib'] / 1024:.0f} MiB at its end", file=sys.stderr, flush=True)
+
+    reader = threading.Thread(target=read, daemon=True)
     reader.start()
     try:
         code = proc.wait(timeout=timeout)
@@ -136,7 +149,7 @@ def soak_rounds(corpus: Path, store: Path, rounds: int, recycle_after: int, time
         sampler.stop.set()
     reader.join(30)
     if code != 0 or len(lines) != rounds:
-        raise RuntimeError(f"the controller exited {code} after {len(lines)} of {rounds} rounds")
+        raise RuntimeError(f"the controller exited {code} after {len(lines)} of {rounds} rounds" + "".join(f"\n  {x}" for x in other[-20:]))
     return lines, sampler.samples, ends
 
 
@@ -162,10 +175,11 @@ def main() -> int:
         store = Path(tmp) / "soak.sqlite"
         t0 = time.time()
         lines, samples, ends = soak_rounds(corpus, store, rounds, args.recycle_after, args.timeout)
-        for line in lines:
-            print(f"round {line['round']}/{rounds}: {line['executions']} executions, controller pid {line['pid']}, "
-                  f"RSS {line['rss_kib'] / 1024:.0f} MiB at its end", flush=True)
-        print(f"executions: {sum(x['executions'] for x in lines)} in {time.time() - t0:.0f} s, one controller process")
+        pids = {x["pid"] for x in lines}
+        rss = ", ".join(f"{x['rss_kib'] / 1024:.0f}" for x in lines)
+        print(f"executions: {sum(x['executions'] for x in lines)} in {time.time() - t0:.0f} s, {len(lines)} rounds, "
+              f"{len(pids)} controller process(es); controller RSS at the end of each round: "
+              f"{rss} MiB")
         # like for like: the peaks of the first and of the last round of the same controller
         first = [r for r in samples if r[0] <= ends[0]]
         last = [r for r in samples if ends[-2] < r[0] <= ends[-1]]
