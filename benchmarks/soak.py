@@ -110,8 +110,9 @@ def controller(args) -> int:
     for k in range(args.rounds):
         outcome = execute_run(config, store, say=lambda m: None)
         executions = sum(sum(c.values()) for c in outcome.counts.values())
+        outcomes = {f"{b} {o}": n for b, c in outcome.counts.items() for o, n in sorted(c.items())}
         print(json.dumps({"round": k + 1, "pid": os.getpid(), "run_id": outcome.run_id, "executions": executions,
-                          "rss_kib": _rss_kib(os.getpid())}), flush=True)
+                          "outcomes": outcomes, "rss_kib": _rss_kib(os.getpid())}), flush=True)
     return 0
 
 
@@ -176,6 +177,7 @@ def main() -> int:
         t0 = time.time()
         lines, samples, ends = soak_rounds(corpus, store, rounds, args.recycle_after, args.timeout)
         pids = {x["pid"] for x in lines}
+        print(f"outcomes of the last round: {lines[-1]['outcomes']}")
         rss = ", ".join(f"{x['rss_kib'] / 1024:.0f}" for x in lines)
         print(f"executions: {sum(x['executions'] for x in lines)} in {time.time() - t0:.0f} s, {len(lines)} rounds, "
               f"{len(pids)} controller process(es); controller RSS at the end of each round: "
