@@ -233,8 +233,10 @@ def run_nnsmith(python: Path, seconds: int, max_nodes: int, root: Path) -> dict:
 
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     common = ["model.type=onnx", "backend.type=onnxruntime", f"hydra.run.dir={root / 'hydra'}"]
-    subprocess.run([str(python), "-m", "nnsmith.cli.dtype_test", *common], check=True, env=env, cwd=root,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    probe = subprocess.run([str(python), "-m", "nnsmith.cli.dtype_test", *common], env=env, cwd=root,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
+    if probe.returncode:
+        raise RuntimeError(f"NNSmith's dtype_test exited {probe.returncode}: {probe.stderr.strip()[-800:]}")
     cmd = [str(python), "-m", "nnsmith.cli.fuzz", f"fuzz.time={seconds}s", *common, f"mgen.max_nodes={max_nodes}",
            f"fuzz.root={root / 'out'}", "fuzz.seed=5"]
     done = subprocess.run(cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
