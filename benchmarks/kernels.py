@@ -14,8 +14,13 @@ thread (it interprets the graph in Python; its ratio is taken against kernels@1)
 workload is the subprocess's peak resident set above what it held before the workload
 (Linux /proc; tracemalloc elsewhere, which sees numpy allocations only).
 
-Latencies are medians after one warm-up run. A run slower than ``--slow`` seconds skips its
-warm-up and is measured once; onnx.reference skips b8 runs whose estimate (8 x b1) is over
+Warm against warm, passing against passing: every latency is the median of runs after one
+untimed warm-up run (a warm run slower than ``--slow`` seconds is measured once); the node
+suite times, per case, a warm prepare-and-run of the cases whose outputs match the official
+expected outputs (each model re-stamped once beforehand, as our runner does). A ratio compares
+only what passes on both sides: the suite sums the cases passing on both; a light model at b1
+counts when both match onnx's stored output, and every model or operator workload when both
+sides' outputs agree. onnx.reference skips b8 runs whose estimate (8 x b1) is over
 ``--ref-limit`` seconds.
 
     python benchmarks/kernels.py            # default run, under ~10 minutes on 2 cores
@@ -29,9 +34,11 @@ import json
 import os
 import platform
 import re
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -104,6 +111,23 @@ def _with_batch(model, batch: int):
     return model
 
 
+def _light_passes(name: str, outputs) -> bool:
+    """Whether a light model's b1 outputs match the outputs onnx stores for it, at the official
+    onnx-light case's tolerance (its data.json)."""
+    import onnx
+
+    from harness.case import Tolerance
+    from harness.compare import Comparator
+
+    light = _light_dir()
+    metas = [json.loads(f.read_text()) for f in sorted((light.parent / "real").glob("*/data.json"))]
+    meta = next((m for m in metas if m.get("model_name") == name), None)
+    if meta is None:
+        return False  # no stored output: nothing to pass against
+    expected = [onnx.numpy_helper.to_array(onnx.load_tensor(light / f"light_{name}_output_{k}.pb")) for k in range(len(outputs))]
+    return bool(Comparator().compare(expected, [np.asarray(o) for o in outputs], Tolerance.from_dict(meta)))
+
+
 def _op_model(op: str):
     from onnx import TensorProto, helper, numpy_helper
 
@@ -142,7 +166,10 @@ def _op_model(op: str):
 def _node_suite():
     from harness.suites.onnx_official import collect
 
-    return [(name, model, data) for _, name, model, data, _ in collect(["onnx-node"])]
+    from harness.schema import negotiate
+
+    # re-stamped once, before any timing, as our runner does for every backend
+    return [(name, negotiate(model)[0], data, tol) for _, name, model, data, tol in collect(["onnx-node"])]
 
 
 # -- backends -------------------------------------------------------------------------------
@@ -248,21 +275,56 @@ class PeakMemory:
 # -- the worker: one configuration, many workloads -------------------------------------------
 
 
-def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[float], str]:
-    t = time.perf_counter()
-    run(feeds)  # warm-up (or the only run, if slow)
-    first = time.perf_counter() - t
-    if first > slow:
-        return [first], "single run (slow)"
+def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[float], str, Any]:
+    """Timed runs after one untimed warm-up run: (times, note, the warm-up's outputs). A warm
+    run slower than ``slow`` seconds is measured once, still after its warm-up."""
+    outputs = run(feeds)  # warm-up: never timed
     times: list[float] = []
     start = time.perf_counter()
     while len(times) < reps or (time.perf_counter() - start < budget and len(times) < 50):
         t = time.perf_counter()
         run(feeds)
         times.append(time.perf_counter() - t)
+        if times[0] > slow:
+            return times, "one warm run (slow)", outputs
         if len(times) >= reps and time.perf_counter() - start > budget:
             break
-    return times, ""
+    return times, "", outputs
+
+
+def _passes(run: Callable, data, tolerance) -> bool:
+    """Whether the case's every data set, run now, matches the official expected outputs
+    (the harness's comparator, the case's tolerance; no expected outputs: not a pass)."""
+    from harness.compare import Comparator
+
+    comparator = Comparator()
+    for ds in data:
+        if not ds.expected:
+            return False
+        if not comparator.compare(ds.expected, list(run(ds.inputs)), tolerance):
+            return False
+    return True
+
+
+def suite_case_times(prepare: Callable, cases, reps: int) -> tuple[dict[str, float], int, int]:
+    """Per passing case, the median seconds of ``reps`` warm prepare-and-run passes (after one
+    untimed pass that also decides whether the case passes); (times, failed, raised)."""
+    times: dict[str, list[float]] = {}
+    failed = raised = 0
+    for name, model, data, tolerance in cases:
+        try:
+            if not _passes(prepare(model), data, tolerance):  # the warm-up pass
+                failed += 1
+                continue
+            for _ in range(reps):
+                t = time.perf_counter()
+                run = prepare(model)
+                for ds in data:
+                    run(ds.inputs)
+                times.setdefault(name, []).append(time.perf_counter() - t)
+        except Exception:  # noqa: BLE001 - a case this backend cannot run is counted and left out of the timing
+            raised += 1
+    return {name: statistics.median(t) for name, t in times.items()}, failed, raised
 
 
 def worker(args) -> None:
@@ -278,21 +340,11 @@ def worker(args) -> None:
         try:
             if wl.startswith("suite/"):
                 cases = _node_suite()
-                times, failures = [], 0
                 with PeakMemory() as mem:
-                    for _ in range(args.suite_reps):
-                        t = time.perf_counter()
-                        failures = 0
-                        for _, model, data in cases:
-                            try:
-                                run = prepare(model)
-                                for ds in data:
-                                    run(ds.inputs)
-                            except Exception:
-                                failures += 1
-                        times.append(time.perf_counter() - t)
-                result.update(median_ms=statistics.median(times) * 1000, reps=len(times), peak_mb=mem.peak / 2**20,
-                              note=f"{len(cases)} cases, {failures} raised")
+                    case_s, failed, raised = suite_case_times(prepare, cases, args.suite_reps)
+                result.update(median_ms=sum(case_s.values()) * 1000, reps=args.suite_reps, peak_mb=mem.peak / 2**20,
+                              case_ms={k: v * 1000 for k, v in case_s.items()},
+                              note=f"{len(case_s)} of {len(cases)} cases pass ({failed} fail, {raised} raise)")
             else:
                 kind, name, *rest = wl.split("/")
                 if kind == "light":
@@ -308,12 +360,15 @@ def worker(args) -> None:
                     feeds = _arange_feeds(model, 1)
                 with PeakMemory() as mem:
                     run = prepare(model)
-                    times, note = _time_runs(run, feeds, args.reps, args.budget, args.slow)
+                    times, note, outputs = _time_runs(run, feeds, args.reps, args.budget, args.slow)
+                if args.outputs:
+                    np.savez(Path(args.outputs) / f"{wl.replace('/', '_')}.npz", *[np.asarray(o) for o in outputs])
                 median = statistics.median(times)
                 if kind == "light" and rest[0] == "b1":
                     b1_median[name] = median
+                    result["passed"] = _light_passes(name, outputs)
                 result.update(median_ms=median * 1000, reps=len(times), peak_mb=mem.peak / 2**20, note=note)
-                del run, model, feeds
+                del run, model, feeds, outputs
         except Exception as exc:  # a backend that cannot run a workload says so in the table
             result.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
         print(json.dumps(result), flush=True)
@@ -346,6 +401,42 @@ def _ratio(a: float | None, b: float | None) -> float | None:
     return a / b
 
 
+def _agree(dir_a: Path, dir_b: Path, wl: str) -> bool:
+    """Whether two configurations' saved outputs of ``wl`` agree (rtol 1e-3, atol 1e-3 times
+    the largest magnitude); missing outputs do not agree."""
+    name = f"{wl.replace('/', '_')}.npz"
+    if not (dir_a / name).exists() or not (dir_b / name).exists():
+        return False
+    with np.load(dir_a / name) as fa, np.load(dir_b / name) as fb:
+        if sorted(fa.files) != sorted(fb.files):
+            return False
+        for key in fa.files:
+            a, b = fa[key], fb[key]
+            if a.shape != b.shape:
+                return False
+            if a.dtype.kind in "fc":
+                scale = float(np.nanmax(np.abs(b))) if b.size else 0.0
+                if not np.allclose(a, b, rtol=1e-3, atol=1e-3 * max(scale, 1e-6), equal_nan=True):
+                    return False
+            elif not np.array_equal(a, b):
+                return False
+    return True
+
+
+def pair_ratio(wl: str, a: dict[str, Any], b: dict[str, Any], dir_a: Path, dir_b: Path) -> float | None:
+    """Time of ``a`` over time of ``b`` on ``wl``, over passing runs only: for the suite the sum
+    over the cases that pass on both; for a model or operator, only when both pass (a light b1
+    model against onnx's stored output) and their outputs agree. None when nothing passes on both."""
+    if wl.startswith("suite/"):
+        common = set(a.get("case_ms", {})) & set(b.get("case_ms", {}))
+        if not common:
+            return None
+        return _ratio(sum(a["case_ms"][c] for c in common), sum(b["case_ms"][c] for c in common))
+    if a.get("passed") is False or b.get("passed") is False or not _agree(dir_a, dir_b, wl):
+        return None
+    return _ratio(a.get("median_ms"), b.get("median_ms"))
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="three light models, fewer repetitions")
@@ -353,7 +444,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="", help="comma-separated configuration names to run (default: all)")
     p.add_argument("--reps", type=int, default=None, help="minimum timed runs per workload")
     p.add_argument("--budget", type=float, default=None, help="seconds of timed runs per workload")
-    p.add_argument("--slow", type=float, default=3.0, help="a first run slower than this is measured once")
+    p.add_argument("--slow", type=float, default=3.0, help="a warm run slower than this is measured once (after its warm-up)")
     p.add_argument("--ref-limit", type=float, default=15.0, help="skip reference b8 runs estimated above this (s)")
     # worker mode (internal)
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -361,6 +452,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
     p.add_argument("--workloads", help=argparse.SUPPRESS)
     p.add_argument("--suite-reps", type=int, default=2, help=argparse.SUPPRESS)
+    p.add_argument("--outputs", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.reps is None:
         args.reps = 3 if args.quick else 5
@@ -378,11 +470,14 @@ def main(argv: list[str] | None = None) -> int:
     workloads = _workloads(args.quick)
     results: dict[str, dict[str, dict[str, Any]]] = {wl: {} for wl in workloads}
     started = time.perf_counter()
+    outputs_dir = Path(tempfile.mkdtemp(prefix="bench-kernels-"))
     for label, backend, threads in configs:
+        (outputs_dir / label).mkdir()
         cmd = [
             sys.executable, __file__, "--worker", "--backend", backend, "--threads", str(threads),
             "--workloads", ",".join(workloads), "--reps", str(args.reps), "--budget", str(args.budget),
             "--slow", str(args.slow), "--ref-limit", str(args.ref_limit), "--suite-reps", "1" if args.quick else "2",
+            "--outputs", str(outputs_dir / label),
         ]
         print(f"[{time.perf_counter() - started:6.0f}s] {label} ...", file=sys.stderr, flush=True)
         proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
@@ -397,15 +492,15 @@ def main(argv: list[str] | None = None) -> int:
     k1, kn = "kernels@1", f"kernels@{cores}"
     o1, on = "onnxruntime@1", f"onnxruntime@{cores}"
 
-    def ms(wl, label):
-        return results[wl].get(label, {}).get("median_ms")
+    def ratio(wl, a, b):
+        return pair_ratio(wl, results[wl].get(a, {}), results[wl].get(b, {}), outputs_dir / a, outputs_dir / b)
 
     rows, table = [], []
     for wl in workloads:
         ratios = {
-            "reference/kernels@1": _ratio(ms(wl, "reference@1"), ms(wl, k1)),
-            "kernels/onnxruntime@1": _ratio(ms(wl, k1), ms(wl, o1)),
-            f"kernels/onnxruntime@{cores}": _ratio(ms(wl, kn), ms(wl, on)) if cores > 1 else None,
+            "reference/kernels@1": ratio(wl, "reference@1", k1),
+            "kernels/onnxruntime@1": ratio(wl, k1, o1),
+            f"kernels/onnxruntime@{cores}": ratio(wl, kn, on) if cores > 1 else None,
         }
         rows.append({"workload": wl, "results": results[wl], "ratios": ratios})
         cells = []
@@ -427,7 +522,19 @@ def main(argv: list[str] | None = None) -> int:
         print("\t".join(headers))
         for row in table:
             print("\t".join(map(str, row)))
-    print("\nlatency: median after warm-up; memory: peak RSS above the level before the workload")
+    shutil.rmtree(outputs_dir)
+    for wl in workloads:
+        if wl.startswith("suite/"):
+            for label in labels:
+                print(f"{wl} on {label}: {results[wl].get(label, {}).get('note', '-')}")
+            passing = {label: set(results[wl].get(label, {}).get("case_ms", {})) for label in labels}
+            for name, (a, b) in {"ref/kernels@1": ("reference@1", k1), "kernels/ort@1": (k1, o1), f"kernels/ort@{cores}": (kn, on)}.items():
+                if a in passing and b in passing:
+                    print(f"{wl} {name}: over the {len(passing[a] & passing[b])} cases passing on both")
+    print("\nlatency: median of warm runs (after an untimed warm-up run); memory: peak RSS above the level before the workload")
+    print("ratios compare passing runs only: suite/onnx-node sums the cases that pass on both sides (official expected")
+    print("outputs and tolerance); a light b1 model counts when both match onnx's stored output; every light/op workload")
+    print("counts only when both sides' outputs agree (rtol 1e-3, atol 1e-3 x the largest magnitude); otherwise '-'")
     print("ref/kernels > 1: kernels is faster than onnx.reference; kernels/ort < 1: kernels is faster than onnxruntime")
 
     import onnx

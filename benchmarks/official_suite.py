@@ -1,8 +1,9 @@
 """The official ONNX suites on ONNX Runtime, three ways in one run, with ratios.
 
 1. our runner from the frozen corpus (isolated worker processes, -j 2, store and bundles);
-2. a bare single-process loop over the same corpus: load, InferenceSession, run, compare
-   (the floor set by ONNX Runtime itself);
+2. a bare single-process loop over the same corpus: load, re-stamp as our runner does
+   (harness.schema.negotiate), serialize once, InferenceSession, run, compare (the floor set by
+   ONNX Runtime itself);
 3. onnx's own pytest backend runner (onnx.backend.test.BackendTest with onnxruntime.backend).
 
     python benchmarks/official_suite.py [--corpus corpus] [--jobs 2] [--skip-pytest]
@@ -29,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.case import read_data_sets  # noqa: E402
 from harness.run import RunConfig, execute_run  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
+from harness.schema import negotiate  # noqa: E402
 from harness.store import Store  # noqa: E402
 from harness.suites import SuiteContext, ensure_corpus  # noqa: E402
 from harness.suites.onnx_official import iter_corpus_cases  # noqa: E402
@@ -44,8 +46,15 @@ def ours(corpus: Path, jobs: int, workdir: Path) -> tuple[float, dict]:
     return elapsed, dict(outcome.counts["onnxruntime"])
 
 
-def bare_loop(corpus: Path) -> tuple[float, dict]:
+def bare_model(path: Path):
+    """The model as our runner hands it to ONNX Runtime: loaded once and re-stamped by the same
+    negotiation (lowest opset and IR version at which every node keeps its schema)."""
     import onnx
+
+    return negotiate(onnx.load(path))[0]
+
+
+def bare_loop(corpus: Path) -> tuple[float, dict]:
     import onnxruntime as ort
 
     ort.set_default_logger_severity(4)
@@ -53,9 +62,9 @@ def bare_loop(corpus: Path) -> tuple[float, dict]:
     t0 = time.perf_counter()
     for case in iter_corpus_cases(corpus, list(SUITES)):
         try:
-            model = onnx.load(case.path / "model.onnx")
+            model = bare_model(case.path / "model.onnx")
             data = read_data_sets(case.path, model)
-            sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+            sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # the one serialization
             names = [o.name for o in sess.get_outputs()]
             ok = True
             for ds in data:

@@ -1,0 +1,153 @@
+"""The benchmarks measure like for like: the pieces that decide what is timed and compared."""
+
+import importlib.util
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+
+from harness.case import DataSet, Tolerance
+
+BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def _load(name: str):
+    spec = importlib.util.spec_from_file_location(f"bench_{name}", BENCH / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# -- official_suite.py ------------------------------------------------------------------------
+
+
+def test_bare_loop_restamps_the_model_as_our_runner_does(tmp_path):
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "g",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in "ab"],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    onnx.save(model, tmp_path / "model.onnx")
+    bare = _load("official_suite").bare_model(tmp_path / "model.onnx")
+    # Add's newest schema is Add-14: our runner hands ONNX Runtime opset 14 at IR 7
+    assert [(i.domain, i.version) for i in bare.opset_import] == [("", 14)]
+    assert bare.ir_version == 7
+
+
+# -- kernels.py --------------------------------------------------------------------------------
+
+
+def test_kernel_timing_always_warms_up_first_even_when_slow():
+    kernels = _load("kernels")
+    calls = []
+
+    def run(feeds):
+        calls.append(time.perf_counter())
+        return [np.zeros(1)]
+
+    times, note, outputs = kernels._time_runs(run, {}, reps=3, budget=0.0, slow=0.0)
+    # slow=0: every run counts as slow; still one untimed warm-up before the one timed run
+    assert len(calls) == 2 and len(times) == 1
+    assert "warm" in note
+
+
+def test_suite_timing_keeps_only_passing_cases_and_times_warm_runs():
+    kernels = _load("kernels")
+    prepared = []
+
+    def prepare(model):
+        prepared.append(model)
+        return lambda feeds: [feeds["x"] + (0 if model == "good" else 1)]
+
+    x = np.ones(3, np.float32)
+    cases = [("good", "good", [DataSet({"x": x}, [x])], Tolerance()),
+             ("bad", "bad", [DataSet({"x": x}, [x])], Tolerance()),
+             ("no-oracle", "good", [DataSet({"x": x}, None)], Tolerance())]
+    times, failed, raised = kernels.suite_case_times(prepare, cases, reps=2)
+    assert set(times) == {"good"} and (failed, raised) == (2, 0)
+    # the passing case: one untimed pass, then two timed ones; the failing cases are never timed
+    assert prepared.count("good") == 1 + 2 + 1 and prepared.count("bad") == 1
+
+
+def test_ratios_compare_only_what_passes_on_both_sides(tmp_path):
+    kernels = _load("kernels")
+    a = {"median_ms": 9.0, "case_ms": {"x": 1.0, "y": 100.0}}
+    b = {"median_ms": 3.0, "case_ms": {"x": 2.0, "z": 5.0}}
+    assert kernels.pair_ratio("suite/onnx-node", a, b, tmp_path, tmp_path) == 0.5
+    assert kernels.pair_ratio("suite/onnx-node", a, {"case_ms": {"z": 1.0}}, tmp_path, tmp_path) is None
+    da, db = tmp_path / "a", tmp_path / "b"
+    da.mkdir(), db.mkdir()
+    np.savez(da / "op_Conv.npz", np.array([1.0, 2.0]))
+    np.savez(db / "op_Conv.npz", np.array([1.0, 2.0]))
+    assert kernels.pair_ratio("op/Conv", {"median_ms": 6.0}, {"median_ms": 3.0}, da, db) == 2.0
+    np.savez(db / "op_Conv.npz", np.array([1.0, 3.0]))  # the sides disagree: no ratio
+    assert kernels.pair_ratio("op/Conv", {"median_ms": 6.0}, {"median_ms": 3.0}, da, db) is None
+    np.savez(db / "op_Conv.npz", np.array([1.0, 2.0]))
+    assert kernels.pair_ratio("light/x/b1", {"median_ms": 6.0, "passed": False}, {"median_ms": 3.0, "passed": True}, da, db) is None
+
+
+# -- fuzz.py -----------------------------------------------------------------------------------
+
+
+def test_nnsmith_patch_fails_loudly_on_unexpected_text_and_is_idempotent():
+    fuzz = _load("fuzz")
+    text = "x = onnx._serialize(model.native_model)\n"
+    patched = fuzz.patch_text(text, "onnx._serialize(model.native_model)", "model.native_model.SerializeToString()", "f.py")
+    assert patched == "x = model.native_model.SerializeToString()\n"
+    assert fuzz.patch_text(patched, "onnx._serialize(model.native_model)", "model.native_model.SerializeToString()", "f.py") == patched
+    with pytest.raises(RuntimeError, match="f.py"):
+        fuzz.patch_text("something else\n", "onnx._serialize(model.native_model)", "model.native_model.SerializeToString()", "f.py")
+
+
+def test_nnsmith_reports_dedupe_a_missing_kernel_by_op_version():
+    fuzz = _load("fuzz")
+    log = ("[ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for Sin(7) node with name '/Sin'")
+    meta = {"symptom": "exception", "stage": "compilation"}
+    assert fuzz.nnsmith_signature(meta, log, ["Sin", "Add"]) == fuzz.nnsmith_signature(meta, log, ["Sin", "Mul", "Relu"])
+    numeric = {"symptom": "inconsistency", "stage": "verification"}
+    assert fuzz.nnsmith_signature(numeric, "", ["Add", "Relu"]) == fuzz.nnsmith_signature(numeric, "", ["Relu", "Add", "Add"])
+    assert fuzz.nnsmith_signature(numeric, "", ["Add"]) != fuzz.nnsmith_signature(numeric, "", ["Add", "Relu"])
+
+
+def test_nnsmith_numbers_come_from_its_own_log():
+    fuzz = _load("fuzz")
+    log = ("[2026-01-01 00:00:00,000][fuzz][INFO] - Test success info supressed -- only showing logs for failed tests\n"
+           "[2026-01-01 00:00:30,500][fuzz][INFO] - Total 61 testcases generated.\n"
+           "[2026-01-01 00:00:30,500][fuzz][INFO] - Total 4 bugs found.\n"
+           "[2026-01-01 00:00:30,500][fuzz][INFO] - Total 2 failed to make testcases.\n")
+    assert fuzz.nnsmith_log_counts(log) == (61, 2, 30.5)
+    with pytest.raises(RuntimeError, match="did not finish"):
+        fuzz.nnsmith_log_counts(log.splitlines()[0])
+
+
+def test_fuzz_benchmark_prints_no_unmeasured_peer_rate():
+    source = (BENCH / "fuzz.py").read_text()
+    assert "NNSMITH_RATE" not in source and "0.7, 3.8" not in source
+
+
+# -- soak.py -----------------------------------------------------------------------------------
+
+
+def test_soak_waits_have_a_time_limit():
+    soak = _load("soak")
+    with pytest.raises(soak.Timeout, match="never"):
+        soak.wait_until(lambda: False, 0.2, "never", poll=0.05)
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    assert soak.kill_and_wait(proc, 10) == -9
+
+
+def test_soak_runs_every_round_in_one_controller(tmp_path):
+    from harness.suites import onnx_official as official
+
+    soak = _load("soak")
+    corpus = tmp_path / "corpus"
+    official.build_corpus(corpus, ["onnx-simple"])
+    lines, samples, ends = soak.soak_rounds(corpus, tmp_path / "s.sqlite", 2, 0, 300, suite="onnx-simple")
+    assert [x["round"] for x in lines] == [1, 2]
+    assert lines[0]["pid"] == lines[1]["pid"]  # one controller process for both rounds
+    assert lines[0]["run_id"] != lines[1]["run_id"] and lines[0]["executions"] == lines[1]["executions"] > 0
+    assert len(ends) == 2 and samples
