@@ -66,30 +66,29 @@ from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
 from ..registry import load_all
+from ..fuzz_api import (
+    MAX_ELEMENTS, NAN_ASSUMED, NAN_IEEE, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, abs_bound, as_list,
+    axes_subset, broadcast_shape, broadcast_variant, finite, margin, matmul_shape, options, register, size_of, template,
+    with_input,
+)
+from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..tolerances import default_for
 from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
-#: largest tensor a node may produce (elements); inputs are capped at INPUT_ELEMENTS
-MAX_ELEMENTS = 256
+#: elements of a graph input (a node may produce up to MAX_ELEMENTS)
 INPUT_ELEMENTS = 64
 #: |y| above this makes a node unsafe (brief: outputs with |y| > 1e4)
 MAX_MAGNITUDE = 1e4
 N_KNOBS = 6
 N_REFS = 3
-#: perturbation factor and tolerance safety factor (see the module docstring)
-PERTURB = 2.0
+#: tolerance safety factor (see the module docstring; PERTURB, the perturbation factor, is in fuzz_api)
 SAFETY = 4.0
-#: unit roundoff per float dtype
-ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 #: smallest subnormal per float dtype
 SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 DTYPES = ("float32", "float16", "float64")
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
-
-NAN_IEEE = "ieee"
-NAN_ASSUMED = "assumed"
 
 
 # =============================================================================================
@@ -205,33 +204,6 @@ class GenConfig:
 # values and the realized graph
 # =============================================================================================
 @dataclass
-class Value:
-    name: str
-    kind: str  # "float" (the graph's dtype), "int" (int64), "bool"
-    wide: np.ndarray  # float64 for floats: the composed reference
-    err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
-    depth: int
-    node: int | None = None  # producing node (index in Graph.nodes); None for graph inputs
-    const: bool = False
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.wide.shape)
-
-    @property
-    def rank(self) -> int:
-        return self.wide.ndim
-
-    @property
-    def size(self) -> int:
-        return int(self.wide.size)
-
-    @property
-    def has_nan(self) -> bool:
-        return self.kind == "float" and bool(np.isnan(self.wide).any())
-
-
-@dataclass
 class Node:
     op: str
     since: int
@@ -327,191 +299,12 @@ def output_tolerance(v: Value, dtype: str) -> Tolerance:
 # =============================================================================================
 # templates: per-op rules for drawing inputs and attributes given the pool
 # =============================================================================================
-@dataclass
-class Plan:
-    inputs: list[Value | None]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    #: number of terms a single output accumulates (error bound n * u * bound)
-    n_acc: int = 0
-    #: outputs to request (optional outputs left out); None: every output the reference returns
-    n_outputs: int | None = None
-
-
-@dataclass
-class Template:
-    op: str
-    plan: Callable[[Ctx], Plan | None]
-    #: NaN inputs: NAN_IEEE (defined), NAN_ASSUMED (spec silent; we assume propagation), None (skip)
-    nan: str | None = None
-    #: outputs jump (Floor, Sign, comparisons): perturb also by a few ulps of margin
-    jumps: bool = False
-    #: rounding allowance of the op itself, in units of roundoff of |y| (or of the bound)
-    ulps: float = 2.0
-    #: bound(ref, inputs, attrs) -> array like y: the magnitude the op's rounding scales with
-    bound: Callable[..., np.ndarray] | None = None
-    #: guard(inputs) -> bool: the inputs are inside the op's safe domain
-    guard: Callable[[list[np.ndarray]], bool] | None = None
-    #: the type parameter the graph's float dtype must be allowed for (None: the op takes no
-    #: value of that type, as the logical ops on bool)
-    type_param: str | None = "T"
-    #: stable(inputs, attrs, u) -> bool, for outputs that elementwise perturbation cannot
-    #: test: equality, and which element of a near-tie is the largest
-    stable: Callable[[list[Value], dict, float], bool] | None = None
-    #: unit roundoff the spec lets the op compute in when that is coarser than the graph's
-    #: dtype (LayerNormalization: stage one in stash_type, float32 at the most, for double X)
-    compute_u: float = 0.0
-
-
-TEMPLATES: dict[str, Template] = {}
-
-
-def template(op: str, **kw: Any) -> Callable[[Callable[[Ctx], Plan | None]], Callable[[Ctx], Plan | None]]:
-    def deco(fn: Callable[[Ctx], Plan | None]) -> Callable[[Ctx], Plan | None]:
-        TEMPLATES[op] = Template(op, fn, **kw)
-        return fn
-
-    return deco
-
-
-def _finite(x: np.ndarray) -> np.ndarray:
-    return x[~np.isnan(x)] if x.dtype.kind == "f" else x
-
-
-def _abs_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """ref(|inputs|): the magnitude sums and dot products round with (|A| |B| for MatMul)."""
-    return np.abs(np.asarray(ref(*[np.abs(x) if x is not None and x.dtype.kind == "f" else x for x in ins], **attrs), dtype=np.float64))
-
-
-def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    if not a or not b:
-        return None
-    aa = a if len(a) > 1 else (1,) + a
-    bb = b if len(b) > 1 else b + (1,)
-    if aa[-1] != bb[-2]:
-        return None
-    batch = broadcast_shape(aa[:-2], bb[:-2])
-    if batch is None:
-        return None
-    out = batch + ((aa[-2],) if len(a) > 1 else ()) + ((bb[-1],) if len(b) > 1 else ())
-    return out
-
-
-class Ctx:
-    """What a template sees while planning one node: the pool, the spec's knobs and refs, and
-    a way to add constants (initializers)."""
-
-    def __init__(self, builder: Builder, spec: NodeSpec, since: int) -> None:
-        self.b = builder
-        self.spec = spec
-        self.since = since
-        self.opset = builder.opset
-        self.dtype = builder.dtype
-        self._knob = 0
-        self._rng: np.random.Generator | None = None
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """Values of this node's constants: seeded by the graph's seed and the spec itself, so
-        deleting another spec does not change them."""
-        if self._rng is None:
-            spec = self.spec
-            self._rng = np.random.default_rng([self.b.spec.seed, zlib.crc32(repr((spec.op, spec.refs, spec.knobs)).encode())])
-        return self._rng
-
-    def pick(self, n: int) -> int:
-        """The next knob modulo ``n`` (0 when the knobs are used up)."""
-        if n <= 1:
-            self._knob += 1
-            return 0
-        k = self.spec.knobs[self._knob] if self._knob < len(self.spec.knobs) else 0
-        self._knob += 1
-        return k % n
-
-    def choice(self, options: list | tuple) -> Any:
-        return options[self.pick(len(options))]
-
-    def take(self, kind: str = "float", slot: int = 0, fits: Callable[[Value], bool] | None = None) -> Value | None:
-        """A pool value of ``kind`` that ``fits``, ``refs[slot]`` steps back from the newest."""
-        cands = [v for v in self.b.pool if v.kind == kind and (fits is None or fits(v))]
-        if not cands:
-            return None
-        ref = self.spec.refs[slot] if slot < len(self.spec.refs) else 0
-        # distances 0..5 back, the newest value most often (what shrinking reaches too)
-        return cands[-1 - ((ref % 16) // 3) % len(cands)]
-
-    def const(self, arr: np.ndarray, kind: str | None = None) -> Value:
-        """A constant input (initializer); floats are stored in the graph's dtype."""
-        arr = np.asarray(arr)
-        if kind is None:
-            kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
-        if kind == "float":
-            wide = arr.astype(S.np_dtype(self.dtype)).astype(np.float64)
-        else:
-            wide = arr
-        return Value("", kind, wide, np.zeros(wide.shape), 0, const=True)
-
-    def floats(self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
-        return self.rng.uniform(lo, hi, size=shape)
-
-    def ints(self, values: list[int] | np.ndarray) -> Value:
-        return self.const(np.asarray(values, dtype=np.int64), "int")
-
-    def operand(self, a: Value, slot: int = 1, shape_of: Callable[[tuple, tuple], tuple | None] = None,
-                const_shape: Callable[[Ctx, Value], tuple[int, ...]] | None = None, lo: float = -2.0, hi: float = 2.0) -> Value:
-        """A second float operand for ``a``: a pool value whose shape combines with ``a``'s
-        (broadcasting by default), or, one time in four (or when none fits), a constant."""
-        combine = shape_of or (lambda x, y: broadcast_shape(x, y))
-        if self.pick(4) != 3:
-            b = self.take("float", slot, lambda v: (s := combine(a.shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
-            if b is not None:
-                return b
-        shape = const_shape(self, a) if const_shape else broadcast_variant(self, a.shape)
-        return self.const(self.floats(shape, lo, hi))
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    return int(np.prod(shape)) if shape else 1
-
-
-def broadcast_variant(c: Ctx, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """A shape that broadcasts to ``shape``: itself, a suffix, a scalar, or with dims set to 1."""
-    mode = c.pick(4)
-    if mode == 0 or not shape:
-        return shape
-    if mode == 1:
-        return shape[c.pick(len(shape) + 1):]
-    if mode == 2:
-        return ()
-    mask = c.pick(1 << len(shape))
-    return tuple(1 if mask >> i & 1 else d for i, d in enumerate(shape))
-
-
-def _axes_subset(c: Ctx, rank: int, min_size: int = 1) -> list[int]:
-    subsets = [s for n in range(min_size, rank + 1) for s in itertools.combinations(range(rank), n)]
-    chosen = list(subsets[c.pick(len(subsets))]) if subsets else []
-    # negative axes sometimes (accepted from opset 11 on)
-    return [a - rank if c.pick(3) == 2 else a for a in chosen]
-
-
-def _margin(v: Value, u: float) -> np.ndarray:
-    """How far ``v`` may be from the composed reference: twice its error estimate plus a few
-    units of roundoff (what a correct implementation may move it by)."""
-    return PERTURB * v.err + 4 * u * np.nan_to_num(np.abs(v.wide)) + 1e-30
-
-
 def _equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
     """Equal is exact only where both sides are exact and equal, or clearly apart."""
     a, b = ins[0], ins[1]
     d = np.abs(a.wide - b.wide)
     exact = (d == 0) & (np.broadcast_to(a.err, d.shape) == 0) & (np.broadcast_to(b.err, d.shape) == 0)
-    apart = d > _margin(a, u) + _margin(b, u)
+    apart = d > margin(a, u) + margin(b, u)
     return bool(np.all(exact | apart | np.isnan(d)))
 
 
@@ -519,7 +312,7 @@ def _gaps_ok(x: Value, axis: int, u: float) -> bool:
     if x.shape[axis] < 2:
         return True
     w = np.moveaxis(x.wide, axis, -1)
-    m = np.moveaxis(np.broadcast_to(_margin(x, u), x.shape), axis, -1)
+    m = np.moveaxis(np.broadcast_to(margin(x, u), x.shape), axis, -1)
     order = np.sort(w, axis=-1)
     top = np.max(m, axis=-1)
     # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
@@ -534,24 +327,11 @@ def _unary(op: str, attrs: Callable[[Ctx], dict] | None = None, **kw: Any) -> No
             return None
         return Plan([x], attrs(c) if attrs else {})
 
-    TEMPLATES[op] = Template(op, plan, **kw)
-
-
-def _opt(c: Ctx, options: list[dict]) -> dict:
-    """Attribute sets; the first (what shrinking reaches) is always "spec defaults"."""
-    return dict(c.choice([{}] + options))
+    register(Template(op, plan, **kw))
 
 
 def _all(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
-    return lambda ins: bool(np.all(pred(_finite(ins[0]))))
-
-
-def _with_input(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """|y| + |x|: ops evaluated by formulas (1 + erf, exp(x) - 1, log(x + sqrt(x^2 + 1)) ...)
-    keep an absolute error proportional to the input where the result is small; the spec
-    gives the formula, so such an evaluation is correct."""
-    x = np.abs(np.nan_to_num(ins[0]))
-    return np.abs(np.nan_to_num(np.asarray(ref(*ins, **attrs), dtype=np.float64))) + x
+    return lambda ins: bool(np.all(pred(finite(ins[0]))))
 
 
 for _op in ("Identity", "Abs", "Neg"):
@@ -559,23 +339,23 @@ for _op in ("Identity", "Abs", "Neg"):
 _unary("Relu", nan=NAN_ASSUMED, ulps=0.0)
 for _op in ("Sigmoid", "Tanh", "Exp", "Erf", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Softsign", "Tan",
             "Asin", "Acos", "Atanh", "Acosh", "Mish"):
-    _unary(_op, nan=NAN_IEEE, ulps=8.0, bound=_with_input)
-_unary("Log", nan=NAN_IEEE, ulps=8.0, guard=_all(lambda x: x > 0), bound=_with_input)
+    _unary(_op, nan=NAN_IEEE, ulps=8.0, bound=with_input)
+_unary("Log", nan=NAN_IEEE, ulps=8.0, guard=_all(lambda x: x > 0), bound=with_input)
 _unary("Sqrt", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: x >= 0))
 _unary("Reciprocal", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: np.abs(x) >= 0.05))
 for _op in ("Floor", "Ceil", "Round"):
     _unary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
 _unary("Sign", jumps=True, ulps=0.0)
-_unary("Elu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("Celu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("Selu", lambda c: _opt(c, [{"alpha": 1.5, "gamma": 1.25}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("LeakyRelu", lambda c: _opt(c, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=2.0)
-_unary("HardSigmoid", lambda c: _opt(c, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}]), nan=NAN_ASSUMED, ulps=4.0)
-_unary("HardSwish", nan=NAN_ASSUMED, ulps=4.0, bound=_with_input)
-_unary("ThresholdedRelu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}]), jumps=True, ulps=0.0)
-_unary("Shrink", lambda c: _opt(c, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}]), jumps=True, ulps=2.0)
-_unary("Gelu", lambda c: _opt(c, [{"approximate": "tanh"}]), nan=NAN_IEEE, ulps=16.0, bound=_with_input)
-_unary("Swish", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_IEEE, ulps=8.0, bound=_with_input)
+_unary("Elu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
+_unary("Celu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
+_unary("Selu", lambda c: options(c, [{"alpha": 1.5, "gamma": 1.25}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
+_unary("LeakyRelu", lambda c: options(c, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=2.0)
+_unary("HardSigmoid", lambda c: options(c, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}]), nan=NAN_ASSUMED, ulps=4.0)
+_unary("HardSwish", nan=NAN_ASSUMED, ulps=4.0, bound=with_input)
+_unary("ThresholdedRelu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}]), jumps=True, ulps=0.0)
+_unary("Shrink", lambda c: options(c, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}]), jumps=True, ulps=2.0)
+_unary("Gelu", lambda c: options(c, [{"approximate": "tanh"}]), nan=NAN_IEEE, ulps=16.0, bound=with_input)
+_unary("Swish", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_IEEE, ulps=8.0, bound=with_input)
 _unary("IsNaN", nan=NAN_IEEE, type_param="T1")
 _unary("IsInf", nan=NAN_IEEE, type_param="T1")
 
@@ -585,8 +365,8 @@ def _clip(c: Ctx) -> Plan | None:
     x = c.take("float", 0)
     if x is None:
         return None
-    finite = _finite(x.wide)
-    lo, hi = (float(np.min(finite)), float(np.max(finite))) if finite.size else (-1.0, 1.0)
+    vals = finite(x.wide)
+    lo, hi = (float(np.min(vals)), float(np.max(vals))) if vals.size else (-1.0, 1.0)
     q = lambda: lo + (hi - lo) * c.rng.uniform(0.1, 0.9)  # noqa: E731
     mode = c.pick(5)
     if mode == 0:
@@ -614,11 +394,11 @@ def _binary(op: str, guard: Callable | None = None, rhs: tuple[float, float] = (
             return None
         return Plan([a, b])
 
-    TEMPLATES[op] = Template(op, plan, guard=guard, **kw)
+    register(Template(op, plan, guard=guard, **kw))
 
 
 def _divisor_ok(ins: list[np.ndarray]) -> bool:
-    return bool(np.all(np.abs(_finite(ins[1])) >= 0.05))
+    return bool(np.all(np.abs(finite(ins[1])) >= 0.05))
 
 
 _binary("Add", nan=NAN_IEEE, ulps=1.0)
@@ -642,7 +422,7 @@ def _mod(c: Ctx) -> Plan | None:
 
 
 @template("Pow", nan=NAN_IEEE, ulps=8.0, type_param="T",
-          guard=lambda ins: bool(np.all(_finite(ins[0]) > 0)))
+          guard=lambda ins: bool(np.all(finite(ins[0]) > 0)))
 def _pow(c: Ctx) -> Plan | None:
     a = c.take("float", 0, lambda v: not v.has_nan and v.size and bool(np.all(v.wide > 0)))
     if a is None:
@@ -669,13 +449,13 @@ def _variadic(op: str, **kw: Any) -> None:
             return None
         return Plan(ins, n_acc=len(ins))
 
-    TEMPLATES[op] = Template(op, plan, **kw)
+    register(Template(op, plan, **kw))
 
 
 _variadic("Max", nan=NAN_ASSUMED, ulps=0.0)
 _variadic("Min", nan=NAN_ASSUMED, ulps=0.0)
-_variadic("Sum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
-_variadic("Mean", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+_variadic("Sum", nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
+_variadic("Mean", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 
 
 @template("PRelu", nan=NAN_ASSUMED, ulps=1.0)
@@ -696,7 +476,7 @@ def _where(c: Ctx) -> Plan | None:
         return None
     y = c.operand(x, 1)
     shape = broadcast_shape(x.shape, y.shape)
-    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
+    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and size_of(s) <= MAX_ELEMENTS)
     if cond is None or c.pick(4) == 3:
         cond = c.const(c.rng.uniform(size=broadcast_variant(c, shape)) < 0.5, "bool")
     return Plan([cond, x, y])
@@ -712,7 +492,7 @@ def _logical(op: str) -> None:
             b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
         return Plan([a, b])
 
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE, ulps=0.0, type_param=None)
+    register(Template(op, plan, nan=NAN_IEEE, ulps=0.0, type_param=None))
 
 
 for _op in ("And", "Or", "Xor"):
@@ -732,7 +512,7 @@ def _cast_stable(ins: list[Value], attrs: dict, u: float) -> bool:
     if attrs.get("to") != TensorProto.BOOL or x.kind != "float":
         return True
     mag = np.abs(x.wide)
-    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > _margin(x, u)) | np.isnan(mag)))
+    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > margin(x, u)) | np.isnan(mag)))
 
 
 @template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2", stable=_cast_stable)
@@ -741,7 +521,7 @@ def _cast(c: Ctx) -> Plan | None:
     if source != "float":
         x = c.take(source, 0)
         return Plan([x], {"to": S.onnx_code(c.dtype)}) if x is not None else None
-    x = c.take("float", 0, lambda v: bool(np.all(np.abs(_finite(v.wide)) < 1e6)))
+    x = c.take("float", 0, lambda v: bool(np.all(np.abs(finite(v.wide)) < 1e6)))
     if x is None:
         return None
     to = c.choice([c.dtype, "int64", "bool"])
@@ -761,8 +541,8 @@ def _reduce(op: str, input_axes_since: int, **kw: Any) -> None:
         if keep:  # keepdims=0 (the default is 1)
             attrs["keepdims"] = 0
         mode = c.pick(4) if x.rank else 1
-        axes = _axes_subset(c, x.rank) if mode != 1 else None
-        reduced = x.size if axes is None else _size(tuple(x.shape[a] for a in axes))
+        axes = axes_subset(c, x.rank) if mode != 1 else None
+        reduced = x.size if axes is None else size_of(tuple(x.shape[a] for a in axes))
         if c.since >= input_axes_since:
             if mode == 3 and c.pick(3) == 0:  # empty axes with noop_with_empty_axes: the input unchanged
                 attrs["noop_with_empty_axes"] = 1
@@ -772,7 +552,7 @@ def _reduce(op: str, input_axes_since: int, **kw: Any) -> None:
             attrs["axes"] = axes
         return Plan([x], attrs, n_acc=reduced)
 
-    TEMPLATES[op] = Template(op, plan, **kw)
+    register(Template(op, plan, **kw))
 
 
 def _grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
@@ -780,8 +560,8 @@ def _grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
     return np.abs(np.asarray(ref(*ins, **attrs), dtype=np.float64)) + 1.0
 
 
-_reduce("ReduceSum", 13, nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
-_reduce("ReduceMean", 18, nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+_reduce("ReduceSum", 13, nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
+_reduce("ReduceMean", 18, nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 _reduce("ReduceL1", 18, nan=NAN_IEEE, ulps=1.0)
 _reduce("ReduceL2", 18, nan=NAN_IEEE, ulps=2.0)
 _reduce("ReduceSumSquare", 18, nan=NAN_IEEE, ulps=2.0)
@@ -809,7 +589,7 @@ def _arg(op: str) -> None:
             attrs["select_last_index"] = 1
         return Plan([x], attrs)
 
-    TEMPLATES[op] = Template(op, plan, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", 0), u))
+    register(Template(op, plan, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", 0), u)))
 
 
 _arg("ArgMax")
@@ -826,7 +606,7 @@ def _axis_op(op: str, **kw: Any) -> None:
         n = x.shape[axis]
         return Plan([x], attrs, n_acc=n)
 
-    TEMPLATES[op] = Template(op, plan, **kw)
+    register(Template(op, plan, **kw))
 
 
 _axis_op("Softmax", nan=NAN_ASSUMED, ulps=8.0)
@@ -834,7 +614,7 @@ _axis_op("LogSoftmax", nan=NAN_ASSUMED, ulps=8.0, bound=_grows)
 _axis_op("Hardmax", jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", -1), u))
 
 
-@template("CumSum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
+@template("CumSum", nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
 def _cumsum(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: v.rank >= 1)
     if x is None:
@@ -850,7 +630,7 @@ def _cumsum(c: Ctx) -> Plan | None:
 
 
 # -- matrix products ------------------------------------------------------------------------
-@template("MatMul", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+@template("MatMul", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def _matmul(c: Ctx) -> Plan | None:
     a = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
     if a is None:
@@ -866,7 +646,7 @@ def _matmul(c: Ctx) -> Plan | None:
     return Plan([a, b], n_acc=k)
 
 
-@template("Gemm", nan=NAN_ASSUMED, ulps=2.0, bound=_abs_bound)
+@template("Gemm", nan=NAN_ASSUMED, ulps=2.0, bound=abs_bound)
 def _gemm(c: Ctx) -> Plan | None:
     a = c.take("float", 0, lambda v: v.rank == 2 and v.size > 0)
     if a is None:
@@ -901,10 +681,10 @@ def _gemm(c: Ctx) -> Plan | None:
 
 def _gemm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
     attrs = {**attrs, "alpha": abs(attrs.get("alpha", 1.0)), "beta": abs(attrs.get("beta", 1.0))}
-    return _abs_bound(ref, ins, attrs)
+    return abs_bound(ref, ins, attrs)
 
 
-TEMPLATES["Gemm"].bound = _gemm_bound
+_TEMPLATES["Gemm"].bound = _gemm_bound
 
 
 @template("Det", ulps=8.0)
@@ -921,10 +701,10 @@ def _det_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
     return np.prod(np.sqrt(np.sum(x * x, axis=-1)), axis=-1)
 
 
-TEMPLATES["Det"].bound = _det_bound
+_TEMPLATES["Det"].bound = _det_bound
 
 
-@template("Einsum", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+@template("Einsum", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def _einsum(c: Ctx) -> Plan | None:
     a = c.take("float", 0, lambda v: 1 <= v.rank <= 3 and v.size > 0)
     if a is None:
@@ -1008,7 +788,7 @@ def _slice(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
     if x is None:
         return None
-    axes = _axes_subset(c, x.rank)
+    axes = axes_subset(c, x.rank)
     starts, ends, steps = [], [], []
     for a in axes:
         s, e, k = _slice_params(c, x.shape[a])
@@ -1087,7 +867,7 @@ def _expand(c: Ctx) -> Plan | None:
     if c.pick(4) == 0 and shape:  # a 1 in the target shape keeps the input's dim (bidirectional broadcast)
         shape[c.pick(len(shape))] = 1
     out = broadcast_shape(x.shape, tuple(shape))
-    if out is None or _size(out) > MAX_ELEMENTS:
+    if out is None or size_of(out) > MAX_ELEMENTS:
         return None
     return Plan([x, c.ints(shape)])
 
@@ -1098,7 +878,7 @@ def _tile(c: Ctx) -> Plan | None:
     if x is None:
         return None
     reps = [1 + (c.pick(3) if c.pick(2) else 0) for _ in x.shape]
-    if _size(tuple(d * r for d, r in zip(x.shape, reps))) > MAX_ELEMENTS:
+    if size_of(tuple(d * r for d, r in zip(x.shape, reps))) > MAX_ELEMENTS:
         return None
     return Plan([x, c.ints(reps)])
 
@@ -1113,7 +893,7 @@ def _gather(c: Ctx) -> Plan | None:
     count = 1 + c.pick(4)
     idx = [c.pick(2 * dim) - dim for _ in range(count)]
     shape = c.choice([(count,), (), (count, 1)]) if count == 1 else c.choice([(count,), (1, count)])
-    indices = np.array(idx[: _size(shape)], dtype=np.int64).reshape(shape)
+    indices = np.array(idx[: size_of(shape)], dtype=np.int64).reshape(shape)
     return Plan([x, c.ints(indices)], {"axis": axis - x.rank if c.pick(2) else axis})
 
 
@@ -1143,7 +923,7 @@ def _layernorm(c: Ctx) -> Plan | None:
     ins = [x, scale]
     if c.pick(2):
         ins.append(c.const(c.floats(norm_shape)))
-    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=_size(norm_shape), n_outputs=1)
+    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=size_of(norm_shape), n_outputs=1)
 
 
 def _layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
@@ -1158,10 +938,10 @@ def _layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
     b = np.max(np.abs(x), axis=axes, keepdims=True) * inv * np.abs(ins[1])
     if len(ins) > 2 and ins[2] is not None:
         b = b + np.abs(ins[2])
-    return b + np.abs(np.asarray(_as_list(ref(*ins, **attrs))[0], dtype=np.float64))
+    return b + np.abs(np.asarray(as_list(ref(*ins, **attrs))[0], dtype=np.float64))
 
 
-TEMPLATES["LayerNormalization"].bound = _layernorm_bound
+_TEMPLATES["LayerNormalization"].bound = _layernorm_bound
 
 
 # -- convolution, pooling, normalization (used when their references are registered) ------------
@@ -1194,7 +974,7 @@ def _window(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, 
     return attrs
 
 
-@template("Conv", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
+@template("Conv", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def _conv(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
     if x is None:
@@ -1212,7 +992,7 @@ def _conv(c: Ctx) -> Plan | None:
     out_channels = group * (1 + c.pick(2))
     w = c.const(c.floats((out_channels, channels // group, *kernel)))
     ins = [x, w] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
-    return Plan(ins, attrs, n_acc=channels // group * _size(tuple(kernel)) + 1)
+    return Plan(ins, attrs, n_acc=channels // group * size_of(tuple(kernel)) + 1)
 
 
 def _pool(op: str, average: bool) -> None:
@@ -1225,10 +1005,10 @@ def _pool(op: str, average: bool) -> None:
             return None
         if average and attrs.get("pads") and c.pick(2):
             attrs["count_include_pad"] = 1
-        n = _size(tuple(attrs["kernel_shape"]))
+        n = size_of(tuple(attrs["kernel_shape"]))
         return Plan([x], attrs, n_acc=n if average else 0, n_outputs=1)
 
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0)
+    register(Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0))
 
 
 _pool("MaxPool", average=False)
@@ -1238,17 +1018,17 @@ _pool("AveragePool", average=True)
 def _global_pool(op: str, average: bool) -> None:
     def plan(c: Ctx) -> Plan | None:
         x = c.take("float", 0, lambda v: v.rank >= 3 and v.size > 0)
-        return Plan([x], n_acc=_size(x.shape[2:]) if average else 0) if x is not None else None
+        return Plan([x], n_acc=size_of(x.shape[2:]) if average else 0) if x is not None else None
 
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0,
-                             bound=_abs_bound if average else None)
+    register(Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0,
+                             bound=abs_bound if average else None))
 
 
 _global_pool("GlobalAveragePool", average=True)
 _global_pool("GlobalMaxPool", average=False)
 
 
-@template("BatchNormalization", nan=NAN_IEEE, ulps=8.0, bound=_with_input)
+@template("BatchNormalization", nan=NAN_IEEE, ulps=8.0, bound=with_input)
 def _batchnorm(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: v.rank >= 2 and v.size > 0)
     if x is None:
@@ -1262,6 +1042,20 @@ def _batchnorm(c: Ctx) -> Plan | None:
 # =============================================================================================
 # availability: which templates apply at an opset and dtype
 # =============================================================================================
+def templates() -> dict[str, Template]:
+    """Every op's fuzz template by op name. Operator modules register theirs beside their
+    reference (``Operator.fuzz``, :mod:`harness.fuzz_api`), so the registry is loaded first."""
+    load_all()
+    return _TEMPLATES
+
+
+def __getattr__(name: str) -> Any:
+    # ``TEMPLATES`` (what harness.fuzz and the tests read) is filled as the registry loads
+    if name == "TEMPLATES":
+        return templates()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 @functools.lru_cache(maxsize=None)
 def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
                   exclude: frozenset[tuple[str, str]] = frozenset()) -> tuple[tuple[str, int], ...]:
@@ -1269,7 +1063,7 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
     registered reference and takes ``dtype`` (sorted by op name, so a spec's op index is stable)."""
     registry = load_all()
     out = []
-    for op in sorted(TEMPLATES):
+    for op in sorted(templates()):
         if ops is not None and op not in ops:
             continue
         sch = schema.schema_at(op, opset)
@@ -1278,7 +1072,7 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
         opv = registry.get(("", op, sch.since_version))
         if opv is None or opv.reference is None or (f"{op}-{sch.since_version}", dtype) in exclude:
             continue
-        param = TEMPLATES[op].type_param
+        param = templates()[op].type_param
         allowed = schema.allowed_types(sch).get(param) if param else None
         if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
             continue
@@ -1291,7 +1085,7 @@ def _onnx_type_name(dtype: str) -> str:
 
 
 def templated_ops() -> list[str]:
-    return sorted(TEMPLATES)
+    return sorted(templates())
 
 
 # =============================================================================================
@@ -1320,7 +1114,7 @@ class Builder:
         rank = (2, 1, 3, 4, 2, 1, 3, 0)[spec.rank % 8]
         dims: list[int] = []
         for i in range(rank):
-            room = max(1, INPUT_ELEMENTS // max(1, _size(tuple(dims))))
+            room = max(1, INPUT_ELEMENTS // max(1, size_of(tuple(dims))))
             dims.append(min(1 + spec.dims[i] % 5, room))
         base = tuple(dims)
         for k, ispec in enumerate(spec.inputs):
@@ -1330,7 +1124,7 @@ class Builder:
             if ispec.variant in (1, 3):
                 shape = tuple(1 if ispec.mask >> i & 1 else d for i, d in enumerate(shape))
             rng = np.random.default_rng([spec.seed, 1000 + k])
-            n = _size(shape)
+            n = size_of(shape)
             if ispec.dist == 0:
                 vals = rng.uniform(-2, 2, n)
             elif ispec.dist == 1:
@@ -1352,7 +1146,7 @@ class Builder:
         op, since = available[nspec.op % len(available)]
         c = Ctx(self, nspec, since)
         try:
-            plan = TEMPLATES[op].plan(c)
+            plan = templates()[op].plan(c)
         except (ValueError, IndexError, ZeroDivisionError):
             plan = None
         if plan is None:
@@ -1364,7 +1158,7 @@ class Builder:
                  out_names: list[str] | None = None) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
         (and its outputs to the pool); return None, or why it cannot be placed."""
-        tmpl = TEMPLATES[op]
+        tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
         while ins and ins[-1] is None:
@@ -1380,7 +1174,7 @@ class Builder:
         ref = self.registry[("", op, since)].reference
         plan = Plan(ins, attrs, n_acc, n_outputs)
         try:
-            ys = _as_list(ref(*wide_in, **attrs))[:n_outputs]
+            ys = as_list(ref(*wide_in, **attrs))[:n_outputs]
         except Exception as exc:  # a template drew something the reference refuses: skip it
             return f"{op}: reference raised {type(exc).__name__}: {exc}"[:200]
         kinds = [_kind_of(y) for y in ys]
@@ -1466,7 +1260,7 @@ class Builder:
                     sign = random_signs[i] if pattern == "random" else pattern[0 if i == first else 1]
                     args.append(v.wide + sign * deltas[i])
                 try:
-                    yp = _as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
+                    yp = as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
                 except Exception:
                     return "reference fails near these values"
                 for k, (y, y2) in enumerate(zip(ys, yp)):
@@ -1531,10 +1325,6 @@ def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
             v = [float(np.float32(x)) for x in v]
         out[k] = v
     return out
-
-
-def _as_list(y: Any) -> list:
-    return list(y) if isinstance(y, (list, tuple)) else [y]
 
 
 def _kind_of(y: Any) -> str | None:
@@ -1813,11 +1603,14 @@ SUITE_MAX_NODES = 10
 
 
 def _suite_fingerprint() -> str:
-    """What frozen suite graphs depend on: this module, the strategies, every reference."""
+    """What frozen suite graphs depend on: this module, the strategies, the template API, every
+    reference and template."""
     import harness
     import operator_cases
 
-    sources = [Path(__file__), Path(S.__file__), *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
+    from .. import fuzz_api
+
+    sources = [Path(__file__), Path(S.__file__), Path(fuzz_api.__file__), *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
     return digest(sources, onnx.__version__, np.__version__, harness.__version__)
 
 
