@@ -68,7 +68,7 @@ from ..case import Case, DataSet, Tolerance
 from ..registry import load_all
 from ..fuzz_api import (
     MAX_ELEMENTS, NAN_ASSUMED, NAN_IEEE, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, abs_bound, as_list,
-    axes_subset, broadcast_shape, broadcast_variant, finite, margin, matmul_shape, options, register, size_of, template,
+    axes_subset, broadcast_shape, broadcast_variant, finite, margin, matmul_shape, register, size_of, template,
     with_input,
 )
 from ..fuzz_api import TEMPLATES as _TEMPLATES
@@ -317,47 +317,6 @@ def _gaps_ok(x: Value, axis: int, u: float) -> bool:
     top = np.max(m, axis=-1)
     # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
     return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
-
-
-# -- elementwise unary ---------------------------------------------------------------------
-def _unary(op: str, attrs: Callable[[Ctx], dict] | None = None, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0)
-        if x is None:
-            return None
-        return Plan([x], attrs(c) if attrs else {})
-
-    register(Template(op, plan, **kw))
-
-
-def _all(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
-    return lambda ins: bool(np.all(pred(finite(ins[0]))))
-
-
-for _op in ("Identity", "Abs", "Neg"):
-    _unary(_op, nan=NAN_IEEE, ulps=0.0)
-_unary("Relu", nan=NAN_ASSUMED, ulps=0.0)
-for _op in ("Sigmoid", "Tanh", "Exp", "Erf", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Softsign", "Tan",
-            "Asin", "Acos", "Atanh", "Acosh", "Mish"):
-    _unary(_op, nan=NAN_IEEE, ulps=8.0, bound=with_input)
-_unary("Log", nan=NAN_IEEE, ulps=8.0, guard=_all(lambda x: x > 0), bound=with_input)
-_unary("Sqrt", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: x >= 0))
-_unary("Reciprocal", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: np.abs(x) >= 0.05))
-for _op in ("Floor", "Ceil", "Round"):
-    _unary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
-_unary("Sign", jumps=True, ulps=0.0)
-_unary("Elu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
-_unary("Celu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
-_unary("Selu", lambda c: options(c, [{"alpha": 1.5, "gamma": 1.25}]), nan=NAN_ASSUMED, ulps=8.0, bound=with_input)
-_unary("LeakyRelu", lambda c: options(c, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=2.0)
-_unary("HardSigmoid", lambda c: options(c, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}]), nan=NAN_ASSUMED, ulps=4.0)
-_unary("HardSwish", nan=NAN_ASSUMED, ulps=4.0, bound=with_input)
-_unary("ThresholdedRelu", lambda c: options(c, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}]), jumps=True, ulps=0.0)
-_unary("Shrink", lambda c: options(c, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}]), jumps=True, ulps=2.0)
-_unary("Gelu", lambda c: options(c, [{"approximate": "tanh"}]), nan=NAN_IEEE, ulps=16.0, bound=with_input)
-_unary("Swish", lambda c: options(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_IEEE, ulps=8.0, bound=with_input)
-_unary("IsNaN", nan=NAN_IEEE, type_param="T1")
-_unary("IsInf", nan=NAN_IEEE, type_param="T1")
 
 
 @template("Clip", nan=NAN_ASSUMED, ulps=0.0)
