@@ -68,7 +68,7 @@ from ..case import Case, DataSet, Tolerance
 from ..registry import load_all
 from ..fuzz_api import (
     MAX_ELEMENTS, NAN_ASSUMED, NAN_IEEE, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, abs_bound, as_list,
-    axes_subset, broadcast_shape, broadcast_variant, finite, margin, matmul_shape, register, size_of, template,
+    axes_subset, broadcast_shape, margin, matmul_shape, register, size_of, template,
     with_input,
 )
 from ..fuzz_api import TEMPLATES as _TEMPLATES
@@ -299,15 +299,6 @@ def output_tolerance(v: Value, dtype: str) -> Tolerance:
 # =============================================================================================
 # templates: per-op rules for drawing inputs and attributes given the pool
 # =============================================================================================
-def _equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
-    """Equal is exact only where both sides are exact and equal, or clearly apart."""
-    a, b = ins[0], ins[1]
-    d = np.abs(a.wide - b.wide)
-    exact = (d == 0) & (np.broadcast_to(a.err, d.shape) == 0) & (np.broadcast_to(b.err, d.shape) == 0)
-    apart = d > margin(a, u) + margin(b, u)
-    return bool(np.all(exact | apart | np.isnan(d)))
-
-
 def _gaps_ok(x: Value, axis: int, u: float) -> bool:
     if x.shape[axis] < 2:
         return True
@@ -317,176 +308,6 @@ def _gaps_ok(x: Value, axis: int, u: float) -> bool:
     top = np.max(m, axis=-1)
     # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
     return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
-
-
-@template("Clip", nan=NAN_ASSUMED, ulps=0.0)
-def _clip(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    vals = finite(x.wide)
-    lo, hi = (float(np.min(vals)), float(np.max(vals))) if vals.size else (-1.0, 1.0)
-    q = lambda: lo + (hi - lo) * c.rng.uniform(0.1, 0.9)  # noqa: E731
-    mode = c.pick(5)
-    if mode == 0:
-        return Plan([x])
-    if mode == 1:
-        return Plan([x, c.const(np.array(q()))])
-    if mode == 2:
-        return Plan([x, None, c.const(np.array(q()))])
-    a, b = sorted([q(), q()])
-    if mode == 4:  # min > max: every output is max (Clip-13 text)
-        a, b = b, a
-    return Plan([x, c.const(np.array(a)), c.const(np.array(b))])
-
-
-# -- elementwise binary and variadic ------------------------------------------------------
-def _binary(op: str, guard: Callable | None = None, rhs: tuple[float, float] = (-2.0, 2.0), **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("float", 0)
-        if a is None:
-            return None
-        b = c.operand(a, 1, lo=rhs[0], hi=rhs[1])
-        if c.pick(2):
-            a, b = b, a
-        if a.const and b.const:
-            return None
-        return Plan([a, b])
-
-    register(Template(op, plan, guard=guard, **kw))
-
-
-def _divisor_ok(ins: list[np.ndarray]) -> bool:
-    return bool(np.all(np.abs(finite(ins[1])) >= 0.05))
-
-
-_binary("Add", nan=NAN_IEEE, ulps=1.0)
-_binary("Sub", nan=NAN_IEEE, ulps=1.0)
-_binary("Mul", nan=NAN_IEEE, ulps=1.0)
-_binary("Div", nan=NAN_IEEE, ulps=1.0, guard=_divisor_ok)
-for _op in ("Greater", "Less", "GreaterOrEqual", "LessOrEqual"):
-    _binary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
-_binary("Equal", nan=NAN_IEEE, jumps=True, ulps=0.0, stable=_equal_stable)
-
-
-
-@template("Mod", jumps=True, ulps=1.0, guard=_divisor_ok)
-def _mod(c: Ctx) -> Plan | None:
-    a = c.take("float", 0)
-    if a is None:
-        return None
-    b = c.operand(a, 1)
-    # Mod-10: "If the input type is floating point, then fmod attribute must be set to 1"
-    return Plan([a, b], {"fmod": 1}) if not (a.const and b.const) else None
-
-
-@template("Pow", nan=NAN_IEEE, ulps=8.0, type_param="T",
-          guard=lambda ins: bool(np.all(finite(ins[0]) > 0)))
-def _pow(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: not v.has_nan and v.size and bool(np.all(v.wide > 0)))
-    if a is None:
-        return None
-    if c.pick(2):
-        b = c.const(np.array(c.choice([2.0, 0.5, 3.0, -1.0, 1.5, -0.5])))
-    else:
-        b = c.operand(a, 1, lo=-2.0, hi=2.0)
-    return Plan([a, b])
-
-
-def _variadic(op: str, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("float", 0)
-        if a is None:
-            return None
-        ins = [a]
-        shape = a.shape
-        for slot in range(1, 1 + c.pick(3)):
-            b = c.operand(Value("", "float", np.zeros(shape), np.zeros(shape), 0), slot)
-            shape = broadcast_shape(shape, b.shape)
-            ins.append(b)
-        if all(v.const for v in ins):
-            return None
-        return Plan(ins, n_acc=len(ins))
-
-    register(Template(op, plan, **kw))
-
-
-_variadic("Max", nan=NAN_ASSUMED, ulps=0.0)
-_variadic("Min", nan=NAN_ASSUMED, ulps=0.0)
-_variadic("Sum", nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
-_variadic("Mean", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
-
-
-@template("PRelu", nan=NAN_ASSUMED, ulps=1.0)
-def _prelu(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    # slope broadcasts unidirectionally to X (PRelu-7 on)
-    slope = c.operand(x, 1, shape_of=lambda xs, s: xs if broadcast_shape(xs, s) == xs else None,
-                      const_shape=lambda c2, a: broadcast_variant(c2, a.shape), lo=-1.0, hi=1.0)
-    return Plan([x, slope])
-
-
-@template("Where", nan=NAN_IEEE, ulps=0.0)
-def _where(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    y = c.operand(x, 1)
-    shape = broadcast_shape(x.shape, y.shape)
-    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and size_of(s) <= MAX_ELEMENTS)
-    if cond is None or c.pick(4) == 3:
-        cond = c.const(c.rng.uniform(size=broadcast_variant(c, shape)) < 0.5, "bool")
-    return Plan([cond, x, y])
-
-
-def _logical(op: str) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("bool", 0)
-        if a is None:
-            return None
-        b = c.take("bool", 1, lambda v: broadcast_shape(a.shape, v.shape) is not None)
-        if b is None or c.pick(4) == 3:
-            b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
-        return Plan([a, b])
-
-    register(Template(op, plan, nan=NAN_IEEE, ulps=0.0, type_param=None))
-
-
-for _op in ("And", "Or", "Xor"):
-    _logical(_op)
-
-
-@template("Not", ulps=0.0, type_param=None)
-def _not(c: Ctx) -> Plan | None:
-    x = c.take("bool", 0)
-    return Plan([x]) if x is not None else None
-
-
-def _cast_stable(ins: list[Value], attrs: dict, u: float) -> bool:
-    """Cast to bool is x != 0: a jump at a single point, which no perturbation lands on; the
-    value must be exactly 0 (and exact) or clearly away from it."""
-    x = ins[0]
-    if attrs.get("to") != TensorProto.BOOL or x.kind != "float":
-        return True
-    mag = np.abs(x.wide)
-    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > margin(x, u)) | np.isnan(mag)))
-
-
-@template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2", stable=_cast_stable)
-def _cast(c: Ctx) -> Plan | None:
-    source = c.choice(["int", "bool", "float", "float"])
-    if source != "float":
-        x = c.take(source, 0)
-        return Plan([x], {"to": S.onnx_code(c.dtype)}) if x is not None else None
-    x = c.take("float", 0, lambda v: bool(np.all(np.abs(finite(v.wide)) < 1e6)))
-    if x is None:
-        return None
-    to = c.choice([c.dtype, "int64", "bool"])
-    if to != c.dtype and x.has_nan:
-        return None  # NaN to an integer or bool: the spec does not say
-    return Plan([x], {"to": S.onnx_code(to)})
 
 
 # -- reductions, softmax, scans -------------------------------------------------------------
