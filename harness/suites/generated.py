@@ -68,7 +68,7 @@ from ..case import Case, DataSet, Tolerance
 from ..registry import load_all
 from ..fuzz_api import (
     MAX_ELEMENTS, NAN_ASSUMED, NAN_IEEE, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, abs_bound, as_list,
-    axes_subset, broadcast_shape, margin, matmul_shape, register, size_of, template,
+    axes_subset, broadcast_shape, matmul_shape, register, size_of, template,
     with_input,
 )
 from ..fuzz_api import TEMPLATES as _TEMPLATES
@@ -299,116 +299,6 @@ def output_tolerance(v: Value, dtype: str) -> Tolerance:
 # =============================================================================================
 # templates: per-op rules for drawing inputs and attributes given the pool
 # =============================================================================================
-def _gaps_ok(x: Value, axis: int, u: float) -> bool:
-    if x.shape[axis] < 2:
-        return True
-    w = np.moveaxis(x.wide, axis, -1)
-    m = np.moveaxis(np.broadcast_to(margin(x, u), x.shape), axis, -1)
-    order = np.sort(w, axis=-1)
-    top = np.max(m, axis=-1)
-    # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
-    return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
-
-
-# -- reductions, softmax, scans -------------------------------------------------------------
-def _reduce(op: str, input_axes_since: int, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.size > 0)
-        if x is None:
-            return None
-        attrs: dict[str, Any] = {}
-        keep = c.pick(2)
-        if keep:  # keepdims=0 (the default is 1)
-            attrs["keepdims"] = 0
-        mode = c.pick(4) if x.rank else 1
-        axes = axes_subset(c, x.rank) if mode != 1 else None
-        reduced = x.size if axes is None else size_of(tuple(x.shape[a] for a in axes))
-        if c.since >= input_axes_since:
-            if mode == 3 and c.pick(3) == 0:  # empty axes with noop_with_empty_axes: the input unchanged
-                attrs["noop_with_empty_axes"] = 1
-                return Plan([x, c.ints(np.zeros((0,), np.int64))], attrs, n_acc=1)
-            return Plan([x, c.ints(axes) if axes is not None else None], attrs, n_acc=reduced)
-        if axes is not None:
-            attrs["axes"] = axes
-        return Plan([x], attrs, n_acc=reduced)
-
-    register(Template(op, plan, **kw))
-
-
-def _grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """Ops whose rounding is relative to a sum that can be larger than the result (log of a sum)."""
-    return np.abs(np.asarray(ref(*ins, **attrs), dtype=np.float64)) + 1.0
-
-
-_reduce("ReduceSum", 13, nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
-_reduce("ReduceMean", 18, nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
-_reduce("ReduceL1", 18, nan=NAN_IEEE, ulps=1.0)
-_reduce("ReduceL2", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceSumSquare", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceProd", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceLogSumExp", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
-_reduce("ReduceLogSum", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
-_reduce("ReduceMax", 18, ulps=0.0)
-_reduce("ReduceMin", 18, ulps=0.0)
-
-
-def _arg(op: str) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-        if x is None:
-            return None
-        attrs: dict[str, Any] = {}
-        axis = c.pick(x.rank)
-        if c.pick(2):
-            axis -= x.rank
-        if axis:
-            attrs["axis"] = axis
-        if c.pick(2):
-            attrs["keepdims"] = 0
-        if c.pick(2):
-            attrs["select_last_index"] = 1
-        return Plan([x], attrs)
-
-    register(Template(op, plan, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", 0), u)))
-
-
-_arg("ArgMax")
-_arg("ArgMin")
-
-
-def _axis_op(op: str, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-        if x is None:
-            return None
-        axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
-        attrs = {} if axis == -1 or axis == x.rank - 1 and c.pick(2) else {"axis": axis}
-        n = x.shape[axis]
-        return Plan([x], attrs, n_acc=n)
-
-    register(Template(op, plan, **kw))
-
-
-_axis_op("Softmax", nan=NAN_ASSUMED, ulps=8.0)
-_axis_op("LogSoftmax", nan=NAN_ASSUMED, ulps=8.0, bound=_grows)
-_axis_op("Hardmax", jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", -1), u))
-
-
-@template("CumSum", nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
-def _cumsum(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1)
-    if x is None:
-        return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
-    attrs = {}
-    if c.pick(2):
-        attrs["exclusive"] = 1
-    if c.pick(2):
-        attrs["reverse"] = 1
-    dtype = c.choice([np.int64, np.int32])
-    return Plan([x, c.const(np.array(axis, dtype=dtype), "int")], attrs, n_acc=x.shape[axis])
-
-
 # -- matrix products ------------------------------------------------------------------------
 @template("MatMul", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def _matmul(c: Ctx) -> Plan | None:
