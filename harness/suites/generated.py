@@ -14,6 +14,12 @@ every field reads as its simplest choice. :func:`realize` turns a spec into a :c
 deterministically; :func:`with_outputs`, :func:`cut` and :func:`reduce_graph` take a failing
 graph further down than the spec encoding can (fewer outputs, a node replaced by an input).
 
+Templates. How an op enters a graph (which values it takes, its attributes, its safe domain,
+its stability test) is its *fuzz template*, registered in its own module beside its reference
+(``@op.fuzz`` in ``operator_cases/<op>.py``, shared shapes in the family's ``_*_util.py``)
+through the small API of :mod:`harness.fuzz_api`. This module is the engine: it draws specs,
+plans each node with the op's template, composes and checks values, and builds the model.
+
 Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
 graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
 the op's safe domain (Log/Sqrt of positive values, |divisor| >= 0.05, positive Pow bases),
@@ -21,7 +27,7 @@ its outputs are finite with |y| <= 1e4, and the output is stable when the inputs
 estimated error (that removes values next to a Floor/Ceil/Round/Sign boundary, near-ties under
 ArgMax or a comparison, and ill-conditioned points). NaN appears only in NaN mode, where some
 graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume them
-(:data:`NAN_IEEE`: IEEE 754 arithmetic and copies; :data:`NAN_ASSUMED`: the spec is silent,
+(``fuzz_api.NAN_IEEE``: IEEE 754 arithmetic and copies; ``NAN_ASSUMED``: the spec is silent,
 we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
 
 Tolerance (per graph output). Every value carries an elementwise estimate of the absolute error
@@ -64,13 +70,9 @@ from onnx import TensorProto, helper, numpy_helper
 from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
-from ..registry import load_all
-from ..fuzz_api import (
-    MAX_ELEMENTS, NAN_ASSUMED, NAN_IEEE, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, abs_bound, as_list,
-    register, size_of, template,
-    with_input,
-)
+from ..fuzz_api import MAX_ELEMENTS, NAN_ASSUMED, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, as_list, size_of
 from ..fuzz_api import TEMPLATES as _TEMPLATES
+from ..registry import load_all
 from ..tolerances import default_for
 from .frozen import digest, load_or_build, without_local_constants
 
@@ -296,105 +298,7 @@ def output_tolerance(v: Value, dtype: str) -> Tolerance:
 
 
 # =============================================================================================
-# templates: per-op rules for drawing inputs and attributes given the pool
-# =============================================================================================
-# -- convolution, pooling, normalization (used when their references are registered) ------------
-def _window(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, Any] | None:
-    """kernel_shape, strides, dilations and pads (or auto_pad) for a window over ``spatial``
-    whose output keeps every spatial dimension at least 1."""
-    kernel = [1 + c.pick(min(3, s)) for s in spatial]
-    strides = [1 + c.pick(2) for _ in spatial]
-    dilations = [1 + c.pick(2) if dilate and (k - 1) * 2 + 1 <= s else 1 for k, s in zip(kernel, spatial)]
-    attrs: dict[str, Any] = {"kernel_shape": kernel}
-    if any(v != 1 for v in strides):
-        attrs["strides"] = strides
-    if any(v != 1 for v in dilations):
-        attrs["dilations"] = dilations
-    mode = c.pick(4)
-    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-    if mode == 1:
-        attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
-        if attrs["auto_pad"] == "VALID" and any(e > s for e, s in zip(extent, spatial)):
-            return None
-        if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
-            return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
-        return attrs
-    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
-    if any(pads):
-        attrs["pads"] = pads
-    n = len(spatial)
-    if any(s + pads[i] + pads[i + n] - e < 0 for i, (s, e) in enumerate(zip(spatial, extent))):
-        return None
-    return attrs
-
-
-@template("Conv", nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
-def _conv(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-    if x is None:
-        return None
-    channels, spatial = x.shape[1], x.shape[2:]
-    group = c.choice([1, channels]) if channels > 1 else 1
-    attrs = _window(c, spatial)
-    if attrs is None:
-        return None
-    kernel = attrs["kernel_shape"]
-    if c.pick(2):
-        del attrs["kernel_shape"]  # optional: inferred from W
-    if group > 1:
-        attrs["group"] = group
-    out_channels = group * (1 + c.pick(2))
-    w = c.const(c.floats((out_channels, channels // group, *kernel)))
-    ins = [x, w] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
-    return Plan(ins, attrs, n_acc=channels // group * size_of(tuple(kernel)) + 1)
-
-
-def _pool(op: str, average: bool) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-        if x is None:
-            return None
-        attrs = _window(c, x.shape[2:], dilate=not average or c.since >= 19)
-        if attrs is None:
-            return None
-        if average and attrs.get("pads") and c.pick(2):
-            attrs["count_include_pad"] = 1
-        n = size_of(tuple(attrs["kernel_shape"]))
-        return Plan([x], attrs, n_acc=n if average else 0, n_outputs=1)
-
-    register(Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0))
-
-
-_pool("MaxPool", average=False)
-_pool("AveragePool", average=True)
-
-
-def _global_pool(op: str, average: bool) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 3 and v.size > 0)
-        return Plan([x], n_acc=size_of(x.shape[2:]) if average else 0) if x is not None else None
-
-    register(Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0,
-                             bound=abs_bound if average else None))
-
-
-_global_pool("GlobalAveragePool", average=True)
-_global_pool("GlobalMaxPool", average=False)
-
-
-@template("BatchNormalization", nan=NAN_IEEE, ulps=8.0, bound=with_input)
-def _batchnorm(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 2 and v.size > 0)
-    if x is None:
-        return None
-    ch = (x.shape[1],)
-    ins = [x, c.const(c.floats(ch, 0.5, 1.5)), c.const(c.floats(ch)), c.const(c.floats(ch)), c.const(c.floats(ch, 0.5, 2.0))]
-    attrs = {"epsilon": c.choice([1e-5, 1e-2])} if c.pick(2) else {}
-    return Plan(ins, attrs, n_outputs=1)
-
-
-# =============================================================================================
-# availability: which templates apply at an opset and dtype
+# templates (each in its operator's module) and which apply at an opset and dtype
 # =============================================================================================
 def templates() -> dict[str, Template]:
     """Every op's fuzz template by op name. Operator modules register theirs beside their
