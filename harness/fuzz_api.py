@@ -194,7 +194,7 @@ class Ctx:
     def ints(self, values: list[int] | np.ndarray) -> Value:
         return self.const(np.asarray(values, dtype=np.int64), "int")
 
-    def operand(self, a: Value, slot: int = 1, shape_of: Callable[[tuple, tuple], tuple | None] = None,
+    def operand(self, a: Value, slot: int = 1, shape_of: Callable[[tuple, tuple], tuple | None] | None = None,
                 const_shape: Callable[[Ctx, Value], tuple[int, ...]] | None = None, lo: float = -2.0, hi: float = 2.0) -> Value:
         """A second float operand for ``a``: a pool value whose shape combines with ``a``'s
         (broadcasting by default), or, one time in four (or when none fits), a constant."""

@@ -22,7 +22,15 @@ from typing import Any, Callable
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import NAN_IEEE, Ctx, Plan, Value, broadcast_shape, broadcast_variant, finite
+from harness.fuzz_api import (
+    NAN_IEEE,
+    Ctx,
+    Plan,
+    Value,
+    broadcast_shape,
+    broadcast_variant,
+    finite,
+)
 from harness.registry import Example, Operator
 
 st = S.st

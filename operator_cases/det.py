@@ -13,7 +13,7 @@ cofactor expansion and the like all compute exactly) or general matrices made di
 dominant when their condition number exceeds 8.
 """
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

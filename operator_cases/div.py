@@ -18,7 +18,14 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._binary_util import arith, binary_template, divisor_ok, legacy_rhs, pair_edges, pair_example
+from ._binary_util import (
+    arith,
+    binary_template,
+    divisor_ok,
+    legacy_rhs,
+    pair_edges,
+    pair_example,
+)
 
 op = Operator("Div")
 

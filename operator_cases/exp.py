@@ -15,7 +15,13 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import bounded, elementwise, smallest_subnormal, unary_template, values
+from ._unary_util import (
+    bounded,
+    elementwise,
+    smallest_subnormal,
+    unary_template,
+    values,
+)
 
 op = Operator("Exp")
 

@@ -15,7 +15,8 @@ For integer types the spec gives no rounding rule for a float alpha or beta, so 
 integer-valued, with operands small enough that nothing overflows.
 """
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

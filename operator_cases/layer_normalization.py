@@ -25,7 +25,7 @@ values (whose squares need the float32 stash), and empty batches. ``epsilon`` is
 attribute, so it is rounded to float32 first.
 """
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

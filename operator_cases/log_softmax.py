@@ -10,7 +10,12 @@ with m the row's maximum (as LogSoftmax-13's function body does; a row holding +
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._reduce_util import grows, log_softmax_rows, register_softmax_like, softmax_template
+from ._reduce_util import (
+    grows,
+    log_softmax_rows,
+    register_softmax_like,
+    softmax_template,
+)
 
 op = Operator("LogSoftmax")
 register_softmax_like(op, log_softmax_rows, nan_defined=True)

@@ -13,7 +13,13 @@ import numpy as np
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._binary_util import no_nan, variadic_edges, variadic_example, variadic_template, wide_int_edges
+from ._binary_util import (
+    no_nan,
+    variadic_edges,
+    variadic_example,
+    variadic_template,
+    wide_int_edges,
+)
 
 op = Operator("Min")
 

@@ -20,7 +20,14 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, finite
 from harness.registry import Example, Operator
 
-from ._binary_util import broadcast_shapes, ints, legacy_rhs, legacy_shapes, shape_edges, wrap
+from ._binary_util import (
+    broadcast_shapes,
+    ints,
+    legacy_rhs,
+    legacy_shapes,
+    shape_edges,
+    wrap,
+)
 from ._common import back
 
 op = Operator("Pow")

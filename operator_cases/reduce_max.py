@@ -12,7 +12,14 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._reduce_util import extreme_drawer, extreme_edges, identity_low, reduce_template, register_reduce, wide_int_edges
+from ._reduce_util import (
+    extreme_drawer,
+    extreme_edges,
+    identity_low,
+    reduce_template,
+    register_reduce,
+    wide_int_edges,
+)
 
 op = Operator("ReduceMax")
 

@@ -12,7 +12,14 @@ import numpy as np
 from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs, sigmoid, unary_template
+from ._unary_util import (
+    attr_float,
+    elementwise,
+    f32,
+    optional_attrs,
+    sigmoid,
+    unary_template,
+)
 
 op = Operator("Swish")
 

@@ -10,7 +10,14 @@ import numpy as np
 
 from harness.registry import Example, Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template, values
+from ._unary_util import (
+    attr_float,
+    elementwise,
+    f32,
+    optional_attrs,
+    unary_template,
+    values,
+)
 
 op = Operator("ThresholdedRelu")
 

@@ -9,7 +9,15 @@ harness has no dtype label for (strategies.py), so they are not swept.
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, broadcast_shape, broadcast_variant, size_of
+from harness.fuzz_api import (
+    MAX_ELEMENTS,
+    NAN_IEEE,
+    Ctx,
+    Plan,
+    broadcast_shape,
+    broadcast_variant,
+    size_of,
+)
 from harness.registry import Example, Operator
 
 from ._binary_util import broadcast_shapes, small

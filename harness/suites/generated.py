@@ -70,7 +70,18 @@ from onnx import TensorProto, helper, numpy_helper
 from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
-from ..fuzz_api import MAX_ELEMENTS, NAN_ASSUMED, PERTURB, ROUNDOFF, Ctx, Plan, Template, Value, as_list, size_of
+from ..fuzz_api import (
+    MAX_ELEMENTS,
+    NAN_ASSUMED,
+    PERTURB,
+    ROUNDOFF,
+    Ctx,
+    Plan,
+    Template,
+    Value,
+    as_list,
+    size_of,
+)
 from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..registry import load_all
 from ..tolerances import default_for
