@@ -17,6 +17,10 @@ An operator module in ``operator_cases/`` declares, for every ``since_version`` 
     def edges_6(dtype, opset):
         return [Example([edge_values(dtype)], {"min": 0.0, "max": 1.0}, name="nan_inf")]
 
+    @op.fuzz(nan=NAN_ASSUMED, ulps=0.0)                # how it enters a generated graph
+    def fuzz(c):                                       # (harness.fuzz_api: Ctx -> Plan | None)
+        ...
+
 Versions are listed explicitly, so an op-version that ONNX adds later is not silently claimed
 as covered: ``missing_versions()`` reports it and a test fails until it is registered.
 """
@@ -115,6 +119,15 @@ class Operator:
 
     def edges(self, *versions: int) -> Callable[[Edges], Edges]:
         return self._register("edges", versions)
+
+    def fuzz(self, **kw: Any) -> Callable[[Callable], Callable]:
+        """Decorator: the op's template for generated graphs (every version; the plan reads
+        ``c.since``). Keywords are the fields of :class:`harness.fuzz_api.Template`."""
+        from .fuzz_api import template
+
+        if self.domain:
+            raise ValueError(f"{self.domain}.{self.name}: generated graphs use ai.onnx operators only")
+        return template(self.name, **kw)
 
     def restrict(self, *versions: int, dtypes: tuple[str, ...]) -> None:
         """Sweep only ``dtypes`` for these versions (say why in a comment where used)."""

@@ -22,7 +22,16 @@ from typing import Any, Callable
 import numpy as np
 
 from harness import strategies as S
-from harness.registry import Example
+from harness.fuzz_api import (
+    NAN_IEEE,
+    Ctx,
+    Plan,
+    Value,
+    broadcast_shape,
+    broadcast_variant,
+    finite,
+)
+from harness.registry import Example, Operator
 
 st = S.st
 
@@ -261,3 +270,62 @@ def wide_int_edges(dtype: str) -> list[Example]:
     pairs = (pairs * 2)[:20]
     x, y = (np.array([p[k] for p in pairs], dtype=object).astype(S.np_dtype(dtype)) for k in (0, 1))
     return [Example([x, y], name="wide_ints"), Example([y, x], name="wide_ints_swapped")]
+
+
+# -- fuzz templates --------------------------------------------------------------------------
+def binary_template(op: Operator, guard: Callable | None = None, rhs: tuple[float, float] = (-2.0, 2.0), **kw: Any) -> None:
+    """How a binary op enters a generated graph: a float value and a second operand that
+    broadcasts with it (a constant drawn in ``rhs`` one time in four), in either order."""
+
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("float", 0)
+        if a is None:
+            return None
+        b = c.operand(a, 1, lo=rhs[0], hi=rhs[1])
+        if c.pick(2):
+            a, b = b, a
+        if a.const and b.const:
+            return None
+        return Plan([a, b])
+
+    op.fuzz(guard=guard, **kw)(plan)
+
+
+def divisor_ok(ins: list[np.ndarray]) -> bool:
+    """A template guard: the divisor keeps |b| >= 0.05 (a quotient that stays well-conditioned)."""
+    return bool(np.all(np.abs(finite(ins[1])) >= 0.05))
+
+
+def variadic_template(op: Operator, **kw: Any) -> None:
+    """Max, Min, Sum, Mean: one to three more operands broadcasting with the first."""
+
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("float", 0)
+        if a is None:
+            return None
+        ins = [a]
+        shape = a.shape
+        for slot in range(1, 1 + c.pick(3)):
+            b = c.operand(Value("", "float", np.zeros(shape), np.zeros(shape), 0), slot)
+            shape = broadcast_shape(shape, b.shape)
+            ins.append(b)
+        if all(v.const for v in ins):
+            return None
+        return Plan(ins, n_acc=len(ins))
+
+    op.fuzz(**kw)(plan)
+
+
+def logical_template(op: Operator) -> None:
+    """And, Or, Xor: two bool values (a random constant one time in four)."""
+
+    def plan(c: Ctx) -> Plan | None:
+        a = c.take("bool", 0)
+        if a is None:
+            return None
+        b = c.take("bool", 1, lambda v: broadcast_shape(a.shape, v.shape) is not None)
+        if b is None or c.pick(4) == 3:
+            b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
+        return Plan([a, b])
+
+    op.fuzz(nan=NAN_IEEE, ulps=0.0, type_param=None)(plan)

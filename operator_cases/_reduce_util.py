@@ -17,6 +17,7 @@ import numpy as np
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan, Value, axes_subset, margin, size_of
 from harness.registry import Example, Operator
 
 st = S.st
@@ -678,3 +679,85 @@ def wide_int_edges(dtype: str, since: int, ex: Callable) -> list[Example]:
     if dtype == "int64":
         rows += [[-2352659406, 7724630, -99999, -1959402211], [-3000000000, 0, 1, 2]]
     return [ex(np.array(r, dtype=S.np_dtype(dtype)), None, 0, f"beyond_int32_{k}") for k, r in enumerate(rows)]
+
+
+# -- fuzz templates --------------------------------------------------------------------------
+def gaps_ok(x: Value, axis: int, u: float) -> bool:
+    """Which element is the largest (and the smallest) along ``axis`` does not change when the
+    values move by their margin: a template stability test for ArgMax, ArgMin, Hardmax."""
+    if x.shape[axis] < 2:
+        return True
+    w = np.moveaxis(x.wide, axis, -1)
+    m = np.moveaxis(np.broadcast_to(margin(x, u), x.shape), axis, -1)
+    order = np.sort(w, axis=-1)
+    top = np.max(m, axis=-1)
+    # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
+    return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
+
+
+def reduce_template(op: Operator, input_axes_since: int, **kw: Any) -> None:
+    """How a Reduce* op enters a generated graph: some or all axes (or none, with
+    noop_with_empty_axes), as an attribute or, from ``input_axes_since``, as an input."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.size > 0)
+        if x is None:
+            return None
+        attrs: dict[str, Any] = {}
+        keep = c.pick(2)
+        if keep:  # keepdims=0 (the default is 1)
+            attrs["keepdims"] = 0
+        mode = c.pick(4) if x.rank else 1
+        axes = axes_subset(c, x.rank) if mode != 1 else None
+        reduced = x.size if axes is None else size_of(tuple(x.shape[a] for a in axes))
+        if c.since >= input_axes_since:
+            if mode == 3 and c.pick(3) == 0:  # empty axes with noop_with_empty_axes: the input unchanged
+                attrs["noop_with_empty_axes"] = 1
+                return Plan([x, c.ints(np.zeros((0,), np.int64))], attrs, n_acc=1)
+            return Plan([x, c.ints(axes) if axes is not None else None], attrs, n_acc=reduced)
+        if axes is not None:
+            attrs["axes"] = axes
+        return Plan([x], attrs, n_acc=reduced)
+
+    op.fuzz(**kw)(plan)
+
+
+def grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """Ops whose rounding is relative to a sum that can be larger than the result (log of a sum)."""
+    return np.abs(np.asarray(ref(*ins, **attrs), dtype=np.float64)) + 1.0
+
+def arg_template(op: Operator) -> None:
+    """ArgMax, ArgMin: any axis, keepdims and select_last_index; stable only without near-ties."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+        if x is None:
+            return None
+        attrs: dict[str, Any] = {}
+        axis = c.pick(x.rank)
+        if c.pick(2):
+            axis -= x.rank
+        if axis:
+            attrs["axis"] = axis
+        if c.pick(2):
+            attrs["keepdims"] = 0
+        if c.pick(2):
+            attrs["select_last_index"] = 1
+        return Plan([x], attrs)
+
+    op.fuzz(jumps=True, ulps=0.0, stable=lambda ins, attrs, u: gaps_ok(ins[0], attrs.get("axis", 0), u))(plan)
+
+
+def softmax_template(op: Operator, **kw: Any) -> None:
+    """Softmax, LogSoftmax, Hardmax: one axis (the default -1 left implicit at times)."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+        if x is None:
+            return None
+        axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+        attrs = {} if axis == -1 or axis == x.rank - 1 and c.pick(2) else {"axis": axis}
+        n = x.shape[axis]
+        return Plan([x], attrs, n_acc=n)
+
+    op.fuzz(**kw)(plan)

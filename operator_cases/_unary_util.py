@@ -17,6 +17,7 @@ import ml_dtypes
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan, finite, options
 from harness.registry import Example, Operator
 
 from ._common import back, wide
@@ -234,3 +235,23 @@ def eps(dtype: str) -> float:
 
 def smallest_subnormal(dtype: str) -> float:
     return float(_finfo(dtype).smallest_subnormal)
+
+
+# -- fuzz templates --------------------------------------------------------------------------
+def unary_template(op: Operator, attr_sets: list[dict[str, Any]] | None = None, **kw: Any) -> None:
+    """How a unary op enters a generated graph: on any float value of the pool, with the
+    spec's default attributes or one of ``attr_sets`` (keywords: the fields of
+    :class:`harness.fuzz_api.Template`)."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0)
+        if x is None:
+            return None
+        return Plan([x], options(c, attr_sets) if attr_sets else {})
+
+    op.fuzz(**kw)(plan)
+
+
+def all_of(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
+    """A template guard: ``pred`` holds for every non-NaN element of the input."""
+    return lambda ins: bool(np.all(pred(finite(ins[0]))))

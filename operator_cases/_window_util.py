@@ -45,6 +45,8 @@ from typing import Any
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED, NAN_IEEE, Ctx, Plan, abs_bound, size_of
+from harness.registry import Operator
 
 st = S.st
 
@@ -220,3 +222,61 @@ def draw_window(d: Callable, spatial: tuple[int, ...], *, dilations: bool, ceil_
             return attrs, g
     attrs = {"kernel_shape": [1] * r}
     return attrs, resolve(spatial, attrs["kernel_shape"])
+
+
+# -- fuzz templates --------------------------------------------------------------------------
+def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, Any] | None:
+    """kernel_shape, strides, dilations and pads (or auto_pad) for a window over ``spatial``
+    whose output keeps every spatial dimension at least 1."""
+    kernel = [1 + c.pick(min(3, s)) for s in spatial]
+    strides = [1 + c.pick(2) for _ in spatial]
+    dilations = [1 + c.pick(2) if dilate and (k - 1) * 2 + 1 <= s else 1 for k, s in zip(kernel, spatial)]
+    attrs: dict[str, Any] = {"kernel_shape": kernel}
+    if any(v != 1 for v in strides):
+        attrs["strides"] = strides
+    if any(v != 1 for v in dilations):
+        attrs["dilations"] = dilations
+    mode = c.pick(4)
+    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
+    if mode == 1:
+        attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
+        if attrs["auto_pad"] == "VALID" and any(e > s for e, s in zip(extent, spatial)):
+            return None
+        if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
+            return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
+        return attrs
+    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
+    if any(pads):
+        attrs["pads"] = pads
+    n = len(spatial)
+    if any(s + pads[i] + pads[i + n] - e < 0 for i, (s, e) in enumerate(zip(spatial, extent))):
+        return None
+    return attrs
+
+
+def pool_template(op: Operator, average: bool) -> None:
+    """MaxPool (first output), AveragePool: a window over the spatial axes of a rank 3 or 4 value."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+        if x is None:
+            return None
+        attrs = window_attrs(c, x.shape[2:], dilate=not average or c.since >= 19)
+        if attrs is None:
+            return None
+        if average and attrs.get("pads") and c.pick(2):
+            attrs["count_include_pad"] = 1
+        n = size_of(tuple(attrs["kernel_shape"]))
+        return Plan([x], attrs, n_acc=n if average else 0, n_outputs=1)
+
+    op.fuzz(nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0)(plan)
+
+
+def global_pool_template(op: Operator, average: bool) -> None:
+    """GlobalAveragePool, GlobalMaxPool: any value of rank 3 or more."""
+
+    def plan(c: Ctx) -> Plan | None:
+        x = c.take("float", 0, lambda v: v.rank >= 3 and v.size > 0)
+        return Plan([x], n_acc=size_of(x.shape[2:]) if average else 0) if x is not None else None
+
+    op.fuzz(nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0, bound=abs_bound if average else None)(plan)

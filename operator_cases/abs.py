@@ -7,10 +7,15 @@ and the spec gives no result for it, so that value is neither drawn nor in the e
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._unary_util import above_signed_min, elementwise, signed_min
+from ._unary_util import above_signed_min, elementwise, signed_min, unary_template
 
 op = Operator("Abs")
 
 elementwise(op, (1, 6, 13), np.abs, lo=above_signed_min, drop=signed_min)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=0.0)

@@ -6,9 +6,10 @@ Drawn inputs stay in the domain [1, inf); below 1 the result is NaN (the C libra
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import elementwise, eps, values
+from ._unary_util import elementwise, eps, unary_template, values
 
 op = Operator("Acosh")
 
@@ -19,3 +20,7 @@ def domain_bounds(dtype, opset):
 
 
 elementwise(op, (9, 22), np.arccosh, lo=1.0, extra_edges=domain_bounds)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

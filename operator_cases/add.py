@@ -10,9 +10,10 @@ inf + -inf gives NaN (IEEE 754).
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._binary_util import arith, legacy_rhs, pair_edges, pair_example
+from ._binary_util import arith, binary_template, legacy_rhs, pair_edges, pair_example
 
 op = Operator("Add")
 
@@ -45,3 +46,7 @@ def edges_1(dtype, opset):
 @op.edges(7, 13, 14)
 def edges_7(dtype, opset):
     return pair_edges(dtype, legacy=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+binary_template(op, nan=NAN_IEEE, ulps=1.0)

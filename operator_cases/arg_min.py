@@ -9,7 +9,11 @@ reduced axis: no version defines them).
 
 from harness.registry import Operator
 
-from ._reduce_util import register_arg
+from ._reduce_util import arg_template, register_arg
 
 op = Operator("ArgMin")
 register_arg(op, largest=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+arg_template(op)

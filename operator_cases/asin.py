@@ -7,9 +7,10 @@ the values one step outside +-1.
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import elementwise, eps, values
+from ._unary_util import elementwise, eps, unary_template, values
 
 op = Operator("Asin")
 
@@ -20,3 +21,7 @@ def domain_bounds(dtype, opset):
 
 
 elementwise(op, (7, 22), np.arcsin, lo=-1.0, hi=1.0, extra_edges=domain_bounds)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

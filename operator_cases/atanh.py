@@ -6,9 +6,10 @@ C library's and IEEE 754's answer; the spec names no other), which the edges tes
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import elementwise, eps, values
+from ._unary_util import elementwise, eps, unary_template, values
 
 op = Operator("Atanh")
 
@@ -19,3 +20,7 @@ def domain_bounds(dtype, opset):
 
 
 elementwise(op, (9, 22), np.arctanh, lo=-1.0, hi=1.0, extra_edges=domain_bounds)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

@@ -38,7 +38,7 @@ from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape, draw_window, gather, resolve
+from ._window_util import draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("AveragePool")
 st = S.st
@@ -146,3 +146,7 @@ def edges(dtype, opset):
                            name="ceil_mode_window_in_right_pad"))
         out.append(Example([five[:, :, 0].copy()], {"kernel_shape": [1], "strides": [3], "ceil_mode": 1}, name="ceil_mode_window_past_end"))
     return out
+
+
+# how it enters a generated graph (harness.suites.generated)
+pool_template(op, average=True)

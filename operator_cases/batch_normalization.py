@@ -41,6 +41,7 @@ import numpy as np
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, with_input
 from harness.registry import Example, Operator
 
 from ._common import back, wide
@@ -240,3 +241,15 @@ def edges(dtype, opset):
         out.append(Example([x, f32([1.0, -0.5, 2.0]), f32([0.0, 1.0, -1.0]), f32([0.0, 1.0, -2.0]), f32([1.0, 0.25, 4.0])],
                            name="float32_parameters", outputs=1))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=8.0, bound=with_input)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 2 and v.size > 0)
+    if x is None:
+        return None
+    ch = (x.shape[1],)
+    ins = [x, c.const(c.floats(ch, 0.5, 1.5)), c.const(c.floats(ch)), c.const(c.floats(ch)), c.const(c.floats(ch, 0.5, 2.0))]
+    attrs = {"epsilon": c.choice([1e-5, 1e-2])} if c.pick(2) else {}
+    return Plan(ins, attrs, n_outputs=1)

@@ -55,6 +55,7 @@ import onnx
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, Value, finite, margin
 from harness.registry import Example, Operator
 
 op = Operator("Cast")
@@ -400,3 +401,29 @@ def edge_cases(src: str, opset: int, op_name: str = "Cast") -> list[tuple[str, n
 @op.edges(1, 6, 9, 13, 19, 21, 23, 24, 25, 28)
 def edges(dtype, opset):
     return [Example([x], {"to": to_attr(to, opset), **attrs}, name=name) for name, x, to, attrs in edge_cases(dtype, opset)]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+def cast_stable(ins: list[Value], attrs: dict, u: float) -> bool:
+    """Cast to bool is x != 0: a jump at a single point, which no perturbation lands on; the
+    value must be exactly 0 (and exact) or clearly away from it."""
+    x = ins[0]
+    if attrs.get("to") != onnx.TensorProto.BOOL or x.kind != "float":
+        return True
+    mag = np.abs(x.wide)
+    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > margin(x, u)) | np.isnan(mag)))
+
+
+@op.fuzz(nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2", stable=cast_stable)
+def fuzz(c: Ctx) -> Plan | None:
+    source = c.choice(["int", "bool", "float", "float"])
+    if source != "float":
+        x = c.take(source, 0)
+        return Plan([x], {"to": S.onnx_code(c.dtype)}) if x is not None else None
+    x = c.take("float", 0, lambda v: bool(np.all(np.abs(finite(v.wide)) < 1e6)))
+    if x is None:
+        return None
+    to = c.choice([c.dtype, "int64", "bool"])
+    if to != c.dtype and x.has_nan:
+        return None  # NaN to an integer or bool: the spec does not say
+    return Plan([x], {"to": S.onnx_code(to)})

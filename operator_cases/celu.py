@@ -9,9 +9,10 @@ celu(-inf) = -alpha, celu(+inf) = +inf.
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED, with_input
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs
+from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template
 
 op = Operator("Celu")
 
@@ -26,3 +27,7 @@ def draw_attrs(d, dtype):
 
 
 elementwise(op, (12, 28), celu, lo=-20.0, hi=20.0, attrs=draw_attrs, edge_attrs=[{}, {"alpha": 0.5}, {"alpha": 2.0}])
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.5}, {"alpha": 2.0}], nan=NAN_ASSUMED, ulps=8.0, bound=with_input)

@@ -11,6 +11,7 @@ leaves it infinite (see crosscheck.toml).
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, finite
 from harness.registry import Example, Operator
 
 from ._common import back, wide
@@ -69,3 +70,25 @@ def edges_11(dtype, opset):
         Example([x, lo], name="min_only"),
         Example([x], name="no_bounds"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_ASSUMED, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    vals = finite(x.wide)
+    lo, hi = (float(np.min(vals)), float(np.max(vals))) if vals.size else (-1.0, 1.0)
+    q = lambda: lo + (hi - lo) * c.rng.uniform(0.1, 0.9)  # noqa: E731
+    mode = c.pick(5)
+    if mode == 0:
+        return Plan([x])
+    if mode == 1:
+        return Plan([x, c.const(np.array(q()))])
+    if mode == 2:
+        return Plan([x, None, c.const(np.array(q()))])
+    a, b = sorted([q(), q()])
+    if mode == 4:  # min > max: every output is max (Clip-13 text)
+        a, b = b, a
+    return Plan([x, c.const(np.array(a)), c.const(np.array(b))])

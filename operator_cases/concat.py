@@ -6,6 +6,7 @@ allows negative axes, counted from the back."""
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Concat")
@@ -50,3 +51,24 @@ def edges(dtype, opset):
     x = S.edge_values(dtype).reshape(1, -1)
     return [Example([x, x[:, :0], x], {"axis": 1}, name="with_empty"),
             Example([x, x], {"axis": 0}, name="edge_values")]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank >= 1)
+    if a is None:
+        return None
+    axis = c.pick(a.rank)
+    ins = [a]
+    for slot in range(1, 1 + c.pick(3)):
+        fits = lambda v: v.rank == a.rank and all(d == e for i, (d, e) in enumerate(zip(v.shape, a.shape)) if i != axis)  # noqa: E731
+        b = c.take("float", slot, fits)
+        if b is None or c.pick(4) == 3:
+            shape = list(a.shape)
+            shape[axis] = 1 + c.pick(3)
+            b = c.const(c.floats(tuple(shape)))
+        ins.append(b)
+    if sum(v.size for v in ins) > MAX_ELEMENTS or all(v.const for v in ins):
+        return None
+    return Plan(ins, {"axis": axis - a.rank if c.pick(2) else axis})

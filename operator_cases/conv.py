@@ -27,11 +27,12 @@ import numpy as np
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound, size_of
 from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape, draw_window, gather, resolve
+from ._window_util import draw_input_shape, draw_window, gather, resolve, window_attrs
 
 op = Operator("Conv")
 st = S.st
@@ -115,3 +116,25 @@ def edges(dtype, opset):
     out.append(Example([special, np.ones((1, 1, 2, 2), dtype=t)], {}, name="nan_inf"))
     out.append(Example([special, np.array([[[[0, 1], [1, 1]]]], dtype=t)], {"strides": [2, 2]}, name="inf_times_zero_weight"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+    if x is None:
+        return None
+    channels, spatial = x.shape[1], x.shape[2:]
+    group = c.choice([1, channels]) if channels > 1 else 1
+    attrs = window_attrs(c, spatial)
+    if attrs is None:
+        return None
+    kernel = attrs["kernel_shape"]
+    if c.pick(2):
+        del attrs["kernel_shape"]  # optional: inferred from W
+    if group > 1:
+        attrs["group"] = group
+    out_channels = group * (1 + c.pick(2))
+    w = c.const(c.floats((out_channels, channels // group, *kernel)))
+    ins = [x, w] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
+    return Plan(ins, attrs, n_acc=channels // group * size_of(tuple(kernel)) + 1)

@@ -9,9 +9,28 @@ integer overflow). A running sum that meets inf and -inf is NaN from there on, a
 addition gives.
 """
 
+import numpy as np
+
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound
 from harness.registry import Operator
 
 from ._reduce_util import register_cumulative
 
 op = Operator("CumSum")
 register_cumulative(op, (11, 14), product=False)
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=1.0, bound=abs_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    attrs = {}
+    if c.pick(2):
+        attrs["exclusive"] = 1
+    if c.pick(2):
+        attrs["reverse"] = 1
+    dtype = c.choice([np.int64, np.int32])
+    return Plan([x, c.const(np.array(axis, dtype=dtype), "int")], attrs, n_acc=x.shape[axis])

@@ -13,9 +13,12 @@ cofactor expansion and the like all compute exactly) or general matrices made di
 dominant when their condition number exceeds 8.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
 from ._reduce_util import back_to, value_drawer
@@ -86,3 +89,18 @@ def edges(dtype, opset):
         Example([np.zeros((0, 3, 3), dtype=t)], name="empty_batch"),
         Example([np.zeros((2, 0, 0), dtype=t)], name="empty_matrix"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+def det_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    # permanent-like magnitude: the product of row norms (Hadamard's bound)
+    x = np.abs(ins[0])
+    return np.prod(np.sqrt(np.sum(x * x, axis=-1)), axis=-1)
+
+
+@op.fuzz(ulps=8.0, bound=det_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 2 and v.shape[-1] == v.shape[-2] and v.shape[-1] <= 4 and v.size > 0)
+    if x is None:
+        return None
+    return Plan([x], n_acc=x.shape[-1] ** 2)

@@ -15,9 +15,17 @@ drawn either.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._binary_util import arith, legacy_rhs, pair_edges, pair_example
+from ._binary_util import (
+    arith,
+    binary_template,
+    divisor_ok,
+    legacy_rhs,
+    pair_edges,
+    pair_example,
+)
 
 op = Operator("Div")
 
@@ -82,3 +90,7 @@ def edges_1(dtype, opset):
 @op.edges(7, 13, 14)
 def edges_7(dtype, opset):
     return pair_edges(dtype, legacy=False, keep=_keep(dtype))
+
+
+# how it enters a generated graph: divisors away from 0
+binary_template(op, nan=NAN_IEEE, ulps=1.0, guard=divisor_ok)

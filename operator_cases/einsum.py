@@ -25,6 +25,7 @@ import string
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound
 from harness.registry import Example, Operator
 
 from ._reduce_util import exact, to_dtype, value_drawer
@@ -181,3 +182,29 @@ def edges(dtype, opset):
         out.append(Example([ext, np.array([[1, 0], [0, 1]], dtype=t)], {"equation": "ij,jk->ik"}, name="int_extremes"))
         out.append(Example([ext], {"equation": "ij->ji"}, name="int_extremes_transpose"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: 1 <= v.rank <= 3 and v.size > 0)
+    if a is None:
+        return None
+    letters = "ijkl"
+    la = letters[: a.rank]
+    mode = c.pick(3)
+    if mode == 0:  # one operand: permute and sum some axes
+        keep = [ch for ch in la if c.pick(3)]
+        out = "".join(sorted(keep, key=lambda _: c.pick(7)))
+        return Plan([a], {"equation": f"{la}->{out}"}, n_acc=a.size)
+    # two operands: contract a's last axis with b's first
+    k = a.shape[-1]
+    shape = (k,) + tuple(1 + c.pick(3) for _ in range(c.pick(2)))
+    b = c.take("float", 1, lambda v: 1 <= v.rank <= 2 and v.shape[0] == k)
+    if b is None or mode == 2:
+        b = c.const(c.floats(shape))
+    lb = la[-1] + "mn"[: b.rank - 1]
+    out = la[:-1] + lb[1:]
+    if c.pick(2):
+        out = out[::-1]
+    return Plan([a, b], {"equation": f"{la},{lb}->{out}"}, n_acc=k)

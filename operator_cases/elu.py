@@ -8,9 +8,10 @@ elu(-inf) = -alpha, NaN stays NaN (both branches give NaN).
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED, with_input
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs
+from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template
 
 op = Operator("Elu")
 
@@ -25,3 +26,7 @@ def draw_attrs(d, dtype):
 
 
 elementwise(op, (1, 6, 22), elu, lo=-20.0, hi=20.0, attrs=draw_attrs, edge_attrs=[{}, {"alpha": 0.5}, {"alpha": 2.0}])
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.5}, {"alpha": 2.0}], nan=NAN_ASSUMED, ulps=8.0, bound=with_input)

@@ -8,9 +8,10 @@ nothing (itself included) and -0.0 == +0.0.
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, Value, margin
 from harness.registry import Operator
 
-from ._binary_util import compare_example, legacy_rhs, pair_edges
+from ._binary_util import binary_template, compare_example, legacy_rhs, pair_edges
 
 op = Operator("Equal")
 
@@ -47,3 +48,16 @@ def edges_1(dtype, opset):
 @op.edges(7, 11, 13, 19)
 def edges_7(dtype, opset):
     return pair_edges(dtype, legacy=False)
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+def equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
+    """Equal is exact only where both sides are exact and equal, or clearly apart."""
+    a, b = ins[0], ins[1]
+    d = np.abs(a.wide - b.wide)
+    exact = (d == 0) & (np.broadcast_to(a.err, d.shape) == 0) & (np.broadcast_to(b.err, d.shape) == 0)
+    apart = d > margin(a, u) + margin(b, u)
+    return bool(np.all(exact | apart | np.isnan(d)))
+
+
+binary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0, stable=equal_stable)

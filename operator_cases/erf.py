@@ -12,9 +12,10 @@ from [-6, 6], where erf is not yet saturated in any float type.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import elementwise, erf
+from ._unary_util import elementwise, erf, unary_template
 
 op = Operator("Erf")
 
@@ -34,3 +35,7 @@ def nonzero_integer(v):
 
 
 elementwise(op, (9, 13), erf_any, draw_x=draw_x, drop=nonzero_integer)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

@@ -12,9 +12,16 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import bounded, elementwise, smallest_subnormal, values
+from ._unary_util import (
+    bounded,
+    elementwise,
+    smallest_subnormal,
+    unary_template,
+    values,
+)
 
 op = Operator("Exp")
 
@@ -28,3 +35,7 @@ def near_overflow(dtype, opset):
 
 elementwise(op, (1, 6, 13), np.exp, lo=lambda dt: -bounded(dt, 0.5), hi=lambda dt: bounded(dt, 0.5),
             extra_edges=near_overflow)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

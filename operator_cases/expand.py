@@ -17,6 +17,7 @@ A shape that does not broadcast with the input's, or a negative entry, raises Va
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, broadcast_shape, size_of
 from harness.registry import Example, Operator
 
 op = Operator("Expand")
@@ -102,3 +103,20 @@ def edges(dtype, opset):
         Example([_fill(dtype, (0, 1)), i(1, 4)], name="empty_input"),                      # (0, 4)
         Example([_fill(dtype, (1, 1)), i(1, 1)], name="all_ones"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank <= 3)
+    if x is None:
+        return None
+    shape = [d if d != 1 or not c.pick(2) else 1 + c.pick(4) for d in x.shape]
+    if c.pick(2):
+        shape = [1 + c.pick(3)] + shape
+    if c.pick(4) == 0 and shape:  # a 1 in the target shape keeps the input's dim (bidirectional broadcast)
+        shape[c.pick(len(shape))] = 1
+    out = broadcast_shape(x.shape, tuple(shape))
+    if out is None or size_of(out) > MAX_ELEMENTS:
+        return None
+    return Plan([x, c.ints(shape)])

@@ -17,6 +17,7 @@ An axis outside the range raises ValueError.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Flatten")
@@ -98,3 +99,13 @@ def edges_1(dtype, opset):
 @op.edges(*NEGATIVE)
 def edges_11(dtype, opset):
     return _edges(dtype, negative=True)
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank + 1)
+    return Plan([x], {} if axis == 1 and c.pick(2) else {"axis": axis})

@@ -7,9 +7,10 @@ halves, the value just below 0.5 and integers at the top of the format's exact r
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
 
-from ._unary_util import elementwise, eps, values
+from ._unary_util import elementwise, eps, unary_template, values
 
 op = Operator("Floor")
 
@@ -21,3 +22,7 @@ def near_integers(dtype, opset):
 
 
 elementwise(op, (1, 6, 13), np.floor, extra_edges=near_integers)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0)

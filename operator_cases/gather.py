@@ -13,6 +13,7 @@ and its exact values (complex types are not swept: the harness has no complex dt
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, size_of
 from harness.registry import Example, Operator
 
 op = Operator("Gather")
@@ -79,3 +80,18 @@ def edges(dtype, opset):
         Example([np.resize(x, (0, 3)), _ints([1, 0], "int64")], {"axis": 1}, name="empty_data"),
     ]
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0, type_param="T")
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank)
+    dim = x.shape[axis]
+    count = 1 + c.pick(4)
+    idx = [c.pick(2 * dim) - dim for _ in range(count)]
+    shape = c.choice([(count,), (), (count, 1)]) if count == 1 else c.choice([(count,), (1, count)])
+    indices = np.array(idx[: size_of(shape)], dtype=np.int64).reshape(shape)
+    return Plan([x, c.ints(indices)], {"axis": axis - x.rank if c.pick(2) else axis})

@@ -12,9 +12,10 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise, erfc, sigmoid
+from ._unary_util import at_infinity, elementwise, erfc, sigmoid, unary_template
 
 op = Operator("Gelu")
 
@@ -39,3 +40,7 @@ def draw_attrs(d, dtype):
 
 elementwise(op, (20,), gelu, lo=-10.0, hi=10.0, attrs=draw_attrs, edge_attrs=[{}, {"approximate": "tanh"}],
             isolate={"neg_inf": np.isneginf})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"approximate": "tanh"}], nan=NAN_IEEE, ulps=16.0, bound=with_input)

@@ -15,10 +15,14 @@ For integer types the spec gives no rounding rule for a float alpha or beta, so 
 integer-valued, with operands small enough that nothing overflows.
 """
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, abs_bound
 from harness.registry import Example, Operator
 
 from ._reduce_util import exact, float_grid, to_dtype
@@ -138,3 +142,43 @@ def edges(dtype, opset):
         ext = np.array([[hi, 0], [lo, 1]], dtype=object).astype(t)
         out.append(Example([ext, np.array([[1, 0], [0, 1]], dtype=t), np.zeros((2, 2), dtype=t)], name="int_extremes"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+def gemm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """|alpha| |A| |B| + |beta| |C|: the magnitude Gemm's sums round with."""
+    attrs = {**attrs, "alpha": abs(attrs.get("alpha", 1.0)), "beta": abs(attrs.get("beta", 1.0))}
+    return abs_bound(ref, ins, attrs)
+
+
+@op.fuzz(nan=NAN_ASSUMED, ulps=2.0, bound=gemm_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank == 2 and v.size > 0)
+    if a is None:
+        return None
+    attrs: dict[str, Any] = {}
+    trans_a = c.pick(2)
+    if trans_a:
+        attrs["transA"] = 1
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    trans_b = c.pick(2)
+    if trans_b:
+        attrs["transB"] = 1
+    b = c.take("float", 1, lambda v: v.rank == 2 and (v.shape[1] if trans_b else v.shape[0]) == k)
+    if b is None or c.pick(3) == 0:
+        n = 1 + c.pick(5)
+        b = c.const(c.floats((n, k) if trans_b else (k, n)))
+    n = b.shape[0] if trans_b else b.shape[1]
+    alpha = c.choice([1.0, 0.5, -1.0, 2.0])
+    beta = c.choice([1.0, 0.5, -1.0, 0.0])
+    if alpha != 1.0:
+        attrs["alpha"] = alpha
+    if beta != 1.0:
+        attrs["beta"] = beta
+    mode = c.pick(4)
+    ins = [a, b]
+    if mode:
+        shape = c.choice([(m, n), (n,), (1, n), (m, 1), ()])
+        cc = c.take("float", 2, lambda v: v.shape == shape) if mode == 3 else None
+        ins.append(cc if cc is not None else c.const(c.floats(shape)))
+    return Plan(ins, attrs, n_acc=k + 1)

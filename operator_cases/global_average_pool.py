@@ -17,7 +17,7 @@ from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape
+from ._window_util import draw_input_shape, global_pool_template
 
 op = Operator("GlobalAveragePool")
 VERSIONS = (1, 22)
@@ -49,3 +49,7 @@ def edges(dtype, opset):
         Example([ramp.reshape(1, 2, 3, 2, 2).astype(t)], name="pool3d"),
         Example([np.full((1, 1, 6, 6), 1000.0).astype(t)], name="large_sum"),
     ]
+
+
+# how it enters a generated graph (harness.suites.generated)
+global_pool_template(op, average=True)

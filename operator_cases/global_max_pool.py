@@ -14,7 +14,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._window_util import draw_input_shape
+from ._window_util import draw_input_shape, global_pool_template
 
 op = Operator("GlobalMaxPool")
 VERSIONS = (1, 22)
@@ -45,3 +45,7 @@ def edges(dtype, opset):
         Example([ramp.reshape(1, 2, 3, 2, 2).astype(t)], name="pool3d"),
         Example([np.array([[[-big, big], [0.0, -1.0]]]).astype(t)], name="extremes"),
     ]
+
+
+# how it enters a generated graph (harness.suites.generated)
+global_pool_template(op, average=False)

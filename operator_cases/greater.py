@@ -8,9 +8,10 @@ Floats compare as IEEE 754 values: any comparison with NaN is false and -0.0 equ
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._binary_util import compare_example, legacy_rhs, pair_edges
+from ._binary_util import binary_template, compare_example, legacy_rhs, pair_edges
 
 op = Operator("Greater")
 
@@ -47,3 +48,7 @@ def edges_1(dtype, opset):
 @op.edges(7, 9, 13)
 def edges(dtype, opset):
     return pair_edges(dtype, legacy=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+binary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0)

@@ -6,9 +6,10 @@ Floats compare as IEEE 754 values: any comparison with NaN is false and -0.0 equ
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._binary_util import compare_example, pair_edges
+from ._binary_util import binary_template, compare_example, pair_edges
 
 op = Operator("GreaterOrEqual")
 
@@ -30,3 +31,7 @@ def draw(d, dtype, opset):
 @op.edges(12, 16)
 def edges(dtype, opset):
     return pair_edges(dtype, legacy=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+binary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0)

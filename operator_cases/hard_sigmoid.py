@@ -10,9 +10,10 @@ example of its own ("nan").
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs
+from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template
 
 op = Operator("HardSigmoid")
 
@@ -27,3 +28,7 @@ def draw_attrs(d, dtype):
 
 elementwise(op, (1, 6, 22), hard_sigmoid, lo=-10.0, hi=10.0, attrs=draw_attrs,
             edge_attrs=[{}, {"alpha": 0.5, "beta": 0.25}, {"alpha": -0.25, "beta": 0.75}], isolate={"nan": np.isnan})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}], nan=NAN_ASSUMED, ulps=4.0)

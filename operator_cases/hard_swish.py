@@ -8,9 +8,10 @@ every x <= -3; we take the function's value (0), and test -inf in an example of 
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise
+from ._unary_util import at_infinity, elementwise, unary_template
 
 op = Operator("HardSwish")
 
@@ -20,3 +21,7 @@ def hard_swish(x):
 
 
 elementwise(op, (14, 22), hard_swish, lo=-8.0, hi=8.0, isolate={"neg_inf": np.isneginf, "nan": np.isnan})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_ASSUMED, ulps=4.0, bound=with_input)

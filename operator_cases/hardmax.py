@@ -9,7 +9,11 @@ bfloat16. Ties pick the first maximum in row-major order; -0.0 and 0.0 tie. No c
 
 from harness.registry import Operator
 
-from ._reduce_util import hardmax_rows, register_softmax_like
+from ._reduce_util import gaps_ok, hardmax_rows, register_softmax_like, softmax_template
 
 op = Operator("Hardmax")
 register_softmax_like(op, hardmax_rows, nan_defined=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+softmax_template(op, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: gaps_ok(ins[0], attrs.get("axis", -1), u))

@@ -4,7 +4,10 @@ Later versions only widen the allowed types (sequences at 14, optionals at 16, f
 4-bit at 21, ...); this module sweeps the tensor types."""
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
+
+from ._unary_util import unary_template
 
 op = Operator("Identity")
 VERSIONS = (1, 13, 14, 16, 19, 21, 23, 24, 25)
@@ -23,3 +26,7 @@ def draw(d, dtype, opset):
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     return [Example([S.edge_values(dtype)], name="edge_values")]
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=0.0)

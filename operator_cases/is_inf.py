@@ -10,9 +10,10 @@ inputs include NaN and +-inf; the edges run every combination of the two attribu
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
 
-from ._unary_util import edge_values, special_arrays
+from ._unary_util import edge_values, special_arrays, unary_template
 
 op = Operator("IsInf")
 
@@ -41,3 +42,7 @@ def edges(dtype, opset):
         out.append(Example([np.array(-np.inf).astype(dt)], name="scalar"))
     out.append(Example([np.zeros((2, 0, 3), dtype=dt)], name="empty"))
     return out
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, type_param="T1")

@@ -8,9 +8,10 @@ the input array we feed is what is judged). Drawn inputs include NaN and +-inf.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
 
-from ._unary_util import edge_values, special_arrays
+from ._unary_util import edge_values, special_arrays, unary_template
 
 op = Operator("IsNaN")
 
@@ -31,3 +32,7 @@ def edges(dtype, opset):
     return [Example([edge_values(dtype)], name="edge_values"),
             Example([np.zeros((2, 0, 3), dtype=dt)], name="empty"),
             Example([np.array(np.nan, dtype=dt)], name="scalar")]
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, type_param="T1")

@@ -25,9 +25,12 @@ values (whose squares need the float32 stash), and empty batches. ``epsilon`` is
 attribute, so it is rounded to float32 first.
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED, ROUNDOFF, Ctx, Plan, as_list, size_of
 from harness.registry import Example, Operator
 
 from ._common import back, wide
@@ -134,3 +137,34 @@ def edges(dtype, opset):
         Example([x, a(np.ones(4))], name="y_and_mean", outputs=2),
     ]
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+def layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
+    """max|x| * InvStdDev * |Scale| + |B| + |Y|: an implementation's Mean is off by about
+    n * u * max|x|, and D * InvStdDev * Scale amplifies that; in a (near-)constant group
+    InvStdDev approaches 1/sqrt(epsilon), so Y = B exactly while a correct float32 evaluation
+    is off by ~1e-5 (the node is then skipped as ill-conditioned)."""
+    x = np.nan_to_num(ins[0])
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    axes = tuple(range(axis, x.ndim))
+    inv = 1.0 / np.sqrt(np.var(x, axis=axes, keepdims=True) + attrs.get("epsilon", 1e-5))
+    b = np.max(np.abs(x), axis=axes, keepdims=True) * inv * np.abs(ins[1])
+    if len(ins) > 2 and ins[2] is not None:
+        b = b + np.abs(ins[2])
+    return b + np.abs(np.asarray(as_list(ref(*ins, **attrs))[0], dtype=np.float64))
+
+
+@op.fuzz(nan=NAN_ASSUMED, ulps=16.0, type_param="T", compute_u=ROUNDOFF["float32"],
+         bound=layernorm_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None:
+        return None
+    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    norm_shape = x.shape[axis:]
+    scale = c.const(c.floats(norm_shape, 0.5, 1.5))
+    ins = [x, scale]
+    if c.pick(2):
+        ins.append(c.const(c.floats(norm_shape)))
+    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=size_of(norm_shape), n_outputs=1)

@@ -9,9 +9,10 @@ edges, where 0 * -inf would be a question of reading rather than of the spec. Na
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs
+from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template
 
 op = Operator("LeakyRelu")
 
@@ -25,3 +26,7 @@ def draw_attrs(d, dtype):
 
 
 elementwise(op, (1, 6, 16), leaky_relu, attrs=draw_attrs, edge_attrs=[{}, {"alpha": 0.5}, {"alpha": -2.0}])
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}], nan=NAN_ASSUMED, ulps=2.0)

@@ -7,9 +7,19 @@ with m the row's maximum (as LogSoftmax-13's function body does; a row holding +
 -inf, is NaN throughout), then rounded once; -inf entries stay -inf, NaN fills its row.
 """
 
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._reduce_util import log_softmax_rows, register_softmax_like
+from ._reduce_util import (
+    grows,
+    log_softmax_rows,
+    register_softmax_like,
+    softmax_template,
+)
 
 op = Operator("LogSoftmax")
 register_softmax_like(op, log_softmax_rows, nan_defined=True)
+
+
+# how it enters a generated graph (harness.suites.generated)
+softmax_template(op, nan=NAN_ASSUMED, ulps=8.0, bound=grows)

@@ -16,6 +16,7 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, Value, abs_bound, matmul_shape
 from harness.registry import Example, Operator
 
 from ._reduce_util import draw_matmul_shapes, float_grid, matmul_exact, to_dtype
@@ -73,3 +74,20 @@ def edges(dtype, opset):
         ext = np.array([[hi, 0], [lo, 1]], dtype=object).astype(t)
         out.append(Example([ext, np.array([[1, 0], [0, 1]], dtype=t)], name="int_extremes"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if a is None:
+        return None
+    k = a.shape[-1]
+
+    def weight(c2: Ctx, a2: Value) -> tuple[int, ...]:
+        return (k,) if c2.pick(5) == 4 else (k, 1 + c2.pick(5))
+
+    b = c.operand(a, 1, shape_of=matmul_shape, const_shape=weight)
+    if matmul_shape(a.shape, b.shape) is None:
+        return None
+    return Plan([a, b], n_acc=k)

@@ -10,9 +10,16 @@ import functools
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._binary_util import no_nan, variadic_edges, variadic_example, wide_int_edges
+from ._binary_util import (
+    no_nan,
+    variadic_edges,
+    variadic_example,
+    variadic_template,
+    wide_int_edges,
+)
 
 op = Operator("Max")
 
@@ -40,3 +47,7 @@ def edges_1(dtype, opset):
 @op.edges(8, 12, 13)
 def edges_8(dtype, opset):
     return variadic_edges(dtype, broadcast=True, values=no_nan(dtype)) + wide_int_edges(dtype)
+
+
+# how it enters a generated graph (harness.suites.generated)
+variadic_template(op, nan=NAN_ASSUMED, ulps=0.0)

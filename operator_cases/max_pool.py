@@ -33,7 +33,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._common import back
-from ._window_util import draw_input_shape, draw_window, gather, resolve
+from ._window_util import draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("MaxPool")
 st = S.st
@@ -174,3 +174,7 @@ def edges(dtype, opset):
         out.append(Example([five[:, :, 0].copy()], {"kernel_shape": [1], "strides": [3], "ceil_mode": 1}, name="ceil_mode_window_past_end",
                            outputs=one))
     return out
+
+
+# how it enters a generated graph (harness.suites.generated)
+pool_template(op, average=False)

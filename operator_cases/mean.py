@@ -10,9 +10,10 @@ mathematically, inf when summed in float32), so edge pairs whose sum overflows a
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._binary_util import variadic_edges, variadic_example
+from ._binary_util import variadic_edges, variadic_example, variadic_template
 from ._common import back
 
 op = Operator("Mean")
@@ -54,3 +55,7 @@ def edges_1(dtype, opset):
 @op.edges(8, 13)
 def edges_8(dtype, opset):
     return variadic_edges(dtype, broadcast=True, keep=_sum_fits(dtype))
+
+
+# how it enters a generated graph (harness.suites.generated)
+variadic_template(op, nan=NAN_IEEE, ulps=2.0, bound=abs_bound)

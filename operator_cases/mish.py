@@ -8,9 +8,10 @@ an example of its own ("neg_inf"). Inputs are drawn from [-30, 30].
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise, softplus
+from ._unary_util import at_infinity, elementwise, softplus, unary_template
 
 op = Operator("Mish")
 
@@ -20,3 +21,7 @@ def mish(x):
 
 
 elementwise(op, (18, 22), mish, lo=-30.0, hi=30.0, isolate={"neg_inf": np.isneginf})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

@@ -22,9 +22,10 @@ example because a C ``%`` traps on it. Remainders are exact; the float fmod=0 ad
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
-from ._binary_util import arith, outer_pairs, pair_example, shape_edges
+from ._binary_util import arith, divisor_ok, outer_pairs, pair_example, shape_edges
 
 op = Operator("Mod")
 st = S.st
@@ -99,3 +100,14 @@ def edges(dtype, opset):
             out.append(Example([np.array([low], dtype=a.dtype), np.array([-1], dtype=a.dtype)], {"fmod": fmod},
                                name=f"int_min_by_minus_one_fmod{fmod}"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(jumps=True, ulps=1.0, guard=divisor_ok)
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0)
+    if a is None:
+        return None
+    b = c.operand(a, 1)
+    # Mod-10: "If the input type is floating point, then fmod attribute must be set to 1"
+    return Plan([a, b], {"fmod": 1}) if not (a.const and b.const) else None

@@ -3,6 +3,7 @@
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Not")
@@ -25,3 +26,10 @@ def edges(dtype, opset):
         Example([np.zeros((0, 3), dtype=bool)], name="empty"),
         Example([np.array(True)], name="rank0"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(ulps=0.0, type_param=None)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("bool", 0)
+    return Plan([x]) if x is not None else None

@@ -31,6 +31,7 @@ dtype with its exact values.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Pad")
@@ -273,3 +274,19 @@ def edges_input(dtype, opset):
                 Example([y, i64(4, 0, 0, 5)], {"mode": "wrap"}, name="wrap_past_dim"),
                 Example([y, i64(-1, 1, 0, 1)], {"mode": "wrap"}, name="wrap_crop_other_axis")]
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 1)
+    if x is None:
+        return None
+    mode = c.choice(["constant", "reflect", "edge"])
+    limit = 1 if mode == "reflect" else 2
+    pads = [c.pick(limit + 1) for _ in range(2 * x.rank)]
+    ins = [x, c.ints(pads)]
+    attrs = {} if mode == "constant" else {"mode": mode}
+    if mode == "constant" and c.pick(2):
+        ins.append(c.const(np.array(c.choice([1.5, -0.5]))))
+    return Plan(ins, attrs)

@@ -17,9 +17,17 @@ import numpy as np
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, finite
 from harness.registry import Example, Operator
 
-from ._binary_util import broadcast_shapes, ints, legacy_rhs, legacy_shapes, shape_edges, wrap
+from ._binary_util import (
+    broadcast_shapes,
+    ints,
+    legacy_rhs,
+    legacy_shapes,
+    shape_edges,
+    wrap,
+)
 from ._common import back
 
 op = Operator("Pow")
@@ -118,3 +126,17 @@ def edges_1(dtype, opset):
 @op.edges(7, 12, 13, 15)
 def edges_7(dtype, opset):
     return _edges(dtype, opset, legacy=False)
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=8.0, type_param="T",
+          guard=lambda ins: bool(np.all(finite(ins[0]) > 0)))
+def fuzz(c: Ctx) -> Plan | None:
+    a = c.take("float", 0, lambda v: not v.has_nan and v.size and bool(np.all(v.wide > 0)))
+    if a is None:
+        return None
+    if c.pick(2):
+        b = c.const(np.array(c.choice([2.0, 0.5, 3.0, -1.0, 1.5, -0.5])))
+    else:
+        b = c.operand(a, 1, lo=-2.0, hi=2.0)
+    return Plan([a, b])

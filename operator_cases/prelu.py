@@ -16,6 +16,7 @@ slope included), which the edges test; NaN x gives NaN.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, broadcast_shape, broadcast_variant
 from harness.registry import Example, Operator
 
 from ._common import back, wide
@@ -119,3 +120,15 @@ def edges_1(dtype, opset):
 @op.edges(7, 9, 16)
 def edges_7(dtype, opset):
     return _edges(dtype, unidirectional=True)
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_ASSUMED, ulps=1.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    # slope broadcasts unidirectionally to X (PRelu-7 on)
+    slope = c.operand(x, 1, shape_of=lambda xs, s: xs if broadcast_shape(xs, s) == xs else None,
+                      const_shape=lambda c2, a: broadcast_variant(c2, a.shape), lo=-1.0, hi=1.0)
+    return Plan([x, slope])

@@ -5,10 +5,13 @@ effect on values. Drawn inputs are nonzero; the edges test the IEEE 754 results 
 1/+-inf = +-0, and overflow to inf for denormal inputs.
 """
 
+import numpy as np
+
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._unary_util import elementwise
+from ._unary_util import all_of, elementwise, unary_template
 
 
 def reciprocal(x):
@@ -23,3 +26,7 @@ def draw_nonzero(d, dtype):
 
 
 elementwise(op, (1, 6, 13), reciprocal, draw_x=draw_nonzero)
+
+
+# how it enters a generated graph: away from 0 (|x| >= 0.05)
+unary_template(op, nan=NAN_IEEE, ulps=2.0, guard=all_of(lambda x: np.abs(x) >= 0.05))

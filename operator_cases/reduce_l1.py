@@ -11,9 +11,10 @@ fit the type).
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceL1")
 
@@ -36,3 +37,7 @@ def edge_values(dtype):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, edge_values=edge_values)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=1.0)

@@ -16,9 +16,10 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import is_square, register_reduce, value_drawer
+from ._reduce_util import is_square, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceL2")
 
@@ -65,3 +66,7 @@ def pythagoras(dtype, since, ex):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, edge_values=edge_values, extra_edges=pythagoras)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=2.0)

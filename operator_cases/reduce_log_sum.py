@@ -13,9 +13,10 @@ and the spec gives no rounding rule, so the strategies make every integer group 
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import grows, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceLogSum")
 
@@ -57,3 +58,7 @@ def zeros(dtype, since, ex):
 
 register_reduce(op, (1, 11, 13), (18, 28), compute, values, fix=fix, empty_ok=S.is_float, edge_values=edge_values,
                 extra_edges=zeros)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=8.0, bound=grows)

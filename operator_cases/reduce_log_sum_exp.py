@@ -15,9 +15,10 @@ element at least 64 above all the others: the result is then that element (to wi
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import grows, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceLogSumExp")
 
@@ -69,3 +70,7 @@ def large(dtype, since, ex):
 
 register_reduce(op, (1, 11, 13), (18, 28), compute, values, fix=fix, empty_ok=S.is_float, edge_values=edge_values,
                 extra_edges=large)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=8.0, bound=grows)

@@ -12,7 +12,14 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._reduce_util import extreme_drawer, extreme_edges, wide_int_edges, identity_low, register_reduce
+from ._reduce_util import (
+    extreme_drawer,
+    extreme_edges,
+    identity_low,
+    reduce_template,
+    register_reduce,
+    wide_int_edges,
+)
 
 op = Operator("ReduceMax")
 
@@ -23,3 +30,7 @@ def compute(x, axes, dtype):
 
 register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, edge_values=extreme_edges, whole_range_ints=True,
                 extra_edges=wide_int_edges)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, ulps=0.0)

@@ -11,9 +11,10 @@ overflows. Floats are averaged in float64 and rounded once.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceMean")
 
@@ -43,3 +44,7 @@ def fix(row, dtype):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, empty_ok=lambda dtype: False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=2.0, bound=abs_bound)

@@ -11,9 +11,10 @@ the product would not fit the type (every partial product is then no larger than
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceProd")
 
@@ -52,3 +53,7 @@ def int_extremes(dtype, since, ex):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, extra_edges=int_extremes)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=2.0)

@@ -11,9 +11,10 @@ with values small enough that no partial sum can overflow (the spec says nothing
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceSum")
 
@@ -39,3 +40,7 @@ def int_extreme_sums(dtype, ex):
 
 
 register_reduce(op, (1, 11), (13,), compute, values, extra_edges=lambda dtype, since, ex: int_extreme_sums(dtype, ex))
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 13, nan=NAN_IEEE, ulps=1.0, bound=abs_bound)

@@ -13,9 +13,10 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
-from ._reduce_util import register_reduce, value_drawer
+from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceSumSquare")
 
@@ -43,3 +44,7 @@ def edge_values(dtype):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, edge_values=edge_values)
+
+
+# how it enters a generated graph (harness.suites.generated)
+reduce_template(op, 18, nan=NAN_IEEE, ulps=2.0)

@@ -6,7 +6,10 @@ as an IEEE comparison-free maximum that propagates NaN, as numpy.maximum does.""
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Example, Operator
+
+from ._unary_util import unary_template
 
 op = Operator("Relu")
 
@@ -24,3 +27,7 @@ def draw(d, dtype, opset):
 @op.edges(1, 6, 13, 14)
 def edges(dtype, opset):
     return [Example([S.edge_values(dtype)], name="edge_values")]
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_ASSUMED, ulps=0.0)

@@ -20,6 +20,7 @@ inferred uniquely, a size mismatch) raise ValueError; no strategy draws them.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Reshape")
@@ -192,3 +193,23 @@ def edges_14(dtype, opset):
         Example([_fill(dtype, (2, 3)), _ints([3, 2])], {"allowzero": 1}, name="allowzero_no_zero"),
     ]
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    n = x.size
+    dims: list[int] = []
+    rest = n
+    for _ in range(c.pick(4)):
+        divisors = [d for d in range(1, rest + 1) if rest % d == 0]
+        d = c.choice(divisors)
+        dims.append(d)
+        rest //= d
+    dims.append(rest)
+    if c.pick(3) == 0 and n:
+        dims[c.pick(len(dims))] = -1
+    return Plan([x, c.ints(dims)])

@@ -10,9 +10,10 @@ integers (x + 0.5 rounds up in the input type).
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
 
-from ._unary_util import elementwise, eps, values
+from ._unary_util import elementwise, eps, unary_template, values
 
 op = Operator("Round")
 
@@ -28,3 +29,7 @@ def halves(dtype, opset):
 
 
 elementwise(op, (11, 22), np.round, extra_edges=halves)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0)

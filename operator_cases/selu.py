@@ -10,9 +10,10 @@ as gamma * alpha * expm1(x); selu(-inf) = -gamma * alpha.
 
 import numpy as np
 
+from harness.fuzz_api import NAN_ASSUMED, with_input
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs
+from ._unary_util import attr_float, elementwise, f32, optional_attrs, unary_template
 
 op = Operator("Selu")
 
@@ -37,3 +38,7 @@ def draw_attrs(d, dtype):
 EDGE_ATTRS = [{}, {"alpha": 2.0, "gamma": 0.5}]
 elementwise(op, (1,), selu_1, lo=-20.0, hi=20.0, attrs=draw_attrs, edge_attrs=EDGE_ATTRS)
 elementwise(op, (6, 22), selu_6, lo=-20.0, hi=20.0, attrs=draw_attrs, edge_attrs=EDGE_ATTRS)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 1.5, "gamma": 1.25}], nan=NAN_ASSUMED, ulps=8.0, bound=with_input)

@@ -20,7 +20,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._common import back, wide
-from ._unary_util import attr_float, f32, standard_edges, values
+from ._unary_util import attr_float, f32, standard_edges, unary_template, values
 
 op = Operator("Shrink")
 BIAS = 10  # integer bias drawn from [-BIAS, BIAS]
@@ -74,3 +74,7 @@ def edges(dtype, opset):
                        name="thresholds"))
     out.append(Example([values(dtype, -1.0, -0.0, 0.0, 1.0)], {"lambd": 0.0, "bias": 2.0}, name="lambd_zero"))
     return out
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}], jumps=True, ulps=2.0)

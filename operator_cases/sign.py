@@ -10,8 +10,12 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._unary_util import elementwise
+from ._unary_util import elementwise, unary_template
 
 op = Operator("Sign")
 
 elementwise(op, (9, 13), np.sign, isolate={"nan": np.isnan})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, jumps=True, ulps=0.0)

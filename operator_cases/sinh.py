@@ -9,9 +9,10 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Example, Operator
 
-from ._unary_util import bounded, elementwise, values
+from ._unary_util import bounded, elementwise, unary_template, values
 
 op = Operator("Sinh")
 
@@ -22,3 +23,7 @@ def near_overflow(dtype, opset):
 
 
 elementwise(op, (9, 22), np.sinh, lo=lambda dt: -bounded(dt), hi=bounded, extra_edges=near_overflow)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

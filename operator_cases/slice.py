@@ -8,6 +8,7 @@ negative axes. This follows the clamping rules in the Slice-13 spec text."""
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan, axes_subset
 from harness.registry import Example, Operator
 
 op = Operator("Slice")
@@ -85,3 +86,54 @@ def edges_10(dtype, opset):
     return [Example([x, i(0, 1), i(1, 1 << 62)], name="end_past_dim"),
             Example([x, i(-1), i(-(1 << 62)), i(1), i(-1)], name="reverse_all"),
             Example([x, i(2), i(2), i(1)], name="empty")]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+INT64_MAX = np.iinfo(np.int64).max
+INT64_MIN = np.iinfo(np.int64).min
+
+
+def slice_params(c: Ctx, dim: int) -> tuple[int, int, int]:
+    """start, end and step for one axis of size ``dim``: plain, negative, past either end,
+    strided, reversed."""
+    kind = c.pick(7)
+    if kind == 0:
+        start = c.pick(dim)
+        return start, start + 1 + c.pick(dim - start), 1
+    if kind == 1:  # negative indices (an end of 0 would make it empty: use "to the end")
+        start = -1 - c.pick(dim)
+        end = start + 1 + c.pick(-start)
+        return start, end if end else INT64_MAX, 1
+    if kind == 2:  # ends past the end (the INT64_MAX idiom) and starts before the start
+        return c.choice([0, -dim - 3]), c.choice([INT64_MAX, dim + 4]), 1
+    if kind == 3:
+        start = c.pick(dim)
+        return start, dim, 2 + c.pick(2)
+    if kind == 4:  # reverse
+        return dim - 1 - c.pick(dim), c.choice([-dim - 1, INT64_MIN]), -1
+    if kind == 5:
+        start = c.pick(dim)
+        return start, -1 - dim + start if c.pick(2) else INT64_MIN, -2
+    start = c.pick(dim)
+    return start, start + 1 + c.pick(dim - start), 1
+
+
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
+    if x is None:
+        return None
+    axes = axes_subset(c, x.rank)
+    starts, ends, steps = [], [], []
+    for a in axes:
+        s, e, k = slice_params(c, x.shape[a])
+        starts.append(s)
+        ends.append(e)
+        steps.append(k)
+    ins = [x, c.ints(starts), c.ints(ends)]
+    plain_axes = [a % x.rank for a in axes] == list(range(len(axes)))
+    if not (plain_axes and all(k == 1 for k in steps) and c.pick(2)):
+        ins.append(c.ints(axes))
+        if any(k != 1 for k in steps) or c.pick(2):
+            ins.append(c.ints(steps))
+    return Plan(ins)

@@ -8,9 +8,14 @@ row holding +inf, or only -inf, is NaN throughout), then rounded once. NaN propa
 whole row.
 """
 
+from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._reduce_util import register_softmax_like, softmax_rows
+from ._reduce_util import register_softmax_like, softmax_rows, softmax_template
 
 op = Operator("Softmax")
 register_softmax_like(op, softmax_rows, nan_defined=True)
+
+
+# how it enters a generated graph (harness.suites.generated)
+softmax_template(op, nan=NAN_ASSUMED, ulps=8.0)

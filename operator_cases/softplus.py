@@ -5,10 +5,15 @@ Computed in float64 as logaddexp(0, x), which does not overflow: for large x the
 softplus(+inf) = +inf. Inputs are drawn from [-100, 100].
 """
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import elementwise, softplus
+from ._unary_util import elementwise, softplus, unary_template
 
 op = Operator("Softplus")
 
 elementwise(op, (1, 22), softplus, lo=-100.0, hi=100.0)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

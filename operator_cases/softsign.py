@@ -7,9 +7,10 @@ At +-inf the formula read literally gives inf/inf = NaN, while the function it d
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise
+from ._unary_util import at_infinity, elementwise, unary_template
 
 op = Operator("Softsign")
 
@@ -19,3 +20,7 @@ def softsign(x):
 
 
 elementwise(op, (1, 22), softsign, isolate={"infinities": np.isinf})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

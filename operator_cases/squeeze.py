@@ -18,6 +18,7 @@ axes given" (squeeze every 1) or "squeeze nothing".
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Squeeze")
@@ -127,3 +128,16 @@ def edges_1(dtype, opset):
 @op.edges(*INPUT_VERSIONS)
 def edges_13(dtype, opset):
     return [Example([x] if a is None else [x, np.array(a, dtype=np.int64)], name=n) for n, x, a in _edge_cases(dtype, True)]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: 1 in v.shape)
+    if x is None:
+        return None
+    ones = [i for i, d in enumerate(x.shape) if d == 1]
+    axes = [a for a in ones if c.pick(2) == 0] or ones[:1]
+    if c.pick(4) == 0:
+        return Plan([x])  # every size-1 axis
+    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})

@@ -7,9 +7,10 @@ Sum-13 adds bfloat16. The sum is taken in float64 and rounded once to the input 
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._binary_util import variadic_edges, variadic_example
+from ._binary_util import variadic_edges, variadic_example, variadic_template
 from ._common import back
 
 op = Operator("Sum")
@@ -39,3 +40,7 @@ def edges_1(dtype, opset):
 @op.edges(8, 13)
 def edges_8(dtype, opset):
     return variadic_edges(dtype, broadcast=True)
+
+
+# how it enters a generated graph (harness.suites.generated)
+variadic_template(op, nan=NAN_IEEE, ulps=1.0, bound=abs_bound)

@@ -9,9 +9,17 @@ alpha * inf is NaN, the function x / 2), and test the infinities in examples of 
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs, sigmoid
+from ._unary_util import (
+    attr_float,
+    elementwise,
+    f32,
+    optional_attrs,
+    sigmoid,
+    unary_template,
+)
 
 op = Operator("Swish")
 
@@ -31,3 +39,7 @@ def draw_attrs(d, dtype):
 
 elementwise(op, (24,), swish, lo=-30.0, hi=30.0, attrs=draw_attrs,
             edge_attrs=[{}, {"alpha": 0.5}, {"alpha": -1.0}, {"alpha": 0.0}], isolate={"infinities": np.isinf})
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.5}, {"alpha": 2.0}], nan=NAN_IEEE, ulps=8.0, bound=with_input)

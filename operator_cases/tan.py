@@ -8,9 +8,10 @@ is NaN (C library / IEEE 754), tested in the edges.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import elementwise
+from ._unary_util import elementwise, unary_template
 
 op = Operator("Tan")
 
@@ -27,3 +28,7 @@ def draw_off_poles(d, dtype):
 
 
 elementwise(op, (7, 22), np.tan, draw_x=draw_off_poles)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

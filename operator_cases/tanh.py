@@ -6,10 +6,15 @@ values. tanh(+-inf) = +-1. Inputs are drawn from [-20, 20], where tanh is not ye
 
 import numpy as np
 
+from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import elementwise
+from ._unary_util import elementwise, unary_template
 
 op = Operator("Tanh")
 
 elementwise(op, (1, 6, 13), np.tanh, lo=-20.0, hi=20.0)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

@@ -10,7 +10,14 @@ import numpy as np
 
 from harness.registry import Example, Operator
 
-from ._unary_util import attr_float, elementwise, f32, optional_attrs, values
+from ._unary_util import (
+    attr_float,
+    elementwise,
+    f32,
+    optional_attrs,
+    unary_template,
+    values,
+)
 
 op = Operator("ThresholdedRelu")
 
@@ -30,3 +37,7 @@ def at_threshold(dtype, opset):
 
 elementwise(op, (10, 22), thresholded_relu, lo=-10.0, hi=10.0, attrs=draw_attrs,
             edge_attrs=[{}, {"alpha": -1.0}], isolate={"nan": np.isnan}, extra_edges=at_threshold)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}], jumps=True, ulps=0.0)

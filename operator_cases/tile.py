@@ -19,6 +19,7 @@ A ``repeats`` of the wrong length, negative repeats, or a non-integral / out-of-
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, size_of
 from harness.registry import Example, Operator
 
 op = Operator("Tile")
@@ -124,3 +125,15 @@ def edges_6(dtype, opset):
         Example([_fill(dtype, ()), np.zeros((0,), np.int64)], name="scalar"),
         Example([_fill(dtype, (1, 2, 1)), i(2, 1, 3)], name="rank3"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank >= 1)
+    if x is None:
+        return None
+    reps = [1 + (c.pick(3) if c.pick(2) else 0) for _ in x.shape]
+    if size_of(tuple(d * r for d, r in zip(x.shape, reps))) > MAX_ELEMENTS:
+        return None
+    return Plan([x, c.ints(reps)])

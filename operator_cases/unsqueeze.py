@@ -15,9 +15,12 @@ Out-of-range, negative (before 11) or repeated axes raise ValueError (repeated a
 stated as an error in Unsqueeze-1 but make the output rank ill-defined).
 """
 
+import itertools
+
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
 op = Operator("Unsqueeze")
@@ -111,3 +114,15 @@ def edges_1(dtype, opset):
 @op.edges(*INPUT_VERSIONS)
 def edges_13(dtype, opset):
     return [Example([x, np.array(a, dtype=np.int64)], name=n) for n, x, a in _edge_cases(dtype, True)]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0, lambda v: v.rank < 4)
+    if x is None:
+        return None
+    out_rank = x.rank + 1 + c.pick(2)
+    combos = list(itertools.combinations(range(out_rank), out_rank - x.rank))
+    axes = [a - out_rank if c.pick(3) == 2 else a for a in combos[c.pick(len(combos))]]
+    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})

@@ -9,6 +9,15 @@ harness has no dtype label for (strategies.py), so they are not swept.
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import (
+    MAX_ELEMENTS,
+    NAN_IEEE,
+    Ctx,
+    Plan,
+    broadcast_shape,
+    broadcast_variant,
+    size_of,
+)
 from harness.registry import Example, Operator
 
 from ._binary_util import broadcast_shapes, small
@@ -41,3 +50,17 @@ def edges(dtype, opset):
         Example([np.zeros((0, 3), dtype=bool), small(dtype, (1, 3)), small(dtype, (0, 1), 2)], name="empty"),
         Example([np.array(False), small(dtype, ()), small(dtype, (), 2)], name="rank0"),
     ]
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=0.0)
+def fuzz(c: Ctx) -> Plan | None:
+    x = c.take("float", 0)
+    if x is None:
+        return None
+    y = c.operand(x, 1)
+    shape = broadcast_shape(x.shape, y.shape)
+    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and size_of(s) <= MAX_ELEMENTS)
+    if cond is None or c.pick(4) == 3:
+        cond = c.const(c.rng.uniform(size=broadcast_variant(c, shape)) < 0.5, "bool")
+    return Plan([cond, x, y])

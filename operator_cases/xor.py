@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._binary_util import legacy_rhs, pair_edges, pair_example
+from ._binary_util import legacy_rhs, logical_template, pair_edges, pair_example
 
 op = Operator("Xor")
 
@@ -41,3 +41,7 @@ def edges_1(dtype, opset):
 @op.edges(7)
 def edges_7(dtype, opset):
     return pair_edges(dtype, legacy=False)
+
+
+# how it enters a generated graph (harness.suites.generated)
+logical_template(op)

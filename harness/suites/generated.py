@@ -14,6 +14,12 @@ every field reads as its simplest choice. :func:`realize` turns a spec into a :c
 deterministically; :func:`with_outputs`, :func:`cut` and :func:`reduce_graph` take a failing
 graph further down than the spec encoding can (fewer outputs, a node replaced by an input).
 
+Templates. How an op enters a graph (which values it takes, its attributes, its safe domain,
+its stability test) is its *fuzz template*, registered in its own module beside its reference
+(``@op.fuzz`` in ``operator_cases/<op>.py``, shared shapes in the family's ``_*_util.py``)
+through the small API of :mod:`harness.fuzz_api`. This module is the engine: it draws specs,
+plans each node with the op's template, composes and checks values, and builds the model.
+
 Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
 graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
 the op's safe domain (Log/Sqrt of positive values, |divisor| >= 0.05, positive Pow bases),
@@ -21,7 +27,7 @@ its outputs are finite with |y| <= 1e4, and the output is stable when the inputs
 estimated error (that removes values next to a Floor/Ceil/Round/Sign boundary, near-ties under
 ArgMax or a comparison, and ill-conditioned points). NaN appears only in NaN mode, where some
 graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume them
-(:data:`NAN_IEEE`: IEEE 754 arithmetic and copies; :data:`NAN_ASSUMED`: the spec is silent,
+(``fuzz_api.NAN_IEEE``: IEEE 754 arithmetic and copies; ``NAN_ASSUMED``: the spec is silent,
 we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
 
 Tolerance (per graph output). Every value carries an elementwise estimate of the absolute error
@@ -48,7 +54,6 @@ references) pass every graph.
 from __future__ import annotations
 
 import functools
-import itertools
 import json
 import math
 import zlib
@@ -65,31 +70,37 @@ from onnx import TensorProto, helper, numpy_helper
 from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
+from ..fuzz_api import (
+    MAX_ELEMENTS,
+    NAN_ASSUMED,
+    PERTURB,
+    ROUNDOFF,
+    Ctx,
+    Plan,
+    Template,
+    Value,
+    as_list,
+    size_of,
+)
+from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..registry import load_all
 from ..tolerances import default_for
 from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
-#: largest tensor a node may produce (elements); inputs are capped at INPUT_ELEMENTS
-MAX_ELEMENTS = 256
+#: elements of a graph input (a node may produce up to MAX_ELEMENTS)
 INPUT_ELEMENTS = 64
 #: |y| above this makes a node unsafe (brief: outputs with |y| > 1e4)
 MAX_MAGNITUDE = 1e4
 N_KNOBS = 6
 N_REFS = 3
-#: perturbation factor and tolerance safety factor (see the module docstring)
-PERTURB = 2.0
+#: tolerance safety factor (see the module docstring; PERTURB, the perturbation factor, is in fuzz_api)
 SAFETY = 4.0
-#: unit roundoff per float dtype
-ROUNDOFF = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
 #: smallest subnormal per float dtype
 SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 DTYPES = ("float32", "float16", "float64")
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
-
-NAN_IEEE = "ieee"
-NAN_ASSUMED = "assumed"
 
 
 # =============================================================================================
@@ -205,33 +216,6 @@ class GenConfig:
 # values and the realized graph
 # =============================================================================================
 @dataclass
-class Value:
-    name: str
-    kind: str  # "float" (the graph's dtype), "int" (int64), "bool"
-    wide: np.ndarray  # float64 for floats: the composed reference
-    err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
-    depth: int
-    node: int | None = None  # producing node (index in Graph.nodes); None for graph inputs
-    const: bool = False
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return tuple(self.wide.shape)
-
-    @property
-    def rank(self) -> int:
-        return self.wide.ndim
-
-    @property
-    def size(self) -> int:
-        return int(self.wide.size)
-
-    @property
-    def has_nan(self) -> bool:
-        return self.kind == "float" and bool(np.isnan(self.wide).any())
-
-
-@dataclass
 class Node:
     op: str
     since: int
@@ -325,943 +309,22 @@ def output_tolerance(v: Value, dtype: str) -> Tolerance:
 
 
 # =============================================================================================
-# templates: per-op rules for drawing inputs and attributes given the pool
+# templates (each in its operator's module) and which apply at an opset and dtype
 # =============================================================================================
-@dataclass
-class Plan:
-    inputs: list[Value | None]
-    attrs: dict[str, Any] = field(default_factory=dict)
-    #: number of terms a single output accumulates (error bound n * u * bound)
-    n_acc: int = 0
-    #: outputs to request (optional outputs left out); None: every output the reference returns
-    n_outputs: int | None = None
+def templates() -> dict[str, Template]:
+    """Every op's fuzz template by op name. Operator modules register theirs beside their
+    reference (``Operator.fuzz``, :mod:`harness.fuzz_api`), so the registry is loaded first."""
+    load_all()
+    return _TEMPLATES
 
 
-@dataclass
-class Template:
-    op: str
-    plan: Callable[[Ctx], Plan | None]
-    #: NaN inputs: NAN_IEEE (defined), NAN_ASSUMED (spec silent; we assume propagation), None (skip)
-    nan: str | None = None
-    #: outputs jump (Floor, Sign, comparisons): perturb also by a few ulps of margin
-    jumps: bool = False
-    #: rounding allowance of the op itself, in units of roundoff of |y| (or of the bound)
-    ulps: float = 2.0
-    #: bound(ref, inputs, attrs) -> array like y: the magnitude the op's rounding scales with
-    bound: Callable[..., np.ndarray] | None = None
-    #: guard(inputs) -> bool: the inputs are inside the op's safe domain
-    guard: Callable[[list[np.ndarray]], bool] | None = None
-    #: the type parameter the graph's float dtype must be allowed for (None: the op takes no
-    #: value of that type, as the logical ops on bool)
-    type_param: str | None = "T"
-    #: stable(inputs, attrs, u) -> bool, for outputs that elementwise perturbation cannot
-    #: test: equality, and which element of a near-tie is the largest
-    stable: Callable[[list[Value], dict, float], bool] | None = None
-    #: unit roundoff the spec lets the op compute in when that is coarser than the graph's
-    #: dtype (LayerNormalization: stage one in stash_type, float32 at the most, for double X)
-    compute_u: float = 0.0
+def __getattr__(name: str) -> Any:
+    # ``TEMPLATES`` (what harness.fuzz and the tests read) is filled as the registry loads
+    if name == "TEMPLATES":
+        return templates()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-TEMPLATES: dict[str, Template] = {}
-
-
-def template(op: str, **kw: Any) -> Callable[[Callable[[Ctx], Plan | None]], Callable[[Ctx], Plan | None]]:
-    def deco(fn: Callable[[Ctx], Plan | None]) -> Callable[[Ctx], Plan | None]:
-        TEMPLATES[op] = Template(op, fn, **kw)
-        return fn
-
-    return deco
-
-
-def _finite(x: np.ndarray) -> np.ndarray:
-    return x[~np.isnan(x)] if x.dtype.kind == "f" else x
-
-
-def _abs_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """ref(|inputs|): the magnitude sums and dot products round with (|A| |B| for MatMul)."""
-    return np.abs(np.asarray(ref(*[np.abs(x) if x is not None and x.dtype.kind == "f" else x for x in ins], **attrs), dtype=np.float64))
-
-
-def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...] | None:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        return None
-
-
-def matmul_shape(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
-    if not a or not b:
-        return None
-    aa = a if len(a) > 1 else (1,) + a
-    bb = b if len(b) > 1 else b + (1,)
-    if aa[-1] != bb[-2]:
-        return None
-    batch = broadcast_shape(aa[:-2], bb[:-2])
-    if batch is None:
-        return None
-    out = batch + ((aa[-2],) if len(a) > 1 else ()) + ((bb[-1],) if len(b) > 1 else ())
-    return out
-
-
-class Ctx:
-    """What a template sees while planning one node: the pool, the spec's knobs and refs, and
-    a way to add constants (initializers)."""
-
-    def __init__(self, builder: Builder, spec: NodeSpec, since: int) -> None:
-        self.b = builder
-        self.spec = spec
-        self.since = since
-        self.opset = builder.opset
-        self.dtype = builder.dtype
-        self._knob = 0
-        self._rng: np.random.Generator | None = None
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """Values of this node's constants: seeded by the graph's seed and the spec itself, so
-        deleting another spec does not change them."""
-        if self._rng is None:
-            spec = self.spec
-            self._rng = np.random.default_rng([self.b.spec.seed, zlib.crc32(repr((spec.op, spec.refs, spec.knobs)).encode())])
-        return self._rng
-
-    def pick(self, n: int) -> int:
-        """The next knob modulo ``n`` (0 when the knobs are used up)."""
-        if n <= 1:
-            self._knob += 1
-            return 0
-        k = self.spec.knobs[self._knob] if self._knob < len(self.spec.knobs) else 0
-        self._knob += 1
-        return k % n
-
-    def choice(self, options: list | tuple) -> Any:
-        return options[self.pick(len(options))]
-
-    def take(self, kind: str = "float", slot: int = 0, fits: Callable[[Value], bool] | None = None) -> Value | None:
-        """A pool value of ``kind`` that ``fits``, ``refs[slot]`` steps back from the newest."""
-        cands = [v for v in self.b.pool if v.kind == kind and (fits is None or fits(v))]
-        if not cands:
-            return None
-        ref = self.spec.refs[slot] if slot < len(self.spec.refs) else 0
-        # distances 0..5 back, the newest value most often (what shrinking reaches too)
-        return cands[-1 - ((ref % 16) // 3) % len(cands)]
-
-    def const(self, arr: np.ndarray, kind: str | None = None) -> Value:
-        """A constant input (initializer); floats are stored in the graph's dtype."""
-        arr = np.asarray(arr)
-        if kind is None:
-            kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
-        if kind == "float":
-            wide = arr.astype(S.np_dtype(self.dtype)).astype(np.float64)
-        else:
-            wide = arr
-        return Value("", kind, wide, np.zeros(wide.shape), 0, const=True)
-
-    def floats(self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
-        return self.rng.uniform(lo, hi, size=shape)
-
-    def ints(self, values: list[int] | np.ndarray) -> Value:
-        return self.const(np.asarray(values, dtype=np.int64), "int")
-
-    def operand(self, a: Value, slot: int = 1, shape_of: Callable[[tuple, tuple], tuple | None] = None,
-                const_shape: Callable[[Ctx, Value], tuple[int, ...]] | None = None, lo: float = -2.0, hi: float = 2.0) -> Value:
-        """A second float operand for ``a``: a pool value whose shape combines with ``a``'s
-        (broadcasting by default), or, one time in four (or when none fits), a constant."""
-        combine = shape_of or (lambda x, y: broadcast_shape(x, y))
-        if self.pick(4) != 3:
-            b = self.take("float", slot, lambda v: (s := combine(a.shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
-            if b is not None:
-                return b
-        shape = const_shape(self, a) if const_shape else broadcast_variant(self, a.shape)
-        return self.const(self.floats(shape, lo, hi))
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    return int(np.prod(shape)) if shape else 1
-
-
-def broadcast_variant(c: Ctx, shape: tuple[int, ...]) -> tuple[int, ...]:
-    """A shape that broadcasts to ``shape``: itself, a suffix, a scalar, or with dims set to 1."""
-    mode = c.pick(4)
-    if mode == 0 or not shape:
-        return shape
-    if mode == 1:
-        return shape[c.pick(len(shape) + 1):]
-    if mode == 2:
-        return ()
-    mask = c.pick(1 << len(shape))
-    return tuple(1 if mask >> i & 1 else d for i, d in enumerate(shape))
-
-
-def _axes_subset(c: Ctx, rank: int, min_size: int = 1) -> list[int]:
-    subsets = [s for n in range(min_size, rank + 1) for s in itertools.combinations(range(rank), n)]
-    chosen = list(subsets[c.pick(len(subsets))]) if subsets else []
-    # negative axes sometimes (accepted from opset 11 on)
-    return [a - rank if c.pick(3) == 2 else a for a in chosen]
-
-
-def _margin(v: Value, u: float) -> np.ndarray:
-    """How far ``v`` may be from the composed reference: twice its error estimate plus a few
-    units of roundoff (what a correct implementation may move it by)."""
-    return PERTURB * v.err + 4 * u * np.nan_to_num(np.abs(v.wide)) + 1e-30
-
-
-def _equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
-    """Equal is exact only where both sides are exact and equal, or clearly apart."""
-    a, b = ins[0], ins[1]
-    d = np.abs(a.wide - b.wide)
-    exact = (d == 0) & (np.broadcast_to(a.err, d.shape) == 0) & (np.broadcast_to(b.err, d.shape) == 0)
-    apart = d > _margin(a, u) + _margin(b, u)
-    return bool(np.all(exact | apart | np.isnan(d)))
-
-
-def _gaps_ok(x: Value, axis: int, u: float) -> bool:
-    if x.shape[axis] < 2:
-        return True
-    w = np.moveaxis(x.wide, axis, -1)
-    m = np.moveaxis(np.broadcast_to(_margin(x, u), x.shape), axis, -1)
-    order = np.sort(w, axis=-1)
-    top = np.max(m, axis=-1)
-    # both the largest and the smallest element must lead by the margin (ArgMax and ArgMin)
-    return bool(np.all(order[..., -1] - order[..., -2] > 2 * top) and np.all(order[..., 1] - order[..., 0] > 2 * top))
-
-
-# -- elementwise unary ---------------------------------------------------------------------
-def _unary(op: str, attrs: Callable[[Ctx], dict] | None = None, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0)
-        if x is None:
-            return None
-        return Plan([x], attrs(c) if attrs else {})
-
-    TEMPLATES[op] = Template(op, plan, **kw)
-
-
-def _opt(c: Ctx, options: list[dict]) -> dict:
-    """Attribute sets; the first (what shrinking reaches) is always "spec defaults"."""
-    return dict(c.choice([{}] + options))
-
-
-def _all(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
-    return lambda ins: bool(np.all(pred(_finite(ins[0]))))
-
-
-def _with_input(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """|y| + |x|: ops evaluated by formulas (1 + erf, exp(x) - 1, log(x + sqrt(x^2 + 1)) ...)
-    keep an absolute error proportional to the input where the result is small; the spec
-    gives the formula, so such an evaluation is correct."""
-    x = np.abs(np.nan_to_num(ins[0]))
-    return np.abs(np.nan_to_num(np.asarray(ref(*ins, **attrs), dtype=np.float64))) + x
-
-
-for _op in ("Identity", "Abs", "Neg"):
-    _unary(_op, nan=NAN_IEEE, ulps=0.0)
-_unary("Relu", nan=NAN_ASSUMED, ulps=0.0)
-for _op in ("Sigmoid", "Tanh", "Exp", "Erf", "Sin", "Cos", "Atan", "Sinh", "Cosh", "Asinh", "Softplus", "Softsign", "Tan",
-            "Asin", "Acos", "Atanh", "Acosh", "Mish"):
-    _unary(_op, nan=NAN_IEEE, ulps=8.0, bound=_with_input)
-_unary("Log", nan=NAN_IEEE, ulps=8.0, guard=_all(lambda x: x > 0), bound=_with_input)
-_unary("Sqrt", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: x >= 0))
-_unary("Reciprocal", nan=NAN_IEEE, ulps=2.0, guard=_all(lambda x: np.abs(x) >= 0.05))
-for _op in ("Floor", "Ceil", "Round"):
-    _unary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
-_unary("Sign", jumps=True, ulps=0.0)
-_unary("Elu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("Celu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("Selu", lambda c: _opt(c, [{"alpha": 1.5, "gamma": 1.25}]), nan=NAN_ASSUMED, ulps=8.0, bound=_with_input)
-_unary("LeakyRelu", lambda c: _opt(c, [{"alpha": 0.1}, {"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_ASSUMED, ulps=2.0)
-_unary("HardSigmoid", lambda c: _opt(c, [{"alpha": 0.5, "beta": 0.25}, {"alpha": 0.1, "beta": 0.6}]), nan=NAN_ASSUMED, ulps=4.0)
-_unary("HardSwish", nan=NAN_ASSUMED, ulps=4.0, bound=_with_input)
-_unary("ThresholdedRelu", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": -0.5}, {"alpha": 2.0}]), jumps=True, ulps=0.0)
-_unary("Shrink", lambda c: _opt(c, [{"bias": 0.1, "lambd": 0.5}, {"bias": 0.0, "lambd": 1.0}]), jumps=True, ulps=2.0)
-_unary("Gelu", lambda c: _opt(c, [{"approximate": "tanh"}]), nan=NAN_IEEE, ulps=16.0, bound=_with_input)
-_unary("Swish", lambda c: _opt(c, [{"alpha": 0.5}, {"alpha": 2.0}]), nan=NAN_IEEE, ulps=8.0, bound=_with_input)
-_unary("IsNaN", nan=NAN_IEEE, type_param="T1")
-_unary("IsInf", nan=NAN_IEEE, type_param="T1")
-
-
-@template("Clip", nan=NAN_ASSUMED, ulps=0.0)
-def _clip(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    finite = _finite(x.wide)
-    lo, hi = (float(np.min(finite)), float(np.max(finite))) if finite.size else (-1.0, 1.0)
-    q = lambda: lo + (hi - lo) * c.rng.uniform(0.1, 0.9)  # noqa: E731
-    mode = c.pick(5)
-    if mode == 0:
-        return Plan([x])
-    if mode == 1:
-        return Plan([x, c.const(np.array(q()))])
-    if mode == 2:
-        return Plan([x, None, c.const(np.array(q()))])
-    a, b = sorted([q(), q()])
-    if mode == 4:  # min > max: every output is max (Clip-13 text)
-        a, b = b, a
-    return Plan([x, c.const(np.array(a)), c.const(np.array(b))])
-
-
-# -- elementwise binary and variadic ------------------------------------------------------
-def _binary(op: str, guard: Callable | None = None, rhs: tuple[float, float] = (-2.0, 2.0), **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("float", 0)
-        if a is None:
-            return None
-        b = c.operand(a, 1, lo=rhs[0], hi=rhs[1])
-        if c.pick(2):
-            a, b = b, a
-        if a.const and b.const:
-            return None
-        return Plan([a, b])
-
-    TEMPLATES[op] = Template(op, plan, guard=guard, **kw)
-
-
-def _divisor_ok(ins: list[np.ndarray]) -> bool:
-    return bool(np.all(np.abs(_finite(ins[1])) >= 0.05))
-
-
-_binary("Add", nan=NAN_IEEE, ulps=1.0)
-_binary("Sub", nan=NAN_IEEE, ulps=1.0)
-_binary("Mul", nan=NAN_IEEE, ulps=1.0)
-_binary("Div", nan=NAN_IEEE, ulps=1.0, guard=_divisor_ok)
-for _op in ("Greater", "Less", "GreaterOrEqual", "LessOrEqual"):
-    _binary(_op, nan=NAN_IEEE, jumps=True, ulps=0.0)
-_binary("Equal", nan=NAN_IEEE, jumps=True, ulps=0.0, stable=_equal_stable)
-
-
-
-@template("Mod", jumps=True, ulps=1.0, guard=_divisor_ok)
-def _mod(c: Ctx) -> Plan | None:
-    a = c.take("float", 0)
-    if a is None:
-        return None
-    b = c.operand(a, 1)
-    # Mod-10: "If the input type is floating point, then fmod attribute must be set to 1"
-    return Plan([a, b], {"fmod": 1}) if not (a.const and b.const) else None
-
-
-@template("Pow", nan=NAN_IEEE, ulps=8.0, type_param="T",
-          guard=lambda ins: bool(np.all(_finite(ins[0]) > 0)))
-def _pow(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: not v.has_nan and v.size and bool(np.all(v.wide > 0)))
-    if a is None:
-        return None
-    if c.pick(2):
-        b = c.const(np.array(c.choice([2.0, 0.5, 3.0, -1.0, 1.5, -0.5])))
-    else:
-        b = c.operand(a, 1, lo=-2.0, hi=2.0)
-    return Plan([a, b])
-
-
-def _variadic(op: str, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("float", 0)
-        if a is None:
-            return None
-        ins = [a]
-        shape = a.shape
-        for slot in range(1, 1 + c.pick(3)):
-            b = c.operand(Value("", "float", np.zeros(shape), np.zeros(shape), 0), slot)
-            shape = broadcast_shape(shape, b.shape)
-            ins.append(b)
-        if all(v.const for v in ins):
-            return None
-        return Plan(ins, n_acc=len(ins))
-
-    TEMPLATES[op] = Template(op, plan, **kw)
-
-
-_variadic("Max", nan=NAN_ASSUMED, ulps=0.0)
-_variadic("Min", nan=NAN_ASSUMED, ulps=0.0)
-_variadic("Sum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
-_variadic("Mean", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
-
-
-@template("PRelu", nan=NAN_ASSUMED, ulps=1.0)
-def _prelu(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    # slope broadcasts unidirectionally to X (PRelu-7 on)
-    slope = c.operand(x, 1, shape_of=lambda xs, s: xs if broadcast_shape(xs, s) == xs else None,
-                      const_shape=lambda c2, a: broadcast_variant(c2, a.shape), lo=-1.0, hi=1.0)
-    return Plan([x, slope])
-
-
-@template("Where", nan=NAN_IEEE, ulps=0.0)
-def _where(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    y = c.operand(x, 1)
-    shape = broadcast_shape(x.shape, y.shape)
-    cond = c.take("bool", 2, lambda v: (s := broadcast_shape(shape, v.shape)) is not None and _size(s) <= MAX_ELEMENTS)
-    if cond is None or c.pick(4) == 3:
-        cond = c.const(c.rng.uniform(size=broadcast_variant(c, shape)) < 0.5, "bool")
-    return Plan([cond, x, y])
-
-
-def _logical(op: str) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        a = c.take("bool", 0)
-        if a is None:
-            return None
-        b = c.take("bool", 1, lambda v: broadcast_shape(a.shape, v.shape) is not None)
-        if b is None or c.pick(4) == 3:
-            b = c.const(c.rng.uniform(size=broadcast_variant(c, a.shape)) < 0.5, "bool")
-        return Plan([a, b])
-
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE, ulps=0.0, type_param=None)
-
-
-for _op in ("And", "Or", "Xor"):
-    _logical(_op)
-
-
-@template("Not", ulps=0.0, type_param=None)
-def _not(c: Ctx) -> Plan | None:
-    x = c.take("bool", 0)
-    return Plan([x]) if x is not None else None
-
-
-def _cast_stable(ins: list[Value], attrs: dict, u: float) -> bool:
-    """Cast to bool is x != 0: a jump at a single point, which no perturbation lands on; the
-    value must be exactly 0 (and exact) or clearly away from it."""
-    x = ins[0]
-    if attrs.get("to") != TensorProto.BOOL or x.kind != "float":
-        return True
-    mag = np.abs(x.wide)
-    return bool(np.all(((mag == 0) & (x.err == 0)) | (mag > _margin(x, u)) | np.isnan(mag)))
-
-
-@template("Cast", nan=NAN_IEEE, jumps=True, ulps=0.0, type_param="T2", stable=_cast_stable)
-def _cast(c: Ctx) -> Plan | None:
-    source = c.choice(["int", "bool", "float", "float"])
-    if source != "float":
-        x = c.take(source, 0)
-        return Plan([x], {"to": S.onnx_code(c.dtype)}) if x is not None else None
-    x = c.take("float", 0, lambda v: bool(np.all(np.abs(_finite(v.wide)) < 1e6)))
-    if x is None:
-        return None
-    to = c.choice([c.dtype, "int64", "bool"])
-    if to != c.dtype and x.has_nan:
-        return None  # NaN to an integer or bool: the spec does not say
-    return Plan([x], {"to": S.onnx_code(to)})
-
-
-# -- reductions, softmax, scans -------------------------------------------------------------
-def _reduce(op: str, input_axes_since: int, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.size > 0)
-        if x is None:
-            return None
-        attrs: dict[str, Any] = {}
-        keep = c.pick(2)
-        if keep:  # keepdims=0 (the default is 1)
-            attrs["keepdims"] = 0
-        mode = c.pick(4) if x.rank else 1
-        axes = _axes_subset(c, x.rank) if mode != 1 else None
-        reduced = x.size if axes is None else _size(tuple(x.shape[a] for a in axes))
-        if c.since >= input_axes_since:
-            if mode == 3 and c.pick(3) == 0:  # empty axes with noop_with_empty_axes: the input unchanged
-                attrs["noop_with_empty_axes"] = 1
-                return Plan([x, c.ints(np.zeros((0,), np.int64))], attrs, n_acc=1)
-            return Plan([x, c.ints(axes) if axes is not None else None], attrs, n_acc=reduced)
-        if axes is not None:
-            attrs["axes"] = axes
-        return Plan([x], attrs, n_acc=reduced)
-
-    TEMPLATES[op] = Template(op, plan, **kw)
-
-
-def _grows(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """Ops whose rounding is relative to a sum that can be larger than the result (log of a sum)."""
-    return np.abs(np.asarray(ref(*ins, **attrs), dtype=np.float64)) + 1.0
-
-
-_reduce("ReduceSum", 13, nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
-_reduce("ReduceMean", 18, nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
-_reduce("ReduceL1", 18, nan=NAN_IEEE, ulps=1.0)
-_reduce("ReduceL2", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceSumSquare", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceProd", 18, nan=NAN_IEEE, ulps=2.0)
-_reduce("ReduceLogSumExp", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
-_reduce("ReduceLogSum", 18, nan=NAN_IEEE, ulps=8.0, bound=_grows)
-_reduce("ReduceMax", 18, ulps=0.0)
-_reduce("ReduceMin", 18, ulps=0.0)
-
-
-def _arg(op: str) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-        if x is None:
-            return None
-        attrs: dict[str, Any] = {}
-        axis = c.pick(x.rank)
-        if c.pick(2):
-            axis -= x.rank
-        if axis:
-            attrs["axis"] = axis
-        if c.pick(2):
-            attrs["keepdims"] = 0
-        if c.pick(2):
-            attrs["select_last_index"] = 1
-        return Plan([x], attrs)
-
-    TEMPLATES[op] = Template(op, plan, jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", 0), u))
-
-
-_arg("ArgMax")
-_arg("ArgMin")
-
-
-def _axis_op(op: str, **kw: Any) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-        if x is None:
-            return None
-        axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
-        attrs = {} if axis == -1 or axis == x.rank - 1 and c.pick(2) else {"axis": axis}
-        n = x.shape[axis]
-        return Plan([x], attrs, n_acc=n)
-
-    TEMPLATES[op] = Template(op, plan, **kw)
-
-
-_axis_op("Softmax", nan=NAN_ASSUMED, ulps=8.0)
-_axis_op("LogSoftmax", nan=NAN_ASSUMED, ulps=8.0, bound=_grows)
-_axis_op("Hardmax", jumps=True, ulps=0.0, stable=lambda ins, attrs, u: _gaps_ok(ins[0], attrs.get("axis", -1), u))
-
-
-@template("CumSum", nan=NAN_IEEE, ulps=1.0, bound=_abs_bound)
-def _cumsum(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1)
-    if x is None:
-        return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
-    attrs = {}
-    if c.pick(2):
-        attrs["exclusive"] = 1
-    if c.pick(2):
-        attrs["reverse"] = 1
-    dtype = c.choice([np.int64, np.int32])
-    return Plan([x, c.const(np.array(axis, dtype=dtype), "int")], attrs, n_acc=x.shape[axis])
-
-
-# -- matrix products ------------------------------------------------------------------------
-@template("MatMul", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
-def _matmul(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-    if a is None:
-        return None
-    k = a.shape[-1]
-
-    def weight(c2: Ctx, a2: Value) -> tuple[int, ...]:
-        return (k,) if c2.pick(5) == 4 else (k, 1 + c2.pick(5))
-
-    b = c.operand(a, 1, shape_of=matmul_shape, const_shape=weight)
-    if matmul_shape(a.shape, b.shape) is None:
-        return None
-    return Plan([a, b], n_acc=k)
-
-
-@template("Gemm", nan=NAN_ASSUMED, ulps=2.0, bound=_abs_bound)
-def _gemm(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: v.rank == 2 and v.size > 0)
-    if a is None:
-        return None
-    attrs: dict[str, Any] = {}
-    trans_a = c.pick(2)
-    if trans_a:
-        attrs["transA"] = 1
-    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
-    trans_b = c.pick(2)
-    if trans_b:
-        attrs["transB"] = 1
-    b = c.take("float", 1, lambda v: v.rank == 2 and (v.shape[1] if trans_b else v.shape[0]) == k)
-    if b is None or c.pick(3) == 0:
-        n = 1 + c.pick(5)
-        b = c.const(c.floats((n, k) if trans_b else (k, n)))
-    n = b.shape[0] if trans_b else b.shape[1]
-    alpha = c.choice([1.0, 0.5, -1.0, 2.0])
-    beta = c.choice([1.0, 0.5, -1.0, 0.0])
-    if alpha != 1.0:
-        attrs["alpha"] = alpha
-    if beta != 1.0:
-        attrs["beta"] = beta
-    mode = c.pick(4)
-    ins = [a, b]
-    if mode:
-        shape = c.choice([(m, n), (n,), (1, n), (m, 1), ()])
-        cc = c.take("float", 2, lambda v: v.shape == shape) if mode == 3 else None
-        ins.append(cc if cc is not None else c.const(c.floats(shape)))
-    return Plan(ins, attrs, n_acc=k + 1)
-
-
-def _gemm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    attrs = {**attrs, "alpha": abs(attrs.get("alpha", 1.0)), "beta": abs(attrs.get("beta", 1.0))}
-    return _abs_bound(ref, ins, attrs)
-
-
-TEMPLATES["Gemm"].bound = _gemm_bound
-
-
-@template("Det", ulps=8.0)
-def _det(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 2 and v.shape[-1] == v.shape[-2] and v.shape[-1] <= 4 and v.size > 0)
-    if x is None:
-        return None
-    return Plan([x], n_acc=x.shape[-1] ** 2)
-
-
-def _det_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    # permanent-like magnitude: the product of row norms (Hadamard's bound)
-    x = np.abs(ins[0])
-    return np.prod(np.sqrt(np.sum(x * x, axis=-1)), axis=-1)
-
-
-TEMPLATES["Det"].bound = _det_bound
-
-
-@template("Einsum", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
-def _einsum(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: 1 <= v.rank <= 3 and v.size > 0)
-    if a is None:
-        return None
-    letters = "ijkl"
-    la = letters[: a.rank]
-    mode = c.pick(3)
-    if mode == 0:  # one operand: permute and sum some axes
-        keep = [ch for ch in la if c.pick(3)]
-        out = "".join(sorted(keep, key=lambda _: c.pick(7)))
-        return Plan([a], {"equation": f"{la}->{out}"}, n_acc=a.size)
-    # two operands: contract a's last axis with b's first
-    k = a.shape[-1]
-    shape = (k,) + tuple(1 + c.pick(3) for _ in range(c.pick(2)))
-    b = c.take("float", 1, lambda v: 1 <= v.rank <= 2 and v.shape[0] == k)
-    if b is None or mode == 2:
-        b = c.const(c.floats(shape))
-    lb = la[-1] + "mn"[: b.rank - 1]
-    out = la[:-1] + lb[1:]
-    if c.pick(2):
-        out = out[::-1]
-    return Plan([a, b], {"equation": f"{la},{lb}->{out}"}, n_acc=k)
-
-
-# -- data movement ----------------------------------------------------------------------------
-@template("Concat", nan=NAN_IEEE, ulps=0.0)
-def _concat(c: Ctx) -> Plan | None:
-    a = c.take("float", 0, lambda v: v.rank >= 1)
-    if a is None:
-        return None
-    axis = c.pick(a.rank)
-    ins = [a]
-    for slot in range(1, 1 + c.pick(3)):
-        fits = lambda v: v.rank == a.rank and all(d == e for i, (d, e) in enumerate(zip(v.shape, a.shape)) if i != axis)  # noqa: E731
-        b = c.take("float", slot, fits)
-        if b is None or c.pick(4) == 3:
-            shape = list(a.shape)
-            shape[axis] = 1 + c.pick(3)
-            b = c.const(c.floats(tuple(shape)))
-        ins.append(b)
-    if sum(v.size for v in ins) > MAX_ELEMENTS or all(v.const for v in ins):
-        return None
-    return Plan(ins, {"axis": axis - a.rank if c.pick(2) else axis})
-
-
-@template("Transpose", nan=NAN_IEEE, ulps=0.0)
-def _transpose(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    perms = list(itertools.permutations(range(x.rank)))
-    k = c.pick(len(perms) + 1)
-    return Plan([x], {} if k == len(perms) else {"perm": list(perms[k])})
-
-
-def _slice_params(c: Ctx, dim: int) -> tuple[int, int, int]:
-    kind = c.pick(7)
-    if kind == 0:
-        start = c.pick(dim)
-        return start, start + 1 + c.pick(dim - start), 1
-    if kind == 1:  # negative indices (an end of 0 would make it empty: use "to the end")
-        start = -1 - c.pick(dim)
-        end = start + 1 + c.pick(-start)
-        return start, end if end else INT64_MAX, 1
-    if kind == 2:  # ends past the end (the INT64_MAX idiom) and starts before the start
-        return c.choice([0, -dim - 3]), c.choice([INT64_MAX, dim + 4]), 1
-    if kind == 3:
-        start = c.pick(dim)
-        return start, dim, 2 + c.pick(2)
-    if kind == 4:  # reverse
-        return dim - 1 - c.pick(dim), c.choice([-dim - 1, INT64_MIN]), -1
-    if kind == 5:
-        start = c.pick(dim)
-        return start, -1 - dim + start if c.pick(2) else INT64_MIN, -2
-    start = c.pick(dim)
-    return start, start + 1 + c.pick(dim - start), 1
-
-
-@template("Slice", nan=NAN_IEEE, ulps=0.0)
-def _slice(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
-    if x is None:
-        return None
-    axes = _axes_subset(c, x.rank)
-    starts, ends, steps = [], [], []
-    for a in axes:
-        s, e, k = _slice_params(c, x.shape[a])
-        starts.append(s)
-        ends.append(e)
-        steps.append(k)
-    ins = [x, c.ints(starts), c.ints(ends)]
-    plain_axes = [a % x.rank for a in axes] == list(range(len(axes)))
-    if not (plain_axes and all(k == 1 for k in steps) and c.pick(2)):
-        ins.append(c.ints(axes))
-        if any(k != 1 for k in steps) or c.pick(2):
-            ins.append(c.ints(steps))
-    return Plan(ins)
-
-
-# -- shape operators (used when their references are registered) -----------------------------
-@template("Reshape", nan=NAN_IEEE, ulps=0.0)
-def _reshape(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    n = x.size
-    dims: list[int] = []
-    rest = n
-    for _ in range(c.pick(4)):
-        divisors = [d for d in range(1, rest + 1) if rest % d == 0]
-        d = c.choice(divisors)
-        dims.append(d)
-        rest //= d
-    dims.append(rest)
-    if c.pick(3) == 0 and n:
-        dims[c.pick(len(dims))] = -1
-    return Plan([x, c.ints(dims)])
-
-
-@template("Flatten", nan=NAN_IEEE, ulps=0.0)
-def _flatten(c: Ctx) -> Plan | None:
-    x = c.take("float", 0)
-    if x is None:
-        return None
-    axis = c.pick(x.rank + 1)
-    return Plan([x], {} if axis == 1 and c.pick(2) else {"axis": axis})
-
-
-@template("Unsqueeze", nan=NAN_IEEE, ulps=0.0)
-def _unsqueeze(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank < 4)
-    if x is None:
-        return None
-    out_rank = x.rank + 1 + c.pick(2)
-    combos = list(itertools.combinations(range(out_rank), out_rank - x.rank))
-    axes = [a - out_rank if c.pick(3) == 2 else a for a in combos[c.pick(len(combos))]]
-    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})
-
-
-@template("Squeeze", nan=NAN_IEEE, ulps=0.0)
-def _squeeze(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 1 in v.shape)
-    if x is None:
-        return None
-    ones = [i for i, d in enumerate(x.shape) if d == 1]
-    axes = [a for a in ones if c.pick(2) == 0] or ones[:1]
-    if c.pick(4) == 0:
-        return Plan([x])  # every size-1 axis
-    return Plan([x, c.ints(axes)]) if c.since >= 13 else Plan([x], {"axes": axes})
-
-
-@template("Expand", nan=NAN_IEEE, ulps=0.0)
-def _expand(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank <= 3)
-    if x is None:
-        return None
-    shape = [d if d != 1 or not c.pick(2) else 1 + c.pick(4) for d in x.shape]
-    if c.pick(2):
-        shape = [1 + c.pick(3)] + shape
-    if c.pick(4) == 0 and shape:  # a 1 in the target shape keeps the input's dim (bidirectional broadcast)
-        shape[c.pick(len(shape))] = 1
-    out = broadcast_shape(x.shape, tuple(shape))
-    if out is None or _size(out) > MAX_ELEMENTS:
-        return None
-    return Plan([x, c.ints(shape)])
-
-
-@template("Tile", nan=NAN_IEEE, ulps=0.0)
-def _tile(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1)
-    if x is None:
-        return None
-    reps = [1 + (c.pick(3) if c.pick(2) else 0) for _ in x.shape]
-    if _size(tuple(d * r for d, r in zip(x.shape, reps))) > MAX_ELEMENTS:
-        return None
-    return Plan([x, c.ints(reps)])
-
-
-@template("Gather", nan=NAN_IEEE, ulps=0.0, type_param="T")
-def _gather(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
-    if x is None:
-        return None
-    axis = c.pick(x.rank)
-    dim = x.shape[axis]
-    count = 1 + c.pick(4)
-    idx = [c.pick(2 * dim) - dim for _ in range(count)]
-    shape = c.choice([(count,), (), (count, 1)]) if count == 1 else c.choice([(count,), (1, count)])
-    indices = np.array(idx[: _size(shape)], dtype=np.int64).reshape(shape)
-    return Plan([x, c.ints(indices)], {"axis": axis - x.rank if c.pick(2) else axis})
-
-
-@template("Pad", nan=NAN_IEEE, ulps=0.0)
-def _pad(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 1)
-    if x is None:
-        return None
-    mode = c.choice(["constant", "reflect", "edge"])
-    limit = 1 if mode == "reflect" else 2
-    pads = [c.pick(limit + 1) for _ in range(2 * x.rank)]
-    ins = [x, c.ints(pads)]
-    attrs = {} if mode == "constant" else {"mode": mode}
-    if mode == "constant" and c.pick(2):
-        ins.append(c.const(np.array(c.choice([1.5, -0.5]))))
-    return Plan(ins, attrs)
-
-
-@template("LayerNormalization", nan=NAN_ASSUMED, ulps=16.0, type_param="T", compute_u=ROUNDOFF["float32"])
-def _layernorm(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-    if x is None:
-        return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
-    norm_shape = x.shape[axis:]
-    scale = c.const(c.floats(norm_shape, 0.5, 1.5))
-    ins = [x, scale]
-    if c.pick(2):
-        ins.append(c.const(c.floats(norm_shape)))
-    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=_size(norm_shape), n_outputs=1)
-
-
-def _layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
-    """max|x| * InvStdDev * |Scale| + |B| + |Y|: an implementation's Mean is off by about
-    n * u * max|x|, and D * InvStdDev * Scale amplifies that; in a (near-)constant group
-    InvStdDev approaches 1/sqrt(epsilon), so Y = B exactly while a correct float32 evaluation
-    is off by ~1e-5 (the node is then skipped as ill-conditioned)."""
-    x = np.nan_to_num(ins[0])
-    axis = int(attrs.get("axis", -1)) % x.ndim
-    axes = tuple(range(axis, x.ndim))
-    inv = 1.0 / np.sqrt(np.var(x, axis=axes, keepdims=True) + attrs.get("epsilon", 1e-5))
-    b = np.max(np.abs(x), axis=axes, keepdims=True) * inv * np.abs(ins[1])
-    if len(ins) > 2 and ins[2] is not None:
-        b = b + np.abs(ins[2])
-    return b + np.abs(np.asarray(_as_list(ref(*ins, **attrs))[0], dtype=np.float64))
-
-
-TEMPLATES["LayerNormalization"].bound = _layernorm_bound
-
-
-# -- convolution, pooling, normalization (used when their references are registered) ------------
-def _window(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[str, Any] | None:
-    """kernel_shape, strides, dilations and pads (or auto_pad) for a window over ``spatial``
-    whose output keeps every spatial dimension at least 1."""
-    kernel = [1 + c.pick(min(3, s)) for s in spatial]
-    strides = [1 + c.pick(2) for _ in spatial]
-    dilations = [1 + c.pick(2) if dilate and (k - 1) * 2 + 1 <= s else 1 for k, s in zip(kernel, spatial)]
-    attrs: dict[str, Any] = {"kernel_shape": kernel}
-    if any(v != 1 for v in strides):
-        attrs["strides"] = strides
-    if any(v != 1 for v in dilations):
-        attrs["dilations"] = dilations
-    mode = c.pick(4)
-    extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
-    if mode == 1:
-        attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
-        if attrs["auto_pad"] == "VALID" and any(e > s for e, s in zip(extent, spatial)):
-            return None
-        if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
-            return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
-        return attrs
-    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
-    if any(pads):
-        attrs["pads"] = pads
-    n = len(spatial)
-    if any(s + pads[i] + pads[i + n] - e < 0 for i, (s, e) in enumerate(zip(spatial, extent))):
-        return None
-    return attrs
-
-
-@template("Conv", nan=NAN_IEEE, ulps=2.0, bound=_abs_bound)
-def _conv(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-    if x is None:
-        return None
-    channels, spatial = x.shape[1], x.shape[2:]
-    group = c.choice([1, channels]) if channels > 1 else 1
-    attrs = _window(c, spatial)
-    if attrs is None:
-        return None
-    kernel = attrs["kernel_shape"]
-    if c.pick(2):
-        del attrs["kernel_shape"]  # optional: inferred from W
-    if group > 1:
-        attrs["group"] = group
-    out_channels = group * (1 + c.pick(2))
-    w = c.const(c.floats((out_channels, channels // group, *kernel)))
-    ins = [x, w] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
-    return Plan(ins, attrs, n_acc=channels // group * _size(tuple(kernel)) + 1)
-
-
-def _pool(op: str, average: bool) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-        if x is None:
-            return None
-        attrs = _window(c, x.shape[2:], dilate=not average or c.since >= 19)
-        if attrs is None:
-            return None
-        if average and attrs.get("pads") and c.pick(2):
-            attrs["count_include_pad"] = 1
-        n = _size(tuple(attrs["kernel_shape"]))
-        return Plan([x], attrs, n_acc=n if average else 0, n_outputs=1)
-
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0)
-
-
-_pool("MaxPool", average=False)
-_pool("AveragePool", average=True)
-
-
-def _global_pool(op: str, average: bool) -> None:
-    def plan(c: Ctx) -> Plan | None:
-        x = c.take("float", 0, lambda v: v.rank >= 3 and v.size > 0)
-        return Plan([x], n_acc=_size(x.shape[2:]) if average else 0) if x is not None else None
-
-    TEMPLATES[op] = Template(op, plan, nan=NAN_IEEE if average else NAN_ASSUMED, ulps=2.0 if average else 0.0,
-                             bound=_abs_bound if average else None)
-
-
-_global_pool("GlobalAveragePool", average=True)
-_global_pool("GlobalMaxPool", average=False)
-
-
-@template("BatchNormalization", nan=NAN_IEEE, ulps=8.0, bound=_with_input)
-def _batchnorm(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 2 and v.size > 0)
-    if x is None:
-        return None
-    ch = (x.shape[1],)
-    ins = [x, c.const(c.floats(ch, 0.5, 1.5)), c.const(c.floats(ch)), c.const(c.floats(ch)), c.const(c.floats(ch, 0.5, 2.0))]
-    attrs = {"epsilon": c.choice([1e-5, 1e-2])} if c.pick(2) else {}
-    return Plan(ins, attrs, n_outputs=1)
-
-
-# =============================================================================================
-# availability: which templates apply at an opset and dtype
-# =============================================================================================
 @functools.lru_cache(maxsize=None)
 def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
                   exclude: frozenset[tuple[str, str]] = frozenset()) -> tuple[tuple[str, int], ...]:
@@ -1269,7 +332,7 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
     registered reference and takes ``dtype`` (sorted by op name, so a spec's op index is stable)."""
     registry = load_all()
     out = []
-    for op in sorted(TEMPLATES):
+    for op in sorted(templates()):
         if ops is not None and op not in ops:
             continue
         sch = schema.schema_at(op, opset)
@@ -1278,7 +341,7 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
         opv = registry.get(("", op, sch.since_version))
         if opv is None or opv.reference is None or (f"{op}-{sch.since_version}", dtype) in exclude:
             continue
-        param = TEMPLATES[op].type_param
+        param = templates()[op].type_param
         allowed = schema.allowed_types(sch).get(param) if param else None
         if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
             continue
@@ -1291,7 +354,7 @@ def _onnx_type_name(dtype: str) -> str:
 
 
 def templated_ops() -> list[str]:
-    return sorted(TEMPLATES)
+    return sorted(templates())
 
 
 # =============================================================================================
@@ -1320,7 +383,7 @@ class Builder:
         rank = (2, 1, 3, 4, 2, 1, 3, 0)[spec.rank % 8]
         dims: list[int] = []
         for i in range(rank):
-            room = max(1, INPUT_ELEMENTS // max(1, _size(tuple(dims))))
+            room = max(1, INPUT_ELEMENTS // max(1, size_of(tuple(dims))))
             dims.append(min(1 + spec.dims[i] % 5, room))
         base = tuple(dims)
         for k, ispec in enumerate(spec.inputs):
@@ -1330,7 +393,7 @@ class Builder:
             if ispec.variant in (1, 3):
                 shape = tuple(1 if ispec.mask >> i & 1 else d for i, d in enumerate(shape))
             rng = np.random.default_rng([spec.seed, 1000 + k])
-            n = _size(shape)
+            n = size_of(shape)
             if ispec.dist == 0:
                 vals = rng.uniform(-2, 2, n)
             elif ispec.dist == 1:
@@ -1352,7 +415,7 @@ class Builder:
         op, since = available[nspec.op % len(available)]
         c = Ctx(self, nspec, since)
         try:
-            plan = TEMPLATES[op].plan(c)
+            plan = templates()[op].plan(c)
         except (ValueError, IndexError, ZeroDivisionError):
             plan = None
         if plan is None:
@@ -1364,7 +427,7 @@ class Builder:
                  out_names: list[str] | None = None) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
         (and its outputs to the pool); return None, or why it cannot be placed."""
-        tmpl = TEMPLATES[op]
+        tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
         while ins and ins[-1] is None:
@@ -1380,7 +443,7 @@ class Builder:
         ref = self.registry[("", op, since)].reference
         plan = Plan(ins, attrs, n_acc, n_outputs)
         try:
-            ys = _as_list(ref(*wide_in, **attrs))[:n_outputs]
+            ys = as_list(ref(*wide_in, **attrs))[:n_outputs]
         except Exception as exc:  # a template drew something the reference refuses: skip it
             return f"{op}: reference raised {type(exc).__name__}: {exc}"[:200]
         kinds = [_kind_of(y) for y in ys]
@@ -1466,7 +529,7 @@ class Builder:
                     sign = random_signs[i] if pattern == "random" else pattern[0 if i == first else 1]
                     args.append(v.wide + sign * deltas[i])
                 try:
-                    yp = _as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
+                    yp = as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
                 except Exception:
                     return "reference fails near these values"
                 for k, (y, y2) in enumerate(zip(ys, yp)):
@@ -1531,10 +594,6 @@ def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
             v = [float(np.float32(x)) for x in v]
         out[k] = v
     return out
-
-
-def _as_list(y: Any) -> list:
-    return list(y) if isinstance(y, (list, tuple)) else [y]
 
 
 def _kind_of(y: Any) -> str | None:
@@ -1813,11 +872,14 @@ SUITE_MAX_NODES = 10
 
 
 def _suite_fingerprint() -> str:
-    """What frozen suite graphs depend on: this module, the strategies, every reference."""
+    """What frozen suite graphs depend on: this module, the strategies, the template API, every
+    reference and template."""
     import harness
     import operator_cases
 
-    sources = [Path(__file__), Path(S.__file__), *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
+    from .. import fuzz_api
+
+    sources = [Path(__file__), Path(S.__file__), Path(fuzz_api.__file__), *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
     return digest(sources, onnx.__version__, np.__version__, harness.__version__)
 
 
