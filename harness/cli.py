@@ -12,7 +12,7 @@ from typing import Any
 from . import __version__
 from .cliutil import CliError, parse_options as _parse_options
 
-SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
+SHOWN_OUTCOMES = ("pass", "unspecified", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
                   "export-failed", "xfail", "xpass", "skip")
 
 
@@ -57,7 +57,7 @@ def _progress(total: int):
     seen: Counter = Counter()
 
     def tick(result) -> None:
-        seen["fail" if result.outcome not in ("pass", "xfail", "skip") else result.outcome] += 1
+        seen["fail" if result.outcome not in ("pass", "unspecified", "xfail", "skip") else result.outcome] += 1
         bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(seen.items())), refresh=False)
         bar.update(1)
         if bar.n >= total:
@@ -106,7 +106,8 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     for entry in table.values():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
-        entry["loadable"] = entry["total"] - c["rejected"] - c["export-failed"]  # an exporter's failure is not the backend's
+        # an exporter's failure is not the backend's; unspecified is counted apart from the rate
+        entry["loadable"] = entry["total"] - c["rejected"] - c["export-failed"] - c["unspecified"]
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
     return table
 
@@ -374,6 +375,25 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_spec_silent(args: argparse.Namespace) -> int:
+    """Every spec-silent point: op-versions, the spec's words, our choice, the invariants."""
+    from tabulate import tabulate
+
+    from .coverage import spec_silent_rows, spec_silent_toml
+
+    rows = spec_silent_rows()
+    print(tabulate([[r.id, ", ".join(r.op_versions), r.spec, r.expected, "; ".join(r.invariants)] for r in rows],
+                   headers=["point", "op-versions", "the spec says", "our choice", "invariants"], tablefmt="github", maxcolwidths=48))
+    print(f"\n{len(rows)} spec-silent points over {len({v for r in rows for v in r.op_versions})} op-versions")
+    if args.toml:
+        Path(args.toml).write_text(spec_silent_toml(rows))
+        print(f"written: {args.toml}")
+    bad = [f"{r.id}: {', '.join(r.unquoted)}" for r in rows if r.unquoted]
+    for line in bad:
+        print(f"spec text not found in the op-version's doc: {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
@@ -476,6 +496,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--summary", action="store_true", help="counts per family only")
     cv.set_defaults(func=cmd_coverage)
 
+    ss = sub.add_parser("spec-silent", help="every spec-silent point: op-versions, spec text, our choice, the invariants")
+    ss.add_argument("--toml", help="also write them to this TOML file (operator_cases/spec_silent.toml is the checked-in copy)")
+    ss.set_defaults(func=cmd_spec_silent)
     cc = sub.add_parser("crosscheck", help="our references against onnx.reference, with the spec text that decides")
     cc.add_argument("--store", default=str(Path("reports") / "results.sqlite"))
     cc.add_argument("-k", metavar="PATTERN")

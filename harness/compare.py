@@ -192,12 +192,12 @@ class Comparator:
                     kept = bool(invariant(check))
                 if not kept:
                     verdict.message = f"{verdict.message}; breaks an invariant of spec-silent point {point.id}: {sentence}"
-                    verdict.spec_silent = {**_point_info(point), **info, "broken_invariant": sentence}
+                    verdict.spec_silent = {**_point_info(point, since), **info, "broken_invariant": sentence}
                     return verdict
         first = reached[0][0]
         unspecified = Verdict(UNSPECIFIED, output=info.get("output"), first_bad=info.get("index"))
         unspecified._merge_stats(verdict)
-        unspecified.spec_silent = {**_point_info(first), **info, "points": [p.id for p, _ in reached]}
+        unspecified.spec_silent = {**_point_info(first, since), **info, "points": [p.id for p, _ in reached]}
         where = f"output {info['output']} {info['index']}: " if info else ""
         unspecified.message = (f"spec-silent point {ids}: {where}got {info.get('actual')}, our choice {info.get('expected')} "
                                f"({first.expected}); invariants kept: {'; '.join(first.invariants) or 'none stated'}")
@@ -449,8 +449,8 @@ def _multinomial_test(logits: np.ndarray, samples: np.ndarray, classes: int) -> 
     return p, f"exact binomial tests of the class counts (Bonferroni over {counts.size})"
 
 
-def _point_info(point: Any) -> dict[str, Any]:
-    return {"point": point.id, "versions": list(point.versions), "spec": point.spec, "choice": point.expected,
+def _point_info(point: Any, since: int) -> dict[str, Any]:
+    return {"point": point.id, "op_version": f"{point.op}-{since}", "spec": point.spec_at(since), "choice": point.expected,
             "invariants": list(point.invariants)}
 
 

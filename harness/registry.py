@@ -117,14 +117,20 @@ class SpecSilentPoint:
     id: str
     op: str
     versions: tuple[int, ...]
-    #: the spec's own words (``onnx.defs.get_schema(op, version).doc``) that leave the point open
-    spec: str
+    #: the spec's own words (``onnx.defs.get_schema(op, version).doc``) that leave the point open;
+    #: {since: words} when the wording changed (each version quotes the latest key <= its own)
+    spec: str | dict[int, str]
     #: the behaviour our reference takes, and why
     expected: str
     where: Where
     #: what must hold whatever the choice, by a sentence saying it
     invariants: dict[str, Invariant] = field(default_factory=dict)
     module: str = ""
+
+    def spec_at(self, since: int) -> str:
+        if isinstance(self.spec, str):
+            return self.spec
+        return self.spec[max(v for v in self.spec if v <= since)]
 
     def masks(self, inputs: list, attrs: dict, expected: list, since: int) -> list[Any]:
         """Per output, the boolean mask of the open elements (None where nothing is open)."""
@@ -182,13 +188,16 @@ class Operator:
     def edges(self, *versions: int) -> Callable[[Edges], Edges]:
         return self._register("edges", versions)
 
-    def spec_silent(self, name: str, versions: tuple[int, ...], *, spec: str, expected: str, where: Where,
+    def spec_silent(self, name: str, versions: tuple[int, ...], *, spec: str | dict[int, str], expected: str, where: Where,
                     invariants: dict[str, Invariant] | None = None) -> SpecSilentPoint:
         """Declare a spec-silent point of these op-versions (see :class:`SpecSilentPoint`)."""
         for since in versions:
             self._entry(since)
+        frame = sys._getframe(1)  # the operator's module, past a family helper (operator_cases._reduce_util)
+        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
+            frame = frame.f_back
         point = SpecSilentPoint(f"{self.name}.{name}", self.name, tuple(versions), spec, expected, where, dict(invariants or {}),
-                                sys._getframe(1).f_globals.get("__name__", ""))
+                                frame.f_globals.get("__name__", ""))
         if point.id in SPEC_SILENT:
             raise ValueError(f"spec-silent point {point.id} declared twice")
         SPEC_SILENT[point.id] = point

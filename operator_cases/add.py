@@ -20,7 +20,8 @@ from ._silent_util import overflow_where, wrapped_or_saturated
 op = Operator("Add")
 op.spec_silent(
     "int_overflow", (6, 7, 13, 14),
-    spec="Performs element-wise binary addition (with Numpy-style broadcasting support).",
+    spec={6: "Performs element-wise binary addition (with limited broadcast support).",
+          7: "Performs element-wise binary addition (with Numpy-style broadcasting support)."},
     expected="the exact sum wrapped modulo 2**bits (two's complement), as every integer ALU and numpy compute it",
     where=overflow_where(operator.add),
     invariants={"an overflowing sum is the exact sum wrapped or saturated, nothing else": wrapped_or_saturated(operator.add)})

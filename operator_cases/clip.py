@@ -23,7 +23,7 @@ from ._silent_util import nan_in_result, nan_or_bound
 op = Operator("Clip")
 op.spec_silent(
     "nan", (1, 6, 11, 12, 13),
-    spec="Clip operator limits the given input within an interval. [...] this is equivalent to 'Min(max, Max(input, min))'.",
+    spec="Clip operator limits the given input within an interval.",
     expected="NaN stays NaN: IEEE 754-2019 maximum and minimum propagate it (numpy.clip); Max and Min name no NaN rule",
     where=nan_in_result,
     invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf)": nan_or_bound})

@@ -33,7 +33,8 @@ def at_nan_or_max(x, y):
 
 op.spec_silent(
     "nan_row", (1, 11, 13),
-    spec="Hardmax(element in input, axis) = 1 if the element is the first maximum value along the specified axis, 0 otherwise",
+    spec={1: "The operator computes the hardmax (1 for the first maximum value, and 0 for all others) values for each layer in the batch",
+          13: "Hardmax(element in input, axis) = 1 if the element is the first maximum value along the specified axis, 0 otherwise"},
     expected="1 at the first NaN of a row holding one: a NaN is the maximum (IEEE 754-2019 maximum, numpy.argmax)",
     where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, lambda r: np.isnan(r).any(-1))],
     invariants={"a row has exactly one 1, zeros elsewhere": lambda c: rows_hold(c, one_hot),

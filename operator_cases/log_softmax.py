@@ -28,7 +28,8 @@ def logsumexp_zero(x, y):
 
 op.spec_silent(
     "nan_inf_row", (1, 11, 13),
-    spec="LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))",
+    spec={1: "The operator computes the logsoftmax (log of softmax) values for each layer in the batch",
+          13: "LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))"},
     expected="NaN throughout a row holding NaN, +inf or only -inf: the formula in IEEE 754 arithmetic "
              "(NaN propagates, inf/inf and 0/0 are NaN), as LogSoftmax-13's function body computes it",
     where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, open_rows)],

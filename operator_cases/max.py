@@ -22,7 +22,7 @@ from ._silent_util import nan_in_result, nan_or_ignoring_nan
 op = Operator("Max")
 op.spec_silent(
     "nan", (1, 6, 8, 12, 13),
-    spec="Element-wise max of each of the input tensors (with Numpy-style broadcasting support).",
+    spec="Element-wise max of each of the input tensors",
     expected="NaN wherever an input is NaN: IEEE 754-2019 maximum (numpy.maximum); the text names no NaN rule",
     where=nan_in_result,
     invariants={"a max is NaN or the max of the non-NaN inputs": nan_or_ignoring_nan(-np.inf)})

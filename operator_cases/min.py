@@ -22,7 +22,7 @@ from ._silent_util import nan_in_result, nan_or_ignoring_nan
 op = Operator("Min")
 op.spec_silent(
     "nan", (1, 6, 8, 12, 13),
-    spec="Element-wise min of each of the input tensors (with Numpy-style broadcasting support).",
+    spec="Element-wise min of each of the input tensors",
     expected="NaN wherever an input is NaN: IEEE 754-2019 minimum (numpy.minimum); the text names no NaN rule",
     where=nan_in_result,
     invariants={"a min is NaN or the min of the non-NaN inputs": nan_or_ignoring_nan(np.inf)})

@@ -23,7 +23,7 @@ from ._silent_util import nan_in_result, nan_or_ignoring_nan
 op = Operator("ReduceMax")
 op.spec_silent(
     "nan", (1, 11, 12, 13, 18, 20),
-    spec="Computes the max of the input tensor's elements along the provided axes.",
+    spec="Computes the max of the input tensor's element[...]along the provided axes.",
     expected="NaN for a group holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
     where=nan_in_result,
     invariants={"a max is NaN or the max of the group's non-NaN values": nan_or_ignoring_nan(-np.inf)})

@@ -23,7 +23,7 @@ from ._silent_util import nan_in_result, nan_or_ignoring_nan
 op = Operator("ReduceMin")
 op.spec_silent(
     "nan", (1, 11, 12, 13, 18, 20),
-    spec="Computes the min of the input tensor's elements along the provided axes.",
+    spec="Computes the min of the input tensor's element[...]along the provided axes.",
     expected="NaN for a group holding a NaN: IEEE 754-2019 minimum (numpy.min); the text names no NaN rule",
     where=nan_in_result,
     invariants={"a min is NaN or the min of the group's non-NaN values": nan_or_ignoring_nan(np.inf)})

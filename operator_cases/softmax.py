@@ -29,7 +29,8 @@ def open_rows(rows):
 
 op.spec_silent(
     "nan_inf_row", (1, 11, 13),
-    spec="Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis=axis, keepdims=1)",
+    spec={1: "The operator computes the softmax (normalized exponential) values for each layer in the batch",
+          13: "Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis=axis, keepdims=1)"},
     expected="NaN throughout a row holding NaN, +inf or only -inf: the formula in IEEE 754 arithmetic "
              "(NaN propagates, inf/inf and 0/0 are NaN), as Softmax-13's function body computes it",
     where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, open_rows)],
