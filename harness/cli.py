@@ -397,7 +397,7 @@ def cmd_spec_silent(args: argparse.Namespace) -> int:
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from .crosscheck import disagreements, load_notes
+    from .crosscheck import disagreements, load_notes, silent_choices
     from .run import RunConfig, execute_run
     from .runner import BackendSpec
     from .store import Store
@@ -419,6 +419,12 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     if lacking:
         print(f"onnx.reference does not implement: {', '.join(g.op_version for g in lacking)}")
     print(f"{len(groups)} op-versions where onnx.reference and our reference disagree; {len(unexplained)} unexplained (run {outcome.run_id})")
+    choices = silent_choices(list(store.results(outcome.run_id)))
+    if choices:
+        print("\nspec-silent points where onnx.reference chooses differently (every invariant kept):")
+        print(tabulate([[p, ", ".join(c["op_versions"]), c["cases"], f"ours {c['ours']}, onnx.reference {c['theirs']}", c["example"]]
+                        for p, c in choices.items()], headers=["point", "op-versions", "cases", "first difference", "example"],
+                       tablefmt="github"))
     return 0
 
 

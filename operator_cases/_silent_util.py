@@ -72,7 +72,7 @@ def nan_or_bound(c: SilentCheck) -> bool:
 def exact_ints(fn: Callable[[Any, Any], Any], a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``fn`` on the values as Python ints (no overflow), broadcast."""
     a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
-    return np.frompyfunc(lambda x, y: fn(int(x), int(y)), 2, 1)(a, b)
+    return np.asarray(np.frompyfunc(lambda x, y: fn(int(x), int(y)), 2, 1)(a, b), dtype=object)
 
 
 def _operands(inputs: list, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -93,7 +93,7 @@ def overflow_where(fn: Callable[[Any, Any], Any]) -> Callable[[list, dict, list,
             return [None]
         lo, hi = S.finite_range(label)
         exact = exact_ints(fn, a, b)
-        return [np.frompyfunc(lambda v: v < lo or v > hi, 1, 1)(exact).astype(bool)]
+        return [np.asarray(np.frompyfunc(lambda v: v < lo or v > hi, 1, 1)(exact), dtype=bool)]
 
     return where
 

@@ -596,8 +596,8 @@ TRANSITIONS: dict[tuple[str | None, str | None], str] = {
 #: every kind in the order ``diff`` and the reports list them, with what it means; the first
 #: ones are the regressions
 KINDS: dict[str, str] = {
-    "regressed": "pass or unspecified -> failure",
-    "pass-to-xfail": "pass or unspecified -> expected failure",
+    "regressed": "pass -> failure",  # unspecified -> failure too (see TRANSITIONS)
+    "pass-to-xfail": "pass -> expected failure",
     "xfail-to-failure": "expected failure -> a failure no expectation covers",
     "failure-changed": "one failure -> another",
     "skipped": "ran -> skip",
