@@ -460,8 +460,9 @@ def _first_open_difference(expected: list[Any], actual: list[Any], masks: list[A
         if m is None:
             continue
         e, a = np.asarray(e), np.asarray(a)
+        both_nan = (np.isnan(e.astype(np.float64)) & np.isnan(a.astype(np.float64))) if _is_float(e.dtype) else False
         with np.errstate(invalid="ignore"):
-            same = (e == a) | ((e != e) & (a != a))
+            same = (e == a) | both_nan
         differ = np.asarray(m & ~same)
         if differ.any():
             idx = tuple(int(i) for i in np.argwhere(differ)[0]) if differ.ndim else ()

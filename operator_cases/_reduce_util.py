@@ -20,7 +20,7 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._silent_util import has_nan, nan_in_result, nan_or_ignoring_nan
+from ._silent_util import has_nan
 
 st = S.st
 

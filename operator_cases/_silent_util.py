@@ -10,7 +10,8 @@ NaNs left out"; a value that is neither (a result that depends on where the NaN 
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

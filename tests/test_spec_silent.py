@@ -17,11 +17,16 @@ from harness.execute import FAILURES, OUTCOMES, Result, execute_case
 from harness.expectations import Expectation, apply
 from harness.registry import REGISTRY, SPEC_SILENT, Example, load_all
 from harness.report import write_all
-from harness.report.matrix import REGRESSION_KINDS, RunRef, build_report, classify_change
+from harness.report.matrix import (
+    REGRESSION_KINDS,
+    RunRef,
+    build_report,
+    classify_change,
+)
 from harness.store import Store
 from harness.suites.operators import build_case
 
-from .seeded_faults import NanDroppingMax, NanOrderMax, _Kernels, _kernel
+from .seeded_faults import NanDroppingMax, NanOrderMax, _kernel, _Kernels
 from .test_report_matrix import add_run
 
 NAN = np.nan
