@@ -179,3 +179,16 @@ def test_counts_and_reports_show_unspecified_apart_from_pass_and_mismatch(tmp_pa
     junit = ET.parse(out / "junit.xml").getroot()
     suite = next(s for s in junit if s.get("name") == "nan-dropping-max")
     assert suite.get("failures") == "0" and suite.get("errors") == "0"
+
+
+def test_crosscheck_keeps_onnx_reference_choices_at_spec_silent_points_apart_from_its_disagreements():
+    from harness.crosscheck import disagreements, silent_choices
+
+    info = {"point": "MaxPool.nan", "op_version": "MaxPool-22", "expected": "nan", "actual": "5.0", "spec": "max pooling"}
+    rows = [{"case_id": "operators/MaxPool-22/opset22/float32/nan_windows", "outcome": "unspecified", "raw_outcome": "unspecified",
+             "message": "spec-silent point MaxPool.nan", "verdict": {"spec_silent": info}},
+            {"case_id": "operators/MaxPool-22/opset22/float16/nan_windows", "outcome": "unspecified", "raw_outcome": "unspecified",
+             "message": "spec-silent point MaxPool.nan", "verdict": {"spec_silent": info}}]
+    assert disagreements(rows, []) == []
+    assert silent_choices(rows) == {"MaxPool.nan": {"op_versions": ["MaxPool-22"], "cases": 2, "example": rows[0]["case_id"],
+                                                    "ours": "nan", "theirs": "5.0", "spec": "max pooling"}}

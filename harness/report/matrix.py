@@ -769,6 +769,8 @@ class Report:
                 version = CaseInfo.from_tags(r["case_id"], r.get("tags") or {}).op_version
                 if version and version not in entry["op_versions"]:
                     entry["op_versions"].append(version)
+            for entry in points.values():
+                entry["op_versions"].sort(key=_natural)
             if points:
                 out.append({"backend": b.label, "points": [points[k] for k in sorted(points, key=_natural)]})
         return out
