@@ -79,3 +79,13 @@ def test_xdist_workers_share_one_run_and_json_is_written_once(run, pytester):
 def test_the_plugin_is_inert_without_a_backend(pytester):
     pytester.makepyfile("def test_plain():\n    assert True\n")
     pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_unspecified_is_not_a_failure_but_a_warning_with_the_point(pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--harness-suite", "operators", "--harness-examples", "0",
+                                           "--harness-corpus", str(tmp_path / "corpus"), "--harness-store", str(pytester.path / "r.sqlite"),
+                                           "--harness-backend", "tests.seeded_faults:NanDroppingMax",
+                                           "--harness-k", "^operators/Max-8/opset8/float32/nan_three$")
+    result.assert_outcomes(passed=1, warnings=1)
+    assert "UnspecifiedBehaviour" in result.stdout.str() and "Max.nan" in result.stdout.str()
