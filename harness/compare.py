@@ -8,7 +8,8 @@ Sequences, maps and optionals are compared element by element. An output of a ra
 the data set) is checked on its own by shape, dtype, the support its spec gives and, with at
 least ``MIN_SAMPLES`` values, a test of its distribution at false-alarm rate ``ALPHA``; an output
 that depends on a random op only through other nodes is checked by shape and dtype, and a pass
-says so in its message.
+says so in its message. ``Comparator.spec_silent`` judges a mismatch again where the spec is
+silent: ``unspecified`` when only the open elements differ and every invariant of the point holds.
 """
 
 from __future__ import annotations

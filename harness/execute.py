@@ -3,8 +3,10 @@
 Load the case, re-stamp the model (opset negotiation), ``prepare``, ``run`` every data set, time
 it and hand the outputs to the comparator, telling it which outputs are random by the spec
 (``random_outputs``). A case without an oracle (no data sets, no expected outputs, an oracle
-that failed) is an ``error`` before the backend runs, never a pass. Every exception becomes an
-outcome with its message; nothing here formats or stores.
+that failed) is an ``error`` before the backend runs, never a pass. A mismatch on a case whose
+inputs reach spec-silent points (``tags["spec_silent"]``) is judged again against the points'
+invariants (``unspecified`` or ``mismatch``). Every exception becomes an outcome with its
+message; nothing here formats or stores.
 """
 
 from __future__ import annotations
