@@ -12,7 +12,7 @@ from typing import Any
 from . import __version__
 from .cliutil import CliError, parse_options as _parse_options
 
-SHOWN_OUTCOMES = ("pass", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
+SHOWN_OUTCOMES = ("pass", "unspecified", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
                   "export-failed", "xfail", "xpass", "skip")
 
 
@@ -57,7 +57,7 @@ def _progress(total: int):
     seen: Counter = Counter()
 
     def tick(result) -> None:
-        seen["fail" if result.outcome not in ("pass", "xfail", "skip") else result.outcome] += 1
+        seen["fail" if result.outcome not in ("pass", "unspecified", "xfail", "skip") else result.outcome] += 1
         bar.set_postfix_str(" ".join(f"{k}={v}" for k, v in sorted(seen.items())), refresh=False)
         bar.update(1)
         if bar.n >= total:
@@ -148,7 +148,8 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     for entry in table.values():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
-        entry["loadable"] = entry["total"] - entry["not_loadable"]
+        # unspecified is counted apart from the rate (neither numerator nor denominator)
+        entry["loadable"] = entry["total"] - entry["not_loadable"] - c["unspecified"]
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
     return table
 
@@ -416,10 +417,29 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_spec_silent(args: argparse.Namespace) -> int:
+    """Every spec-silent point: op-versions, the spec's words, our choice, the invariants."""
+    from tabulate import tabulate
+
+    from .coverage import spec_silent_rows, spec_silent_toml
+
+    rows = spec_silent_rows()
+    print(tabulate([[r.id, ", ".join(r.op_versions), r.spec, r.expected, "; ".join(r.invariants)] for r in rows],
+                   headers=["point", "op-versions", "the spec says", "our choice", "invariants"], tablefmt="github", maxcolwidths=48))
+    print(f"\n{len(rows)} spec-silent points over {len({v for r in rows for v in r.op_versions})} op-versions")
+    if args.toml:
+        Path(args.toml).write_text(spec_silent_toml(rows))
+        print(f"written: {args.toml}")
+    bad = [f"{r.id}: {', '.join(r.unquoted)}" for r in rows if r.unquoted]
+    for line in bad:
+        print(f"spec text not found in the op-version's doc: {line}", file=sys.stderr)
+    return 1 if bad else 0
+
+
 def cmd_crosscheck(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from .crosscheck import disagreements, load_notes
+    from .crosscheck import disagreements, load_notes, silent_choices
     from .run import RunConfig, execute_run
     from .runner import BackendSpec
     from .store import Store
@@ -441,6 +461,12 @@ def cmd_crosscheck(args: argparse.Namespace) -> int:
     if lacking:
         print(f"onnx.reference does not implement: {', '.join(g.op_version for g in lacking)}")
     print(f"{len(groups)} op-versions where onnx.reference and our reference disagree; {len(unexplained)} unexplained (run {outcome.run_id})")
+    choices = silent_choices(list(store.results(outcome.run_id)))
+    if choices:
+        print("\nspec-silent points where onnx.reference chooses differently (every invariant kept):")
+        print(tabulate([[p, ", ".join(c["op_versions"]), c["cases"], f"ours {c['ours']}, onnx.reference {c['theirs']}", c["example"]]
+                        for p, c in choices.items()], headers=["point", "op-versions", "cases", "first difference", "example"],
+                       tablefmt="github"))
     return 0
 
 
@@ -466,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("-j", "--jobs", type=int, default=default_jobs(), help="worker processes (default: cores)")
     r.add_argument("--timeout", type=float, default=120.0, help="seconds per case and backend (default 120)")
     r.add_argument("--expectations", action="append", default=[], help="TOML file of known failures (repeatable)")
-    r.add_argument("--strict", action="store_true", help="an expectation that matched nothing is unexpected too")
+    r.add_argument("--strict", action="store_true", help="an expectation that matched nothing, and an unspecified result, are unexpected too")
     r.add_argument("--exit-zero", action="store_true", help="exit 0 even when a result is unexpected (exploration)")
     r.add_argument("--no-restamp", action="store_true", help="run models exactly as stamped (no opset negotiation)")
     r.add_argument("--repeat", type=int, default=0, help="timed repeats of each passing case (median and p90)")
@@ -520,6 +546,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--summary", action="store_true", help="counts per family only")
     cv.set_defaults(func=cmd_coverage)
 
+    ss = sub.add_parser("spec-silent", help="every spec-silent point: op-versions, spec text, our choice, the invariants")
+    ss.add_argument("--toml", help="also write them to this TOML file (operator_cases/spec_silent.toml is the checked-in copy)")
+    ss.set_defaults(func=cmd_spec_silent)
     cc = sub.add_parser("crosscheck", help="our references against onnx.reference, with the spec text that decides")
     cc.add_argument("--store", default=str(Path("reports") / "results.sqlite"))
     cc.add_argument("-k", metavar="PATTERN")

@@ -8,7 +8,8 @@ Sequences, maps and optionals are compared element by element. An output of a ra
 the data set) is checked on its own by shape, dtype, the support its spec gives and, with at
 least ``MIN_SAMPLES`` values, a test of its distribution at false-alarm rate ``ALPHA``; an output
 that depends on a random op only through other nodes is checked by shape and dtype, and a pass
-says so in its message.
+says so in its message. ``Comparator.spec_silent`` judges a mismatch again where the spec is
+silent: ``unspecified`` when only the open elements differ and every invariant of the point holds.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from .case import Tolerance
 from .values import dtype_name
 
 PASS, MISMATCH, WRONG_SHAPE, WRONG_DTYPE = "pass", "mismatch", "wrong-shape", "wrong-dtype"
+#: a difference only where the spec is silent, every invariant of the point kept
+UNSPECIFIED = "unspecified"
 #: false-alarm rate of each distribution test of a random output (a correct backend fails one
 #: such test once in a million)
 ALPHA = 1e-6
@@ -65,6 +68,8 @@ class Verdict:
     max_rel: float | None = None
     max_ulp: float | None = None
     nan_mismatch: int = 0
+    #: an ``unspecified`` verdict (or a broken invariant): the point, its spec text, both values
+    spec_silent: dict[str, Any] | None = None
 
     def __bool__(self) -> bool:
         return self.outcome == PASS
@@ -149,6 +154,55 @@ class Comparator:
         if verdict.outcome == PASS and notes:  # what a pass of a random output did not check
             verdict.message = "; ".join(notes)
         return verdict
+
+    def spec_silent(self, verdict: Verdict, points: Sequence[Any], inputs: list[Any], attrs: dict[str, Any],
+                    expected: list[Any], actual: list[Any], tolerance: Tolerance, since: int = 0,
+                    reference: Callable[..., Any] | None = None) -> Verdict:
+        """Judge a ``mismatch`` again on a case that reaches spec-silent points (each a
+        ``registry.SpecSilentPoint``: the elements where the spec is silent, the invariants; the
+        op-version's ``since`` and ``reference`` are handed to the invariants).
+        The elements the spec fixes must still match (else the mismatch stands, said for those
+        elements); then every invariant of every point reached must hold on the actual output (else
+        ``mismatch`` naming the broken invariant); then the verdict is ``unspecified``, naming
+        the point, its spec text and both values at the first open element that differs."""
+        from .registry import SilentCheck
+
+        if verdict.outcome != MISMATCH:
+            return verdict
+        reached = []
+        open_ = [None] * len(expected)
+        for point in points:
+            masks = point.masks(inputs, attrs, expected, since)
+            if any(m is not None and m.any() for m in masks):
+                reached.append((point, masks))
+                open_ = [m if o is None else (o if m is None else o | m) for o, m in zip(open_, masks)]
+        if not reached:
+            return verdict
+        fixed = [a if m is None else np.where(m, np.asarray(e), np.asarray(a)).astype(np.asarray(a).dtype)
+                 for e, a, m in zip(expected, actual, open_)]
+        rest = self.compare(expected, fixed, tolerance)
+        ids = ", ".join(p.id for p, _ in reached)
+        if rest.outcome != PASS:
+            rest.message = f"{rest.message} (outside the elements left open by {ids})"
+            return rest
+        info = _first_open_difference(expected, actual, open_)
+        for point, masks in reached:
+            check = SilentCheck(inputs, attrs, expected, actual, masks, since, reference)
+            for sentence, invariant in point.invariants.items():
+                with np.errstate(all="ignore"):
+                    kept = bool(invariant(check))
+                if not kept:
+                    verdict.message = f"{verdict.message}; breaks an invariant of spec-silent point {point.id}: {sentence}"
+                    verdict.spec_silent = {**_point_info(point, since), **info, "broken_invariant": sentence}
+                    return verdict
+        first = reached[0][0]
+        unspecified = Verdict(UNSPECIFIED, output=info.get("output"), first_bad=info.get("index"))
+        unspecified._merge_stats(verdict)
+        unspecified.spec_silent = {**_point_info(first, since), **info, "points": [p.id for p, _ in reached]}
+        where = f"output {info['output']} {info['index']}: " if info else ""
+        unspecified.message = (f"spec-silent point {ids}: {where}got {info.get('actual')}, our choice {info.get('expected')} "
+                               f"({first.expected}); invariants kept: {'; '.join(first.invariants) or 'none stated'}")
+        return unspecified
 
     # -- values ---------------------------------------------------------------------------
     def _value(self, e: Any, a: Any, tol: Tolerance, spec: RandomOutput | None, mask: Any = None) -> _Result:
@@ -394,6 +448,27 @@ def _multinomial_test(logits: np.ndarray, samples: np.ndarray, classes: int) -> 
     tails = np.minimum(stats.binom.cdf(counts, n, probs), stats.binom.sf(counts - 1, n, probs))
     p = float(min(1.0, 2 * tails.min() * counts.size))
     return p, f"exact binomial tests of the class counts (Bonferroni over {counts.size})"
+
+
+def _point_info(point: Any, since: int) -> dict[str, Any]:
+    return {"point": point.id, "op_version": f"{point.op}-{since}", "spec": point.spec_at(since), "choice": point.expected,
+            "invariants": list(point.invariants)}
+
+
+def _first_open_difference(expected: list[Any], actual: list[Any], masks: list[Any]) -> dict[str, Any]:
+    """Output, index and both values of the first open element where actual differs (NaN equal to NaN)."""
+    for k, (e, a, m) in enumerate(zip(expected, actual, masks)):
+        if m is None:
+            continue
+        e, a = np.asarray(e), np.asarray(a)
+        both_nan = (np.isnan(e.astype(np.float64)) & np.isnan(a.astype(np.float64))) if _is_float(e.dtype) else False
+        with np.errstate(invalid="ignore"):
+            same = (e == a) | both_nan
+        differ = np.asarray(m & ~same)
+        if differ.any():
+            idx = tuple(int(i) for i in np.argwhere(differ)[0]) if differ.ndim else ()
+            return {"output": k, "index": f"[{','.join(map(str, idx))}]", "expected": _fmt(e[idx]), "actual": _fmt(a[idx])}
+    return {}
 
 
 def _as_str(x: np.ndarray) -> np.ndarray:

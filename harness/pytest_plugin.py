@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import shlex
+import warnings
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -91,6 +92,10 @@ def pytest_configure_node(node: Any) -> None:  # xdist hook: share the run with 
         node.workerinput["harness_live"] = state["live"]
 
 
+class UnspecifiedBehaviour(pytest.PytestWarning):
+    """A backend differs from our choice only where the spec is silent (outcome ``unspecified``)."""
+
+
 class HarnessFailure(Exception):
     pass
 
@@ -147,6 +152,11 @@ class CaseItem(pytest.Item):
             pytest.skip(result.message)
         if result.outcome in ("pass", "xpass"):
             return  # an xpass is reported by pytest's strict xfail marker
+        if result.outcome == "unspecified":  # not a failure: shown as a warning with its spec text and bundle
+            self.user_properties.append(("unspecified", result.message))
+            warnings.warn(UnspecifiedBehaviour(f"{self.case.id} on {self.backend}: {result.message}"
+                                               + (f" (repro bundle: {result.bundle})" if result.bundle else "")))
+            return
         raw = result.raw_outcome or result.outcome
         rerun = f"onnx-harness run --suite {self.case.suite} --backend {self.backend} -k '^{re.escape(self.case.id)}$'"
         lines = [f"{self.case.id} on {self.backend}: {raw}", result.message]

@@ -21,6 +21,16 @@ An operator module in ``operator_cases/`` declares, for every ``since_version`` 
     def fuzz(c):                                       # (harness.fuzz_api: Ctx -> Plan | None)
         ...
 
+A spec-silent point (an input where the spec does not fix the result) is declared beside the
+reference it concerns, as data: the op-versions, the spec text, the behaviour the reference takes
+and why, where in the outputs the spec is silent, and the invariants that hold whatever the
+choice::
+
+    op.spec_silent("nan", (8, 12, 13), spec="Element-wise max of each of the input tensors",
+                   expected="NaN propagates (IEEE 754-2019 maximum, numpy.maximum)",
+                   where=lambda inputs, attrs, expected, since: [np.isnan(expected[0])],
+                   invariants={"a max is NaN or the largest non-NaN input": nan_or_ignoring_nan})
+
 Versions are listed explicitly, so an op-version that ONNX adds later is not silently claimed
 as covered: ``missing_versions()`` reports it and a test fails until it is registered.
 """
@@ -29,6 +39,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -80,6 +91,67 @@ class OpVersion:
 #: (domain, op, since) -> OpVersion
 REGISTRY: dict[tuple[str, str, int], OpVersion] = {}
 
+#: where(inputs, attrs, expected, since) -> per output, a boolean mask of the elements the spec leaves
+#: open (None or an all-False mask: the output is fixed by the spec)
+Where = Callable[[list, dict, list, int], "list[Any]"]
+#: invariant(check) -> True when it holds on ``check.actual``
+Invariant = Callable[["SilentCheck"], bool]
+
+
+@dataclass
+class SilentCheck:
+    """What an invariant of a spec-silent point sees: the node's inputs and attributes, our
+    expected outputs, the backend's, the open elements (per output) and the op-version's reference."""
+
+    inputs: list
+    attrs: dict
+    expected: list
+    actual: list
+    masks: list
+    since: int
+    reference: Reference | None = None
+
+
+@dataclass
+class SpecSilentPoint:
+    """An input where the spec does not fix the result: a case whose inputs reach it (``where``
+    marks at least one element) is tagged with ``id``; a backend that differs from ``expected``
+    there but keeps every invariant gets the outcome ``unspecified``, not ``mismatch``."""
+
+    id: str
+    op: str
+    versions: tuple[int, ...]
+    #: the spec's own words (``onnx.defs.get_schema(op, version).doc``) that leave the point open;
+    #: {since: words} when the wording changed (each version quotes the latest key <= its own)
+    spec: str | dict[int, str]
+    #: the behaviour our reference takes, and why
+    expected: str
+    where: Where
+    #: what must hold whatever the choice, by a sentence saying it
+    invariants: dict[str, Invariant] = field(default_factory=dict)
+    module: str = ""
+
+    def spec_at(self, since: int) -> str:
+        if isinstance(self.spec, str):
+            return self.spec
+        return self.spec[max(v for v in self.spec if v <= since)]
+
+    def masks(self, inputs: list, attrs: dict, expected: list, since: int) -> list[Any]:
+        """Per output, the boolean mask of the open elements (None where nothing is open)."""
+        import numpy as np
+
+        out = list(self.where(inputs, attrs, expected, since))
+        out += [None] * (len(expected) - len(out))
+        return [None if m is None else np.broadcast_to(np.asarray(m, dtype=bool), np.shape(e))
+                for m, e in zip(out, expected)]
+
+    def reached(self, inputs: list, attrs: dict, expected: list, since: int) -> bool:
+        return any(m is not None and m.any() for m in self.masks(inputs, attrs, expected, since))
+
+
+#: point id ("Max.nan") -> its declaration
+SPEC_SILENT: dict[str, SpecSilentPoint] = {}
+
 
 class Operator:
     """Registration helper for one operator (one module in ``operator_cases/``)."""
@@ -129,6 +201,21 @@ class Operator:
             raise ValueError(f"{self.domain}.{self.name}: generated graphs use ai.onnx operators only")
         return template(self.name, **kw)
 
+    def spec_silent(self, name: str, versions: tuple[int, ...], *, spec: str | dict[int, str], expected: str, where: Where,
+                    invariants: dict[str, Invariant] | None = None) -> SpecSilentPoint:
+        """Declare a spec-silent point of these op-versions (see :class:`SpecSilentPoint`)."""
+        for since in versions:
+            self._entry(since)
+        frame = sys._getframe(1)  # the operator's module, past a family helper (operator_cases._reduce_util)
+        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
+            frame = frame.f_back
+        point = SpecSilentPoint(f"{self.name}.{name}", self.name, tuple(versions), spec, expected, where, dict(invariants or {}),
+                                frame.f_globals.get("__name__", ""))
+        if point.id in SPEC_SILENT:
+            raise ValueError(f"spec-silent point {point.id} declared twice")
+        SPEC_SILENT[point.id] = point
+        return point
+
     def restrict(self, *versions: int, dtypes: tuple[str, ...]) -> None:
         """Sweep only ``dtypes`` for these versions (say why in a comment where used)."""
         for since in versions:
@@ -166,6 +253,27 @@ def load_all(allow_broken: bool = False) -> dict[tuple[str, str, int], OpVersion
         raise BrokenOperatorModules("operator modules failed to import: " + "; ".join(
             f"{name}: {type(exc).__name__}: {exc}" for name, exc in BROKEN.items())) from first
     return REGISTRY
+
+
+def spec_silent_points(op: str, since: int, domain: str = "") -> list[SpecSilentPoint]:
+    """The spec-silent points declared for one op-version (its module must be loaded)."""
+    return [p for p in SPEC_SILENT.values() if p.op == op and since in p.versions and not domain]
+
+
+def spec_silent_point(point_id: str) -> SpecSilentPoint:
+    """A point by id, importing the operator's module if needed (``ArgMax.nan`` lives in
+    ``operator_cases.arg_max``), or every module when it is not there; KeyError when no module
+    declares it."""
+    if point_id not in SPEC_SILENT:
+        op = point_id.split(".", 1)[0]
+        snake = "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(op))
+        try:
+            importlib.import_module(f"operator_cases.{snake}")
+        except ImportError:
+            load_all(allow_broken=True)
+    if point_id not in SPEC_SILENT:
+        load_all(allow_broken=True)
+    return SPEC_SILENT[point_id]
 
 
 def broken_modules() -> dict[str, str]:

@@ -11,6 +11,7 @@ nothing about integer overflow in these ops).
 from __future__ import annotations
 
 import math
+import warnings
 from typing import Any, Callable
 
 import numpy as np
@@ -19,6 +20,8 @@ from harness import schema
 from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan, Value, axes_subset, margin, size_of
 from harness.registry import Example, Operator
+
+from ._silent_util import has_nan
 
 st = S.st
 
@@ -390,9 +393,48 @@ def register_arg(op: Operator, largest: bool) -> None:
     """ArgMax (largest) or ArgMin: versions 1 and 11 (no select_last_index), 12 and 13.
 
     Version 1 describes no negative axis; version 11 says "The input tensor must not be empty";
-    no version says what the index of an extreme of an empty axis is, nor how NaN compares, so
-    no case has an empty reduced axis or a NaN. -0.0 and 0.0 compare equal (a tie)."""
+    no version says what the index of an extreme of an empty axis is, so no case has an empty
+    reduced axis. -0.0 and 0.0 compare equal (a tie).
+
+    Spec-silent: how NaN compares. We take numpy's argmax/argmin: a NaN is the extreme (IEEE
+    754-2019 maximum/minimum propagate it), so the index of the first NaN (the last with
+    select_last_index); a backend may skip NaN (maximumNumber). A row holding a NaN is
+    ``unspecified`` when the index points at a NaN or at the extreme of the row's other values."""
     arg = np.argmax if largest else np.argmin
+    word = "max" if largest else "min"
+    nan_extreme = np.nanmax if largest else np.nanmin
+
+    def nan_rows(inputs, attrs, expected, since):
+        x = np.asarray(inputs[0])
+        if not has_nan(x) or x.size == 0:
+            return [None]
+        a = attrs.get("axis", 0) % x.ndim
+        rows = np.isnan(x.astype(np.float64)).any(axis=a, keepdims=True)
+        return [rows if attrs.get("keepdims", 1) else rows.reshape(drop_axes(x.shape, (a,)))]
+
+    def in_axis(c):
+        x = np.asarray(c.inputs[0])
+        return bool(np.all((c.actual[0] >= 0) & (c.actual[0] < x.shape[c.attrs.get("axis", 0) % x.ndim])))
+
+    def at_nan_or_extreme(c):
+        x = np.asarray(c.inputs[0]).astype(np.float64)
+        a = c.attrs.get("axis", 0) % x.ndim
+        idx = np.clip(np.asarray(c.actual[0]).reshape(tuple(1 if i == a else s for i, s in enumerate(x.shape))), 0, x.shape[a] - 1)
+        picked = np.take_along_axis(x, idx.astype(np.int64), a)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN row: its index points at a NaN anyway
+            best = nan_extreme(x, axis=a, keepdims=True)
+        ok = (np.isnan(picked) | (picked == best)).reshape(c.masks[0].shape)
+        return bool(np.all(ok[c.masks[0]]))
+
+    op.spec_silent(
+        "nan", (1, 11, 12, 13),
+        spec=f"Computes the indices of the {word} elements of the input tensor's element along the provided axis.",
+        expected=f"the index of the first NaN (the last with select_last_index): a NaN is the {word}imum "
+                 f"(IEEE 754-2019 {word}imum, numpy.arg{word}); the text names no NaN rule",
+        where=nan_rows,
+        invariants={"the index is inside the axis": in_axis,
+                    f"the index points at a NaN or at the {word} of the row's non-NaN values": at_nan_or_extreme})
 
     @op.reference(1, 11, 12, 13)
     def reference(data, *, axis=0, keepdims=1, select_last_index=0):
@@ -444,20 +486,28 @@ def register_arg(op: Operator, largest: bool) -> None:
         if since > 1:
             out.append(Example([ties.reshape(3, 2, 2)], {"axis": -2}, name="negative_axis"))
         out.append(Example([ties[:1, :1]], {"axis": 1, "keepdims": 0}, name="single_element"))
+        if S.is_float(dtype):  # spec-silent: NaN first, middle, last, twice, and in a row of 20
+            nan = np.nan
+            rows = np.array([[nan, 1, 0, 2], [1, nan, 0, 3], [1, 2, 3, nan], [nan, 1, nan, 1], [0, 1, 2, 3]]).astype(t)
+            for sel in last:
+                attrs = {} if sel is None else {"select_last_index": sel}
+                out.append(Example([rows], {"axis": 1, **attrs}, name="nan_rows" + ("" if sel is None else f"_last{sel}")))
+            long = np.arange(40, dtype=np.float64).reshape(2, 20) % 7
+            long[0, 9] = long[1, 19] = nan
+            out.append(Example([long.astype(t)], {"axis": 1, "keepdims": 0}, name="nan_long_rows"))
         if since != 11:  # "The input tensor must not be empty" (ArgMax/ArgMin-11 only)
             out.append(Example([np.zeros((0, 3), dtype=t)], {"axis": 1}, name="empty_rows"))
         return out
 
 
 # -- Softmax / LogSoftmax / Hardmax ---------------------------------------------------------------
-def register_softmax_like(op: Operator, fn: Callable[[np.ndarray], np.ndarray], nan_defined: bool) -> None:
+def register_softmax_like(op: Operator, fn: Callable[[np.ndarray], np.ndarray]) -> None:
     """Register an op computed row-wise by ``fn`` (float64, along the last axis of a 2-D array).
 
     Versions 1 and 11 coerce the input to 2-D at ``axis`` (default 1): [a_0*...*a_{k-1},
     a_k*...*a_{n-1}], and work on each row of that; version 13 works along the single dimension
-    ``axis`` (default -1). Version 1 describes no negative axis. ``nan_defined``: NaN inputs
-    have a defined result (they propagate through exp/sum); Hardmax's "first maximum" does not
-    say how NaN compares, so its cases have none."""
+    ``axis`` (default -1). Version 1 describes no negative axis. The edge rows hold NaN, +inf
+    and only -inf: the ops' spec-silent points (:func:`row_mask`, :func:`rows_hold`)."""
 
     @op.reference(1, 11)
     def reference_coerced(x, *, axis=1):
@@ -495,14 +545,10 @@ def register_softmax_like(op: Operator, fn: Callable[[np.ndarray], np.ndarray], 
         tiny = float(S.edge_values(dtype)[7])  # the smallest subnormal
         big = 1e4
         rows = [[0.0, -inf, 1.0], [big, big - 16, -big], [-0.0, tiny, 0.0], [3.0, 3.0, -1.0]]
-        if since >= 13:
-            # Softmax-13/LogSoftmax-13's function body subtracts the row's ReduceMax: a row of
-            # -inf, or with +inf, becomes NaN throughout (-inf - -inf, inf - inf)
-            rows += [[-inf, -inf, -inf], [inf, 0.0, 1.0]] if nan_defined else [[-inf, -inf, -inf], [inf, 0.0, inf]]
-        elif not nan_defined:
-            rows += [[-inf, -inf, -inf], [inf, 0.0, inf]]
-        if nan_defined:
-            rows += [[nan, 0.0, 1.0]]
+        # only -inf, +inf (once, twice) and NaN in a row: spec-silent points of Softmax and
+        # LogSoftmax (the formula read in IEEE arithmetic gives 0/0 or inf/inf = NaN), of Hardmax
+        # for NaN (see each op's module)
+        rows += [[-inf, -inf, -inf], [inf, 0.0, 1.0], [inf, 0.0, inf], [nan, 0.0, 1.0], [1.0, nan, 3.0]]
         x = np.array(rows, dtype=np.float64).astype(t)
         out = [Example([x], {"axis": 1}, name="edge_rows")]
         if since > 1:
@@ -514,6 +560,30 @@ def register_softmax_like(op: Operator, fn: Callable[[np.ndarray], np.ndarray], 
         out.append(Example([np.zeros((0, 3), dtype=t)], {"axis": 1}, name="empty_rows"))
         out.append(Example([np.zeros((2, 0), dtype=t)], {"axis": 1}, name="empty_axis"))
         return out
+
+
+def row_mask(x: np.ndarray, attrs: dict, since: int, open_row: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+    """The elements of the rows (as the op-version sees rows, see :func:`along_axis`) for which
+    ``open_row(rows)`` (2-D float64 -> one bool per row) is true."""
+    axis = attrs.get("axis", -1 if since >= 13 else 1)
+    return along_axis(np.asarray(x).astype(np.float64), axis, since < 13,
+                      lambda r: np.broadcast_to(open_row(r)[:, None], r.shape)).astype(bool)
+
+
+def rows_of(x: np.ndarray, attrs: dict, since: int) -> np.ndarray:
+    """The 2-D rows of ``x`` (float64) in the order :func:`along_axis` hands them to its ``fn``."""
+    rows: list[np.ndarray] = []
+    axis = attrs.get("axis", -1 if since >= 13 else 1)
+    along_axis(np.asarray(x).astype(np.float64), axis, since < 13, lambda r: rows.append(r) or r)
+    return rows[0]
+
+
+def rows_hold(c: Any, row_ok: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> bool:
+    """True when ``row_ok(input_rows, output_rows)`` (one bool per row) holds on every open row
+    of a softmax-like op (``c``: a registry.SilentCheck)."""
+    ok = row_ok(rows_of(c.inputs[0], c.attrs, c.since), rows_of(c.actual[0], c.attrs, c.since))
+    bad = row_mask(c.inputs[0], c.attrs, c.since, lambda rows: ~ok)
+    return not bool(bad[c.masks[0]].any())
 
 
 def back_to(result: np.ndarray, like: np.ndarray) -> np.ndarray:

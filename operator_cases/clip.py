@@ -6,6 +6,10 @@ When min > max the spec (Clip-11 on) sets every output to max: min(max(x, min), 
 An absent min/max defaults to numeric_limits::lowest()/max() (Clip-11 spec text), so an
 infinite input is clipped to the largest finite value even with no bound given; onnx.reference
 leaves it infinite (see crosscheck.toml).
+
+Spec-silent: a NaN input. The spec's "Min(max, Max(input, min))" inherits Max's and Min's
+silence on NaN; we propagate it (IEEE 754-2019 maximum/minimum, numpy.clip); a backend whose
+comparisons skip NaN gives a bound. The edge values hold NaN.
 """
 
 import numpy as np
@@ -15,8 +19,15 @@ from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, finite
 from harness.registry import Example, Operator
 
 from ._common import back, wide
+from ._silent_util import nan_in_result, nan_or_bound
 
 op = Operator("Clip")
+op.spec_silent(
+    "nan", (1, 6, 11, 12, 13),
+    spec="Clip operator limits the given input within an interval.",
+    expected="NaN stays NaN: IEEE 754-2019 maximum and minimum propagate it (numpy.clip); Max and Min name no NaN rule",
+    where=nan_in_result,
+    invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf)": nan_or_bound})
 FLT_MAX = 3.4028234663852886e38
 
 

@@ -5,8 +5,9 @@
 kernel size equal to the spatial dimension of input tensor"; the output is (N x C x 1 x ... x 1),
 of the input's rank. GlobalMaxPool-22 only adds bfloat16.
 
-The spec says nothing about NaN, so no example has one (the reference propagates it, as numpy's
-max does); infinities and -0.0 are in.
+Infinities and -0.0 are in. Spec-silent: NaN (the text says nothing). The reference propagates
+it (numpy's max, IEEE 754-2019 maximum); a channel holding a NaN is ``unspecified`` when its
+value is NaN or the max of the channel's other cells (maximumNumber).
 """
 
 import numpy as np
@@ -14,10 +15,17 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
+from ._silent_util import nan_in_result, nan_or_ignoring_nan
 from ._window_util import draw_input_shape, global_pool_template
 
 op = Operator("GlobalMaxPool")
 VERSIONS = (1, 22)
+op.spec_silent(
+    "nan", VERSIONS,
+    spec="applies max pooling across the values in the same channel",
+    expected="NaN for a channel holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
+    where=nan_in_result,
+    invariants={"a channel's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)})
 
 
 @op.reference(*VERSIONS)
@@ -34,7 +42,7 @@ def draw(d, dtype, opset):
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     t = S.np_dtype(dtype)
-    inf = np.inf
+    inf, nan = np.inf, np.nan
     special = np.array([[[-inf, -inf], [-inf, -inf]], [[inf, 1.0], [0.0, 2.0]], [[-inf, -3.0], [-2.0, -inf]], [[-1.0, -2.0], [-3.0, -4.0]]])
     ramp = (np.arange(24) % 7 - 3).astype(np.float64)
     big = float(S.finite_range(dtype)[1])
@@ -44,6 +52,8 @@ def edges(dtype, opset):
         Example([ramp.reshape(2, 3, 4).astype(t)], name="pool1d"),
         Example([ramp.reshape(1, 2, 3, 2, 2).astype(t)], name="pool3d"),
         Example([np.array([[[-big, big], [0.0, -1.0]]]).astype(t)], name="extremes"),
+        Example([np.array([[[[nan, 1], [2, 3]], [[4, 5], [6, nan]], [[nan, nan], [nan, nan]], [[1, nan], [9, 2]]]]).astype(t)],
+                name="nan_channels"),
     ]
 
 

@@ -22,8 +22,10 @@ spatial dims column-major), so the cases use storage_order = 1 with Indices only
 where both readings agree. Which of several equal maxima is "the selected value" is not said
 either: we return the first in window order, and cases requesting Indices have no ties.
 
-NaN: the spec says nothing, so no example has one; the reference propagates NaN (as numpy's
-max and IEEE 754-2019 maximum do) and its index is that of the first NaN.
+Spec-silent: NaN (the text says nothing). The reference propagates it (as numpy's max and IEEE
+754-2019 maximum do) and its index is that of the first NaN; a backend may skip NaN
+(maximumNumber), so a window holding a NaN is ``unspecified`` when its value is NaN or the max
+of the window's other cells. The NaN examples request Y only.
 """
 
 import numpy as np
@@ -33,11 +35,18 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._common import back
+from ._silent_util import nan_in_result, nan_or_ignoring_nan
 from ._window_util import draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("MaxPool")
 st = S.st
 VERSIONS = (1, 8, 10, 11, 12, 22)
+op.spec_silent(
+    "nan", VERSIONS,
+    spec="max pooling consisting of computing the max on all values of a subset of the input tensor according to the kernel size",
+    expected="NaN for a window holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
+    where=nan_in_result,
+    invariants={"a window's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)})
 
 
 def max_pool(x, g, storage_order=0):
@@ -146,6 +155,9 @@ def edges(dtype, opset):
         inf = np.inf
         special = np.array([[[[-inf, -inf, 1, 2], [-inf, -inf, 3, inf], [0, -0.0, 5, 4], [-1, -2, -inf, 6]]]]).astype(t)
         out.append(Example([special], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1], "strides": [2, 2]}, name="inf_window", outputs=one))
+        nan = np.nan  # spec-silent: NaN first, last, alone and twice in overlapping windows
+        with_nan = np.array([[[[nan, 1, 2, 3], [4, 5, nan, 7], [8, 9, 10, 11], [nan, nan, 14, 15]]]]).astype(t)
+        out.append(Example([with_nan], {"kernel_shape": [2, 2]}, name="nan_windows", outputs=one))
     else:
         lo, hi = S.finite_range(dtype)
         ext = np.array([[[[lo, lo, hi], [lo, lo, 0], [1, lo, hi]]]], dtype=object).astype(t)

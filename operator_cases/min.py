@@ -1,27 +1,32 @@
 """Min: elementwise minimum of 1..N inputs (ONNX spec: Min-1, 6, 8, 12, 13).
 
 Min-1/6 need every input to have the same shape; Min-8 on broadcast multidirectionally;
-Min-12 adds the integer types, Min-13 bfloat16. The spec does not say what a NaN input gives,
-so NaN is left out of the examples (other than a single input, which is returned as is);
-+-inf and -0.0 are in.
+Min-12 adds the integer types, Min-13 bfloat16. +-inf and -0.0 are in the examples.
+
+Spec-silent: the text does not say what a NaN input gives. We propagate it (IEEE 754-2019
+minimum, numpy.minimum); a backend may instead ignore it (minimumNumber), so a NaN input is
+``unspecified`` when the result is NaN or the min of the other inputs, and a ``mismatch``
+otherwise (e.g. a result that depends on where the NaN stood among three inputs).
 """
 
 import functools
 
 import numpy as np
 
+from harness import strategies as S
 from harness.fuzz_api import NAN_ASSUMED
-from harness.registry import Operator
+from harness.registry import Example, Operator
 
-from ._binary_util import (
-    no_nan,
-    variadic_edges,
-    variadic_example,
-    variadic_template,
-    wide_int_edges,
-)
+from ._binary_util import variadic_edges, variadic_example, variadic_template, wide_int_edges
+from ._silent_util import nan_in_result, nan_or_ignoring_nan
 
 op = Operator("Min")
+op.spec_silent(
+    "nan", (1, 6, 8, 12, 13),
+    spec="Element-wise min of each of the input tensors",
+    expected="NaN wherever an input is NaN: IEEE 754-2019 minimum (numpy.minimum); the text names no NaN rule",
+    where=nan_in_result,
+    invariants={"a min is NaN or the min of the non-NaN inputs": nan_or_ignoring_nan(np.inf)})
 
 
 @op.reference(1, 6, 8, 12, 13)
@@ -41,12 +46,23 @@ def draw_8(d, dtype, opset):
 
 @op.edges(1, 6)
 def edges_1(dtype, opset):
-    return variadic_edges(dtype, broadcast=False, values=no_nan(dtype)) + wide_int_edges(dtype)
+    return variadic_edges(dtype, broadcast=False) + nan_edges(dtype) + wide_int_edges(dtype)
 
 
 @op.edges(8, 12, 13)
 def edges_8(dtype, opset):
-    return variadic_edges(dtype, broadcast=True, values=no_nan(dtype)) + wide_int_edges(dtype)
+    return variadic_edges(dtype, broadcast=True) + nan_edges(dtype) + wide_int_edges(dtype)
+
+
+def nan_edges(dtype):
+    """A NaN first, middle and last among three inputs (where the order of a pairwise
+    comparison shows), and NaN with +-inf."""
+    if not S.is_float(dtype):
+        return []
+    nan, inf = np.nan, np.inf
+    rows = [[nan, 1.0, 0.0, nan, -inf], [1.0, nan, 0.0, 2.0, nan], [0.0, 2.0, nan, nan, inf]]
+    a, b, c = (np.array(r).astype(S.np_dtype(dtype)) for r in rows)
+    return [Example([a, b, c], name="nan_three")]
 
 
 # how it enters a generated graph (harness.suites.generated)

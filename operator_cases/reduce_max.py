@@ -5,31 +5,48 @@
 should consider False < True"). "Reduction over an empty set of values yields minus infinity (if
 supported by the datatype) or the minimum value of the data type otherwise" (every version but
 12, whose text says nothing, so its cases avoid empty reductions); for bool that minimum is False.
-The spec says nothing about NaN, so no case has one; infinities, -0.0 and denormals are covered.
+Infinities, -0.0 and denormals are covered.
+
+Spec-silent: the text says nothing about NaN. We propagate it (IEEE 754-2019 maximum, numpy.max);
+a backend may ignore it (maximumNumber): a NaN group is ``unspecified`` when its result is NaN or
+the max of the group's other values, a ``mismatch`` otherwise.
 """
 
 import numpy as np
 
+from harness import strategies as S
 from harness.registry import Operator
 
-from ._reduce_util import (
-    extreme_drawer,
-    extreme_edges,
-    identity_low,
-    reduce_template,
-    register_reduce,
-    wide_int_edges,
-)
+from ._reduce_util import extreme_drawer, identity_low, reduce_template, register_reduce, wide_int_edges
+from ._silent_util import nan_in_result, nan_or_ignoring_nan
 
 op = Operator("ReduceMax")
+op.spec_silent(
+    "nan", (1, 11, 12, 13, 18, 20),
+    spec="Computes the max of the input tensor's element[...]along the provided axes.",
+    expected="NaN for a group holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
+    where=nan_in_result,
+    invariants={"a max is NaN or the max of the group's non-NaN values": nan_or_ignoring_nan(-np.inf)})
 
 
 def compute(x, axes, dtype):
     return np.max(x, axis=axes, keepdims=True, initial=identity_low(dtype))
 
 
-register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, edge_values=extreme_edges, whole_range_ints=True,
-                extra_edges=wide_int_edges)
+def extra_edges(dtype, since, ex):
+    """NaN first, in the middle and last of a group, and in a group of 20 (a vectorized loop)."""
+    out = wide_int_edges(dtype, since, ex)
+    if S.is_float(dtype):
+        nan, inf = np.nan, np.inf
+        rows = np.array([[nan, 1, 0, 2], [1, nan, 0, -inf], [1, 2, 3, nan], [nan, nan, 1, inf], [0, 1, 2, 3]])
+        out.append(ex(rows.astype(S.np_dtype(dtype)), [1], 0, "nan_rows"))
+        long = np.arange(40, dtype=np.float64).reshape(2, 20) - 10
+        long[0, 9] = long[1, 19] = nan
+        out.append(ex(long.astype(S.np_dtype(dtype)), [1], 1, "nan_long_rows"))
+    return out
+
+
+register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, whole_range_ints=True, extra_edges=extra_edges)
 
 
 # how it enters a generated graph (harness.suites.generated)

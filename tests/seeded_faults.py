@@ -7,7 +7,14 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   data cyclically (``np.resize``) instead of broadcasting; right only when the size-1
   dimensions lead. Minimal graph: one Add.
 - ``NanDroppingMax``: Max is ``np.fmax``, which returns the other operand where one is NaN,
-  instead of propagating the NaN. Minimal graph: one Max with a NaN input.
+  instead of propagating the NaN. Minimal graph: one Max with a NaN input. NaN in Max is a
+  spec-silent point and fmax is IEEE 754-2019 maximumNumber, so the operators suite (whose cases
+  carry their spec-silent points) calls it ``unspecified``; the fuzzer's graphs carry none and
+  find it as a mismatch.
+- ``NanOrderMax``: Max keeps the running value only when it is strictly larger
+  (``out > x ? out : x``, the operand order of ``std::max(x, out)``), so a NaN anywhere but last
+  is forgotten again by the next operand: Max(1, NaN, 0) is 0, neither NaN nor the max of the
+  other inputs. It breaks the invariant of the spec-silent point, a ``mismatch``.
 - ``SliceEnd``: Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim``
   (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
@@ -46,6 +53,13 @@ def _nan_dropping_max(self, *xs):
     out = xs[0]
     for x in xs[1:]:
         out = np.fmax(out, x)
+    return np.asarray(out).astype(xs[0].dtype),
+
+
+def _nan_order_max(self, *xs):
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.where(out > x, out, x)  # the bug: with a NaN on either side the later operand wins
     return np.asarray(out).astype(xs[0].dtype),
 
 
@@ -90,6 +104,11 @@ class BroadcastAdd(_Kernels):
 class NanDroppingMax(_Kernels):
     name = "nan-dropping-max"
     kernels = (_kernel("Max", _nan_dropping_max),)
+
+
+class NanOrderMax(_Kernels):
+    name = "nan-order-max"
+    kernels = (_kernel("Max", _nan_order_max),)
 
 
 class SliceEnd(_Kernels):

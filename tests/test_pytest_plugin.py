@@ -88,3 +88,13 @@ def test_an_unavailable_backend_is_one_failing_item_with_its_reason(run):
     assert "backend tests.fault_backends:NotInstalled unavailable: vendor-sdk is not installed" in result.stdout.str()
     result = run(*args, "--harness-allow-unavailable")
     result.assert_outcomes(passed=4, skipped=4)
+
+
+def test_unspecified_is_not_a_failure_but_a_warning_with_the_point(pytester, monkeypatch, tmp_path):
+    monkeypatch.setenv("PYTHONPATH", str(ROOT))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--harness-suite", "operators", "--harness-examples", "0",
+                                           "--harness-corpus", str(tmp_path / "corpus"), "--harness-store", str(pytester.path / "r.sqlite"),
+                                           "--harness-backend", "tests.seeded_faults:NanDroppingMax",
+                                           "--harness-k", "^operators/Max-8/opset8/float32/nan_three$")
+    result.assert_outcomes(passed=1, warnings=1)
+    assert "UnspecifiedBehaviour" in result.stdout.str() and "Max.nan" in result.stdout.str()

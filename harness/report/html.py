@@ -22,14 +22,14 @@ import jinja2
 from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
-from .matrix import CHANGE_KINDS, PASSING, VIEWS, Report
+from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: longest message kept in the page (the full text is in results.json and the store)
 MESSAGE_CHARS = 1200
 
 OUTCOME_COLOURS = {
-    "pass": "#2e9d4f", "xpass": "#4f8fd6", "xfail": "#cdb64a", "skip": "#c9ced6",
+    "pass": "#2e9d4f", "unspecified": "#7fbf9a", "xpass": "#4f8fd6", "xfail": "#cdb64a", "skip": "#c9ced6",
     "mismatch": "#d7301f", "wrong-shape": "#ef6a1a", "wrong-dtype": "#f39a4a", "rejected": "#8c6bb1",
     "unsupported": "#8a8f98", "error": "#a50f15", "crash": "#2b2b2b", "timeout": "#8c510a",
     "export-failed": "#6d4c41",
@@ -254,6 +254,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "outcomes": list(OUTCOMES),
         "failures": list(FAILURES),
         "passing": list(PASSING),
+        "apart": list(APART),
         "views": list(VIEWS),
         "kinds": list(CHANGE_KINDS),
         "backends": [{"label": b.label, "name": b.name, "version": b.version, "available": b.available} for b in report.backends],
@@ -367,6 +368,7 @@ def render(report: Report) -> str:
     return env.get_template("report.html.j2").render(
         report=report,
         data=page_data(report),
+        unspecified=report.unspecified(),
         outcomes=OUTCOMES,
         colours=OUTCOME_COLOURS,
         failures=FAILURES,

@@ -105,6 +105,18 @@ def render(report: Report, folder: Path) -> str:
         lines.append(tabulate(rows, headers=["backend", "op-version", "failures", "only here", "example"], tablefmt="github"))
         lines.append(_more(len(groups), LIMITS["groups"], "op-versions with failures"))
 
+    silent = report.unspecified()
+    if silent:
+        lines.append("### Where runtimes differ on unspecified behaviour (not counted in the pass rate)")
+        lines.append("")
+        rows = [[_cell(g["backend"]), _code(p["point"]), _cell(", ".join(p["op_versions"]), 60), f"{p['cases']:,}",
+                 _cell(f"ours {p['expected']}, theirs {p['actual']}", 50), _cell(p["spec"], 90),
+                 f"{_code(p['example'])} {_link(p['bundle'], folder)}".rstrip()]
+                for g in silent for p in g["points"]]
+        lines.append(tabulate(rows[: LIMITS["groups"]], headers=["backend", "spec-silent point", "op-versions", "cases", "first difference",
+                                                               "spec text", "example"], tablefmt="github"))
+        lines.append(_more(len(rows), LIMITS["groups"], "spec-silent points"))
+
     timed = report.perf.summary()
     if report.perf.onnxruntime and any(s["cases"] for s in timed.values()):
         lines.append("### Speed")

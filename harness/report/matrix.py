@@ -32,10 +32,13 @@ from ..execute import FAILURES, NOT_LOADABLE, OUTCOMES
 
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
+#: outcomes counted apart, in neither the pass rate's numerator nor its denominator: a
+#: difference only where the spec is silent, every invariant kept
+APART = ("unspecified",)
 #: suites whose cases are whole models (bar charts in the performance section)
 MODEL_SUITES = ("models", "onnx-light")
 #: outcomes after which the latency measures a complete run
-TIMED_OUTCOMES = ("pass", "xpass", "xfail", "mismatch", "wrong-shape", "wrong-dtype")
+TIMED_OUTCOMES = ("pass", "xpass", "xfail", "unspecified", "mismatch", "wrong-shape", "wrong-dtype")
 VIEWS = ("op-version", "opset", "dtype", "suite")
 GRAPH_ROW = "(graphs)"
 
@@ -250,7 +253,8 @@ class BackendSummary:
 
     @property
     def loadable(self) -> int:
-        return self.total - self.not_loadable
+        """The pass rate's denominator: cases it could load, less those counted apart (``APART``)."""
+        return self.total - self.not_loadable - sum(self.counts[o] for o in APART)
 
     @property
     def passed(self) -> int:
@@ -517,7 +521,7 @@ class History:
                         points.append(HistoryPoint(run["id"], run["started"], run["status"], None, None, (run["id"], name) in unavailable))
                     else:
                         points.append(HistoryPoint(run["id"], run["started"], run["status"],
-                                                   sum(c[o] for o in PASSING), sum(c.values()) - c["skip"]))
+                                                   sum(c[o] for o in PASSING), sum(c.values()) - c["skip"] - sum(c[o] for o in APART)))
             # every series has one point per run of every store (None for the other stores' runs),
             # so that series from merged stores stay aligned with the run axis
             for key, points in series.items():
@@ -534,8 +538,8 @@ class History:
 # -- diffs ------------------------------------------------------------------------------------------
 def outcome_class(outcome: str | None) -> str | None:
     """The row and column of :data:`TRANSITIONS`: ``pass`` (pass, xpass), ``xfail``, ``skip``,
-    ``failure`` (any other outcome) or None (the case x backend is not in that run)."""
-    if outcome is None or outcome in ("xfail", "skip"):
+    ``unspecified``, ``failure`` (any other outcome) or None (the case x backend is not in that run)."""
+    if outcome is None or outcome in ("xfail", "skip", "unspecified"):
         return outcome
     return "pass" if outcome in PASSING else "failure"
 
@@ -547,6 +551,12 @@ def outcome_class(outcome: str | None) -> str | None:
 #: known: a pass or known failure that now fails, is skipped or is gone; a failure that now
 #: fails differently (the bug moved, its expectation and bundle no longer describe it); a case
 #: that runs for the first time (new, or before skipped) without passing.
+#:
+#: ``unspecified`` (a difference only where the spec is silent, every invariant kept) is no
+#: regression when it comes from or goes to a pass: the backend changed its choice where the spec
+#: leaves the choice to it, so no evidence of conformance is lost; such a change is listed in its
+#: own kind (a user relying on one choice wants to see it). Breaking an invariant after keeping it
+#: (unspecified -> failure) is a regression like pass -> failure.
 TRANSITIONS: dict[tuple[str | None, str | None], str] = {
     ("pass", "failure"): "regressed",
     ("pass", "xfail"): "pass-to-xfail",
@@ -570,11 +580,21 @@ TRANSITIONS: dict[tuple[str | None, str | None], str] = {
     ("pass", "pass"): "changed",       # pass <-> xpass: an expectation was added or removed
     ("failure", "xfail"): "changed",   # a failure now expected
     (None, "pass"): "new",
+    ("pass", "unspecified"): "unspecified-changed",
+    ("unspecified", "pass"): "unspecified-changed",
+    ("unspecified", "failure"): "regressed",
+    ("unspecified", "xfail"): "pass-to-xfail",
+    ("unspecified", "skip"): "skipped",
+    ("unspecified", None): "removed",
+    ("failure", "unspecified"): "improved",
+    ("xfail", "unspecified"): "improved",
+    ("skip", "unspecified"): "improved",
+    (None, "unspecified"): "new",
 }
 #: every kind in the order ``diff`` and the reports list them, with what it means; the first
 #: ones are the regressions
 KINDS: dict[str, str] = {
-    "regressed": "pass -> failure",
+    "regressed": "pass -> failure",  # unspecified -> failure too (see TRANSITIONS)
     "pass-to-xfail": "pass -> expected failure",
     "xfail-to-failure": "expected failure -> a failure no expectation covers",
     "failure-changed": "one failure -> another",
@@ -582,9 +602,10 @@ KINDS: dict[str, str] = {
     "skip-to-failure": "skip -> failure or expected failure",
     "new-failing": "new case x backend that does not pass",
     "removed": "case x backend no longer in the run",
-    "improved": "failure, expected failure or skip -> pass",
+    "unspecified-changed": "pass <-> unspecified: the backend's choice where the spec is silent changed, every invariant kept",
+    "improved": "failure, expected failure or skip -> pass or unspecified",
     "changed": "pass <-> xpass, failure -> expected failure",
-    "new": "new case x backend that passes",
+    "new": "new case x backend that passes (or differs only where the spec is silent)",
 }
 REGRESSION_KINDS = tuple(KINDS)[:8]
 CHANGE_KINDS = tuple(KINDS)
@@ -721,6 +742,36 @@ class Report:
 
     def failures(self) -> list[dict[str, Any]]:
         return [r for r in self.results if r["outcome"] in FAILURES]
+
+    def unspecified(self) -> list[dict[str, Any]]:
+        """Where runtimes differ on unspecified behaviour, backend by backend: per backend (in
+        column order) its ``unspecified`` results grouped by spec-silent point, each with the
+        point's spec text, our choice, the invariants kept, the op-versions and cases, and the
+        first case's two values and bundle (as the comparator recorded them)."""
+        out = []
+        for b in self.backends:
+            points: dict[str, dict[str, Any]] = {}
+            for r in self.results:
+                if r["column"] != b.label or (r.get("raw_outcome") or r["outcome"]) != "unspecified":
+                    continue
+                info = (r.get("verdict") or {}).get("spec_silent") or {}
+                key = info.get("point") or "?"
+                entry = points.get(key)
+                if entry is None:
+                    entry = points[key] = {"point": key, "spec": info.get("spec", ""), "choice": info.get("choice", ""),
+                                           "invariants": info.get("invariants", []), "op_versions": [], "cases": 0,
+                                           "example": r["case_id"], "expected": info.get("expected", ""),
+                                           "actual": info.get("actual", ""), "index": info.get("index", ""),
+                                           "bundle": r.get("bundle_path") or ""}
+                entry["cases"] += 1
+                version = CaseInfo.from_tags(r["case_id"], r.get("tags") or {}).op_version
+                if version and version not in entry["op_versions"]:
+                    entry["op_versions"].append(version)
+            for entry in points.values():
+                entry["op_versions"].sort(key=_natural)
+            if points:
+                out.append({"backend": b.label, "points": [points[k] for k in sorted(points, key=_natural)]})
+        return out
 
 
 def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bool = True) -> Report:

@@ -49,6 +49,7 @@ def document(report: Report) -> dict[str, Any]:
         "diff": report.diff.to_dict() if report.diff else None,
         "performance": report.perf.summary(),
         "fails_only_here": [{"case_id": c, "backend": b} for c, b in sorted(report.matrix.fails_only_here)],
+        "unspecified": report.unspecified(),
         "results": [_result(r) for r in report.results],
     }
 

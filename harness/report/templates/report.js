@@ -22,6 +22,7 @@
   cumsum(P.c);
   const FAIL = new Set(D.failures.map((o) => OUT.indexOf(o)));
   const PASS = new Set(D.passing.map((o) => OUT.indexOf(o)));
+  const APART = new Set(D.apart.map((o) => OUT.indexOf(o)));  // counted apart: not in the pass rate
   const PAGE = { matrix: 150, cases: 100, perf: 100, diff: 100 };
   const $ = (id) => document.getElementById(id);
   const str = (i) => (i === undefined || i === null || i < 0 ? "" : S[i]);
@@ -216,17 +217,17 @@
       prev = g;
       for (const b of vis) {
         const base = (r * NB + b) * NO;
-        let tot = 0, pass = 0, segs = "", title = [];
+        let tot = 0, den = 0, pass = 0, segs = "", title = [];
         for (let o = 0; o < NO; o++) {
           const k = counts[base + o];
           if (!k) continue;
-          tot += k; if (PASS.has(o)) pass += k;
+          tot += k; if (PASS.has(o)) pass += k; if (!APART.has(o)) den += k;
           segs += "<span style='flex-grow:" + k + ";background:var(--o-" + OUT[o] + ")'></span>";
           title.push(OUT[o] + " " + k);
         }
         if (!tot) { h += "<td class='cell empty'><span class='muted'>–</span></td>"; continue; }
         h += "<td class='cell' data-row='" + r + "' data-b='" + b + "' title='" + esc(B[b].label + ": " + title.join(", ")) + "'><div class='crow'><div class='mbar'>" + segs +
-          "</div><span class='ctext" + (pass < tot ? " bad" : "") + "'>" + pass.toLocaleString("en-US") + "/" + tot.toLocaleString("en-US") + "</span></div></td>";
+          "</div><span class='ctext" + (pass < den ? " bad" : "") + "'>" + pass.toLocaleString("en-US") + "/" + den.toLocaleString("en-US") + "</span></div></td>";
       }
       h += "</tr>";
     }
@@ -304,7 +305,7 @@
     h += "<h3>Outcome</h3>" + dl([
       ["outcome", esc(o), "outcome"],
       ["before expectations", raw >= 0 ? esc(OUT[raw]) : "", "raw_outcome"],
-      ["expected", o === "xfail" ? "this failure (" + esc(raw >= 0 ? OUT[raw] : o) + ")" : o === "xpass" ? "a failure, but it passed" : reason ? "another failure" : o === "pass" ? "pass" : "pass (no known-failure entry)", "expected"],
+      ["expected", o === "xfail" ? "this failure (" + esc(raw >= 0 ? OUT[raw] : o) + ")" : o === "xpass" ? "a failure, but it passed" : o === "unspecified" ? "not a failure: differs only where the spec is silent, every invariant kept" : reason ? "another failure" : o === "pass" ? "pass" : "pass (no known-failure entry)", "expected"],
       ["expectation reason", esc(reason), "reason"],
     ]);
     const nan = col(R.nan, i, null), out = col(R.out, i, null);
@@ -330,7 +331,7 @@
     const bundle = bundleOf(i);
     h += "<h3>Reproduce</h3>" + (bundle ?
       dl([["repro bundle", "<code>" + esc(bundle) + "</code>", "bundle"]]) + "<pre class='cmd' data-field='command'>python " + esc(bundle) + "/repro.py</pre>" :
-      "<p class='muted'>no repro bundle (bundles are written for failures)</p>");
+      "<p class='muted'>no repro bundle (bundles are written for failures and unspecified results)</p>");
     const others = [];
     for (let k = 0; k < NB; k++) { const j = byCase[c * NB + k]; if (j >= 0 && j !== i) others.push("<span>" + esc(B[k].label) + " " + badge(j, false) + "</span>"); }
     if (others.length) h += "<h3>Other backends</h3><div class='others'>" + others.join("") + "</div>";

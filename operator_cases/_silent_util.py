@@ -1,0 +1,118 @@
+"""Shared pieces of spec-silent points (``Operator.spec_silent``, see harness/registry.py):
+where in the outputs the spec leaves the result open, and invariants that hold whatever a
+backend chooses there. Each operator module declares its own points with these.
+
+The NaN choices follow IEEE 754-2019, which has two maxima: ``maximum`` propagates a NaN (our
+expected choice, numpy's ``maximum``/``max``/``argmax``), ``maximumNumber`` ignores it. A backend may take
+either (the ONNX text names neither), so the invariant is "NaN, or what the op gives with the
+NaNs left out"; a value that is neither (a result that depends on where the NaN stood) breaks it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import SilentCheck
+
+from ._binary_util import legacy_rhs
+
+
+def is_float(x: Any) -> bool:
+    return S.is_float(S.label_of(np.asarray(x).dtype))
+
+
+def has_nan(x: Any) -> bool:
+    return x is not None and is_float(x) and bool(np.isnan(np.asarray(x).astype(np.float64)).any())
+
+
+def nan_in_result(inputs: list, attrs: dict, expected: list, since: int) -> list:
+    """Open: the float output elements our reference makes NaN, when an input holds a NaN (a
+    NaN made from numbers, like inf - inf, is fixed by IEEE 754 and stays closed)."""
+    if not any(has_nan(x) for x in inputs):
+        return [None] * len(expected)
+    return [np.isnan(np.asarray(e).astype(np.float64)) if is_float(e) else None for e in expected]
+
+
+def without_nan(inputs: list, fill: float) -> list:
+    """The inputs with every NaN replaced by ``fill`` (-inf for a max: a NaN never wins)."""
+    return [np.where(np.isnan(x), np.asarray(fill, dtype=x.dtype), x) if has_nan(x) else x for x in inputs]
+
+
+def first_output(result: Any) -> np.ndarray:
+    return np.asarray(result[0] if isinstance(result, (list, tuple)) else result)
+
+
+def nan_or_ignoring_nan(fill: float) -> Callable[[SilentCheck], bool]:
+    """Invariant: every open element of output 0 is NaN (IEEE maximum/minimum) or the reference's
+    result with the NaNs left out (maximumNumber/minimumNumber: NaN replaced by ``fill``)."""
+
+    def holds(c: SilentCheck) -> bool:
+        mask = c.masks[0]
+        got = np.asarray(c.actual[0]).astype(np.float64)[mask]
+        other = first_output(c.reference(*without_nan(c.inputs, fill), **c.attrs)).astype(np.float64)
+        other = np.broadcast_to(other, mask.shape)[mask]
+        return bool(np.all(np.isnan(got) | (got == other)))
+
+    return holds
+
+
+def nan_or_bound(c: SilentCheck) -> bool:
+    """Invariant of a clip: every open element of output 0 is NaN or what the reference gives
+    with the NaN taken as -inf or as +inf (the lower or the upper bound)."""
+    mask = c.masks[0]
+    got = np.asarray(c.actual[0]).astype(np.float64)[mask]
+    low, high = (first_output(c.reference(*without_nan(c.inputs[:1], fill), *c.inputs[1:], **c.attrs)).astype(np.float64)[mask]
+                 for fill in (-np.inf, np.inf))
+    return bool(np.all(np.isnan(got) | (got == low) | (got == high)))
+
+
+def exact_ints(fn: Callable[[Any, Any], Any], a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``fn`` on the values as Python ints (no overflow), broadcast."""
+    a, b = np.broadcast_arrays(np.asarray(a), np.asarray(b))
+    return np.asarray(np.frompyfunc(lambda x, y: fn(int(x), int(y)), 2, 1)(a, b), dtype=object)
+
+
+def _operands(inputs: list, attrs: dict) -> tuple[np.ndarray, np.ndarray]:
+    """A and B, B reshaped for the legacy ``broadcast``/``axis`` attributes (versions 1 and 6)."""
+    a, b = (np.asarray(x) for x in inputs[:2])
+    if attrs.get("broadcast"):
+        b = legacy_rhs(a, b, attrs["broadcast"], attrs.get("axis"))
+    return a, b
+
+
+def overflow_where(fn: Callable[[Any, Any], Any]) -> Callable[[list, dict, list, int], list]:
+    """Open: the integer elements whose exact result ``fn(a, b)`` is outside the type."""
+
+    def where(inputs: list, attrs: dict, expected: list, since: int) -> list:
+        a, b = _operands(inputs, attrs)
+        label = S.label_of(a.dtype)
+        if not S.is_int(label) or a.size == 0 or b.size == 0:
+            return [None]
+        lo, hi = S.finite_range(label)
+        exact = exact_ints(fn, a, b)
+        return [np.asarray(np.frompyfunc(lambda v: v < lo or v > hi, 1, 1)(exact), dtype=bool)]
+
+    return where
+
+
+def wrapped_or_saturated(fn: Callable[[Any, Any], Any]) -> Callable[[SilentCheck], bool]:
+    """Invariant: every open element is the exact result wrapped modulo 2**bits or saturated to
+    the type's range, nothing else."""
+
+    def holds(c: SilentCheck) -> bool:
+        a, b = _operands(c.inputs, c.attrs)
+        label = S.label_of(a.dtype)
+        lo, hi = S.finite_range(label)
+        exact = exact_ints(fn, a, b)[c.masks[0]]
+        got = np.asarray(c.actual[0])[c.masks[0]]
+        span = hi - lo + 1
+        for v, g in zip(exact, got):
+            if int(g) not in ((v - lo) % span + lo, min(max(v, lo), hi)):
+                return False
+        return True
+
+    return holds
