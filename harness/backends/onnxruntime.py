@@ -1,7 +1,14 @@
 """ONNX Runtime (CPU execution provider by default).
 
-Options: ``providers`` (list, default CPU only), ``optimization`` ("disable", "basic",
-"extended", "all"; default "all"), ``threads`` (intra-op threads; 0 lets ORT choose).
+Options: ``providers`` (list, default CPU only), ``optimization`` ("disable" or "disabled",
+"basic", "extended", "all"; default "all"), ``threads`` (intra-op threads; 0 lets ORT choose).
+
+Variants are backends of their own, so that one run compares them side by side:
+``onnxruntime-noopt`` is graph optimization disabled, and ``onnxruntime:<Provider>`` runs on the
+execution provider of that name (``onnxruntime:CUDAExecutionProvider``); a provider this
+onnxruntime build does not have is ``unavailable`` with the providers it has, never a silent
+fall-back to the CPU for the whole model. (Nodes the provider has no kernel for still run on
+the CPU provider, ORT's own fall-back; ``session.get_providers()`` is recorded.)
 
 The Python binding cannot take or give every ONNX type as numpy: bfloat16, float8 and 4-bit
 types are passed through OrtValues with their ONNX element type and read back from the
@@ -20,7 +27,7 @@ import onnx
 from ..values import dtype_to_onnx, plain_value
 from .base import Backend, Session, Unavailable, Unsupported
 
-_OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+_OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 # sub-byte types: element type -> (dtype, bits per element); packed low bits first (onnx/IR.md)
 _PACKED = {onnx.TensorProto.INT4: (ml_dtypes.int4, 4), onnx.TensorProto.UINT4: (ml_dtypes.uint4, 4),
            onnx.TensorProto.FLOAT4E2M1: (ml_dtypes.float4_e2m1fn, 4)}
@@ -135,7 +142,10 @@ class OnnxRuntimeBackend(Backend):
     def prepare(self, model: onnx.ModelProto) -> Session:
         ort = self.ort
         opts = ort.SessionOptions()
-        opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _OPT_LEVELS[self.options.get("optimization", "all")])
+        level = self.options.get("optimization", "all")
+        if level not in _OPT_LEVELS:
+            raise ValueError(f"onnxruntime option optimization={level!r}: expected one of {', '.join(_OPT_LEVELS)}")
+        opts.graph_optimization_level = getattr(ort.GraphOptimizationLevel, _OPT_LEVELS[level])
         threads = int(self.options.get("threads", 0))
         if threads:
             opts.intra_op_num_threads = threads
@@ -145,6 +155,9 @@ class OnnxRuntimeBackend(Backend):
         if isinstance(providers, str):
             providers = providers.split(",")
         session = ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=providers)
+        if providers[0] not in session.get_providers():
+            # ORT warns and falls back to the CPU when a requested provider fails to initialise
+            raise RuntimeError(f"onnxruntime did not use {providers[0]} (session providers: {', '.join(session.get_providers())})")
         return OrtSession(ort, session)
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
@@ -155,3 +168,41 @@ class OnnxRuntimeBackend(Backend):
             # a model ORT refuses to load: IR/opset skew, invalid graph, failed type or shape inference
             return "rejected"
         return super().classify_error(exc, stage)
+
+
+class OnnxRuntimeNoOptBackend(OnnxRuntimeBackend):
+    """ONNX Runtime with graph optimization disabled: every node runs as written."""
+
+    name: ClassVar[str] = "onnxruntime-noopt"
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**{"optimization": "disable", **options})
+
+
+class OnnxRuntimeProviderBackend(OnnxRuntimeBackend):
+    """ONNX Runtime on one execution provider, named by ``provider`` (set by :meth:`for_provider`)."""
+
+    provider: ClassVar[str] = ""
+
+    @classmethod
+    def for_provider(cls, provider: str) -> type[OnnxRuntimeProviderBackend]:
+        return type(f"OnnxRuntime_{provider}", (cls,), {"name": f"onnxruntime:{provider}", "provider": provider, "__module__": __name__})
+
+    @classmethod
+    def available(cls) -> tuple[bool, str]:
+        ok, reason = super().available()
+        if not ok:
+            return ok, reason
+        try:
+            import onnxruntime
+        except ImportError as exc:
+            return False, f"onnxruntime cannot be imported: {exc}"
+        have = onnxruntime.get_available_providers()
+        if cls.provider not in have:
+            return False, f"execution provider {cls.provider} is not in this onnxruntime build (available: {', '.join(have)})"
+        return True, ""
+
+    def __init__(self, **options: Any) -> None:
+        # the CPU provider after it takes the nodes it has no kernel for (ORT's own fall-back)
+        providers = list(dict.fromkeys([self.provider, "CPUExecutionProvider"]))
+        super().__init__(**{"providers": providers, **options})
