@@ -15,10 +15,12 @@ __all__ = ["Backend", "Rejected", "Session", "Unavailable", "Unsupported", "know
 BUILTIN: dict[str, str] = {
     "reference": "harness.backends.reference:ReferenceBackend",
     "onnxruntime": "harness.backends.onnxruntime:OnnxRuntimeBackend",
+    "onnxruntime-noopt": "harness.backends.onnxruntime:OnnxRuntimeNoOptBackend",
     "kernels": "harness.backends.kernels:KernelsBackend",
     "tensorflow": "harness.backends.tensorflow:TensorFlowBackend",
     "pytorch": "harness.backends.pytorch:PyTorchBackend",
     "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
+    "tract": "harness.backends.tract:TractBackend",
 }
 
 ENTRY_POINT_GROUP = "harness.backends"
@@ -45,7 +47,12 @@ class UnknownBackend(ValueError):
 
 
 def load_backend_class(spec: str) -> type[Backend]:
-    """Resolve a backend name or a ``module:Class`` spec to its class."""
+    """Resolve a backend name, a variant ``onnxruntime:<ExecutionProvider>`` or a
+    ``module:Class`` spec to its class."""
+    if spec.startswith("onnxruntime:") and spec.partition(":")[2].isidentifier():
+        from .onnxruntime import OnnxRuntimeProviderBackend
+
+        return OnnxRuntimeProviderBackend.for_provider(spec.partition(":")[2])
     target = known_backends().get(spec)
     if target is None:
         if ":" not in spec:
