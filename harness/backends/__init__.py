@@ -21,6 +21,7 @@ BUILTIN: dict[str, str] = {
     "pytorch": "harness.backends.pytorch:PyTorchBackend",
     "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
     "tract": "harness.backends.tract:TractBackend",
+    "tvm": "harness.backends.tvm:TvmBackend",
 }
 
 ENTRY_POINT_GROUP = "harness.backends"
