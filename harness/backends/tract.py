@@ -36,7 +36,7 @@ _UNSUPPORTED_MARKS = (
     # tract types a graph only when some inputs are constants (axes, pads, shapes, splits,
     # scales); the official cases feed them as graph inputs
     "be a const", "be constant", "as a constant", "input is variable", "expect constant", "expected dim and value to be determined",
-    "must be a known scalar", "are not const",
+    "must be a known scalar", "are not const", "expects a constant", "is a const",
 )
 # how tract says "this file is not a valid ONNX model"
 _REJECTED_MARKS = ("could not resolve inputs", "decodeerror", "failed to decode", "invalid wire type", "buffer underflow")
