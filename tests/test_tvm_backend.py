@@ -66,3 +66,21 @@ def test_a_failure_while_running_is_an_error(backend):
     with pytest.raises(Exception) as info:
         session.run({"x": np.ones(4, np.float32)})  # not the compiled shape: the VM refuses it
     assert backend.classify_error(info.value, "run") == "error"
+
+
+def test_a_shape_result_comes_back_as_an_int64_tensor(backend):
+    graph = helper.make_graph([helper.make_node("Shape", ["x"], ["y"], start=1)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])], [helper.make_tensor_value_info("y", TensorProto.INT64, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)], ir_version=8)
+    (y,) = backend.prepare(model).run({"x": np.ones((2, 3, 4), np.float32)})
+    assert y.dtype == np.int64
+    np.testing.assert_array_equal(y, [3, 4])
+
+
+def test_a_parameter_the_frontend_needs_constant_is_unsupported(backend):
+    graph = helper.make_graph([helper.make_node("ReduceSum", ["x", "axes"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    with pytest.raises(Exception) as info:
+        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8))
+    assert backend.classify_error(info.value, "prepare") == "unsupported"

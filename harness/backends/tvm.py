@@ -27,6 +27,15 @@ from ..values import plain_value
 from .base import Backend, Session, Unavailable, Unsupported
 
 _UNSUPPORTED_ERRORS = ("OpNotImplemented", "OpAttributeUnImplemented")
+# how the frontend and the VM refuse a form of an operator or a type (lower case)
+_UNSUPPORTED_MARKS = (
+    "are not supported for frontend onnx", "not supported", "not yet supported", "currently supported",
+    "currently unsupported", "must be a constant", "cannot handle shapeexpr inputs",
+    "dtype.bits % 8 == 0",  # the VM allocates no sub-byte (int4, int2, float4) tensor
+)
+
+
+_SUB_BYTE = ("int4", "uint4", "int2", "uint2", "float4_e2m1fn")
 
 
 class TvmSession(Session):
@@ -42,6 +51,8 @@ class TvmSession(Session):
             value = feeds[name]
             if not isinstance(value, np.ndarray) or value.dtype.kind in "OUS":
                 raise Unsupported(f"tvm binding: input {name!r} is a {type(value).__name__} of {getattr(value, 'dtype', '-')}; the Relax VM takes tensors only")
+            if value.dtype.name in _SUB_BYTE:
+                raise Unsupported(f"tvm binding: input {name!r} is {value.dtype.name}; the VM takes no sub-byte tensor")
             args.append(self.tvm.runtime.tensor(np.ascontiguousarray(value).reshape(value.shape)))
         out = self.vm["main"](*args)
         outputs = [out] if self.n_outputs == 1 else list(out)
@@ -50,6 +61,8 @@ class TvmSession(Session):
     def _value(self, out: Any) -> Any:
         if hasattr(out, "numpy"):
             return plain_value(out.numpy())
+        if type(out).__name__ == "Shape":  # a Shape op's result stays a shape value in Relax
+            return np.array(tuple(out), dtype=np.int64)
         return [self._value(o) for o in out]  # a sequence: an Array of tensors
 
 
@@ -95,6 +108,8 @@ class TvmBackend(Backend):
             if not info.type.HasField("tensor_type"):
                 raise Unsupported(f"tvm: graph input {info.name!r} is a {info.type.WhichOneof('value')}; the Relax frontend takes tensor inputs only")
             tensor = info.type.tensor_type
+            if tensor.elem_type == onnx.TensorProto.STRING:
+                raise Unsupported(f"tvm: graph input {info.name!r} is a string tensor; TVM has no string type")
             try:
                 dtypes[info.name] = str(onnx.helper.tensor_dtype_to_np_dtype(tensor.elem_type))
             except (KeyError, ValueError) as exc:
@@ -109,6 +124,6 @@ class TvmBackend(Backend):
         return relax.VirtualMachine(executable, tvm.cpu())
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
-        if type(exc).__name__ in _UNSUPPORTED_ERRORS or "are not supported for frontend onnx" in str(exc).lower():
+        if type(exc).__name__ in _UNSUPPORTED_ERRORS or any(mark in str(exc).lower() for mark in _UNSUPPORTED_MARKS):
             return "unsupported"
         return super().classify_error(exc, stage)
