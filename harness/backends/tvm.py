@@ -31,6 +31,7 @@ _UNSUPPORTED_ERRORS = ("OpNotImplemented", "OpAttributeUnImplemented")
 _UNSUPPORTED_MARKS = (
     "are not supported for frontend onnx", "not supported", "not yet supported", "currently supported",
     "currently unsupported", "must be a constant", "cannot handle shapeexpr inputs",
+    "unsupported input datatype", "unsupported output datatype",  # a type the op's converter lacks
     "dtype.bits % 8 == 0",  # the VM allocates no sub-byte (int4, int2, float4) tensor
 )
 
