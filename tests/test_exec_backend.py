@@ -2,6 +2,7 @@
 harness backend with the same outcomes as in process, and a runner that crashes, hangs, refuses
 an operator or writes garbage."""
 
+import os
 import shlex
 import sys
 import time
@@ -169,3 +170,53 @@ def test_a_runner_that_dies_at_start_is_unavailable_with_its_stderr():
     with pytest.raises(Unavailable, match="exited with status 1.*no runtime here"):
         cls().load()
 
+
+
+# -- the C++ runner (examples/cpp-runner): built with g++ against the openvino wheel ---------------
+CPP = Path(__file__).resolve().parents[1] / "examples" / "cpp-runner"
+
+
+def _openvino_python() -> str | None:
+    """An interpreter with the openvino wheel: this one, or $OPENVINO_PYTHON."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("openvino") is not None:
+        return sys.executable
+    return os.environ.get("OPENVINO_PYTHON")
+
+
+@pytest.fixture(scope="module")
+def cpp_runner(tmp_path_factory) -> str:
+    import shutil
+    import subprocess
+
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        pytest.skip("no C++ compiler (g++) to build examples/cpp-runner")
+    python = _openvino_python()
+    if python is None:
+        pytest.skip("the openvino wheel is not installed here (or set OPENVINO_PYTHON to an interpreter that has it)")
+    out = tmp_path_factory.mktemp("cpp") / "ovrunner"
+    build = subprocess.run(["sh", str(CPP / "build.sh"), python, str(out)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr[-2000:]
+    return str(out)
+
+
+def test_the_cpp_runner_runs_official_cases_and_says_what_it_lacks(cpp_runner, official_cases):
+    spec = BackendSpec(f"exec:{cpp_runner}")
+    results = _run([spec], official_cases)
+    outcomes = {c.id.split("/")[1]: results[(spec.name, c.id)].outcome for c in official_cases}
+    # strings and sequences: this runner takes numeric and bool tensors only, and OpenVINO's ONNX
+    # frontend converts neither StringConcat nor SequenceInsert
+    assert outcomes == {name: "unsupported" if name in ("test_string_concat_utf8", "test_sequence_insert_at_back") else "pass"
+                        for name in OFFICIAL}
+    assert "StringConcat" in results[(spec.name, "onnx-node/test_string_concat_utf8")].message
+
+
+def test_the_cpp_runner_reports_its_version_and_options(cpp_runner):
+    cls = load_backend_class(f"exec:{cpp_runner}")
+    backend = cls(precision="f32")
+    backend.load()
+    env = backend.environment()
+    assert env["runner"] == "openvino-cpp" and env["precision"] == "f32" and env["device"] == "CPU"
+    assert backend.version()[:4].isdigit()
