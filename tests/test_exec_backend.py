@@ -16,8 +16,8 @@ import pytest
 from harness.backends import load_backend_class
 from harness.backends.base import Unavailable
 from harness.backends.exec import ExecBackend, ProtocolError, decode_value, encode_value
-from harness.case import Case, DataSet, Tolerance
-from harness.runner import BackendSpec, Runner
+from harness.case import Case
+from harness.runner import BackendSpec, Runner, WorkerLimits
 
 from .util import relu_case
 
@@ -149,6 +149,19 @@ def test_a_hanging_runner_is_a_timeout_and_dies_with_its_worker():
             break
         time.sleep(0.1)
     assert _processes_with(marker) == []
+
+
+@pytest.mark.skipif(not hasattr(__import__("resource"), "prlimit"), reason="needs resource.prlimit (Linux)")
+def test_the_cpu_limit_reaches_the_runner_on_every_case():
+    # the runner serves two cases before the spinning one: its limit is re-armed per case
+    spec = BackendSpec(f"exec:{RUNNER} tests.fault_backends:Spin")
+    cases = [relu_case("t/ok1"), relu_case("t/ok2"), relu_case("t/bad", graph_name="FAULT"), relu_case("t/ok3")]
+    results = []
+    Runner([spec], jobs=1, timeout=120, limits=WorkerLimits(cpu=2)).run([(c, spec.name) for c in cases], results.append)
+    outcomes = {r.case_id: r for r in results}
+    assert outcomes["t/bad"].outcome == "timeout"
+    assert "killed by SIGXCPU" in outcomes["t/bad"].message
+    assert [outcomes[k].outcome for k in ("t/ok1", "t/ok2", "t/ok3")] == ["pass"] * 3
 
 
 def test_a_runner_writing_garbage_is_an_error_quoting_it_and_its_stderr():

@@ -4,8 +4,11 @@
 talks to it over its stdin/stdout; a plug-in can instead name a subclass of :class:`ExecBackend`
 that sets ``command`` (an entry point in ``harness.backends``, as for any backend). The worker
 that owns the runner is the harness's usual isolated worker, so its limits (memory, output),
-timeout and crash handling apply unchanged; the runner is started in the worker's process
-group and with a parent-death signal, so a worker killed on timeout takes its runner with it.
+timeout and crash handling apply unchanged: the runner inherits the worker's memory and file
+size limits, gets the CPU seconds the worker has left for each case (a runner killed by SIGXCPU
+is a ``timeout``), and is started with a parent-death signal (Linux), so a worker killed on
+timeout takes its runner with it. Tensors travel as files, so one larger than the output limit
+(``--output-limit``, 64 MiB by default) ends its case as a crash that names the limit.
 
 Protocol, version 1
 -------------------
@@ -47,6 +50,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shlex
 import shutil
 import signal
@@ -69,7 +73,12 @@ class RunnerError(BackendError):
 
 
 class RunnerDied(BackendError):
-    """The runner exited (or closed its stdout) before replying: a crash of the runtime."""
+    """The runner exited (or closed its stdout) before replying: a crash of the runtime (a
+    timeout when the CPU-time limit killed it)."""
+
+    def __init__(self, message: str, signum: int | None = None) -> None:
+        super().__init__(message)
+        self.signum = signum
 
 
 class ProtocolError(BackendError):
@@ -159,7 +168,9 @@ class _Runner:
         except (BrokenPipeError, ConnectionResetError):
             line = b""
         if not line:
-            raise RunnerDied(f"runner {self._death()} during {message['op']}{self.stderr_tail()}")
+            death = self._death()
+            code = self.process.returncode
+            raise RunnerDied(f"runner {death} during {message['op']}{self.stderr_tail()}", -code if code and code < 0 else None)
         try:
             reply = json.loads(line)
         except ValueError:
@@ -191,6 +202,22 @@ class _Runner:
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return f"; runner stderr: {' | '.join(lines[-4:])}" if lines else ""
+
+    def arm_cpu_limit(self) -> None:
+        """Give the runner the CPU seconds the worker has left for this case (the worker's
+        RLIMIT_CPU counts the worker's own time only)."""
+        soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+        if soft == resource.RLIM_INFINITY or not hasattr(resource, "prlimit") or self.process.poll() is not None:
+            return
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        left = max(1.0, soft - usage.ru_utime - usage.ru_stime)
+        try:
+            with open(f"/proc/{self.process.pid}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            used = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime, stime
+            resource.prlimit(self.process.pid, resource.RLIMIT_CPU, (int(used + left) + 1, hard))
+        except (OSError, ValueError, IndexError) as exc:
+            raise RunnerError(f"cannot set the runner's CPU limit: {exc}") from exc
 
     def alive(self) -> bool:
         return self.process.poll() is None
@@ -289,6 +316,8 @@ class ExecBackend(Backend):
         if self.session is not None:
             session, self.session = self.session, None
             self._request({"op": "release", "session": session})
+        if self.runner is not None and self.runner.alive():
+            self.runner.arm_cpu_limit()
         path = os.path.join(self.folder, "model.onnx")
         with open(path, "wb") as fh:
             fh.write(model.SerializeToString())
@@ -298,7 +327,7 @@ class ExecBackend(Backend):
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
         if isinstance(exc, RunnerDied):
-            return "crash"
+            return "timeout" if exc.signum == signal.SIGXCPU else "crash"
         return super().classify_error(exc, stage)
 
     def __del__(self) -> None:
