@@ -26,7 +26,7 @@ GARBAGE = f"{shlex.quote(sys.executable)} {Path(__file__).with_name('exec_garbag
 
 
 OFFICIAL = ("test_relu", "test_add_bcast", "test_conv_with_strides_padding", "test_argmax_keepdims_example", "test_and_bcast3v1d",
-            "test_string_concat_utf8", "test_cast_FLOAT_to_BFLOAT16", "test_sequence_insert_at_back")
+            "test_string_concat_utf8", "test_cast_FLOAT_to_BFLOAT16", "test_sequence_insert_at_back", "test_sum_one_input")
 
 
 @pytest.fixture(scope="module")

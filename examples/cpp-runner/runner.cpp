@@ -152,15 +152,17 @@ struct Runner {
     // options: device (default CPU) and precision (default f32: on CPUs with bf16 units
     // OpenVINO would otherwise compute float32 models in bfloat16), as the Python plug-in
     std::string device = "CPU", precision = "f32";
+    int threads = 0;  // 0: OpenVINO chooses; the harness sends its per-worker share of the cores
 
     std::string hello(const Json& req) {
         if (req["protocol"].n != 1) return failure("error", "this runner speaks protocol 1");
         if (req["options"]["device"].kind == Json::String) device = req["options"]["device"].s;
         if (req["options"]["precision"].kind == Json::String) precision = req["options"]["precision"].s;
+        if (req["options"]["threads"].kind == Json::Number) threads = static_cast<int>(req["options"]["threads"].n);
         const ov::Version v = ov::get_openvino_version();
         return std::string("{\"status\": \"ok\", \"protocol\": 1, \"name\": \"openvino-cpp\", \"version\": ") + quote(v.buildNumber) +
                ", \"environment\": {\"device\": " + quote(device) + ", \"precision\": " + quote(precision) +
-               ", \"api\": \"ov::Core C++\"}}";
+               ", \"threads\": " + std::to_string(threads) + ", \"api\": \"ov::Core C++\"}}";
     }
 
     std::string prepare(const Json& req) {
@@ -171,7 +173,9 @@ struct Runner {
             return failure(lacks(e.what()) ? "unsupported" : "rejected", e.what());
         }
         try {
-            ov::CompiledModel compiled = core.compile_model(model, device, ov::AnyMap{{"INFERENCE_PRECISION_HINT", precision}});
+            ov::AnyMap config{{"INFERENCE_PRECISION_HINT", precision}};
+            if (threads > 0) config["INFERENCE_NUM_THREADS"] = threads;
+            ov::CompiledModel compiled = core.compile_model(model, device, config);
             std::string key = std::to_string(++count);
             sessions.emplace(key, compiled);
             return "{\"status\": \"ok\", \"session\": " + quote(key) + "}";
@@ -185,7 +189,9 @@ struct Runner {
         if (it == sessions.end()) return failure("error", "unknown session " + req["session"].s);
         ov::CompiledModel& compiled = it->second;
         ov::InferRequest infer = compiled.create_infer_request();
-        for (const Json& in : req["inputs"].a) {
+        const auto in_ports = compiled.inputs();
+        for (size_t k = 0; k < req["inputs"].a.size(); ++k) {
+            const Json& in = req["inputs"].a[k];
             ov::element::Type type;
             if (in["dtype"].kind != Json::String || !to_element(in["dtype"].s, type))
                 return failure("unsupported", "input " + in["name"].s + ": this runner takes tensors of numeric or bool dtypes only");
@@ -197,7 +203,14 @@ struct Runner {
             if (bytes.size() != tensor.get_byte_size())
                 return failure("error", "input " + in["name"].s + ": file size does not match dtype and shape");
             std::copy(bytes.begin(), bytes.end(), static_cast<char*>(tensor.data()));
-            infer.set_tensor(in["name"].s, tensor);
+            // by name; by position (the graph's input order) where OpenVINO dropped the name, as it
+            // does when an input flows straight to an output, and every input is still a port
+            bool named = false;
+            for (const auto& port : in_ports) if (port.get_names().count(in["name"].s)) { infer.set_tensor(port, tensor); named = true; break; }
+            if (!named) {
+                if (in_ports.size() != req["inputs"].a.size()) continue;  // an input the model does not use
+                infer.set_input_tensor(k, tensor);
+            }
         }
         infer.infer();
         std::ostringstream out;

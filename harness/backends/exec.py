@@ -259,6 +259,8 @@ class ExecBackend(Backend):
     name: ClassVar[str] = "exec"
     #: the runner's command line; ``exec:CMD`` sets it, a plug-in subclass names its own
     command: ClassVar[list[str] | str] = []
+    #: the runner fills ``threads`` from -j (sent in ``hello``'s options; a runner may ignore it)
+    takes_threads: ClassVar[bool] = True
 
     @classmethod
     def argv(cls) -> list[str]:
@@ -308,8 +310,8 @@ class ExecBackend(Backend):
 
     def environment(self) -> dict[str, Any]:
         env = {"command": shlex.join(self.argv()), "protocol": PROTOCOL, "runner": self.hello.get("name", "")}
-        env.update(self.hello.get("environment") or {})
         env.update(super().environment())
+        env.update(self.hello.get("environment") or {})  # what the runner says it uses wins
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:

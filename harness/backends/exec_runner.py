@@ -75,7 +75,9 @@ class Server:
             ok, reason = cls.available()
             if not ok:
                 return {"status": "error", "message": f"backend {self.spec} unavailable here: {reason}"}
-            options = {**self.options, **(request.get("options") or {})}
+            options = {**(request.get("options") or {}), **self.options}
+            if "threads" not in self.options and not getattr(cls, "takes_threads", False):
+                options.pop("threads", None)  # filled in by the harness for backends that take it
             try:
                 self.backend = cls(**options)
                 self.backend.load()
