@@ -100,6 +100,18 @@ def test_official_cases_have_the_same_outcomes_through_exec_as_in_process(offici
     assert {outcome for outcome, _ in seen(exec_spec.name).values()} == {"pass"}
 
 
+class NamedRunner(ExecBackend):
+    """A runner under its own name, as a plug-in declares one."""
+
+    name = "py-reference"
+    command = [sys.executable, "-m", "harness.backends.exec_runner", "--backend", "reference"]
+
+
+def test_a_plugin_class_names_its_runner_command():
+    results = _run([BackendSpec("tests.test_exec_backend:NamedRunner", name="py-reference")], [relu_case("t/x")])
+    assert results[("py-reference", "t/x")].outcome == "pass", results[("py-reference", "t/x")].message
+
+
 def test_the_runner_reports_its_backend_version_and_environment():
     pytest.importorskip("onnxruntime")
     import importlib.metadata
@@ -162,6 +174,16 @@ def test_the_cpu_limit_reaches_the_runner_on_every_case():
     assert outcomes["t/bad"].outcome == "timeout"
     assert "killed by SIGXCPU" in outcomes["t/bad"].message
     assert [outcomes[k].outcome for k in ("t/ok1", "t/ok2", "t/ok3")] == ["pass"] * 3
+
+
+def test_the_output_limit_reaches_the_runner():
+    spec = BackendSpec(f"exec:{RUNNER} tests.fault_backends:Chatty")
+    cases = [relu_case("t/ok1"), relu_case("t/bad", graph_name="FAULT"), relu_case("t/ok2")]
+    results = []
+    Runner([spec], jobs=1, timeout=120, limits=WorkerLimits(output=8 << 20)).run([(c, spec.name) for c in cases], results.append)
+    outcomes = {r.case_id: r for r in results}
+    assert outcomes["t/bad"].outcome == "crash" and "runner killed by SIGXFSZ" in outcomes["t/bad"].message
+    assert [outcomes[k].outcome for k in ("t/ok1", "t/ok2")] == ["pass"] * 2
 
 
 def test_a_runner_writing_garbage_is_an_error_quoting_it_and_its_stderr():

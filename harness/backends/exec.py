@@ -152,7 +152,9 @@ class _Runner:
 
     def __init__(self, argv: list[str], folder: str) -> None:
         self.stderr_path = os.path.join(folder, "runner.stderr")
-        self.stderr: IO[bytes] = open(self.stderr_path, "wb")
+        open(self.stderr_path, "wb").close()
+        # append mode: truncating it per case (below) keeps it under the output limit
+        self.stderr: IO[bytes] = open(self.stderr_path, "ab")
         try:
             self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                                             preexec_fn=_die_with_parent, close_fds=True)
@@ -202,6 +204,12 @@ class _Runner:
             return ""
         lines = [line.strip() for line in text.splitlines() if line.strip()]
         return f"; runner stderr: {' | '.join(lines[-4:])}" if lines else ""
+
+    def new_case(self) -> None:
+        """Per case, as the worker does for itself: the runner's stderr starts empty (the output
+        limit is per case) and its CPU-time limit is re-armed."""
+        os.ftruncate(self.stderr.fileno(), 0)
+        self.arm_cpu_limit()
 
     def arm_cpu_limit(self) -> None:
         """Give the runner the CPU seconds the worker has left for this case (the worker's
@@ -319,7 +327,7 @@ class ExecBackend(Backend):
             session, self.session = self.session, None
             self._request({"op": "release", "session": session})
         if self.runner is not None and self.runner.alive():
-            self.runner.arm_cpu_limit()
+            self.runner.new_case()
         path = os.path.join(self.folder, "model.onnx")
         with open(path, "wb") as fh:
             fh.write(model.SerializeToString())

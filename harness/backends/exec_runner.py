@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 from typing import Any
 
@@ -108,6 +109,8 @@ def main(argv: list[str] | None = None) -> int:
             options[key] = json.loads(value)
         except json.JSONDecodeError:
             options[key] = value
+    if hasattr(signal, "SIGXFSZ"):  # as in the harness's worker: breaking the output limit kills (Python ignores it)
+        signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
     # the protocol owns stdout: keep a private copy of it and send fd 1 (prints, native logs) to stderr
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
