@@ -186,6 +186,20 @@ def test_the_output_limit_reaches_the_runner():
     assert [outcomes[k].outcome for k in ("t/ok1", "t/ok2")] == ["pass"] * 2
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_folder_of_a_killed_worker_is_swept_at_the_next_load():
+    import subprocess
+    import tempfile
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout.strip()
+    stale = Path(tempfile.mkdtemp(prefix=f"onnx-harness-exec-{dead}-"))
+    (stale / "model.onnx").write_bytes(b"x")
+    backend = load_backend_class(f"exec:{RUNNER} reference")()
+    backend.load()
+    assert not stale.exists()
+    assert Path(backend.folder).name.startswith(f"onnx-harness-exec-{os.getpid()}-")
+
+
 def test_a_runner_writing_garbage_is_an_error_quoting_it_and_its_stderr():
     spec = BackendSpec(f"exec:{GARBAGE}")
     result = _run([spec], [relu_case("t/x")])[(spec.name, "t/x")]

@@ -284,7 +284,8 @@ class ExecBackend(Backend):
         return True, ""
 
     def load(self) -> None:
-        self.folder = tempfile.mkdtemp(prefix="onnx-harness-exec-")
+        _sweep_folders()
+        self.folder = tempfile.mkdtemp(prefix=f"{_FOLDER_PREFIX}{os.getpid()}-")
         self.runner: _Runner | None = None
         self.session: Any = None
         self.hello: dict[str, Any] = {}
@@ -346,6 +347,21 @@ class ExecBackend(Backend):
             runner.close()
         if getattr(self, "folder", None):
             shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_FOLDER_PREFIX = "onnx-harness-exec-"
+
+
+def _sweep_folders() -> None:
+    """Remove the exchange folders of workers that were killed (timeout, crash) before they
+    could clean up: a folder is named after its worker's process id."""
+    root = tempfile.gettempdir()
+    for entry in os.listdir(root):
+        if not entry.startswith(_FOLDER_PREFIX):
+            continue
+        pid = entry[len(_FOLDER_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}") and sys.platform == "linux":
+            shutil.rmtree(os.path.join(root, entry), ignore_errors=True)
 
 
 def exec_backend_class(command: str, name: str) -> type[ExecBackend]:
