@@ -7,8 +7,11 @@ that owns the runner is the harness's usual isolated worker, so its limits (memo
 timeout and crash handling apply unchanged: the runner inherits the worker's memory and file
 size limits, gets the CPU seconds the worker has left for each case (a runner killed by SIGXCPU
 is a ``timeout``), and is started with a parent-death signal (Linux), so a worker killed on
-timeout takes its runner with it. Tensors travel as files, so one larger than the output limit
-(``--output-limit``, 64 MiB by default) ends its case as a crash that names the limit.
+timeout takes its runner with it. Limits are per process: the runner has a memory budget of
+its own, the size of the worker's. Processes the runner starts itself are not covered by the
+parent-death signal; a runner that forks helpers must end them when its stdin closes. Tensors
+travel as files, so one larger than the output limit (``--output-limit``, 64 MiB by default)
+ends its case as a crash that names the limit.
 
 Protocol, version 1
 -------------------
