@@ -153,7 +153,7 @@ def _processes_with(marker: str) -> list[int]:
 def test_a_hanging_runner_is_a_timeout_and_dies_with_its_worker():
     marker = f"marker={uuid.uuid4().hex}"
     spec = BackendSpec(f"exec:{RUNNER} tests.fault_backends:Hang --option {marker}")
-    results = _run([spec], [relu_case("t/ok1"), relu_case("t/bad", graph_name="FAULT"), relu_case("t/ok2")], timeout=8)
+    results = _run([spec], [relu_case("t/ok1"), relu_case("t/bad", graph_name="FAULT"), relu_case("t/ok2")], timeout=10)
     assert results[(spec.name, "t/bad")].outcome == "timeout"
     assert [results[(spec.name, k)].outcome for k in ("t/ok1", "t/ok2")] == ["pass", "pass"]
     for _ in range(100):  # the killed worker's runner gets SIGKILL from the kernel; reaping may lag
