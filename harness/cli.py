@@ -558,10 +558,12 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .fuzz import register as register_fuzz
+    from .localize import register as register_localize
     from .report.commands import register as register_report
 
     register_report(sub)
     register_fuzz(sub)
+    register_localize(sub)
     return p
 
 

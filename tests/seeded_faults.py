@@ -96,6 +96,18 @@ class _Kernels(ReferenceBackend):
         return model
 
 
+def _swapped_sub(self, a, b):
+    return np.subtract(b, a).astype(a.dtype),  # the bug: operands in the wrong order
+
+
+class SwappedSub(_Kernels):
+    """Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
+    middle of a long graph)."""
+
+    name = "swapped-sub"
+    kernels = (_kernel("Sub", _swapped_sub),)
+
+
 class BroadcastAdd(_Kernels):
     name = "broadcast-add"
     kernels = (_kernel("Add", _bad_add),)

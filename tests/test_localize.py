@@ -1,0 +1,123 @@
+"""``onnx-harness localize``: the first diverging node of a 50-node model on seeded faulty backends."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+from harness.case import Case, DataSet, Tolerance
+from harness.cli import main
+from harness.localize import localize
+from harness.runner import BackendSpec
+
+N = 50
+MIDDLE = 25
+OPS = ("Mul", "Add", "Neg", "Abs")  # the chain around the faulty node (a fault is not squashed away); no Add feeds a Relu
+
+
+def _model(middle: list[str]) -> onnx.ModelProto:
+    """A chain of N nodes on x[3,4] (float32); the ops ``middle`` sit at MIDDLE, MIDDLE+1, ..."""
+    nodes, inits = [], []
+    prev = "x"
+    ops = [OPS[k % len(OPS)] for k in range(N)]
+    ops[MIDDLE:MIDDLE + len(middle)] = middle
+    rng = np.random.default_rng(0)
+    for k, op in enumerate(ops):
+        out = f"v{k}"
+        if op in ("Mul", "Add", "Sub"):
+            c = f"c{k}"
+            inits.append(numpy_helper.from_array(rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), c))
+            nodes.append(helper.make_node(op, [prev, c], [out], name=f"n{k}_{op.lower()}"))
+        else:
+            nodes.append(helper.make_node(op, [prev], [out], name=f"n{k}_{op.lower()}"))
+        prev = out
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [3, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def _case(model: onnx.ModelProto) -> Case:
+    x = np.random.default_rng(1).uniform(-2, 2, (3, 4)).astype(np.float32)
+    return Case(id="user/chain50", suite="user", model_bytes=model.SerializeToString(), data=[DataSet({"x": x}, None)],
+                tolerance=Tolerance(1e-4, 1e-5))
+
+
+def test_localize_names_the_one_wrong_node_in_the_middle(tmp_path):
+    case = _case(_model(["Sub"]))
+    loc = localize(case, BackendSpec("tests.seeded_faults:SwappedSub", name="swapped-sub"), bundle=tmp_path / "b")
+    assert loc.status == "found"
+    assert loc.oracle == "composed references"
+    assert loc.method == "intermediates"
+    assert (loc.node.index, loc.node.op, loc.node.name, loc.node.since) == (MIDDLE, "Sub", f"n{MIDDLE}_sub", 14)
+    assert loc.node.input_shapes == ["float32[3,4]", "float32[3,4]"]
+    # its inputs and both outputs: the oracle's a - b, the backend's b - a
+    a, b = loc.inputs[f"v{MIDDLE - 1}"], loc.inputs[f"c{MIDDLE}"]
+    np.testing.assert_allclose(loc.expected[0], a - b, rtol=1e-6)
+    np.testing.assert_allclose(loc.actual[0], b - a, rtol=1e-6)
+    # the node alone on those inputs is wrong too, and the bundle replays it
+    assert loc.single_outcome == "mismatch"
+    bundle = tmp_path / "b"
+    model = onnx.load(bundle / "model.onnx")
+    assert [n.op_type for n in model.graph.node] == ["Sub"]
+    meta = json.loads((bundle / "meta.json").read_text())
+    assert meta["outcome"] == "mismatch" and meta["backend_spec"] == "tests.seeded_faults:SwappedSub"
+    assert json.loads((bundle / "localize.json").read_text())["node"]["name"] == f"n{MIDDLE}_sub"
+
+
+def test_a_fusion_is_found_by_bisecting_prefix_models():
+    # the fused Add+Relu forgets the bias only while the Add's output is internal: exposing every
+    # intermediate removes the fusion, so only the prefix models show the divergence
+    case = _case(_model(["Add", "Relu"]))
+    loc = localize(case, BackendSpec("tests.seeded_faults:FusedAddRelu", name="fused-add-relu"))
+    assert loc.status == "found"
+    assert loc.method == "prefix"
+    assert (loc.node.index, loc.node.op) == (MIDDLE + 1, "Relu")
+    assert loc.single_outcome == "pass"  # right alone: the fault is the fusion with its producer
+    assert loc.runs <= 12  # a bisection, not one run per node
+
+
+def test_a_correct_backend_has_no_diverging_node():
+    loc = localize(_case(_model(["Sub"])), BackendSpec("reference"))
+    assert loc.status == "agrees" and loc.node is None
+    assert loc.values_compared >= N
+
+
+def test_a_crashing_backend_does_not_end_localize():
+    loc = localize(_case(_model(["Sub"])), BackendSpec("tests.test_localize:SegfaultOnSub", name="segv-sub"))
+    assert loc.status == "found" and loc.method == "prefix"
+    assert (loc.node.index, loc.node.op) == (MIDDLE, "Sub")
+    assert loc.actual is None and "crash" in loc.message
+    assert loc.single_outcome == "crash"
+
+
+def test_cli_localize_uses_the_oracle_backend_where_we_have_no_reference(tmp_path, capsys):
+    model = _model(["Sub"])
+    # Softsign has a reference of ours; an Einsum-free op we lack makes the oracle a backend
+    model.graph.node[3].op_type = "Shrink"
+    folder = tmp_path / "m"
+    from harness.case import write_case_folder
+
+    case = _case(model)
+    write_case_folder(folder, model, case.data, {})
+    out = tmp_path / "loc.json"
+    code = main(["localize", "user/chain50", "--backend", "tests.seeded_faults:SwappedSub", "--store", str(tmp_path / "s.sqlite"),
+                 "--json", str(out), "-o", str(tmp_path / "bundle"), "--model-folder", str(folder)])
+    assert code == 0, capsys.readouterr()
+
+
+from tests.seeded_faults import _Kernels  # noqa: E402
+
+
+class SegfaultOnSub(_Kernels):
+    name = "segv-sub"
+
+    def prepare(self, model):
+        if any(n.op_type == "Sub" for n in model.graph.node):
+            import ctypes
+
+            ctypes.string_at(0)
+        return super().prepare(model)
