@@ -16,7 +16,7 @@ from harness.runner import BackendSpec
 
 N = 50
 MIDDLE = 25
-OPS = ("Mul", "Add", "Neg", "Abs")  # the chain around the faulty node (a fault is not squashed away); no Add feeds a Relu
+OPS = ("Mul", "Add", "Neg", "Sin")  # the chain around the faulty node (a fault is not squashed away); no Add feeds a Relu
 
 
 def _model(middle: list[str]) -> onnx.ModelProto:
@@ -94,19 +94,22 @@ def test_a_crashing_backend_does_not_end_localize():
     assert loc.single_outcome == "crash"
 
 
-def test_cli_localize_uses_the_oracle_backend_where_we_have_no_reference(tmp_path, capsys):
+def test_cli_localizes_a_stored_non_pass_with_the_oracle_backend(tmp_path, capsys):
     model = _model(["Sub"])
-    # Softsign has a reference of ours; an Einsum-free op we lack makes the oracle a backend
-    model.graph.node[3].op_type = "Shrink"
-    folder = tmp_path / "m"
-    from harness.case import write_case_folder
-
-    case = _case(model)
-    write_case_folder(folder, model, case.data, {})
-    out = tmp_path / "loc.json"
-    code = main(["localize", "user/chain50", "--backend", "tests.seeded_faults:SwappedSub", "--store", str(tmp_path / "s.sqlite"),
-                 "--json", str(out), "-o", str(tmp_path / "bundle"), "--model-folder", str(folder)])
-    assert code == 0, capsys.readouterr()
+    model.graph.node[3].op_type = "Dropout"  # no reference of ours: the oracle is the reference backend
+    onnx.save(model, tmp_path / "chain50.onnx")
+    store, spec = str(tmp_path / "s.sqlite"), "tests.seeded_faults:SwappedSub"
+    assert main(["run", "--model", str(tmp_path / "chain50.onnx"), "--backend", spec, "--store", store, "--exit-zero", "-j", "1"]) == 0
+    assert "mismatch" in capsys.readouterr().out
+    code = main(["localize", "user/chain50", "--backend", spec, "--store", store, "--json", str(tmp_path / "l.json"),
+                 "-o", str(tmp_path / "bundle")])
+    text = capsys.readouterr().out
+    assert code == 0, text
+    assert f"first diverging: node {MIDDLE} Sub-14 'n{MIDDLE}_sub'" in text
+    got = json.loads((tmp_path / "l.json").read_text())
+    assert got["oracle"] == "reference" and got["confirmed"] is True
+    assert got["node"]["input_shapes"] == ["float32[3,4]", "float32[3,4]"]
+    assert (tmp_path / "bundle" / "repro.py").is_file()
 
 
 from tests.seeded_faults import _Kernels  # noqa: E402
