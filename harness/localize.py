@@ -143,7 +143,8 @@ class Localization:
             lines.append(f"  output {name}: oracle {describe(e)} {_preview(e)}")
             got = f"{describe(a)} {_preview(a)}" if self.actual is not None else "(failed)"
             lines.append(f"  output {name}: backend {got}")
-        verdict = "wrong on its own (confirmed)" if self.confirmed else "agrees when run alone on these inputs (accumulated error, or a fusion with its producers)"
+        verdict = ("fails alone too: the node itself is wrong (confirmed)" if self.confirmed
+                   else "agrees when run alone on these inputs (accumulated error, or a fusion with its producers)")
         lines.append(f"  the node alone: {self.single_outcome}: {verdict}" + (f"; {self.single_message}" if self.single_message else ""))
         if self.bundle:
             lines.append(f"  one-node bundle: {self.bundle} (re-run: python {Path(self.bundle) / 'repro.py'})")
