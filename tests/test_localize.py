@@ -124,3 +124,36 @@ class SegfaultOnSub(_Kernels):
 
             ctypes.string_at(0)
         return super().prepare(model)
+
+
+def test_run_localize_keeps_the_node_in_the_result_and_the_html_drill_down_shows_it(tmp_path, capsys):
+    onnx.save(_model(["Sub"]), tmp_path / "chain50.onnx")
+    store = tmp_path / "s.sqlite"
+    assert main(["run", "--model", str(tmp_path / "chain50.onnx"), "--backend", "tests.seeded_faults:SwappedSub",
+                 "--store", str(store), "--exit-zero", "-j", "1", "--localize", "120"]) == 0
+    from harness.store import Store
+
+    (row,) = list(Store(store).results(1))
+    loc = row["verdict"]["localized"]
+    assert row["outcome"] == "mismatch" and loc["status"] == "found"
+    assert loc["node"]["label"] == f"node {MIDDLE} Sub-14 'n{MIDDLE}_sub'"
+    assert (tmp_path / loc["bundle"] / "repro.py").is_file() and loc["bundle"].startswith(row["bundle"])
+    assert main(["report", "--store", str(store), "-o", str(tmp_path / "out"), "--format", "html"]) == 0
+    capsys.readouterr()
+    try:
+        from harness.report.browser import chromium, find_chromium, wait_ready
+
+        find_chromium()
+        from selenium.webdriver.common.by import By
+    except Exception as exc:  # the browser half needs chromium and selenium (the 'test' extra)
+        pytest.skip(f"no headless browser: {exc}")
+    from urllib.parse import quote
+
+    url = (tmp_path / "out" / "index.html").resolve().as_uri()
+    with chromium() as driver:
+        driver.get(url + f"#case={quote(row['case_id'])}&backend={quote(row['backend'])}")
+        wait_ready(driver)
+        field = lambda name: driver.find_element(By.CSS_SELECTOR, f"#drill-body [data-field='{name}']").text  # noqa: E731
+        assert field("localized_node") == f"node {MIDDLE} Sub-14 'n{MIDDLE}_sub'"
+        assert field("localized_shapes") == "float32[3,4], float32[3,4]"
+        assert field("localized_single").startswith("mismatch: wrong on its own")
