@@ -5,9 +5,13 @@ backend and on an oracle and names the first node (in the graph's topological or
 output leaves its tolerance:
 
 1. Oracle. Our per-op-version references composed node by node, in the model's own dtypes,
-   when every node of the main graph has one (ai.onnx, no subgraph attribute); else the
-   ``--oracle`` backend (default ``reference``) on a copy of the model whose every node output
-   is a graph output.
+   when every node of the main graph has one (ai.onnx, no subgraph attribute). Otherwise the
+   ``--oracle`` backend (default ``reference``) computes the nodes we have no reference for, and
+   ours the others: the backend runs a copy of the model whose every node output is a graph
+   output, and a node of its own whose inputs came from our references runs alone on those
+   values. Where our reference and the oracle backend disagree, ours is taken and the first such
+   node is said (onnx 1.23.2's ``onnx.reference`` computes Softmax-1 over the last axis, where
+   the spec coerces the input to 2-D at ``axis``: squeezenet's last node).
 2. Intermediates. A copy of the model exposes every node output as a graph output, each typed
    by ``onnx.shape_inference`` (``strict_mode=False``) or, where inference leaves it unknown,
    by the oracle's value (its dtype and shape). The backend runs it in a child process (the
@@ -43,7 +47,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    import numpy as np
     import onnx
 
     from .case import Case, Tolerance
@@ -95,6 +98,7 @@ class Localization:
     single_outcome: str = ""
     single_message: str = ""
     bundle: str = ""
+    case_tolerance: dict[str, Any] | None = None
     #: what was tried, in order (one line each)
     steps: list[str] = field(default_factory=list)
     values_compared: int = 0
@@ -241,37 +245,35 @@ def _all_outputs(g: _Graph) -> list[str]:
 # =============================================================================================
 # the oracle
 # =============================================================================================
-def composed_oracle(g: _Graph) -> tuple[Any, str]:
-    """A function feeds -> every value, composing our references; or (None, why not)."""
-    import numpy as np
+def reference_steps(g: _Graph) -> list[tuple[Any, dict[str, Any]] | str]:
+    """Per node: (our reference, its attributes), or why we have none for it."""
     import onnx
 
     from .registry import load_all
 
     registry = load_all()
-    steps = []
+    steps: list[tuple[Any, dict[str, Any]] | str] = []
     for k, node in enumerate(g.nodes):
         info = _node_info(g, k, {})
         entry = registry.get(("", node.op_type, info.since)) if node.domain in ("", "ai.onnx") else None
         if entry is None or entry.reference is None:
-            return None, f"no reference of ours for {info.label}"
-        attrs = {}
-        for a in node.attribute:
-            if a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
-                return None, f"{info.label} has a subgraph attribute"
-            attrs[a.name] = _attr(onnx.helper.get_attribute_value(a))
-        steps.append((entry.reference, list(node.input), list(node.output), attrs))
+            steps.append(f"no reference of ours for {info.label}")
+            continue
+        if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
+            steps.append(f"{info.label} has a subgraph attribute")
+            continue
+        steps.append((entry.reference, {a.name: _attr(onnx.helper.get_attribute_value(a)) for a in node.attribute}))
+    return steps
 
-    def run(feeds: dict[str, Any]) -> dict[str, Any]:
-        env = {**g.initializers, **feeds}
-        with np.errstate(all="ignore"):
-            for ref, ins, outs, attrs in steps:
-                ys = ref(*[env[i] if i else None for i in ins], **attrs)
-                ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-                env.update({name: np.asarray(y) for name, y in zip(outs, ys) if name})
-        return env
 
-    return run, ""
+def _apply(step: tuple[Any, dict[str, Any]], node: onnx.NodeProto, env: dict[str, Any]) -> list[Any]:
+    import numpy as np
+
+    ref, attrs = step
+    with np.errstate(all="ignore"):
+        ys = ref(*[env[i] if i else None for i in node.input], **attrs)
+    ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
+    return [np.asarray(y) for y in ys]
 
 
 def _attr(value: Any) -> Any:
@@ -341,7 +343,7 @@ def localize(case: Case, backend: BackendSpec, oracle: BackendSpec | None = None
     g = _graph(model)
     if not g.nodes:
         raise LocalizeError(f"case {case.id} has no nodes")
-    loc = Localization(case.id, backend.name, COMPOSED)
+    loc = Localization(case.id, backend.name, COMPOSED, case_tolerance=case.tolerance.to_dict())
     specs = [backend] + ([oracle] if oracle.name != backend.name else [])
     runner = InProcess(specs) if in_process else Isolated(specs, timeout)
     try:
@@ -367,22 +369,71 @@ def localize(case: Case, backend: BackendSpec, oracle: BackendSpec | None = None
 
 
 def _oracle_values(g: _Graph, feeds: dict[str, Any], oracle: BackendSpec, runner: Any, loc: Localization) -> dict[str, Any]:
-    composed, why = composed_oracle(g)
-    if composed is not None:
+    """Every value of the graph: our references where we have them, computed from the values
+    before them; the oracle backend's for the other nodes (from the whole exposed model where
+    the node's inputs are the backend's own, else the node alone on our values)."""
+    steps = reference_steps(g)
+    env: dict[str, Any] = {**g.initializers, **feeds}
+    if all(not isinstance(st, str) for st in steps):
         try:
-            env = composed(feeds)
+            for node, step in zip(g.nodes, steps):
+                env.update((o, y) for o, y in zip(node.output, _apply(step, node, env)) if o)
             loc.steps.append(f"oracle: our references composed over {len(g.nodes)} nodes")
             return env
-        except Exception as exc:  # a reference refusing these values: the oracle backend takes over, said so
-            why = f"a reference raised {type(exc).__name__}: {exc}"
-    loc.oracle = oracle.name
+        except Exception as exc:  # a reference refusing these values: the oracle backend takes that node, said so
+            loc.steps.append(f"oracle: a reference raised {type(exc).__name__}: {exc}"[:300])
+            env = {**g.initializers, **feeds}
     names = _all_outputs(g)
     out = runner.run(oracle.name, _with_outputs(g.model, g.nodes, names, g.types), feeds)
     loc.runs += 1
-    if out.outputs is None:
+    if out.outputs is None or len(out.outputs) != len(names):
         raise LocalizeError(f"the oracle {oracle.name} failed on the model with its intermediates exposed: {out.outcome}: {out.message}")
-    loc.steps.append(f"oracle: backend {oracle.name} ({why})")
-    return {**g.initializers, **feeds, **dict(zip(names, out.outputs))}
+    theirs = dict(zip(names, out.outputs))
+    same = set(env)  # names whose value in env is the oracle backend's own
+    ours = alone = 0
+    disagree = ""
+    for k, (node, step) in enumerate(zip(g.nodes, steps)):
+        outs = [o for o in node.output if o]
+        ys = None
+        if not isinstance(step, str):
+            try:
+                ys = _apply(step, node, env)
+                ours += 1
+            except Exception as exc:  # this node goes to the oracle backend, said so
+                loc.steps.append(f"oracle: our reference for node {k} raised {type(exc).__name__}: {exc}"[:300])
+        if ys is not None:
+            if not disagree:
+                for o, y in zip(outs, ys):
+                    v = _compare(theirs.get(o), y, value_tolerance(y, g.depth.get(o, 1), loc_tolerance(loc)))
+                    if v.outcome != "pass":
+                        disagree = (f"oracle: our reference and {oracle.name} disagree at {_node_info(g, k, env).label} "
+                                    f"({o}: {v.message.removeprefix('output 0: ')}); ours is taken")[:400]
+                        break
+            env.update(zip(outs, ys))
+            continue
+        if all(i in same for i in node.input if i):
+            env.update((o, theirs[o]) for o in outs)
+            same.update(outs)
+            continue
+        model, node_feeds = _one_node(g, k, env)
+        got = runner.run(oracle.name, model.SerializeToString(), node_feeds)
+        loc.runs += 1
+        alone += 1
+        if got.outputs is None or len(got.outputs) != len(outs):
+            raise LocalizeError(f"the oracle {oracle.name} failed on node {k} alone: {got.outcome}: {got.message}")
+        env.update(zip(outs, got.outputs))
+    loc.oracle = f"{COMPOSED} + {oracle.name}" if ours else oracle.name
+    loc.steps.append(f"oracle: our references for {ours} nodes, {oracle.name} for {len(g.nodes) - ours} "
+                     f"({alone} of them run alone on our values)")
+    if disagree:
+        loc.steps.append(disagree)
+    return env
+
+
+def loc_tolerance(loc: Localization) -> Tolerance:
+    from .case import Tolerance
+
+    return Tolerance.from_dict(loc.case_tolerance) if loc.case_tolerance else Tolerance()
 
 
 def _first_divergence(g: _Graph, names: list[str], got: dict[str, Any], values: dict[str, Any], case: Case,
@@ -488,28 +539,12 @@ def _report_node(loc: Localization, g: _Graph, k: int, values: dict[str, Any], o
 def _single_node(loc: Localization, g: _Graph, k: int, values: dict[str, Any], case: Case, backend: BackendSpec, runner: Any,
                  bundle: Path | None) -> None:
     """Run the node alone on the oracle's input values; write its repro bundle."""
-    import onnx
-
     from .case import Case, DataSet
     from .execute import Result
 
     node = g.nodes[k]
-    model = onnx.ModelProto()
-    model.CopyFrom(g.model)
-    graph = model.graph
-    del graph.node[:], graph.input[:], graph.output[:], graph.initializer[:], graph.value_info[:]
-    graph.node.append(node)
-    graph.name = f"{node.op_type}_{k}"
-    feeds = {}
-    for name in dict.fromkeys(i for i in node.input if i):
-        if name in g.initializers:
-            graph.initializer.append(onnx.numpy_helper.from_array(g.initializers[name], name))
-        else:
-            graph.input.append(onnx.ValueInfoProto(name=name, type=g.types.get(name) or _type_of(values.get(name))))
-            feeds[name] = values.get(name)
+    model, feeds = _one_node(g, k, values)
     outs = [o for o in node.output if o]
-    for name in outs:
-        graph.output.append(onnx.ValueInfoProto(name=name, type=g.types.get(name) or _type_of(values.get(name))))
     expected = [values.get(o) for o in outs]
     tol = value_tolerance(expected[0], 1, case.tolerance)
     tags = {"localized_from": case.id, "node": loc.node.__dict__ if loc.node else {}, "source": case.tags.get("source", "")}
@@ -532,6 +567,32 @@ def _single_node(loc: Localization, g: _Graph, k: int, values: dict[str, Any], c
         folder = write_bundle(Path(bundle), single, result, backend.spec, backend.options)
         (folder / "localize.json").write_text(json.dumps(loc.to_dict(), indent=1, default=str))
         loc.bundle = str(folder)
+
+
+def _one_node(g: _Graph, k: int, values: dict[str, Any]) -> tuple[onnx.ModelProto, dict[str, Any]]:
+    """Node ``k`` alone: its initializers kept, its other inputs graph inputs fed ``values``."""
+    import onnx
+
+    node = g.nodes[k]
+    model = onnx.ModelProto()
+    model.CopyFrom(g.model)
+    graph = model.graph
+    del graph.node[:], graph.input[:], graph.output[:], graph.initializer[:], graph.value_info[:]
+    graph.node.append(node)
+    graph.name = f"{node.op_type}_{k}"
+    feeds = {}
+    for name in dict.fromkeys(i for i in node.input if i):
+        if name in g.initializers:
+            graph.initializer.append(onnx.numpy_helper.from_array(g.initializers[name], name))
+        else:
+            graph.input.append(onnx.ValueInfoProto(name=name, type=_type_of(values.get(name))))
+            feeds[name] = values.get(name)
+    for name in (o for o in node.output if o):
+        info = onnx.ValueInfoProto(name=name)
+        if name in g.types or name in values:
+            info.type.CopyFrom(g.types.get(name) or _type_of(values.get(name)))
+        graph.output.append(info)
+    return model, feeds
 
 
 def _type_of(value: Any) -> onnx.TypeProto:

@@ -107,7 +107,8 @@ def test_cli_localizes_a_stored_non_pass_with_the_oracle_backend(tmp_path, capsy
     assert code == 0, text
     assert f"first diverging: node {MIDDLE} Sub-14 'n{MIDDLE}_sub'" in text
     got = json.loads((tmp_path / "l.json").read_text())
-    assert got["oracle"] == "reference" and got["confirmed"] is True
+    assert got["oracle"] == "composed references + reference" and got["confirmed"] is True
+    assert "oracle: our references for 49 nodes, reference for 1 (1 of them run alone on our values)" in got["steps"]
     assert got["node"]["input_shapes"] == ["float32[3,4]", "float32[3,4]"]
     assert (tmp_path / "bundle" / "repro.py").is_file()
 
