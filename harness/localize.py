@@ -387,7 +387,8 @@ def _oracle_values(g: _Graph, feeds: dict[str, Any], oracle: BackendSpec, runner
     out = runner.run(oracle.name, _with_outputs(g.model, g.nodes, names, g.types), feeds)
     loc.runs += 1
     if out.outputs is None or len(out.outputs) != len(names):
-        raise LocalizeError(f"the oracle {oracle.name} failed on the model with its intermediates exposed: {out.outcome}: {out.message}")
+        raise LocalizeError(f"the oracle {oracle.name} fails too, on the model with its intermediates exposed (so the model, "
+                            f"its data or the oracle is at fault, not only the backend): {out.outcome}: {out.message}")
     theirs = dict(zip(names, out.outputs))
     same = set(env)  # names whose value in env is the oracle backend's own
     ours = alone = 0
@@ -469,8 +470,8 @@ def _by_intermediates(g: _Graph, feeds: dict[str, Any], values: dict[str, Any], 
     got = dict(zip(names, out.outputs))
     hit = _first_divergence(g, names, got, values, case, loc)
     if hit is None:
-        loc.steps.append(f"intermediates exposed ({len(names)} values): all agree; the exposed copy computes otherwise "
-                         "(a fusion the exposure prevents?), so bisecting on prefix models")
+        loc.steps.append(f"intermediates exposed ({len(names)} values): all agree; bisecting prefix models "
+                         "(exposing an intermediate can undo a fusion)")
         return None
     k, message, tol = hit
     loc.method = "intermediates"

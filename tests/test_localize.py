@@ -158,3 +158,24 @@ def test_run_localize_keeps_the_node_in_the_result_and_the_html_drill_down_shows
         assert field("localized_node") == f"node {MIDDLE} Sub-14 'n{MIDDLE}_sub'"
         assert field("localized_shapes") == "float32[3,4], float32[3,4]"
         assert field("localized_single").startswith("mismatch: wrong on its own")
+
+
+def test_where_the_oracle_backend_disagrees_with_our_reference_ours_is_taken_and_said():
+    model = _model(["Sub"])
+    model.graph.node[3].op_type = "Dropout"  # one node without a reference of ours: the oracle backend is used
+    loc = localize(_case(model), BackendSpec("reference"), oracle=BackendSpec("tests.seeded_faults:SwappedSub", name="swapped-sub"))
+    assert loc.status == "agrees"  # onnx.reference computes Sub right: nothing diverges from our Sub
+    said = [s for s in loc.steps if "disagree" in s]
+    assert len(said) == 1 and f"our reference and swapped-sub disagree at node {MIDDLE} Sub-14 'n{MIDDLE}_sub'" in said[0]
+
+
+def test_the_tolerance_grows_with_depth_from_the_dtype_base():
+    from harness.localize import value_tolerance
+
+    x = np.zeros(3, np.float32)
+    # float32 base (harness/data/tolerances.toml): rtol 1e-5, atol 1e-6, ulp 4, times the depth
+    t = value_tolerance(x, 26, Tolerance(1e-7, 1e-9, None))
+    assert (t.rtol, t.atol, t.ulp) == (pytest.approx(2.6e-4), pytest.approx(2.6e-5), 104)
+    # the case's own tolerance where it is larger
+    t = value_tolerance(x, 1, Tolerance(1e-3, 1e-4, None))
+    assert (t.rtol, t.atol, t.ulp) == (1e-3, 1e-4, 4)
