@@ -387,8 +387,9 @@ def _oracle_values(g: _Graph, feeds: dict[str, Any], oracle: BackendSpec, runner
     out = runner.run(oracle.name, _with_outputs(g.model, g.nodes, names, g.types), feeds)
     loc.runs += 1
     if out.outputs is None or len(out.outputs) != len(names):
-        raise LocalizeError(f"the oracle {oracle.name} fails too, on the model with its intermediates exposed (so the model, "
-                            f"its data or the oracle is at fault, not only the backend): {out.outcome}: {out.message}")
+        where = _first_failing_prefix(g, feeds, oracle, runner, loc)
+        raise LocalizeError(f"the oracle {oracle.name} fails too{where} (so the model, its data or the oracle is at fault, "
+                            f"not only the backend): {out.outcome}: {out.message}")
     theirs = dict(zip(names, out.outputs))
     same = set(env)  # names whose value in env is the oracle backend's own
     ours = alone = 0
@@ -429,6 +430,36 @@ def _oracle_values(g: _Graph, feeds: dict[str, Any], oracle: BackendSpec, runner
     if disagree:
         loc.steps.append(disagree)
     return env
+
+
+def _first_failing_prefix(g: _Graph, feeds: dict[str, Any], spec: BackendSpec, runner: Any, loc: Localization) -> str:
+    """`` at node K ...``: the last node of the shortest prefix model ``spec`` fails on (bisection), or ""."""
+    def fails(k: int) -> bool:
+        names = _prefix_outputs(g, k)
+        loc.runs += 1
+        out = runner.run(spec.name, _with_outputs(g.model, g.nodes[:k], names, g.types), feeds)
+        return out.outputs is None or len(out.outputs) != len(names)
+
+    lo, hi = 0, len(g.nodes)
+    if not fails(hi):
+        return " on the exposed copy only"
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (lo, mid) if fails(mid) else (mid, hi)
+    shapes = ", ".join(f"{i}: {_describe_type(g.types.get(i))}" for i in g.nodes[hi - 1].input if i)
+    return f" at {_node_info(g, hi - 1, {}).label} (inputs {shapes})"
+
+
+def _describe_type(t: Any) -> str:
+    if t is None or not t.HasField("tensor_type"):
+        return "?"
+    import onnx
+
+    dtype = onnx.helper.tensor_dtype_to_np_dtype(t.tensor_type.elem_type)
+    if not t.tensor_type.HasField("shape"):
+        return f"{dtype}[rank unknown]"
+    dims = [d.dim_param or (str(d.dim_value) if d.HasField("dim_value") else "?") for d in t.tensor_type.shape.dim]
+    return f"{dtype}[{','.join(dims)}]"
 
 
 def loc_tolerance(loc: Localization) -> Tolerance:

@@ -169,6 +169,15 @@ def test_where_the_oracle_backend_disagrees_with_our_reference_ours_is_taken_and
     assert len(said) == 1 and f"our reference and swapped-sub disagree at node {MIDDLE} Sub-14 'n{MIDDLE}_sub'" in said[0]
 
 
+def test_an_oracle_that_fails_too_is_said_with_the_node_it_fails_at():
+    from harness.localize import LocalizeError
+
+    model = _model(["Sub"])
+    model.graph.node[3].op_type = "Dropout"
+    with pytest.raises(LocalizeError, match=f"fails too at node {MIDDLE} Sub-14 'n{MIDDLE}_sub' .*crash"):
+        localize(_case(model), BackendSpec("reference"), oracle=BackendSpec("tests.test_localize:SegfaultOnSub", name="segv-sub"))
+
+
 def test_the_tolerance_grows_with_depth_from_the_dtype_base():
     from harness.localize import value_tolerance
 
