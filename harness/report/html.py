@@ -101,6 +101,14 @@ class _Strings:
         return i
 
 
+def _localized(loc: dict[str, Any]) -> dict[str, Any]:
+    """What the drill-down shows of ``run --localize``'s result (``harness.localize``)."""
+    keep = ("status", "method", "oracle", "message", "single_outcome", "single_message", "confirmed", "bundle", "inputs", "expected", "actual")
+    node = loc.get("node") or {}
+    return {**{k: loc.get(k) for k in keep if loc.get(k) not in (None, "", [], {})},
+            **({"node": node.get("label"), "input_shapes": node.get("input_shapes")} if node else {})}
+
+
 def _bundle_name(case_id: str) -> str:
     # the folder name harness.repro.bundle_dir gives a case; the page derives it the same way
     return re.sub(r"[^A-Za-z0-9._-]+", "__", case_id)
@@ -193,7 +201,7 @@ def page_data(report: Report) -> dict[str, Any]:
 
     results = sorted(report.results, key=lambda r: (cidx[r["case_id"]], bidx[r["column"]]))
     res: dict[str, list[Any]] = {k: [] for k in ("c", "b", "o", "ro", "rs", "m", "ma", "mr", "mu", "bc", "tot", "fb", "nan",
-                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only")}
+                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz")}
     run_index = {r.label: n for n, r in enumerate(report.runs)}
     only = report.matrix.fails_only_here
     for r in results:
@@ -227,9 +235,10 @@ def page_data(report: Report) -> dict[str, Any]:
         res["rst"].append(S(json.dumps(r["restamp"], sort_keys=True)) if r.get("restamp") else -1)
         res["run"].append(run_index.get(r.get("run"), 0))
         res["only"].append(1 if (r["case_id"], r["column"]) in only else 0)
+        res["lz"].append(S(json.dumps(_localized(v["localized"]), sort_keys=True)) if v.get("localized") else -1)
     res["c"] = _deltas(res["c"])
     defaults = {"ro": -1, "rs": -1, "m": -1, "ma": None, "mr": None, "mu": None, "bc": None, "tot": None, "fb": -1, "nan": None,
-                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0}
+                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "lz": -1}
     for key, default in defaults.items():
         common = Counter(res[key]).most_common(1)
         res[key] = _sparse(res[key], common[0][0] if key in ("ma", "mr", "mu", "bc") and common else default)

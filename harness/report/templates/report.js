@@ -321,6 +321,23 @@
     h += "<h3>Verdict</h3>" + (verdict.some((p) => p[1] !== "") ? dl(verdict) : "<p class='muted'>no comparison (the case did not produce outputs)</p>");
     const msg = str(col(R.m, i, -1));
     if (msg) h += "<h3>Message</h3><pre data-field='message'>" + esc(msg) + "</pre>";
+    const lz = col(R.lz, i, -1) >= 0 ? JSON.parse(str(R.lz[i])) : null;
+    if (lz) {
+      const vals = (v) => v ? esc(v.type) + " <code>" + esc(JSON.stringify(v.values)) + "</code>" : "";
+      h += "<h3>Where it went wrong</h3>" + (lz.node ? dl([
+        ["first diverging node", esc(lz.node), "localized_node"],
+        ["input shapes", esc((lz.input_shapes || []).join(", ")), "localized_shapes"],
+        ["found by", esc(lz.method) + " (oracle: " + esc(lz.oracle) + ")", "localized_method"],
+        ["why", esc(lz.message), "localized_message"],
+      ].concat(Object.keys(lz.inputs || {}).map((k) => ["input " + k, vals(lz.inputs[k])]))
+       .concat((lz.expected || []).map((v, k) => ["oracle output " + k, vals(v)]))
+       .concat((lz.actual || []).map((v, k) => ["backend output " + k, vals(v)]))
+       .concat([
+        ["the node alone", esc(lz.single_outcome) + (lz.confirmed ? ": wrong on its own" : ": right alone (a fusion, or accumulated error)"), "localized_single"],
+        ["one-node bundle", lz.bundle ? "<code>" + esc(lz.bundle) + "</code>" : "", "localized_bundle"],
+      ])) : "<p class='muted' data-field='localized_message'>" + esc(lz.status === "failed" ? "localize failed: " + lz.message :
+        "no node diverges beyond its tolerance (the failure is rounding against the stored outputs)") + "</p>");
+    }
     const p90 = col(R.p9, i, null), med = col(R.md, i, null), rst = str(col(R.rst, i, -1));
     h += "<h3>Timing</h3>" + dl([
       ["prepare", fmtSecs(R.pr[i]), "prepare_s"], ["run", fmtSecs(R.rt[i]), "run_s"],
