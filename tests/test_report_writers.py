@@ -198,15 +198,48 @@ def test_junit_counts_failures_errors_and_skips_per_backend(report, tmp_path):
     root = ET.parse(tmp_path / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     ref, ort, vendor = suites["reference"], suites["onnxruntime"], suites["vendor"]
-    # run 2: reference 5 pass, a crash (error), an xfail (skipped); onnxruntime 2 mismatch, 1 rejected (error)
-    assert (ref.get("tests"), ref.get("failures"), ref.get("errors"), ref.get("skipped")) == ("7", "0", "1", "1")
-    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("7", "2", "1", "0")
+    # run 2: reference 5 pass, a crash (failure), an xfail (skipped); onnxruntime 2 mismatch, 1 rejected (skipped)
+    assert (ref.get("tests"), ref.get("failures"), ref.get("errors"), ref.get("skipped")) == ("7", "1", "0", "1")
+    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("7", "2", "0", "1")
     assert vendor.get("tests") == "0"
     assert any(p.get("name") == "unavailable_reason" and "vendor-sdk" in p.get("value") for p in vendor.iter("property"))
     case = next(c for c in ort.iter("testcase") if c.get("name") == "operators/Relu-14/opset14/float32/0")
     failure = case.find("failure")
     assert failure.get("type") == "mismatch" and "re-run: python " in failure.text and failure.text.rstrip().endswith("relu0/repro.py")
     assert root.get("tests") == "14"
+
+
+def test_junit_failures_are_wrong_answers_and_errors_never_missing_kernels(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    op = lambda n: f"operators/ArgMax-13/opset13/float16/{n}"  # noqa: E731
+    results = [res(op(0), "onnxruntime", "mismatch", verdict=MISMATCH, message="values differ"),
+               res(op(1), "onnxruntime", "wrong-shape", message="shape (2,) expected (3,)"),
+               res(op(2), "onnxruntime", "error", message="RUNTIME_EXCEPTION boom"),
+               res(op(3), "onnxruntime", "timeout", message="no answer in 60 s")]
+    results += [res(op(10 + k), "onnxruntime", "unsupported", run_s=None,
+                    message=f"NOT_IMPLEMENTED : Could not find an implementation for ArgMax(13) node {k}") for k in range(5)]
+    results += [res(op(20), "onnxruntime", "xfail", raw="mismatch", reason="ties (https://example.org/2)"),
+                res(op(21), "onnxruntime", "rejected", message="INVALID_GRAPH", run_s=None),
+                res(op(22), "onnxruntime", "unspecified", message="spec-silent point ArgMax.nan"),
+                res(op(23), "onnxruntime", "pass")]
+    add_run(s, results, {"onnxruntime": (True, "", "1.32.0"), "reference": (True, "", "1.23.2")})
+    add_run(s, [res(op(0), "reference", "pass"), res(op(1), "reference", "unsupported", message="no kernel")],
+            {"reference": (True, "", "1.23.2")})
+    report = build_report([RunRef(s.path, 1), RunRef(s.path, 2)])
+    write_all(report, tmp_path, only=["junit"])
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    suites = {x.get("name"): x for x in root.findall("testsuite")}
+    assert sorted(suites) == ["onnxruntime", "reference"]
+    ort = suites["onnxruntime"]
+    # 4 wrong answers and errors; 5 missing kernels, the xfail and the rejected model are skipped
+    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("13", "4", "0", "7")
+    assert len(ort.findall("testcase/failure")) == 4 and not ort.findall("testcase/error")
+    skipped = {c.get("name"): c.find("skipped").get("message") for c in ort.iter("testcase") if c.find("skipped") is not None}
+    assert skipped[op(10)].startswith("unsupported: NOT_IMPLEMENTED") and skipped[op(20)] == "expected failure (mismatch): ties (https://example.org/2)"
+    unspecified = next(c for c in ort.iter("testcase") if c.get("name") == op(22))
+    assert unspecified.find("failure") is None and unspecified.find("skipped") is None and "not a failure" in unspecified.find("system-out").text
+    assert (suites["reference"].get("failures"), suites["reference"].get("skipped")) == ("0", "1")
+    assert (root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "0", "8")
 
 
 def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
