@@ -118,6 +118,7 @@ def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
 
 
 def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
+    (tmp_path / ".git").mkdir()  # the repository root: bundle paths are named from here
     out = tmp_path / "out"
     write_all(report, out, only=["markdown"])
     md = (out / "summary.md").read_text()
@@ -127,12 +128,26 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     assert "vendor** unavailable: vendor-sdk is not installed" in md
     # each kind of regression in its own section, in the table's order
     assert (md.index("### Regressions: regressed, pass -> failure (1)") < md.index("### Regressions: failure-changed")
-            < md.index("### Regressions: removed") < md.index("### Improvements (1)") < md.index("### Failures by op-version"))
+            < md.index("### Regressions: removed") < md.index("### Improvements (1)") < md.index("### Failures by cause"))
     assert "test_skip_me" in md[md.index("### Regressions: removed"):md.index("### Improvements")]
     regression = md[md.index("### Regressions: regressed"):md.index("### Regressions: failure-changed")]
     assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
-    assert "[bundle](../reports/bundles/run-2/onnxruntime/relu0)" in regression
+    assert "`reports/bundles/run-2/onnxruntime/relu0`" in regression and "](" not in md
+    # failures by cause: wrong answers first (two messages, two groups), then the crash, the refusal, the xfail
+    causes = md[md.index("### Failures by cause"):md.index("### Speed")]
+    rows = [line for line in causes.splitlines() if line.startswith("| ")][1:]
+    assert [[c.strip() for c in row.strip("|").split("|")][:5] for row in rows] == [
+        ["onnxruntime", "wrong answer", "Clip", "mismatch", "1"], ["onnxruntime", "wrong answer", "Relu", "mismatch", "1"],
+        ["reference", "error", "Clip", "crash", "1"], ["onnxruntime", "refused", "Relu", "rejected", "1"],
+        ["reference", "expected failure", "Clip", "xfail", "1"]]
+    assert "worker died (signal N)" in rows[2] and "`reports/bundles/run-2/onnxruntime/relu0`" in rows[1]
     assert len(md) < MAX_CHARS
+
+
+def test_markdown_omits_bundles_outside_a_repository(report, tmp_path):
+    write_all(report, tmp_path / "out", only=["markdown"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert "bundles/run-2" not in md and "](" not in md
 
 
 def _tables(md: str) -> list[list[list[str]]]:
@@ -173,8 +188,8 @@ def test_markdown_cells_with_pipes_and_newlines_keep_the_table_intact(tmp_path):
     assert len(regressions) == 2 + 2
     assert regressions[2][0] == "`generated/a|b c|d/0`"
     assert regressions[3][0] == "`generated/plain/0`" and regressions[3][3] == "boom | bang"
-    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == "[bundle](../b|1)"
-    assert [row[0] for row in groups[2:]] == ["ref|erence"]
+    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == ""
+    assert [row[0] for row in groups[2:]] == ["ref|erence", "ref|erence"]
     assert "- **vendor** unavailable: needs a\\|b \\| c \\|\n" in md
 
 
