@@ -25,6 +25,8 @@ from ..execute import FAILURES, OUTCOMES
 from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
 
 TEMPLATES = Path(__file__).parent / "templates"
+#: failure groups listed in the "Failures by cause" section (all are in the case list's cause view)
+GROUPS_SHOWN = 30
 #: longest message kept in the page (the full text is in results.json and the store)
 MESSAGE_CHARS = 1200
 
@@ -193,7 +195,13 @@ def page_data(report: Report) -> dict[str, Any]:
 
     results = sorted(report.results, key=lambda r: (cidx[r["case_id"]], bidx[r["column"]]))
     res: dict[str, list[Any]] = {k: [] for k in ("c", "b", "o", "ro", "rs", "m", "ma", "mr", "mu", "bc", "tot", "fb", "nan",
-                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only")}
+                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "g")}
+    # failures grouped by cause: one entry per group, and each result's group (-1: in none)
+    groups = report.failure_groups()
+    member = {m: n for n, g in enumerate(groups) for m in g.members}
+    page_groups = {"b": [bidx[g.backend] for g in groups], "op": [S(g.op) for g in groups], "o": [oidx[g.outcome] for g in groups],
+                   "k": [S(g.kind) for g in groups], "m": [S(g.cause) for g in groups], "n": [g.cases for g in groups],
+                   "dt": [S(", ".join(g.dtypes)) for g in groups]}
     run_index = {r.label: n for n, r in enumerate(report.runs)}
     only = report.matrix.fails_only_here
     for r in results:
@@ -227,9 +235,10 @@ def page_data(report: Report) -> dict[str, Any]:
         res["rst"].append(S(json.dumps(r["restamp"], sort_keys=True)) if r.get("restamp") else -1)
         res["run"].append(run_index.get(r.get("run"), 0))
         res["only"].append(1 if (r["case_id"], r["column"]) in only else 0)
+        res["g"].append(member.get((r["case_id"], r["column"]), -1))
     res["c"] = _deltas(res["c"])
     defaults = {"ro": -1, "rs": -1, "m": -1, "ma": None, "mr": None, "mu": None, "bc": None, "tot": None, "fb": -1, "nan": None,
-                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0}
+                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "g": -1}
     for key, default in defaults.items():
         common = Counter(res[key]).most_common(1)
         res[key] = _sparse(res[key], common[0][0] if key in ("ma", "mr", "mu", "bc") and common else default)
@@ -264,6 +273,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "res": res,
         "perf": perf,
         "diff": diff,
+        "groups": page_groups,
         "S": S.items,
     }
 
@@ -369,6 +379,7 @@ def render(report: Report) -> str:
         report=report,
         data=page_data(report),
         unspecified=report.unspecified(),
+        groups=report.failure_groups()[:GROUPS_SHOWN],
         outcomes=OUTCOMES,
         colours=OUTCOME_COLOURS,
         failures=FAILURES,

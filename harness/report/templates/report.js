@@ -12,7 +12,7 @@
     return out;
   };
   const cumsum = (a) => { for (let k = 1; k < a.length; k++) a[k] += a[k - 1]; return a; };
-  const C = D.cases, R = D.res, P = D.perf;
+  const C = D.cases, R = D.res, P = D.perf, G = D.groups, NG = G.b.length;
   const NC = C.id.p.length, NR = R.b.length;
   C.id = (() => { const ids = new Array(NC); let prev = ""; for (let k = 0; k < NC; k++) { prev = prev.slice(0, C.id.p[k]) + C.id.s[k]; ids[k] = prev; } return ids; })();
   C.x = expand(C.x, NC);
@@ -61,6 +61,7 @@
     suite: -1, domain: -1, only: false, fail: false, view: D.views[0], row: null,
     page: { matrix: 0, cases: 0, perf: 0, diff: 0 }, perfSort: "case",
     kinds: new Set(D.kinds.map((_, i) => i)),
+    group: -1, groupBy: "case",  // the case list: one failure group's results only; rows per case or per cause
   };
   let caseMask = new Uint8Array(NC), resMask = new Uint8Array(NR), listMask = new Uint8Array(NR);
 
@@ -79,7 +80,8 @@
       const ok = caseMask[R.c[i]] && state.backends.has(R.b[i]) && state.outcomes.has(o)
         && (!state.only || col(R.only, i, 0)) && (!state.fail || FAIL.has(o));
       resMask[i] = ok ? 1 : 0;
-      listMask[i] = ok && (!rowView || (rowView[R.c[i]] === state.row.row && (state.row.backend < 0 || R.b[i] === state.row.backend))) ? 1 : 0;
+      listMask[i] = ok && (!rowView || (rowView[R.c[i]] === state.row.row && (state.row.backend < 0 || R.b[i] === state.row.backend)))
+        && (state.group < 0 || R.g[i] === state.group) ? 1 : 0;
       shown += listMask[i];
     }
     $("shown").textContent = shown.toLocaleString("en-US") + " of " + NR.toLocaleString("en-US") + " results";
@@ -154,10 +156,12 @@
     $("f-only").addEventListener("change", (ev) => { state.only = ev.target.checked; refresh(); });
     $("f-fail").addEventListener("change", (ev) => { state.fail = ev.target.checked; refresh(); });
     $("rowfilter").addEventListener("click", () => { state.row = null; refresh(); });
+    $("groupfilter").addEventListener("click", () => { state.group = -1; refresh(); });
+    $("cases-groupby").addEventListener("change", (ev) => { state.groupBy = ev.target.value; state.page.cases = 0; renderCases(); });
     $("reset").addEventListener("click", () => {
       state.terms = []; $("q").value = "";
       state.outcomes = new Set(OUT.map((_, i) => i)); state.backends = new Set(B.map((_, i) => i));
-      state.suite = state.domain = -1; state.only = state.fail = false; state.row = null;
+      state.suite = state.domain = -1; state.only = state.fail = false; state.row = null; state.group = -1;
       document.querySelectorAll("#filters input[type=checkbox]").forEach((el) => { el.checked = !["f-only", "f-fail"].includes(el.id); });
       $("f-suite").value = ""; $("f-domain").value = "";
       refresh();
@@ -186,7 +190,14 @@
       chip.title = "remove this matrix filter";
       chip.classList.remove("hidden");
     } else chip.classList.add("hidden");
+    const gchip = $("groupfilter");
+    if (state.group >= 0) {
+      gchip.textContent = groupLabel(state.group) + " ×";
+      gchip.title = "remove this cause filter";
+      gchip.classList.remove("hidden");
+    } else gchip.classList.add("hidden");
   }
+  const groupLabel = (g) => B[G.b[g]].label + ": " + str(G.op[g]) + " " + OUT[G.o[g]] + (str(G.dt[g]) && str(G.dt[g]) !== "-" ? " for " + str(G.dt[g]) : "");
 
   // -- the matrix ----------------------------------------------------------------------------------
   function renderMatrix() {
@@ -249,7 +260,45 @@
       esc(B[R.b[i]].label + ": " + o + (str(col(R.m, i, -1)) ? " — " + str(R.m[i]).slice(0, 200) : "")) + "'>" + esc(o) + "</button>" +
       (col(R.only, i, 0) ? "<span class='mark-only' title='fails only on this backend'>◆</span>" : "");
   }
+  function messageOf(c, vis) {
+    // the message of the first listed non-pass on this case (with its backend when several are shown)
+    for (const b of vis) {
+      const i = byCase[c * NB + b];
+      if (i < 0 || !listMask[i] || PASS.has(R.o[i])) continue;
+      const m = str(col(R.m, i, -1));
+      if (m) return (vis.length > 1 ? B[b].label + ": " : "") + m;
+    }
+    return "";
+  }
+  function renderCauses() {
+    // the listed non-passes counted per failure group, in the groups' order (wrong answers first)
+    const shown = new Array(NG).fill(0);
+    for (let i = 0; i < NR; i++) if (listMask[i] && R.g[i] >= 0) shown[R.g[i]]++;
+    const list = [];
+    for (let g = 0; g < NG; g++) if (shown[g]) list.push(g);
+    const [from, to] = pager("cases", list.length, renderCases);
+    let h = "<table class='grid causes'><thead><tr><th>backend</th><th>kind</th><th>op</th><th>outcome</th><th class='num'>cases</th><th>dtypes</th><th>message (numbers and names stripped)</th></tr></thead><tbody>";
+    for (let n = from; n < to; n++) {
+      const g = list[n], o = OUT[G.o[g]];
+      h += "<tr><td>" + esc(B[G.b[g]].label) + "</td><td>" + esc(str(G.k[g])) + "</td><td>" + esc(str(G.op[g])) +
+        "</td><td><span class='badge o-" + o + "' style='background:var(--o-" + o + ")'>" + esc(o) + "</span></td><td class='num'><a href='#cases' data-g='" + g + "'>" +
+        shown[g].toLocaleString("en-US") + (shown[g] !== G.n[g] ? " of " + G.n[g].toLocaleString("en-US") : "") + "</a></td><td>" + esc(str(G.dt[g])) +
+        "</td><td class='msg'>" + esc(str(G.m[g])) + "</td></tr>";
+    }
+    $("case-table").innerHTML = h + "</tbody></table>";
+  }
+  document.addEventListener("click", (ev) => {  // a group's count: list its cases
+    const t = ev.target.closest("a[data-g]");
+    if (!t) return;
+    ev.preventDefault();
+    state.group = +t.dataset.g;
+    state.groupBy = "case";
+    $("cases-groupby").value = "case";
+    refresh();
+    $("cases").scrollIntoView();
+  });
   function renderCases() {
+    if (state.groupBy === "cause") return renderCauses();
     const vis = visibleBackends(), list = [];
     for (let c = 0; c < NC; c++) {
       if (!caseMask[c]) continue;
@@ -257,7 +306,7 @@
     }
     const [from, to] = pager("cases", list.length, renderCases);
     let h = "<table class='grid'><thead><tr><th>case</th><th>op-version</th><th class='num'>opset</th><th>dtype</th>" +
-      vis.map((b) => "<th>" + esc(B[b].label) + "</th>").join("") + "</tr></thead><tbody>";
+      vis.map((b) => "<th>" + esc(B[b].label) + "</th>").join("") + "<th>message</th></tr></thead><tbody>";
     for (let n = from; n < to; n++) {
       const c = list[n];
       const sv = C.sv[c];
@@ -267,7 +316,8 @@
         const i = byCase[c * NB + b];
         h += "<td>" + (i >= 0 ? badge(i, !listMask[i]) : "<span class='muted'>–</span>") + "</td>";
       }
-      h += "</tr>";
+      const m = messageOf(c, vis);
+      h += "<td class='msg' title='" + esc(m) + "'>" + esc(m.length > 160 ? m.slice(0, 159) + "…" : m) + "</td></tr>";
     }
     $("case-table").innerHTML = h + "</tbody></table>";
   }
@@ -466,6 +516,6 @@
   refresh();
   fromHash();
   // a handle for scripted use (screenshots, tests)
-  window.harnessReport = { openDrill, closeDrill, state, data: { R, C, B, S, OUT, diff: D.diff, kinds: D.kinds, failures: D.failures }, find: (id, label) => { const c = caseIndex.get(id), b = B.findIndex((x) => x.label === label); return c === undefined || b < 0 ? -1 : byCase[c * NB + b]; } };
+  window.harnessReport = { openDrill, closeDrill, state, data: { R, C, B, S, OUT, G, diff: D.diff, kinds: D.kinds, failures: D.failures }, find: (id, label) => { const c = caseIndex.get(id), b = B.findIndex((x) => x.label === label); return c === undefined || b < 0 ? -1 : byCase[c * NB + b]; } };
   document.body.dataset.ready = "1";
 })();
