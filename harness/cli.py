@@ -168,6 +168,29 @@ def print_summary(store, run_id: int) -> None:
         rate = f"{100 * entry['pass_rate']:.1f}% of {entry['loadable']}" if entry["pass_rate"] is not None else "-"
         rows.append([f"{name} {info.get('version', '')}".strip(), rate] + [entry["counts"][o] for o in present] + [entry["total"]])
     print(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "total"], tablefmt="github"))
+    print_top_groups(store, run_id, list(table))
+
+
+#: failure groups named per backend after ``run``
+TOP_GROUPS = 5
+
+
+def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GROUPS) -> None:
+    """The largest failure groups per backend (wrong answers first, as in the report), then the
+    command that writes and opens the report."""
+    from .report.matrix import failure_groups, read_results
+
+    groups = failure_groups(read_results(store, run_id), backends)
+    for name in backends:
+        mine = [g for g in groups if g.backend == name]
+        if not mine:
+            continue
+        print(f"{name}: {sum(g.cases for g in mine)} non-passes in {len(mine)} groups by cause" + (f"; the first {top}:" if len(mine) > top else ":"))
+        for g in mine[:top]:
+            print(f"  {g.cases:>6}  {g.kind}: {g.label[:150]}")
+            print(f"          e.g. {g.example['case_id']}")
+    store_arg = "" if Path(store.path).resolve() == Path("reports", "results.sqlite").resolve() else f" --store {_shown_path(store.path)}"
+    print(f"report: onnx-harness report {run_id}{store_arg} -o reports/  (then open reports/index.html)")
 
 
 def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
