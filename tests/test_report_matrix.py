@@ -178,7 +178,7 @@ def test_matrix_rows_per_view(store_path):
     assert list(rows)[-1][0] == GRAPH_ROW  # graphs after the ops
     assert [(r.group, r.key) for r in m.rows("op-version")][:3] == [("Clip", "11"), ("Relu", "6"), ("Relu", "14")]  # numeric order
     assert {(r.group, r.key) for r in m.rows("opset")} >= {("Relu", "13"), ("Relu", "14"), ("Clip", "13")}
-    assert {(r.group, r.key) for r in m.rows("dtype")} >= {("Relu", "float32"), ("Relu", "float16"), (GRAPH_ROW, "float")}
+    assert {(r.group, r.key) for r in m.rows("dtype")} >= {("Relu", "float32"), ("Relu", "float16"), (GRAPH_ROW, "float32")}  # ONNX's "float" in one vocabulary
     suites = {r.group: r for r in m.rows("suite")}
     assert set(suites) == {"operators", "onnx-light", "onnx-node"} and suites["operators"].ran("reference") == 5
     assert m.rows("op-version")[0].cells["vendor"] == {}  # an unavailable backend has a column, no counts
@@ -323,3 +323,20 @@ def test_failures_group_by_op_and_normalized_message(tmp_path):
     assert len(argmax.members) == 147 and groups[1].cause == "data set N: RuntimeError: boom at <path>"
     # dtype and op names keep their digits; quoted names go
     assert normalize_message("float16 Conv2D 'node_7' got -1.5e-07") == "float16 Conv2D '…' got N"
+
+
+def test_dtypes_have_one_vocabulary(tmp_path):
+    from harness.schema import model_tags
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1]), helper.make_tensor_value_info("b", TensorProto.DOUBLE, [1])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [1])])
+    assert model_tags(helper.make_model(graph))["dtypes"] == ["float32", "float64"]
+    # a store written before: official cases tagged "float" read as float32 in the report
+    store = Store(tmp_path / "r.sqlite")
+    add_run(store, [res("onnx-node/test_add", "reference", "mismatch", tags={"suite": "onnx-node", "op": "Add", "dtypes": ["double", "float"]})],
+            {"reference": (True, "", "1.23.2")})
+    report = build_report([RunRef(store.path, 1)])
+    assert report.matrix.cases["onnx-node/test_add"].dtype == "float64,float32"
+    assert dict(report.failure_groups()[0].dtypes) == {"float64,float32": 1}

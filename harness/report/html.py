@@ -22,6 +22,7 @@ import jinja2
 from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
+from ..schema import dtype_label
 from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -152,7 +153,7 @@ def _extra_tags(info) -> dict[str, Any]:
     extra = {k: v for k, v in info.tags.items() if k not in _CASE_TAG_KEYS}
     if extra.get("ops") == ([info.op] if info.op else None):
         extra.pop("ops")
-    if extra.get("dtypes") is not None and ",".join(extra["dtypes"]) == info.dtype:
+    if extra.get("dtypes") is not None and ",".join(dtype_label(d) for d in extra["dtypes"]) == info.dtype:
         extra.pop("dtypes")
     if str(extra.get("example", "\0")) == info.case_id.rsplit("/", 1)[-1]:
         extra.pop("example")

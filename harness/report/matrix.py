@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..execute import FAILURES, NOT_LOADABLE, OUTCOMES
+from ..schema import dtype_label
 
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
@@ -288,7 +289,8 @@ class CaseInfo:
     @classmethod
     def from_tags(cls, case_id: str, tags: dict[str, Any]) -> "CaseInfo":
         suite = tags.get("suite") or case_id.split("/", 1)[0]
-        dtype = tags.get("dtype") or ",".join(tags.get("dtypes") or []) or "-"
+        # one vocabulary: stores written before model_tags named dtypes "float", "double"
+        dtype = dtype_label(tags.get("dtype") or "") or ",".join(dtype_label(d) for d in tags.get("dtypes") or []) or "-"
         since = tags.get("since_version")
         opset = tags.get("opset")
         return cls(case_id, suite, tags.get("op"), tags.get("domain") or "ai.onnx",
