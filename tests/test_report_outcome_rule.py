@@ -87,3 +87,17 @@ def test_reference_unknown_ops_are_unsupported():
         with pytest.raises(Exception) as info:
             backend.prepare(model)
         assert backend.classify_error(info.value, "prepare") == "unsupported"
+
+
+def test_kernels_custom_domain_is_unsupported_and_an_unimported_one_rejected():
+    from harness.backends.base import Rejected, Unsupported
+    from harness.backends.kernels import KernelsBackend
+
+    backend = KernelsBackend()
+    backend.load()
+    custom = CASES["a custom-domain op"][0]
+    with pytest.raises(Unsupported, match="no kernels for opset domain 'com.vendor'"):
+        backend.prepare(custom)
+    del custom.opset_import[1]  # the node's domain no longer imported: invalid
+    with pytest.raises(Rejected, match="used but not imported"):
+        backend.prepare(custom)
