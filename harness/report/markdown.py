@@ -72,12 +72,16 @@ def render(report: Report, folder: Path) -> str:
     rows = []
     for b in report.backends:
         if not b.available:
-            rows.append([_cell(b.label), "unavailable (below)"] + [""] * (len(present) + 1))
+            rows.append([_cell(b.label, 40), "unavailable (below)"] + [""] * (len(present) + 4))
             continue
+        h = b.headline
         rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "-"
-        rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label), rate]
-                    + [f"{b.counts[o]:,}" if b.counts[o] else "" for o in present] + [f"{b.not_loadable:,}"])
-    lines.append(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "could not load"], tablefmt="github"))
+        shares = [f"{h[k]:,} ({fmt_pct(h[sh])})" if h[k] else "" for k, sh in
+                  (("wrong_answers", "wrong_answer_share"), ("not_implemented", "not_implemented_share"), ("errors", "error_share"))]
+        rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label, 40), rate, *shares, f"{b.not_loadable:,}" if b.not_loadable else ""]
+                    + [f"{b.counts[o]:,}" if b.counts[o] else "" for o in present])
+    lines.append(tabulate(rows, headers=["backend", "conformance (of attempted)", "wrong answers", "not implemented", "errors", "refused (invalid model)",
+                                         *present], tablefmt="github"))
     lines.append("")
     for b in report.backends:
         if not b.available:

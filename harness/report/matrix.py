@@ -36,6 +36,10 @@ PASSING = ("pass", "xpass")
 #: outcomes counted apart, in neither the pass rate's numerator nor its denominator: a
 #: difference only where the spec is silent, every invariant kept
 APART = ("unspecified",)
+#: the backend's own failures without an answer (the headline's "errors")
+ERRORS = ("error", "crash", "timeout")
+#: wrong answers: the backend computed something and it is wrong (the headline's first number after the rate)
+WRONG_ANSWERS = ("mismatch", "wrong-shape", "wrong-dtype")
 #: suites whose cases are whole models (bar charts in the performance section)
 MODEL_SUITES = ("models", "onnx-light")
 #: outcomes after which the latency measures a complete run
@@ -213,6 +217,37 @@ def _absolute_bundle(bundle: str | None, root: Path) -> str:
     return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
 
 
+# -- the headline -----------------------------------------------------------------------------
+def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]:
+    """A backend's headline numbers, the same in the terminal, results.json, summary.md and the
+    HTML report. ``counts``: results per outcome after expectations; ``raw``: per outcome before
+    them (an expected mismatch is still a wrong answer); ``not_loadable``: results whose raw
+    outcome is in ``NOT_LOADABLE``.
+
+    - ``attempted``: the cases run (skips excluded) less those the backend could not load because
+      the model is invalid (``rejected``, which the ONNX checker confirms; see
+      harness/backends/base.py) or its export failed, less those counted apart (``unspecified``):
+      the pass rate's denominator, shown with what it leaves out (``refused``, ``unspecified``).
+    - ``conformance``: passes over ``attempted`` (the pass rate).
+    - ``wrong_answers``, ``not_implemented`` (``unsupported``: a missing op, type or version at
+      load or at run), ``errors`` (error, crash, timeout), each with its share of ``attempted``;
+      with the passes they add up to ``attempted``.
+    """
+    total = sum(counts.values()) - counts["skip"]
+    apart = sum(counts[o] for o in APART)
+    attempted = total - not_loadable - apart
+    passed = sum(counts[o] for o in PASSING)
+    share = lambda n: n / attempted if attempted else None  # noqa: E731
+    wrong = sum(raw[o] for o in WRONG_ANSWERS)
+    missing = raw["unsupported"]
+    errors = sum(raw[o] for o in ERRORS)
+    return {"attempted": attempted, "passed": passed, "conformance": share(passed),
+            "wrong_answers": wrong, "wrong_answer_share": share(wrong),
+            "not_implemented": missing, "not_implemented_share": share(missing),
+            "errors": errors, "error_share": share(errors),
+            "refused": not_loadable, "unspecified": apart}
+
+
 # -- plain records ------------------------------------------------------------------------------
 @dataclass
 class RunInfo:
@@ -246,6 +281,8 @@ class BackendSummary:
     counts: Counter = field(default_factory=Counter)
     #: results the backend could not load (rejected models, failed exports), known failures included
     not_loadable: int = 0
+    #: results per outcome before expectations (an xfail counted as what it was)
+    raw_counts: Counter = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -266,11 +303,20 @@ class BackendSummary:
         """Passes over the cases it could load; None when it loaded none (or is unavailable)."""
         return self.passed / self.loadable if self.available and self.loadable else None
 
+    @property
+    def headline(self) -> dict[str, Any]:
+        """See :func:`headline`; shares are None when the backend is unavailable."""
+        numbers = headline(self.counts, self.raw_counts, self.not_loadable)
+        if not self.available:
+            numbers.update({k: None for k in numbers if k == "conformance" or k.endswith("_share")})
+        return numbers
+
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "name": self.name, "version": self.version, "available": self.available,
                 "reason": self.reason, "environment": self.environment, "runs": self.runs,
                 "counts": {o: self.counts[o] for o in OUTCOMES if self.counts[o]}, "total": self.total,
-                "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate}
+                "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate,
+                "headline": self.headline}
 
 
 @dataclass
@@ -333,8 +379,6 @@ def _natural(text: str) -> tuple[Any, ...]:
 
 
 # -- failures grouped by cause ------------------------------------------------------------------------
-#: outcomes that are wrong answers: the backend computed something and it is wrong
-WRONG_ANSWERS = ("mismatch", "wrong-shape", "wrong-dtype")
 #: how a non-pass ranks in the failure groups (first: what a vendor must fix first), with its kind
 CAUSE_KINDS = {
     "mismatch": (0, "wrong answer"), "wrong-shape": (0, "wrong answer"), "wrong-dtype": (0, "wrong answer"),
@@ -923,6 +967,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bo
     for r in results:
         backend = next(b for b in backends if b.label == r["column"])
         backend.counts[r["outcome"]] += 1
+        backend.raw_counts[r.get("raw_outcome") or r["outcome"]] += 1
         backend.not_loadable += (r.get("raw_outcome") or r["outcome"]) in NOT_LOADABLE
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
