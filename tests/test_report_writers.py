@@ -271,3 +271,16 @@ def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
     data = embedded(paths["index.html"].read_text())
     ids, cols = decode(data)
     assert len(cols["b"]) == 50_000 and len(ids) == 25_000
+
+
+def test_markdown_table_widths_are_bounded(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    long_id = "generated/" + "Add+Relu+" * 60 + "/0"
+    add_run(s, [res(long_id, "reference", "mismatch", message="x" * 5000, verdict=MISMATCH, bundle=str(tmp_path / ("b" * 400))),
+                res("operators/Relu-14/opset14/float32/0", "reference", "error", message="y " * 3000)],
+            {"reference": (True, "", "1.23.2")})
+    (tmp_path / ".git").mkdir()
+    write_all(build_report([RunRef(s.path, 1)]), tmp_path / "out", only=["markdown"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert max(len(line) for line in md.splitlines()) < 700, max(md.splitlines(), key=len)
+    assert "…" in md  # cut, not dropped

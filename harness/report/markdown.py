@@ -34,7 +34,7 @@ def _cell(text: Any, width: int = 110) -> str:
 
 
 def _code(text: Any) -> str:
-    return f"`{_cell(text, 300)}`"
+    return f"`{_cell(text, 120)}`"
 
 
 def repository_root(folder: Path) -> Path | None:
