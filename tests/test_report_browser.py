@@ -168,6 +168,40 @@ def test_case_list_messages_and_group_by_cause(report_dir):
         assert console_problems(driver) == []
 
 
+def test_layout_sticky_bar_failures_only_and_single_backend_timings(report_dir):
+    _, out = report_dir
+    url = (out / "index.html").resolve().as_uri()
+    with chromium() as driver:
+        driver.set_window_size(1200, 800)
+        driver.get(url)
+        wait_ready(driver)
+        # a jump to the matrix leaves its view tabs below the sticky filter bar, clickable
+        driver.find_element(By.CSS_SELECTOR, "nav.toc a[href='#matrix']").click()
+        wait_for(driver, lambda d: d.execute_script("return window.scrollY") > 0)
+        tab = driver.find_element(By.CSS_SELECTOR, "#views button[data-view='dtype']")
+        hit = driver.execute_script("const r = arguments[0].getBoundingClientRect(); const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+                                    " return e === arguments[0] || arguments[0].contains(e);", tab)
+        assert hit, "the filter bar covers the view tabs"
+        tab.click()
+        assert "dtype" in driver.find_element(By.CSS_SELECTOR, "#matrix-table thead").text
+        driver.find_element(By.CSS_SELECTOR, "#views button[data-view='op-version']").click()
+        # a case timed on one backend only is not "fastest"
+        perf = {r.find_element(By.CSS_SELECTOR, "td.case").get_attribute("textContent"): [td.get_attribute("textContent") for td in r.find_elements(By.TAG_NAME, "td")]
+                for r in driver.find_elements(By.CSS_SELECTOR, "#perf-table tbody tr")}
+        only = [cells for cells in perf.values() if "only" in cells]
+        assert only and all("fastest" not in cells for cells in only)
+        assert "fastest" in perf["onnx-light/test_tiny_net"]
+        # "failures only": cells count the failures, never "0/N"
+        driver.execute_script("const c = document.getElementById('f-fail'); c.checked = true; c.dispatchEvent(new Event('change'));")
+        texts = [e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, "#matrix-table .ctext")]
+        assert texts and all(t.endswith(" failing") for t in texts), texts
+        assert not any(t.startswith("0/") for t in texts)
+        rows = driver.find_elements(By.CSS_SELECTOR, "#matrix-table tbody tr")
+        relu14 = next(r for r in rows if [td.get_attribute("textContent") for td in r.find_elements(By.TAG_NAME, "td")][:2] == ["Relu", "14"])
+        assert [td.get_attribute("textContent") for td in relu14.find_elements(By.TAG_NAME, "td")][2:4] == ["–", "1 failing"]
+        assert console_problems(driver) == []
+
+
 def test_screenshots_flag_writes_two_pngs(report_dir, capsys):
     store_path, out = report_dir
     assert cli(["report", "--store", str(store_path), "-o", str(out), "--screenshots"]) == 0

@@ -237,8 +237,10 @@
           title.push(OUT[o] + " " + k);
         }
         if (!tot) { h += "<td class='cell empty'><span class='muted'>–</span></td>"; continue; }
+        // with "failures only" every cell would read 0/N: it counts the failures instead
+        const text = state.fail ? tot.toLocaleString("en-US") + " failing" : pass.toLocaleString("en-US") + "/" + den.toLocaleString("en-US");
         h += "<td class='cell' data-row='" + r + "' data-b='" + b + "' title='" + esc(B[b].label + ": " + title.join(", ")) + "'><div class='crow'><div class='mbar'>" + segs +
-          "</div><span class='ctext" + (pass < den ? " bad" : "") + "'>" + pass.toLocaleString("en-US") + "/" + den.toLocaleString("en-US") + "</span></div></td>";
+          "</div><span class='ctext" + (state.fail || pass < den ? " bad" : "") + "'>" + text + "</span></div></td>";
       }
       h += "</tr>";
     }
@@ -446,6 +448,7 @@
       (ort >= 0 && b !== ort ? "<th class='num'>× " + esc(B[ort].label) + "</th>" : "")).join("") + "</tr></thead><tbody>";
     for (let n2 = from; n2 < to; n2++) {
       const k = rows[n2], best = lat(k, P.f[k]), base = ort >= 0 ? lat(k, ort) : null;
+      const alone = (P.m[k] & (P.m[k] - 1)) === 0;  // one backend timed it: "fastest" would say nothing (as "fastest on" counts)
       h += "<tr><td class='case'>" + esc(C.id[P.c[k]]) + "</td>";
       for (const b of vis) {
         const i = perfRes(k, b);
@@ -453,8 +456,9 @@
         const v = latency(i), p90 = col(R.p9, i, null), rf = best ? v / best : null;
         h += "<td class='num' data-r='" + i + "' title='" + (col(R.md, i, null) !== null ? "median of repeats" : "run time") + "'>" + fmtSecs(v) +
           (p90 !== null && p90 !== undefined ? " <span class='muted'>p90 " + fmtSecs(p90) + "</span>" : "") + "</td>" +
-          "<td class='num " + (P.f[k] === b && NB > 1 ? "ratio-best" : rf > 2 ? "ratio-hi" : "") + "'>" + (P.f[k] === b ? "fastest" : fmtRatio(rf)) + "</td>" +
-          (ort >= 0 && b !== ort ? "<td class='num'>" + (base ? fmtRatio(v / base) : "-") + "</td>" : "");
+          (alone ? "<td class='num muted' title='no other backend timed this case'>only</td>" :
+            "<td class='num " + (P.f[k] === b ? "ratio-best" : rf > 2 ? "ratio-hi" : "") + "'>" + (P.f[k] === b ? "fastest" : fmtRatio(rf)) + "</td>") +
+          (ort >= 0 && b !== ort ? "<td class='num'>" + (base ? fmtRatio(v / base) : "–") + "</td>" : "");
       }
       h += "</tr>";
     }
@@ -510,7 +514,11 @@
     renderPerf();
     renderDiff();
   }
+  // the sticky filter bar must not cover a section's head (its view tabs) after a jump or a scroll
+  const filterHeight = () => document.documentElement.style.setProperty("--filters-h", $("filters").offsetHeight + "px");
+  window.addEventListener("resize", filterHeight);
   buildFilters();
+  filterHeight();
   buildPerfSort();
   buildDiff();
   refresh();
