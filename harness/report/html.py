@@ -41,9 +41,13 @@ SERIES_COLOURS = ["#3366cc", "#dc6b19", "#2e9d4f", "#9b4dca", "#c2185b", "#00838
 
 
 # -- small formatting helpers ------------------------------------------------------------------
+#: how every report shows a missing value (one mark, never "-" here and "–" there)
+MISSING = "–"
+
+
 def fmt_seconds(s: float | None) -> str:
     if s is None:
-        return "-"
+        return MISSING
     if s < 1e-3:
         return f"{s * 1e6:.3g} µs"
     if s < 1:
@@ -52,19 +56,19 @@ def fmt_seconds(s: float | None) -> str:
 
 
 def fmt_int(n: int | None) -> str:
-    return "-" if n is None else f"{n:,}"
+    return MISSING if n is None else f"{n:,}"
 
 
 def fmt_pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f} %"
+    return MISSING if x is None else f"{100 * x:.1f} %"
 
 
 def fmt_ratio(x: float | None) -> str:
-    return "-" if x is None else f"×{x:.3g}"
+    return MISSING if x is None else f"×{x:.3g}"
 
 
 def fmt_time(t: float | None) -> str:
-    return "-" if not t else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return MISSING if not t else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _num(x: Any, digits: int = 4) -> Any:

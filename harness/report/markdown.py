@@ -75,7 +75,7 @@ def render(report: Report, folder: Path) -> str:
             rows.append([_cell(b.label, 40), "unavailable (below)"] + [""] * (len(present) + 4))
             continue
         h = b.headline
-        rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "-"
+        rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "–"
         shares = [f"{h[k]:,} ({fmt_pct(h[sh])})" if h[k] else "" for k, sh in
                   (("wrong_answers", "wrong_answer_share"), ("not_implemented", "not_implemented_share"), ("errors", "error_share"))]
         rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label, 40), rate, *shares, f"{b.not_loadable:,}" if b.not_loadable else ""]

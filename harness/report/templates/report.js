@@ -29,10 +29,11 @@
   const col = (a, i, dflt) => (a && a.length ? a[i] : dflt);
   const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+  const dash = (t) => (t === "-" ? "–" : t);  // a missing key or dtype ("-" in the data) shows as every missing value
 
   // -- number formatting (the same rules as html.py) -------------------------------------------
   function fmtNum(x) {
-    if (x === null || x === undefined) return "-";
+    if (x === null || x === undefined) return "–";
     if (typeof x === "string") return x;
     if (Number.isInteger(x)) return x.toLocaleString("en-US");
     const a = Math.abs(x);
@@ -40,12 +41,12 @@
     return String(Number(x.toPrecision(4)));
   }
   function fmtSecs(s) {
-    if (s === null || s === undefined) return "-";
+    if (s === null || s === undefined) return "–";
     if (s < 1e-3) return Number((s * 1e6).toPrecision(3)) + " µs";
     if (s < 1) return Number((s * 1e3).toPrecision(3)) + " ms";
     return s < 100 ? Number(s.toPrecision(3)) + " s" : Math.round(s).toLocaleString("en-US") + " s";
   }
-  const fmtRatio = (x) => (x === null || x === undefined || !isFinite(x) ? "-" : "×" + Number(x.toPrecision(3)));
+  const fmtRatio = (x) => (x === null || x === undefined || !isFinite(x) ? "–" : "×" + Number(x.toPrecision(3)));
   const latency = (i) => { const m = col(R.md, i, null); return m !== null && m !== undefined ? m : R.rt[i]; };
 
   // -- indexes ------------------------------------------------------------------------------------
@@ -224,7 +225,7 @@
     let prev = null;
     for (let n = from; n < to; n++) {
       const r = rows[n], g = str(v.g[r]);
-      h += "<tr><td class='grp" + (g === prev && n !== from ? " cont" : "") + "'>" + esc(g) + "</td>" + (keyHead ? "<td>" + esc(str(v.k[r])) + "</td>" : "");
+      h += "<tr><td class='grp" + (g === prev && n !== from ? " cont" : "") + "'>" + esc(g) + "</td>" + (keyHead ? "<td>" + esc(dash(str(v.k[r]))) + "</td>" : "");
       prev = g;
       for (const b of vis) {
         const base = (r * NB + b) * NO;
@@ -313,7 +314,7 @@
       const c = list[n];
       const sv = C.sv[c];
       h += "<tr><td class='case'>" + esc(C.id[c]) + "</td><td>" + esc(str(C.op[c]) + (sv !== null ? "-" + sv : "")) + "</td><td class='num'>" +
-        (C.opset[c] === null ? "-" : C.opset[c]) + "</td><td>" + esc(str(C.dt[c])) + "</td>";
+        (C.opset[c] === null ? "–" : C.opset[c]) + "</td><td>" + esc(dash(str(C.dt[c]))) + "</td>";
       for (const b of vis) {
         const i = byCase[c * NB + b];
         h += "<td>" + (i >= 0 ? badge(i, !listMask[i]) : "<span class='muted'>–</span>") + "</td>";
