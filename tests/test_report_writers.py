@@ -284,3 +284,15 @@ def test_markdown_table_widths_are_bounded(tmp_path):
     md = (tmp_path / "out" / "summary.md").read_text()
     assert max(len(line) for line in md.splitlines()) < 700, max(md.splitlines(), key=len)
     assert "…" in md  # cut, not dropped
+
+
+def test_single_unwarmed_timings_carry_a_warning(report, tmp_path):
+    # run 2: every timing is one run of its data sets (the one median of run 1 belonged to a case that now fails)
+    single, total = report.perf.unwarmed()
+    assert (single, total) == (total, total) and total > 0
+    write_all(report, tmp_path / "out", only=["markdown", "html"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert f"_Warning: {single:,} of {total:,} timings are a single unwarmed run (no `--repeat`)" in md
+    assert f'<p class="warn" id="perf-warning">{single:,} of {total:,} timings' in (tmp_path / "out" / "index.html").read_text()
+    path = make_store(tmp_path / "r1", runs=1)  # run 1 has one median of timed repeats
+    assert build_report([RunRef(path, 1)]).perf.unwarmed()[0] == build_report([RunRef(path, 1)]).perf.unwarmed()[1] - 1

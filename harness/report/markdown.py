@@ -143,11 +143,20 @@ def render(report: Report, folder: Path) -> str:
                                for b, s in timed.items() if s["cases"]],
                               headers=["backend", "timed cases", "geomean × fastest", f"geomean × {report.perf.onnxruntime}"], tablefmt="github"))
         lines.append("")
+        lines.append(_unwarmed_note(report))
     lines.append("Re-run a failure: `python <bundle>/repro.py` (bundle paths are from the repository root). Full report: `index.html` (opens from disk); data: `results.json`, `junit.xml`.")
     text = "\n".join(lines).rstrip() + "\n"
     if len(text) > MAX_CHARS:  # a last resort; the caps above keep ordinary runs far below it
         text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n_(cut to fit a comment: see index.html)_\n"
     return text
+
+
+def _unwarmed_note(report: Report) -> str:
+    single, total = report.perf.unwarmed()
+    if not single:
+        return ""
+    return (f"_Warning: {single:,} of {total:,} timings are a single unwarmed run (no `--repeat`), taken while other workers ran: "
+            "indicative only; `onnx-harness run --repeat 5 -j 1` measures medians._\n")
 
 
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:

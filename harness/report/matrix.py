@@ -594,6 +594,12 @@ class PerfTable:
         rows.sort(key=lambda r: _natural(r.case_id))
         return cls(labels, rows, ort)
 
+    def unwarmed(self) -> tuple[int, int]:
+        """(timings that are one unwarmed run per data set, all timings): the former come from
+        runs without ``--repeat``, alongside other workers, and are indicative only."""
+        cells = [c for r in self.rows for c in r.cells.values()]
+        return sum(1 for c in cells if c.source == "run"), len(cells)
+
     def model_rows(self) -> list[PerfRow]:
         return [r for r in self.rows if r.is_model]
 
