@@ -20,6 +20,9 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
+``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
+with one Sub in the middle is what ``tests/test_localize.py`` localizes.
+
 ``NoFloat16Neg`` lacks a kernel (Neg on float16), for what a campaign does with a missing
 kernel. ``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
 never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
@@ -94,6 +97,18 @@ class _Kernels(ReferenceBackend):
 
     def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
         return model
+
+
+def _swapped_sub(self, a, b):
+    return np.subtract(b, a).astype(a.dtype),  # the bug: operands in the wrong order
+
+
+class SwappedSub(_Kernels):
+    """Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
+    middle of a long graph)."""
+
+    name = "swapped-sub"
+    kernels = (_kernel("Sub", _swapped_sub),)
 
 
 class BroadcastAdd(_Kernels):
