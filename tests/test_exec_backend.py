@@ -11,6 +11,7 @@ from pathlib import Path
 
 import ml_dtypes
 import numpy as np
+import onnx
 import pytest
 
 from harness.backends import load_backend_class
@@ -206,6 +207,18 @@ def test_a_runner_writing_garbage_is_an_error_quoting_it_and_its_stderr():
     assert result.outcome == "error"
     assert "not a protocol reply" in result.message and "<<this is not a reply>>" in result.message
     assert "garbage runner: about to misbehave" in result.message
+
+
+def test_a_runner_refusing_a_valid_model_is_an_error_and_an_invalid_one_rejected():
+    spec = BackendSpec(f"exec:{GARBAGE} reject")
+    invalid = relu_case("t/invalid")
+    model = invalid.load_model()
+    model.graph.node[0].attribute.append(onnx.helper.make_attribute("no_such_attribute", 1))  # Relu has none
+    invalid.model_bytes = model.SerializeToString()
+    results = _run([spec], [relu_case("t/valid"), invalid])
+    valid, bad = results[(spec.name, "t/valid")], results[(spec.name, "t/invalid")]
+    assert valid.outcome == "error" and "finds valid" in valid.message and "refuses every model" in valid.message
+    assert bad.outcome == "rejected" and "refuses every model" in bad.message
 
 
 def test_an_unknown_runner_command_is_an_unavailable_backend():

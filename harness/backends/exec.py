@@ -19,7 +19,8 @@ Messages are JSON objects, one per line (UTF-8, ``\\n``-terminated). The harness
 request on the runner's stdin; the runner writes exactly one reply line on its stdout and
 nothing else there (logs go to stderr, which the harness captures and quotes when the runner
 misbehaves). Every reply has ``status``: ``ok``, or one of the outcomes ``rejected`` (the model
-was refused at load), ``unsupported`` (an operator, type or attribute the runtime lacks) or
+was refused at load as invalid; the harness keeps it ``rejected`` only when the ONNX checker
+agrees, else it is an ``error``), ``unsupported`` (an operator, type or attribute the runtime lacks) or
 ``error`` (anything else), with ``message``. A runner that exits or writes something that is
 not a reply turns the case into ``crash`` or ``error``, with its stderr tail in the message.
 
@@ -65,7 +66,7 @@ from typing import IO, Any, ClassVar
 import numpy as np
 import onnx
 
-from .base import Backend, BackendError, Rejected, Session, Unavailable, Unsupported
+from .base import Backend, BackendError, Rejected, Session, Unavailable, Unsupported, refuse_if_invalid
 
 PROTOCOL = 1
 _STATUS = {"rejected": Rejected, "unsupported": Unsupported}
@@ -335,7 +336,12 @@ class ExecBackend(Backend):
         path = os.path.join(self.folder, "model.onnx")
         with open(path, "wb") as fh:
             fh.write(model.SerializeToString())
-        reply = self._request({"op": "prepare", "model": path})
+        try:
+            reply = self._request({"op": "prepare", "model": path})
+        except Rejected as exc:
+            # the rule of harness.backends.base: rejected only when the ONNX checker agrees
+            refuse_if_invalid(model, exc)
+            raise RunnerError(f"the runner refused a model the ONNX checker finds valid: {exc}") from exc
         self.session = reply.get("session")
         return ExecSession(self, self.session, [o.name for o in model.graph.output])
 
