@@ -434,6 +434,9 @@ def _print_edge_coverage(args: argparse.Namespace, tabulate: Any) -> None:
         missing = [r.key for r in gaps if cls in r.gaps]
         if missing:
             print(f"  {cls} not reached by {len(missing)}: {', '.join(missing)}")
+    fixed = [f"{r.key} ({', '.join(r.fixed_attrs)})" for r in rows if r.fixed_attrs]
+    if fixed:
+        print(f"optional attributes no edge example varies, in {len(fixed)} op-versions: {'; '.join(fixed)}")
     print()
 
 

@@ -163,6 +163,8 @@ class EdgeRow:
     applies: list[str]
     reached: list[str]
     examples: int
+    #: optional attributes no example sets to a value other than the default (shown, not a gap)
+    fixed_attrs: list[str]
 
     @property
     def gaps(self) -> list[str]:
@@ -226,17 +228,20 @@ def _has_ties(op: str, inputs: list[Any]) -> bool:
     return False
 
 
-def _non_default(sch: Any, attrs: dict[str, Any]) -> bool:
+def _non_default(sch: Any, attrs: dict[str, Any]) -> set[str]:
+    """The optional attributes ``attrs`` set to a value other than the schema's default."""
     import numpy as np
     import onnx
 
+    varied = set()
     for name, value in attrs.items():
         spec = sch.attributes.get(name)
         if spec is None or spec.required or name in LEGACY_ATTRS:
             continue
         default = spec.default_value
         if default.type == onnx.AttributeProto.UNDEFINED:
-            return True
+            varied.add(name)
+            continue
         want = onnx.helper.get_attribute_value(default)
         if isinstance(want, bytes) and isinstance(value, str):
             value = value.encode()
@@ -247,15 +252,15 @@ def _non_default(sch: Any, attrs: dict[str, Any]) -> bool:
         except (TypeError, ValueError):
             same = want == value
         if not same:
-            return True
-    return False
+            varied.add(name)
+    return varied
 
 
 def edge_classes_reached(op: str, sch: Any, examples: list[tuple[str, Any]]) -> set[str]:
     """The edge classes (keys of EDGE_CLASSES) ``examples`` reach; ``examples`` are (dtype, Example)."""
     import numpy as np
 
-    reached: set[str] = set()
+    reached: set[str] = set()  # edge classes, and "attr:NAME" for each optional attribute varied
     with np.errstate(all="ignore"):
         for dtype, ex in examples:
             reached |= _reach(op, sch, dtype, ex)
@@ -290,7 +295,8 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
             reached.add("subnormal")
     if _has_ties(op, present):
         reached.add("ties")
-    if _non_default(sch, ex.attrs):
+    reached |= {f"attr:{name}" for name in _non_default(sch, ex.attrs)}
+    if any(c.startswith("attr:") for c in reached):
         reached.add("non_default_attrs")
     return reached
 
@@ -338,6 +344,8 @@ def edge_coverage(examples: int = 0, seed: int | None = None, ops: set[str] | No
         for dtype in dtypes:
             got += [(dtype, ex) for ex in (opv.edges(dtype, since) if opv.edges else [])]
             got += [(dtype, ex) for ex in draw_examples(opv, dtype, since, examples, DEFAULT_SEED if seed is None else seed)]
+        reached = edge_classes_reached(op, sch, got)
+        fixed = sorted(n for n, a in sch.attributes.items() if not a.required and n not in LEGACY_ATTRS and f"attr:{n}" not in reached)
         rows.append(EdgeRow(opv.key, opv.module, edge_classes_applying(op, sch, dtypes, allowed),
-                            sorted(edge_classes_reached(op, sch, got), key=list(EDGE_CLASSES).index), len(got)))
+                            sorted((c for c in reached if c in EDGE_CLASSES), key=list(EDGE_CLASSES).index), len(got), fixed))
     return rows

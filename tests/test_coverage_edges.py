@@ -15,8 +15,10 @@ from harness.registry import Example
 KNOWN_GAPS: dict[str, set[str]] = {}
 
 
-def reached(op, since, *examples):
-    return edge_classes_reached(op, onnx.defs.get_schema(op, since), list(examples))
+def reached(op, since, *examples, attrs=False):
+    """The edge classes reached (with ``attrs``, only the attributes varied, as ``attr:NAME``)."""
+    got = edge_classes_reached(op, onnx.defs.get_schema(op, since), list(examples))
+    return {c for c in got if c.startswith("attr:") == attrs}
 
 
 def test_float_specials_are_seen_one_by_one():
@@ -47,6 +49,8 @@ def test_non_default_attributes():
     assert reached("LeakyRelu", 16, ("float32", Example(x, {"alpha": 0.5}))) == {"non_default_attrs"}
     assert reached("ArgMax", 13, ("float32", Example(x, {"keepdims": 1, "select_last_index": 0}))) == set()
     assert reached("ArgMax", 13, ("float32", Example(x, {"select_last_index": 1}))) == {"non_default_attrs"}
+    assert reached("ArgMax", 13, ("float32", Example(x, {"select_last_index": 1, "keepdims": 1, "axis": -1})), attrs=True) == {
+        "attr:select_last_index", "attr:axis"}
     assert reached("Abs", 1, ("float32", Example(x, {"consumed_inputs": [1]}))) == set()  # legacy, no effect on values
 
 
@@ -82,3 +86,9 @@ def test_cli_lists_the_edge_classes(capsys):
     out = capsys.readouterr().out
     assert "| BitShift-11" in out and "neg_zero" in out
     assert "covered op-versions reach every class that applies to them" in out
+
+
+def test_attributes_never_varied_are_listed(rows):
+    by_key = {r.key: r for r in rows}
+    assert by_key["ArgMax-13"].fixed_attrs == []  # axis, keepdims and select_last_index all varied
+    assert "consumed_inputs" not in by_key["Abs-1"].fixed_attrs  # legacy
