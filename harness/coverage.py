@@ -131,6 +131,7 @@ EDGE_CLASSES = {
     "overflow": "an input holds its dtype's largest or lowest finite value (or an example is named for overflow), where the op can overflow",
     "non_default_attrs": "an optional attribute set to a value other than its default",
     "integer": "examples in an integer type of the swept type constraint",
+    "bool": "examples in bool, where the swept type constraint allows it",
 }
 
 #: ops that select or order: equal values decide which one, or where
@@ -272,7 +273,7 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
 
     from . import strategies as S
 
-    reached = {"integer"} if S.is_int(dtype) else set()
+    reached = {"integer"} if S.is_int(dtype) else {"bool"} if dtype == "bool" else set()
     if "overflow" in ex.name:  # an explicit example built to overflow (exp of 12 in float16, ...)
         reached.add("overflow")
     present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple))]
@@ -321,6 +322,8 @@ def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[st
         out.append("non_default_attrs")
     if any(S.is_int(d) for d in allowed):
         out.append("integer")
+    if "bool" in allowed:
+        out.append("bool")
     return [c for c in EDGE_CLASSES if c in out]
 
 

@@ -41,6 +41,7 @@ def test_empty_overflow_integer_and_ties():
     assert reached("ArgMax", 13, ("float32", Example([np.array([np.nan, np.nan, 1.0], np.float32)]))) == {"nan"}  # NaNs are no tie
     assert reached("Round", 11, ("float32", Example([np.array([2.5], np.float32)]))) == {"ties"}
     assert reached("Round", 11, ("float32", Example([np.array([2.4], np.float32)]))) == set()
+    assert reached("Not", 1, ("bool", Example([np.array([True, False])]))) == {"bool"}
 
 
 def test_non_default_attributes():
@@ -57,7 +58,7 @@ def test_non_default_attributes():
 def test_classes_follow_the_schema():
     assert edge_classes_applying("Abs", onnx.defs.get_schema("Abs", 13), ["float32"], ["float32", "int8"]) == [
         "nan", "inf", "neg_zero", "subnormal", "empty", "overflow", "integer"]
-    assert edge_classes_applying("Not", onnx.defs.get_schema("Not", 1), ["bool"], ["bool"]) == ["empty"]
+    assert edge_classes_applying("Not", onnx.defs.get_schema("Not", 1), ["bool"], ["bool"]) == ["empty", "bool"]
     assert edge_classes_applying("ArgMax", onnx.defs.get_schema("ArgMax", 13), ["int32"], ["int32"]) == [
         "empty", "ties", "non_default_attrs", "integer"]
 
