@@ -197,11 +197,9 @@ def _extreme(arr: Any) -> bool:
     a = np.asarray(arr)
     if a.size == 0 or a.dtype == object or a.dtype.kind in "USb":
         return False
-    try:
-        info = ml_dtypes.iinfo(a.dtype) if a.dtype.kind in "iu" else ml_dtypes.finfo(a.dtype)
-    except ValueError:  # int4/uint4 and the like
-        info = ml_dtypes.iinfo(a.dtype) if "int" in a.dtype.name else ml_dtypes.finfo(a.dtype)
-    wide = a.astype(np.float64) if a.dtype.kind not in "iu" else a.astype(object)
+    integer = a.dtype.kind in "iu" or "int" in a.dtype.name  # int4/uint4 are of kind "V"
+    info = ml_dtypes.iinfo(a.dtype) if integer else ml_dtypes.finfo(a.dtype)
+    wide = a.astype(object) if integer else a.astype(np.float64)
     return bool(np.any(wide == info.max) or np.any(wide == info.min))
 
 
@@ -222,10 +220,11 @@ def _has_ties(op: str, inputs: list[Any]) -> bool:
         for b in arrays[i + 1:]:
             if a.dtype == b.dtype and a.size and b.size:
                 try:
-                    if np.any(np.broadcast_arrays(a, b)[0] == np.broadcast_arrays(a, b)[1]):
-                        return True
-                except ValueError:  # shapes that do not broadcast (Gather's data and indices)
+                    left, right = np.broadcast_arrays(a, b)
+                except ValueError:  # shapes that do not broadcast (Gather's data and indices): no position in common
                     continue
+                if np.any(left == right):
+                    return True
     return False
 
 
