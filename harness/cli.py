@@ -447,6 +447,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         print(tabulate([[r.key, r.family, "yes" if r.covered else "no", r.module] for r in shown],
                        headers=["op-version", "family", "covered", "module"], tablefmt="github"))
         print()
+    if args.edges:
+        _print_edge_coverage(args, tabulate)
     fams = family_counts(rows)
     print(tabulate([[f, c, t, f"{100 * c / t:.0f}%"] for f, (c, t) in fams.items()], headers=["family", "covered", "op-versions", "share"], tablefmt="github"))
     for domain in ("ai.onnx", "ai.onnx.ml"):
@@ -454,6 +456,27 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         if dom:
             print(f"{domain}: {sum(r.covered for r in dom)} of {len(dom)} op-versions covered")
     return 0
+
+
+def _print_edge_coverage(args: argparse.Namespace, tabulate: Any) -> None:
+    """Per covered op-version: the edge classes its examples reach and those it misses."""
+    from .coverage import EDGE_CLASSES, edge_coverage, family_of
+
+    rows = [r for r in edge_coverage(examples=args.examples or 0) if not args.family or family_of(r.key.rsplit("-", 1)[0]) == args.family]
+    if not args.summary:
+        mark = lambda r, c: ("yes" if c in r.reached else "GAP") if c in r.applies else "-"  # noqa: E731
+        print(tabulate([[r.key] + [mark(r, c) for c in EDGE_CLASSES] for r in rows], headers=["op-version", *EDGE_CLASSES], tablefmt="github"))
+        print()
+    gaps = [r for r in rows if r.gaps]
+    print(f"edge classes: {len(rows) - len(gaps)} of {len(rows)} covered op-versions reach every class that applies to them")
+    for cls in EDGE_CLASSES:
+        missing = [r.key for r in gaps if cls in r.gaps]
+        if missing:
+            print(f"  {cls} not reached by {len(missing)}: {', '.join(missing)}")
+    fixed = [f"{r.key} ({', '.join(r.fixed_attrs)})" for r in rows if r.fixed_attrs]
+    if fixed:
+        print(f"optional attributes no edge example varies, in {len(fixed)} op-versions: {'; '.join(fixed)}")
+    print()
 
 
 def cmd_spec_silent(args: argparse.Namespace) -> int:
@@ -586,6 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--family", help="only this family")
     cv.add_argument("--covered-only", action="store_true")
     cv.add_argument("--summary", action="store_true", help="counts per family only")
+    cv.add_argument("--edges", action="store_true", help="also which edge classes (NaN, inf, -0, empty, ties, overflow, "
+                    "non-default attributes, integer dtypes) each covered op-version's examples reach")
+    cv.add_argument("--examples", type=int, help="with --edges: also this many drawn examples per dtype (default: edge examples only)")
     cv.set_defaults(func=cmd_coverage)
 
     ss = sub.add_parser("spec-silent", help="every spec-silent point: op-versions, spec text, our choice, the invariants")

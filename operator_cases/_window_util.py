@@ -46,12 +46,36 @@ import numpy as np
 
 from harness import strategies as S
 from harness.fuzz_api import NAN_ASSUMED, NAN_IEEE, Ctx, Plan, abs_bound, size_of
-from harness.registry import Operator
+from harness.registry import Example, Operator
 
 st = S.st
 
 #: at most this many elements in a drawn input and output
 BUDGET = 256
+
+
+# -- edge examples -------------------------------------------------------------------------------
+def batch_edges(dtype: str, example: Example, *, overflow: bool = False) -> list[Example]:
+    """Variants of a plain edge example of a windowed op (its first input is N x C x spatial):
+    the batch empty (N = 0); for float types the data scaled to subnormals with its zeros made
+    -0.0; with ``overflow`` (sums: Conv) the data at the type's largest value and every other
+    input all ones, so each output of 2 or more cells is past the type's range (+inf however the
+    sum is ordered or widened)."""
+    x, rest = np.asarray(example.inputs[0]), list(example.inputs[1:])
+    kw = {"outputs": example.outputs}
+    out = [Example([np.zeros((0, *x.shape[1:]), dtype=x.dtype), *rest], dict(example.attrs), name="empty_batch", **kw)]
+    if S.is_float(dtype):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(x.dtype)
+        w = x.astype(np.float64)
+        small = np.where(w == 0, -0.0, w * float(info.smallest_subnormal)).astype(x.dtype)
+        out.append(Example([small, *rest], dict(example.attrs), name="subnormal_signed_zero", **kw))
+        if overflow:
+            big = np.full(x.shape, float(info.max)).astype(x.dtype)
+            ones = [None if r is None else np.ones_like(r) for r in rest]
+            out.append(Example([big, *ones], dict(example.attrs), name="overflow", **kw))
+    return out
 
 
 # -- attributes ------------------------------------------------------------------------------------
