@@ -245,7 +245,9 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
         if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
             return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
         return attrs
-    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
+    # mode 2: the same pads both sides; mode 3: begin and end pads drawn apart (asymmetric)
+    begin = [c.pick(k) for k in kernel] if mode >= 2 else [0] * len(spatial)
+    pads = begin + ([c.pick(k) for k in kernel] if mode == 3 else begin)
     if any(pads):
         attrs["pads"] = pads
     n = len(spatial)
