@@ -179,6 +179,8 @@ KNOWN_REFERENCE_DEFECTS = {
     ("MaxPool", "error:IndexError"): "1-D input with auto_pad: its pad computation indexes a second spatial dimension",
     ("MaxPool", "error:ValueError"): "1-D input: 'zero-size array to reduction operation maximum'",
     ("MaxPool", "nan"): "skips NaN inside a window (the spec is silent on NaN: the finding is marked ambiguous)",
+    ("Flatten", "error:ValueError"): "an empty input ([0, 3, 2], axis 1): it reshapes to (0, -1), which numpy cannot infer "
+                                     "('cannot reshape array of size 0 into shape (0,newaxis)'); the spec's output is [0, 6]",
 }
 
 
