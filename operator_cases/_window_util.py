@@ -237,6 +237,13 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
     if any(v != 1 for v in dilations):
         attrs["dilations"] = dilations
     mode = c.pick(4)
+    if mode == 3 and all(k == 1 for k in kernel):
+        # asymmetric pads need a kernel of 2 or more on some axis (a pad stays below its kernel)
+        room = [i for i, s in enumerate(spatial) if s >= 2]
+        if room:
+            i = room[c.pick(len(room))]
+            kernel[i] = 2
+            attrs["kernel_shape"] = kernel
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     if mode == 1:
         attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -247,7 +254,14 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
         return attrs
     # mode 2: the same pads both sides; mode 3: begin and end pads drawn apart (asymmetric)
     begin = [c.pick(k) for k in kernel] if mode >= 2 else [0] * len(spatial)
-    pads = begin + ([c.pick(k) for k in kernel] if mode == 3 else begin)
+    end = list(begin)
+    if mode == 3:
+        end = [c.pick(k) for k in kernel]
+        wide = [i for i, k in enumerate(kernel) if k >= 2]
+        if end == begin and wide:  # make them differ on one axis (a pad stays below its kernel)
+            i = wide[c.pick(len(wide))]
+            end[i] = (begin[i] + 1) % kernel[i]
+    pads = begin + end
     if any(pads):
         attrs["pads"] = pads
     n = len(spatial)

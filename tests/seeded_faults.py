@@ -218,27 +218,6 @@ class EmptyAdd(_Kernels):
     kernels = (_kernel("Add", _empty_add),)
 
 
-class SymmetricPads(_Kernels):
-    """MaxPool, AveragePool and Conv read only the begin pads and apply them at both ends (a
-    kernel that takes one pad per axis): wrong only on asymmetric pads."""
-
-    name = "symmetric-pads"
-
-    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
-        out = onnx.ModelProto()
-        out.CopyFrom(model)
-        for node in out.graph.node:
-            if node.op_type not in ("MaxPool", "AveragePool", "Conv"):
-                continue
-            for a in node.attribute:
-                if a.name == "pads":
-                    n = len(a.ints) // 2
-                    begin = list(a.ints[:n])
-                    del a.ints[:]
-                    a.ints.extend(begin + begin)  # the bug: the end pads are the begin pads
-        return out
-
-
 class NoFloat16Neg(_Kernels):
     """A missing kernel rather than a wrong one: Neg on float16 is refused at load."""
 
@@ -307,6 +286,31 @@ class OurReferences(ReferenceBackend):
                 return [env[o] for o in outputs]
 
         return Session()
+
+
+class SymmetricPads(OurReferences):
+    """MaxPool, AveragePool and Conv read only the begin pads and apply them at both ends (a
+    kernel that takes one pad per axis): wrong only on asymmetric pads. Built on our references
+    (``OurReferences``), not on onnx.reference, whose MaxPool fails on 1-D inputs of its own."""
+
+    name = "symmetric-pads"
+
+    def prepare(self, model: onnx.ModelProto):
+        return super().prepare(self.rewrite(model))
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        for node in out.graph.node:
+            if node.op_type not in ("MaxPool", "AveragePool", "Conv"):
+                continue
+            for a in node.attribute:
+                if a.name == "pads":
+                    n = len(a.ints) // 2
+                    begin = list(a.ints[:n])
+                    del a.ints[:]
+                    a.ints.extend(begin + begin)  # the bug: the end pads are the begin pads
+        return out
 
 
 def _softmax(x, axis=-1):
