@@ -54,8 +54,8 @@ class Value:
     """A value of the graph being drawn: its composed float64 reference and error estimate."""
 
     name: str
-    kind: str  # "float" (the graph's dtype), "int" (int64), "bool"
-    wide: np.ndarray  # float64 for floats: the composed reference
+    kind: str  # "float" (the graph's dtype, integer or bool too), "int" (int64), "bool"
+    wide: np.ndarray  # float64 for floats: the composed reference; the dtype itself in integer and bool graphs
     err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
     depth: int
     node: int | None = None  # producing node (index in Graph.nodes); None for graph inputs

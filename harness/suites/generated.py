@@ -30,6 +30,17 @@ graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume t
 (``fuzz_api.NAN_IEEE``: IEEE 754 arithmetic and copies; ``NAN_ASSUMED``: the spec is silent,
 we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
 
+Integer and bool graphs. A graph's dtype may also be an integer type (int8..int64,
+uint8..uint64) or bool, drawn where every op's schema allows it (its template's type
+parameter), except the ops whose integer result the spec gives only through a float formula
+(``FLOAT_FORMULA_OPS``). Their values are held exactly in the dtype (no float64 copy, no NaN, no
+perturbation), inputs are small integers with many equal ones (ties: ArgMax and Hardmax on exact
+values are judged by the spec's first-index rule), unsigned ones non-negative, and every result
+is kept exact: integer overflow is a spec-silent point (``int_overflow`` of Add, Sub, Mul), so a
+node whose result would wrap is skipped (checked on int64-widened inputs up to 32 bits, by
+magnitude for 64-bit types). Their outputs are compared with tolerance zero. A graph input's
+first dim is 0 now and then (empty inputs), and window ops draw asymmetric pads.
+
 Tolerance (per graph output). Every value carries an elementwise estimate of the absolute error
 a correct implementation in the graph's dtype may have: its inputs' errors pushed through the
 op (measured by re-evaluating the reference on inputs moved by twice their error: random signs,
