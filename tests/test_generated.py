@@ -372,7 +372,7 @@ def test_fuzz_command_rejects_bad_arguments():
     parser = argparse.ArgumentParser(prog="onnx-harness")
     F.register(parser.add_subparsers(dest="command", required=True))
     for argv in (["fuzz", "--budget", "soon"], ["fuzz", "--ops", "NoSuchOp", "--backend", "reference"],
-                 ["fuzz", "--dtypes", "int8", "--backend", "reference"]):
+                 ["fuzz", "--dtypes", "bfloat16", "--backend", "reference"], ["fuzz", "--dtypes", "string", "--backend", "reference"]):
         args = parser.parse_args(argv)
         with pytest.raises(CliError):
             args.func(args)
