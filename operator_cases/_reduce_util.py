@@ -761,6 +761,10 @@ def gaps_ok(x: Value, axis: int, u: float) -> bool:
     values move by their margin: a template stability test for ArgMax, ArgMin, Hardmax."""
     if x.shape[axis] < 2:
         return True
+    if x.wide.dtype.kind != "f" or (x.node is None and not x.err.any()):
+        # exact values (an integer graph; a graph input or constant): ties are exact ties, and
+        # the spec says which one wins (the first; the last with select_last_index)
+        return True
     w = np.moveaxis(x.wide, axis, -1)
     m = np.moveaxis(np.broadcast_to(margin(x, u), x.shape), axis, -1)
     order = np.sort(w, axis=-1)

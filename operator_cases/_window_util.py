@@ -261,6 +261,13 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
     if any(v != 1 for v in dilations):
         attrs["dilations"] = dilations
     mode = c.pick(4)
+    if mode == 3 and all(k == 1 for k in kernel):
+        # asymmetric pads need a kernel of 2 or more on some axis (a pad stays below its kernel)
+        room = [i for i, s in enumerate(spatial) if s >= 2]
+        if room:
+            i = room[c.pick(len(room))]
+            kernel[i] = 2
+            attrs["kernel_shape"] = kernel
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     if mode == 1:
         attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -269,7 +276,16 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
         if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
             return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
         return attrs
-    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
+    # mode 2: the same pads both sides; mode 3: begin and end pads drawn apart (asymmetric)
+    begin = [c.pick(k) for k in kernel] if mode >= 2 else [0] * len(spatial)
+    end = list(begin)
+    if mode == 3:
+        end = [c.pick(k) for k in kernel]
+        wide = [i for i, k in enumerate(kernel) if k >= 2]
+        if end == begin and wide:  # make them differ on one axis (a pad stays below its kernel)
+            i = wide[c.pick(len(wide))]
+            end[i] = (begin[i] + 1) % kernel[i]
+    pads = begin + end
     if any(pads):
         attrs["pads"] = pads
     n = len(spatial)
