@@ -38,6 +38,7 @@ def _config_from_args(args: argparse.Namespace):
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
         models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models, strict=args.strict,
+        localize=args.localize,
     )
 
 
@@ -130,8 +131,10 @@ def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
 
 
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
-    """Per backend: counts per outcome, total, loadable and pass rate over loadable cases."""
+    """Per backend: counts per outcome, total, loadable and pass rate over loadable cases, and
+    the headline numbers (``harness.report.matrix.headline``, shared with every report)."""
     from .execute import NOT_LOADABLE
+    from .report.matrix import headline
 
     table: dict[str, dict[str, Any]] = {}
     for info in store.backends(run_id):
@@ -145,12 +148,17 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     for name, n in store.db.execute(f"SELECT backend, COUNT(*) FROM results WHERE run_id = ? AND COALESCE(raw_outcome, outcome) IN ({marks}) "
                                     "GROUP BY backend", (run_id, *NOT_LOADABLE)):
         table[name]["not_loadable"] = n
-    for entry in table.values():
+    raw: dict[str, Counter] = {name: Counter() for name in table}
+    for name, outcome, n in store.db.execute("SELECT backend, COALESCE(NULLIF(raw_outcome, ''), outcome), COUNT(*) FROM results "
+                                             "WHERE run_id = ? GROUP BY 1, 2", (run_id,)):
+        raw[name][outcome] += n
+    for name, entry in table.items():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
         # unspecified is counted apart from the rate (neither numerator nor denominator)
         entry["loadable"] = entry["total"] - entry["not_loadable"] - c["unspecified"]
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
+        entry["headline"] = headline(c, raw[name], entry["not_loadable"])
     return table
 
 
@@ -165,9 +173,40 @@ def print_summary(store, run_id: int) -> None:
         if not info.get("available", True):
             rows.append([name, f"unavailable: {info.get('reason', '')}"] + [""] * (len(present) + 1))
             continue
-        rate = f"{100 * entry['pass_rate']:.1f}% of {entry['loadable']}" if entry["pass_rate"] is not None else "-"
-        rows.append([f"{name} {info.get('version', '')}".strip(), rate] + [entry["counts"][o] for o in present] + [entry["total"]])
-    print(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "total"], tablefmt="github"))
+        h = entry["headline"]
+        rate = f"{100 * h['conformance']:.1f}% of {h['attempted']}" if h["conformance"] is not None else "-"
+        rows.append([f"{name} {info.get('version', '')}".strip(), rate]
+                    + [_share(h[k], h[f"{s}_share"]) for k, s in (("wrong_answers", "wrong_answer"), ("not_implemented", "not_implemented"), ("errors", "error"))]
+                    + [h["refused"] or "", h["unspecified"] or ""] + [entry["counts"][o] for o in present] + [entry["total"]])
+    print(tabulate(rows, headers=["backend", "conformance (pass rate)", "wrong answers", "not implemented", "errors", "refused (invalid model)",
+                                  "unspecified (apart)", *present, "total"], tablefmt="github"))
+    print_top_groups(store, run_id, list(table))
+
+
+def _share(n: int, share: float | None) -> str:
+    return f"{n} ({100 * share:.1f}%)" if n and share is not None else (str(n) if n else "")
+
+
+#: failure groups named per backend after ``run``
+TOP_GROUPS = 5
+
+
+def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GROUPS) -> None:
+    """The largest failure groups per backend (wrong answers first, as in the report), then the
+    command that writes and opens the report."""
+    from .report.matrix import failure_groups, read_results
+
+    groups = failure_groups(read_results(store, run_id), backends)
+    for name in backends:
+        mine = [g for g in groups if g.backend == name]
+        if not mine:
+            continue
+        print(f"{name}: {sum(g.cases for g in mine)} non-passes in {len(mine)} groups by cause" + (f"; the first {top}:" if len(mine) > top else ":"))
+        for g in mine[:top]:
+            print(f"  {g.cases:>6}  {g.kind}: {g.label[:150]}")
+            print(f"          e.g. {g.example['case_id']}")
+    store_arg = "" if Path(store.path).resolve() == Path("reports", "results.sqlite").resolve() else f" --store {_shown_path(store.path)}"
+    print(f"report: onnx-harness report {run_id}{store_arg} -o reports/  (then open reports/index.html)")
 
 
 def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
@@ -408,6 +447,8 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         print(tabulate([[r.key, r.family, "yes" if r.covered else "no", r.module] for r in shown],
                        headers=["op-version", "family", "covered", "module"], tablefmt="github"))
         print()
+    if args.edges:
+        _print_edge_coverage(args, tabulate)
     fams = family_counts(rows)
     print(tabulate([[f, c, t, f"{100 * c / t:.0f}%"] for f, (c, t) in fams.items()], headers=["family", "covered", "op-versions", "share"], tablefmt="github"))
     for domain in ("ai.onnx", "ai.onnx.ml"):
@@ -415,6 +456,27 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         if dom:
             print(f"{domain}: {sum(r.covered for r in dom)} of {len(dom)} op-versions covered")
     return 0
+
+
+def _print_edge_coverage(args: argparse.Namespace, tabulate: Any) -> None:
+    """Per covered op-version: the edge classes its examples reach and those it misses."""
+    from .coverage import EDGE_CLASSES, edge_coverage, family_of
+
+    rows = [r for r in edge_coverage(examples=args.examples or 0) if not args.family or family_of(r.key.rsplit("-", 1)[0]) == args.family]
+    if not args.summary:
+        mark = lambda r, c: ("yes" if c in r.reached else "GAP") if c in r.applies else "-"  # noqa: E731
+        print(tabulate([[r.key] + [mark(r, c) for c in EDGE_CLASSES] for r in rows], headers=["op-version", *EDGE_CLASSES], tablefmt="github"))
+        print()
+    gaps = [r for r in rows if r.gaps]
+    print(f"edge classes: {len(rows) - len(gaps)} of {len(rows)} covered op-versions reach every class that applies to them")
+    for cls in EDGE_CLASSES:
+        missing = [r.key for r in gaps if cls in r.gaps]
+        if missing:
+            print(f"  {cls} not reached by {len(missing)}: {', '.join(missing)}")
+    fixed = [f"{r.key} ({', '.join(r.fixed_attrs)})" for r in rows if r.fixed_attrs]
+    if fixed:
+        print(f"optional attributes no edge example varies, in {len(fixed)} op-versions: {'; '.join(fixed)}")
+    print()
 
 
 def cmd_spec_silent(args: argparse.Namespace) -> int:
@@ -512,6 +574,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-model-size", type=float, default=4.0, metavar="GIB", help="larger models are refused (default 4)")
     r.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID", help="continue an interrupted run")
     r.add_argument("--json", help="where to write the run's JSON (default: next to the store)")
+    r.add_argument("--localize", type=float, nargs="?", const=300.0, default=0.0, metavar="SECONDS",
+                   help="name the first diverging node of each failing multi-node model (onnx-harness localize), "
+                        "within this many seconds in all (default 300)")
     r.set_defaults(func=cmd_run)
 
     c = sub.add_parser("corpus", help="build or verify the frozen official corpus")
@@ -544,6 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--family", help="only this family")
     cv.add_argument("--covered-only", action="store_true")
     cv.add_argument("--summary", action="store_true", help="counts per family only")
+    cv.add_argument("--edges", action="store_true", help="also which edge classes (NaN, inf, -0, empty, ties, overflow, "
+                    "non-default attributes, integer dtypes) each covered op-version's examples reach")
+    cv.add_argument("--examples", type=int, help="with --edges: also this many drawn examples per dtype (default: edge examples only)")
     cv.set_defaults(func=cmd_coverage)
 
     ss = sub.add_parser("spec-silent", help="every spec-silent point: op-versions, spec text, our choice, the invariants")
@@ -558,10 +626,12 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .fuzz import register as register_fuzz
+    from .localize import register as register_localize
     from .report.commands import register as register_report
 
     register_report(sub)
     register_fuzz(sub)
+    register_localize(sub)
     return p
 
 

@@ -7,6 +7,7 @@ import functools
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 from pathlib import Path
 
 from . import schema
@@ -116,3 +117,237 @@ def spec_silent_toml(rows: list[SilentRow]) -> str:
                 f"spec = {_toml_str(row.spec)}", f"expected = {_toml_str(row.expected)}",
                 f"invariants = [{', '.join(map(_toml_str, row.invariants))}]", f"module = {_toml_str(row.module)}", ""]
     return "\n".join(out)
+
+
+# -- edge classes -------------------------------------------------------------------------------
+#: the edge classes, in report order, with what reaching one means
+EDGE_CLASSES = {
+    "nan": "a float input holds NaN",
+    "inf": "a float input holds +inf or -inf",
+    "neg_zero": "a float input holds -0.0",
+    "subnormal": "a float input holds a subnormal value",
+    "empty": "an input has a zero-size dim",
+    "ties": "equal values where the op selects or orders (a repeated value, equal inputs, x.5 for Round)",
+    "overflow": "an input holds its dtype's largest or lowest finite value (or an example is named for overflow), where the op can overflow",
+    "non_default_attrs": "an optional attribute set to a value other than its default",
+    "integer": "examples in an integer type of the swept type constraint",
+    "bool": "examples in bool, where the swept type constraint allows it",
+}
+
+#: ops that select or order: equal values decide which one, or where
+TIES_OPS = frozenset({
+    "Max", "Min", "ArgMax", "ArgMin", "TopK", "Hardmax", "ReduceMax", "ReduceMin", "MaxPool", "GlobalMaxPool",
+    "MaxRoiPool", "Unique", "Round", "Greater", "GreaterOrEqual", "Less", "LessOrEqual", "Equal", "Clip",
+    "NonMaxSuppression", "Sort",
+})
+#: ops whose integer (or low-precision float) result can leave the type: sums, products, negation, narrowing
+OVERFLOW_OPS = frozenset({
+    "Add", "Sub", "Mul", "Div", "Neg", "Abs", "Sum", "Mean", "Pow", "CumSum", "CumProd", "ReduceSum", "ReduceProd",
+    "ReduceSumSquare", "ReduceL1", "ReduceL2", "ReduceMean", "ReduceLogSum", "ReduceLogSumExp", "MatMul",
+    "MatMulInteger", "Gemm", "Einsum", "Det", "Cast", "CastLike", "BitShift", "QuantizeLinear", "Conv", "ConvInteger",
+    "Softmax", "LogSoftmax", "Exp",
+})
+#: attributes with no effect on values (legacy), left out of ``non_default_attrs``
+LEGACY_ATTRS = frozenset({"consumed_inputs", "is_test", "spatial"})
+#: op-version -> why it draws no empty tensor (the spec forbids or gives no result for a zero-size dim)
+NO_EMPTY: dict[str, str] = {
+    "ArgMax-11": '"The input tensor must not be empty."', "ArgMin-11": '"The input tensor must not be empty."',
+}
+
+
+@dataclass
+class EdgeRow:
+    """Which edge classes an op-version's examples reach (``applies`` minus ``reached``: its gaps)."""
+
+    key: str
+    module: str
+    applies: list[str]
+    reached: list[str]
+    examples: int
+    #: optional attributes no example sets to a value other than the default (shown, not a gap)
+    fixed_attrs: list[str]
+
+    @property
+    def gaps(self) -> list[str]:
+        return [c for c in self.applies if c not in self.reached]
+
+
+def _floats(arr: Any) -> Any:
+    import numpy as np
+
+    from . import strategies as S
+
+    a = np.asarray(arr)
+    if a.dtype == object or a.dtype.kind in "USbiu" or not S.is_float(S.label_of(a.dtype)):
+        return None
+    return a.astype(np.float64)
+
+
+def _smallest_normal(dtype: Any) -> float:
+    import ml_dtypes
+
+    return float(ml_dtypes.finfo(dtype).smallest_normal)
+
+
+def _extreme(arr: Any) -> bool:
+    """``arr`` holds its dtype's largest or lowest finite value."""
+    import ml_dtypes
+    import numpy as np
+
+    a = np.asarray(arr)
+    if a.size == 0 or a.dtype == object or a.dtype.kind in "USb":
+        return False
+    integer = a.dtype.kind in "iu" or "int" in a.dtype.name  # int4/uint4 are of kind "V"
+    info = ml_dtypes.iinfo(a.dtype) if integer else ml_dtypes.finfo(a.dtype)
+    wide = a.astype(object) if integer else a.astype(np.float64)
+    return bool(np.any(wide == info.max) or np.any(wide == info.min))
+
+
+def _has_ties(op: str, inputs: list[Any]) -> bool:
+    """A repeated (non-NaN) value in an input, equal elements of two inputs of one dtype at the
+    same broadcast position, or (Round) a value halfway between two integers."""
+    import numpy as np
+
+    arrays = [np.asarray(x) for x in inputs if x is not None and np.asarray(x).dtype != object]
+    if op == "Round":
+        return any(np.any(np.abs(f - np.floor(f) - 0.5) == 0) for f in map(_floats, arrays) if f is not None)
+    for a in arrays:
+        flat = a.ravel()
+        flat = flat[~np.isnan(flat.astype(np.float64))] if _floats(a) is not None else flat
+        if flat.size != np.unique(flat).size:
+            return True
+    for i, a in enumerate(arrays):
+        for b in arrays[i + 1:]:
+            if a.dtype == b.dtype and a.size and b.size:
+                try:
+                    left, right = np.broadcast_arrays(a, b)
+                except ValueError:  # shapes that do not broadcast (Gather's data and indices): no position in common
+                    continue
+                if np.any(left == right):
+                    return True
+    return False
+
+
+def _non_default(sch: Any, attrs: dict[str, Any]) -> set[str]:
+    """The optional attributes ``attrs`` set to a value other than the schema's default."""
+    import numpy as np
+    import onnx
+
+    varied = set()
+    for name, value in attrs.items():
+        spec = sch.attributes.get(name)
+        if spec is None or spec.required or name in LEGACY_ATTRS:
+            continue
+        default = spec.default_value
+        if default.type == onnx.AttributeProto.UNDEFINED:
+            varied.add(name)
+            continue
+        want = onnx.helper.get_attribute_value(default)
+        if isinstance(want, bytes) and isinstance(value, str):
+            value = value.encode()
+        if default.type in (onnx.AttributeProto.FLOAT, onnx.AttributeProto.FLOATS):  # as the model stores it
+            want, value = np.float32(want), np.float32(value)
+        try:
+            same = bool(np.array_equal(np.asarray(want, dtype=object), np.asarray(value, dtype=object)))
+        except (TypeError, ValueError):
+            same = want == value
+        if not same:
+            varied.add(name)
+    return varied
+
+
+def edge_classes_reached(op: str, sch: Any, examples: list[tuple[str, Any]]) -> set[str]:
+    """The edge classes (keys of EDGE_CLASSES) ``examples`` reach; ``examples`` are (dtype, Example)."""
+    import numpy as np
+
+    reached: set[str] = set()  # edge classes, and "attr:NAME" for each optional attribute varied
+    with np.errstate(all="ignore"):
+        for dtype, ex in examples:
+            reached |= _reach(op, sch, dtype, ex)
+    return reached
+
+
+def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
+    import numpy as np
+
+    from . import strategies as S
+
+    reached = {"integer"} if S.is_int(dtype) else {"bool"} if dtype == "bool" else set()
+    if "overflow" in ex.name:  # an explicit example built to overflow (exp of 12 in float16, ...)
+        reached.add("overflow")
+    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple))]
+    for x in present:
+        a = np.asarray(x)
+        if a.ndim and a.size == 0:
+            reached.add("empty")
+        if _extreme(a):
+            reached.add("overflow")
+        f = _floats(a)
+        if f is None or not f.size:
+            continue
+        if np.isnan(f).any():
+            reached.add("nan")
+        if np.isinf(f).any():
+            reached.add("inf")
+        if np.any((f == 0) & np.signbit(f)):
+            reached.add("neg_zero")
+        if np.any((f != 0) & (np.abs(f) < _smallest_normal(a.dtype))):
+            reached.add("subnormal")
+    if _has_ties(op, present):
+        reached.add("ties")
+    reached |= {f"attr:{name}" for name in _non_default(sch, ex.attrs)}
+    if any(c.startswith("attr:") for c in reached):
+        reached.add("non_default_attrs")
+    return reached
+
+
+def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[str]) -> list[str]:
+    """The edge classes an op-version must reach, from its schema: float types -> NaN, inf, -0,
+    subnormal; an integer type allowed -> integer (and overflow where the op can overflow);
+    ops that select or order -> ties; every op with inputs -> empty (unless NO_EMPTY says why
+    not); optional attributes -> non-default attributes."""
+    from . import strategies as S
+
+    out = []
+    if any(S.is_float(d) for d in dtypes):
+        out += ["nan", "inf", "neg_zero", "subnormal"]
+    if sch.inputs and f"{op}-{sch.since_version}" not in NO_EMPTY:
+        out.append("empty")
+    if op in TIES_OPS:
+        out.append("ties")
+    if op in OVERFLOW_OPS and any(S.is_int(d) or d in ("float16", "bfloat16") for d in allowed):
+        out.append("overflow")
+    if any(not a.required and name not in LEGACY_ATTRS for name, a in sch.attributes.items()):
+        out.append("non_default_attrs")
+    if any(S.is_int(d) for d in allowed):
+        out.append("integer")
+    if "bool" in allowed:
+        out.append("bool")
+    return [c for c in EDGE_CLASSES if c in out]
+
+
+def edge_coverage(examples: int = 0, seed: int | None = None, ops: set[str] | None = None) -> list[EdgeRow]:
+    """Per covered op-version (at its own opset): the edge classes that apply and those its
+    examples reach: the explicit edge examples of every swept dtype, plus ``examples`` drawn ones
+    per dtype (0: edge examples only; an edge class must be reached on purpose, not by chance)."""
+    from . import strategies as S
+    from .suites.operators import DEFAULT_SEED, draw_examples, dtypes_for
+
+    rows = []
+    for (domain, op, since), opv in sorted(load_all().items()):
+        if not opv.complete or (ops and op not in ops):
+            continue
+        sch = schema.schema_at(op, since, domain)
+        dtypes = dtypes_for(opv, since)
+        param = opv.type_param or (sch.inputs[0].type_str if sch.inputs else None)
+        allowed = [S.label_from_type_str(t) for t in schema.allowed_types(sch).get(param, [])]
+        allowed = [d for d in allowed if d] or dtypes
+        got: list[tuple[str, Any]] = []
+        for dtype in dtypes:
+            got += [(dtype, ex) for ex in (opv.edges(dtype, since) if opv.edges else [])]
+            got += [(dtype, ex) for ex in draw_examples(opv, dtype, since, examples, DEFAULT_SEED if seed is None else seed)]
+        reached = edge_classes_reached(op, sch, got)
+        fixed = sorted(n for n, a in sch.attributes.items() if not a.required and n not in LEGACY_ATTRS and f"attr:{n}" not in reached)
+        rows.append(EdgeRow(opv.key, opv.module, edge_classes_applying(op, sch, dtypes, allowed),
+                            sorted((c for c in reached if c in EDGE_CLASSES), key=list(EDGE_CLASSES).index), len(got), fixed))
+    return rows

@@ -959,7 +959,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--budget", default="10m", help="wall-clock budget: seconds or 90s, 10m, 1h (default 10m)")
     p.add_argument("--opset", type=int, help="draw every graph at this opset (default: 13 up to the newest every backend loads)")
     p.add_argument("--ops", help="comma-separated op types to draw from (default: every op with a template and a reference)")
-    p.add_argument("--dtypes", default="float32,float16,float64", help="float types of the graphs; the first gets 80%% of them")
+    p.add_argument("--dtypes", default=",".join(G.ALL_DTYPES),
+                   help="element types of the graphs (default: every float, integer and bool type); with both float and "
+                        "integer or bool types, half the graphs are integer or bool ones; among the floats the first gets 80%%")
     p.add_argument("--max-nodes", type=int, default=20, help="nodes per graph at most (default 20)")
     p.add_argument("--seed", type=int, help="seed of the campaign (default: random, printed)")
     p.add_argument("--nan-rate", type=float, default=0.1, help="share of graphs whose inputs carry NaN (default 0.1)")
@@ -1026,9 +1028,9 @@ def cmd_fuzz(args: Any) -> int:
         if missing:
             raise CliError(f"no graph template for {', '.join(missing)}; templates exist for: {', '.join(G.templated_ops())}")
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
-    bad = [d for d in dtypes if d not in G.ROUNDOFF]
+    bad = [d for d in dtypes if d not in G.ALL_DTYPES]
     if bad:
-        raise CliError(f"--dtypes: {', '.join(bad)} not supported; use float32, float16, float64")
+        raise CliError(f"--dtypes: {', '.join(bad)} not supported; use {', '.join(G.ALL_DTYPES)}")
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
 
     # the opsets every backend loads

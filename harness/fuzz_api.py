@@ -23,6 +23,7 @@ imports nothing of the engine, so operator modules never import the engine's int
 from __future__ import annotations
 
 import itertools
+import math
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,8 +54,8 @@ class Value:
     """A value of the graph being drawn: its composed float64 reference and error estimate."""
 
     name: str
-    kind: str  # "float" (the graph's dtype), "int" (int64), "bool"
-    wide: np.ndarray  # float64 for floats: the composed reference
+    kind: str  # "float" (the graph's dtype, integer or bool too), "int" (int64), "bool"
+    wide: np.ndarray  # float64 for floats: the composed reference; the dtype itself in integer and bool graphs
     err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
     depth: int
     node: int | None = None  # producing node (index in Graph.nodes); None for graph inputs
@@ -170,7 +171,10 @@ class Ctx:
 
     def take(self, kind: str = "float", slot: int = 0, fits: Callable[[Value], bool] | None = None) -> Value | None:
         """A pool value of ``kind`` that ``fits``, ``refs[slot]`` steps back from the newest."""
-        cands = [v for v in self.b.pool if v.kind == kind and (fits is None or fits(v))]
+        kinds = {kind}
+        if self.dtype == "bool" and kind in ("float", "bool"):
+            kinds = {"float", "bool"}  # a bool graph: its values are the logical ops' operands too
+        cands = [v for v in self.b.pool if v.kind in kinds and (fits is None or fits(v))]
         if not cands:
             return None
         ref = self.spec.refs[slot] if slot < len(self.spec.refs) else 0
@@ -182,13 +186,30 @@ class Ctx:
         arr = np.asarray(arr)
         if kind is None:
             kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
-        if kind == "float":
+        if kind == "float" and self.exact:
+            wide = arr.astype(S.np_dtype(self.dtype))
+        elif kind == "float":
             wide = arr.astype(S.np_dtype(self.dtype)).astype(np.float64)
         else:
             wide = arr
         return Value("", kind, wide, np.zeros(wide.shape), 0, const=True)
 
+    @property
+    def exact(self) -> bool:
+        """An integer or bool graph (values held exactly in the graph's dtype)."""
+        return self.dtype not in ROUNDOFF
+
     def floats(self, shape: tuple[int, ...], lo: float = -2.0, hi: float = 2.0) -> np.ndarray:
+        """Constant values in [lo, hi]; in an integer graph the integers there (that the dtype
+        holds), in a bool graph 0 and 1."""
+        if self.dtype == "bool":
+            return (self.rng.uniform(size=shape) < 0.5).astype(np.float64)
+        if self.exact:
+            low, high = S.finite_range(self.dtype)
+            a, b = max(math.ceil(lo), low), min(math.floor(hi), high)
+            if a > b:
+                a, b = max(0, low), min(1, high)
+            return self.rng.integers(a, b + 1, size=shape).astype(np.float64)
         return self.rng.uniform(lo, hi, size=shape)
 
     def ints(self, values: list[int] | np.ndarray) -> Value:
@@ -282,5 +303,8 @@ def with_input(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
 
 def margin(v: Value, u: float) -> np.ndarray:
     """How far ``v`` may be from the composed reference: twice its error estimate plus a few
-    units of roundoff (what a correct implementation may move it by)."""
+    units of roundoff (what a correct implementation may move it by); none for the exact
+    values of an integer or bool graph."""
+    if v.wide.dtype.kind != "f":
+        return np.zeros(v.shape)
     return PERTURB * v.err + 4 * u * np.nan_to_num(np.abs(v.wide)) + 1e-30

@@ -61,6 +61,8 @@ class RunConfig:
     rebuild_models: bool = False
     #: an expectation that matched nothing is an unexpected result too
     strict: bool = False
+    #: seconds (in total) for localizing the first diverging node of non-passes; 0: off
+    localize: float = 0.0
 
     def worker_limits(self) -> WorkerLimits:
         return WorkerLimits(memory=int(self.memory_limit_gib * GIB) or None, cpu=self.cpu_limit_s,
@@ -83,6 +85,34 @@ class RunConfig:
         d["bundles"] = Path(d["bundles"]) if d.get("bundles") else None
         d["expectations"] = [Path(p) for p in d.get("expectations", [])]
         return cls(**d)
+
+
+#: outcomes localize looks into (a node can be named for each); xfail is known, pass and
+#: unspecified are not failures, export-failed has no model
+LOCALIZED = ("mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout")
+
+
+def _localize_result(result: Result, case: Case, spec: BackendSpec, config: RunConfig, left: float) -> float:
+    """``run --localize``: the first diverging node of a non-pass of a multi-node model, kept in
+    the result's verdict (``verdict["localized"]``, shown by the HTML drill-down) with its
+    one-node bundle beside the result's own; returns the seconds it took."""
+    import time
+
+    from .localize import localize
+
+    if result.outcome not in LOCALIZED:
+        return 0.0
+    t0 = time.monotonic()
+    try:
+        if len(case.load_model().graph.node) < 2:
+            return time.monotonic() - t0
+        folder = Path(result.bundle) / "localized" if result.bundle else None
+        loc = localize(case, spec, BackendSpec(config.oracle), timeout=min(config.timeout, max(left, 1.0)), bundle=folder)
+        info = loc.to_dict()
+    except Exception as exc:  # localize is evidence beside the verdict: its failure is said there, not raised
+        info = {"status": "failed", "message": f"{type(exc).__name__}: {exc}"[:500]}
+    result.verdict = {**(result.verdict or {}), "localized": info}
+    return time.monotonic() - t0
 
 
 class BadPattern(ValueError):
@@ -222,6 +252,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         if row["backend"] in counts:
             counts[row["backend"]][row["outcome"]] += 1
     tick = progress(len(tasks)) if progress else None
+    budget = {"left": config.localize}
 
     def on_result(result: Result) -> None:
         expectations.apply(result, entries)
@@ -233,6 +264,8 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
                                                  config.opset))
             except Exception as exc:  # a bundle is evidence, not the verdict: keep the result
                 result.message += f" [bundle not written: {exc}]"
+        if config.localize and budget["left"] > 0:
+            budget["left"] -= _localize_result(result, by_id[result.case_id], specs[result.backend], config, budget["left"])
         store.add_result(run_id, result)
         counts[result.backend][result.outcome] += 1
         if tick:

@@ -91,6 +91,15 @@ def opset_of(model: onnx.ModelProto, domain: str = "") -> int | None:
     return None
 
 
+#: ONNX's element-type names that differ from the project's one vocabulary (``float32``, not ``float``)
+DTYPE_ALIASES = {"float": "float32", "double": "float64"}
+
+
+def dtype_label(name: str) -> str:
+    """A dtype name in the project's vocabulary (harness.strategies labels): ``float`` -> ``float32``."""
+    return DTYPE_ALIASES.get(name, name)
+
+
 def model_tags(model: onnx.ModelProto) -> dict[str, Any]:
     """Tags a case carries: its op (for a single-node model), op-version, opset, dtypes."""
     nodes = list(iter_nodes(model.graph))
@@ -108,7 +117,7 @@ def model_tags(model: onnx.ModelProto) -> dict[str, Any]:
     dtypes = []
     for info in model.graph.input:
         if info.type.HasField("tensor_type"):
-            dtypes.append(onnx.helper.tensor_dtype_to_string(info.type.tensor_type.elem_type).replace("TensorProto.", "").lower())
+            dtypes.append(dtype_label(onnx.helper.tensor_dtype_to_string(info.type.tensor_type.elem_type).replace("TensorProto.", "").lower()))
     tags["dtypes"] = sorted(set(dtypes))
     random_ops = [n.op_type for n in nodes if n.op_type in RANDOM_OPS or _is_training_dropout(n)]
     if random_ops:

@@ -149,6 +149,11 @@ def scalar(draw: Callable, label: str, lo: float | None = None, hi: float | None
     return arrays(draw, label, shape=(), lo=lo, hi=hi)
 
 
+def smallest_subnormal(label: str) -> float:
+    """The smallest positive subnormal of a float dtype (2^-149 for float32)."""
+    return float(ml_dtypes.finfo(np_dtype(label)).smallest_subnormal)
+
+
 def edge_values(label: str) -> np.ndarray:
     """The values that break kernels: NaN, +-inf, -0.0, denormals, extremes, 0 and +-1."""
     dtype = np_dtype(label)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .case import Case, Tolerance
+from .schema import dtype_label
 
 BUILTIN = Path(__file__).parent / "data" / "tolerances.toml"
 
@@ -40,7 +41,7 @@ def _matches(entry: dict[str, Any], case: Case) -> bool:
         return False
     if "op" in entry and case.tags.get("op") != entry["op"]:
         return False
-    if "dtype" in entry and entry["dtype"] not in case.tags.get("dtypes", []):
+    if "dtype" in entry and entry["dtype"] not in [dtype_label(d) for d in case.tags.get("dtypes", [])]:
         return False
     if "backend" in entry:  # tolerances describe the oracle, never a backend
         raise ValueError("tolerance overrides may not name a backend; use expectations for known failures")

@@ -46,12 +46,36 @@ import numpy as np
 
 from harness import strategies as S
 from harness.fuzz_api import NAN_ASSUMED, NAN_IEEE, Ctx, Plan, abs_bound, size_of
-from harness.registry import Operator
+from harness.registry import Example, Operator
 
 st = S.st
 
 #: at most this many elements in a drawn input and output
 BUDGET = 256
+
+
+# -- edge examples -------------------------------------------------------------------------------
+def batch_edges(dtype: str, example: Example, *, overflow: bool = False) -> list[Example]:
+    """Variants of a plain edge example of a windowed op (its first input is N x C x spatial):
+    the batch empty (N = 0); for float types the data scaled to subnormals with its zeros made
+    -0.0; with ``overflow`` (sums: Conv) the data at the type's largest value and every other
+    input all ones, so each output of 2 or more cells is past the type's range (+inf however the
+    sum is ordered or widened)."""
+    x, rest = np.asarray(example.inputs[0]), list(example.inputs[1:])
+    kw = {"outputs": example.outputs}
+    out = [Example([np.zeros((0, *x.shape[1:]), dtype=x.dtype), *rest], dict(example.attrs), name="empty_batch", **kw)]
+    if S.is_float(dtype):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(x.dtype)
+        w = x.astype(np.float64)
+        small = np.where(w == 0, -0.0, w * float(info.smallest_subnormal)).astype(x.dtype)
+        out.append(Example([small, *rest], dict(example.attrs), name="subnormal_signed_zero", **kw))
+        if overflow:
+            big = np.full(x.shape, float(info.max)).astype(x.dtype)
+            ones = [None if r is None else np.ones_like(r) for r in rest]
+            out.append(Example([big, *ones], dict(example.attrs), name="overflow", **kw))
+    return out
 
 
 # -- attributes ------------------------------------------------------------------------------------
@@ -237,6 +261,13 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
     if any(v != 1 for v in dilations):
         attrs["dilations"] = dilations
     mode = c.pick(4)
+    if mode == 3 and all(k == 1 for k in kernel):
+        # asymmetric pads need a kernel of 2 or more on some axis (a pad stays below its kernel)
+        room = [i for i, s in enumerate(spatial) if s >= 2]
+        if room:
+            i = room[c.pick(len(room))]
+            kernel[i] = 2
+            attrs["kernel_shape"] = kernel
     extent = [d * (k - 1) + 1 for k, d in zip(kernel, dilations)]
     if mode == 1:
         attrs["auto_pad"] = c.choice(["SAME_UPPER", "SAME_LOWER", "VALID"])
@@ -245,7 +276,16 @@ def window_attrs(c: Ctx, spatial: tuple[int, ...], dilate: bool = True) -> dict[
         if attrs["auto_pad"] != "VALID" and any((-(-s // t) - 1) * t + e - s < 0 for s, t, e in zip(spatial, strides, extent)):
             return None  # a negative SAME_* total pad (stride > extent): the spec does not say how to apply it
         return attrs
-    pads = [c.pick(k) for k in kernel] * 2 if mode >= 2 else [0] * (2 * len(spatial))
+    # mode 2: the same pads both sides; mode 3: begin and end pads drawn apart (asymmetric)
+    begin = [c.pick(k) for k in kernel] if mode >= 2 else [0] * len(spatial)
+    end = list(begin)
+    if mode == 3:
+        end = [c.pick(k) for k in kernel]
+        wide = [i for i, k in enumerate(kernel) if k >= 2]
+        if end == begin and wide:  # make them differ on one axis (a pad stays below its kernel)
+            i = wide[c.pick(len(wide))]
+            end[i] = (begin[i] + 1) % kernel[i]
+    pads = begin + end
     if any(pads):
         attrs["pads"] = pads
     n = len(spatial)

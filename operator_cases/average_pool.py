@@ -38,7 +38,7 @@ from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape, draw_window, gather, pool_template, resolve
+from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("AveragePool")
 st = S.st
@@ -145,7 +145,7 @@ def edges(dtype, opset):
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [0, 0, 1, 1], "ceil_mode": 1},
                            name="ceil_mode_window_in_right_pad"))
         out.append(Example([five[:, :, 0].copy()], {"kernel_shape": [1], "strides": [3], "ceil_mode": 1}, name="ceil_mode_window_past_end"))
-    return out
+    return out + batch_edges(dtype, out[1])
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -67,7 +67,8 @@ def draw_11(d, dtype, opset):
 @op.edges(1, 6)
 def edges_6(dtype, opset):
     return [Example([S.edge_values(dtype)], {"min": -1.0, "max": 1.0}, name="edge_values"),
-            Example([S.edge_values(dtype)], {"min": 1.0, "max": -1.0}, name="min_above_max")]
+            Example([S.edge_values(dtype)], {"min": 1.0, "max": -1.0}, name="min_above_max"),
+            Example([np.zeros((2, 0), dtype=S.np_dtype(dtype))], {"min": -1.0, "max": 1.0}, name="empty")]
 
 
 @op.edges(11, 12, 13)
@@ -80,6 +81,7 @@ def edges_11(dtype, opset):
         Example([x, None, hi], name="max_only"),
         Example([x, lo], name="min_only"),
         Example([x], name="no_bounds"),
+        Example([np.zeros((2, 0), dtype=x.dtype), lo, hi], name="empty"),
     ]
 
 

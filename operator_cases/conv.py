@@ -32,7 +32,7 @@ from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape, draw_window, gather, resolve, window_attrs
+from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve, window_attrs
 
 op = Operator("Conv")
 st = S.st
@@ -115,7 +115,7 @@ def edges(dtype, opset):
     special = np.array([[[1, 2, nan, 0], [0, 1, 1, 2], [inf, 1, 0, 1], [2, 0, 1, -inf]]], dtype=np.float64).astype(t)[None]
     out.append(Example([special, np.ones((1, 1, 2, 2), dtype=t)], {}, name="nan_inf"))
     out.append(Example([special, np.array([[[[0, 1], [1, 1]]]], dtype=t)], {"strides": [2, 2]}, name="inf_times_zero_weight"))
-    return out
+    return out + batch_edges(dtype, out[1], overflow=True)
 
 
 # -- how it enters a generated graph -------------------------------------------------------

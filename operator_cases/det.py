@@ -88,6 +88,9 @@ def edges(dtype, opset):
         Example([np.array([[inf, 0.0], [0.0, 1.0]], dtype=t)], name="inf"),
         Example([np.zeros((0, 3, 3), dtype=t)], name="empty_batch"),
         Example([np.zeros((2, 0, 0), dtype=t)], name="empty_matrix"),
+        # subnormal entries and -0.0 (a flush-to-zero kernel gives 0); the largest value squared is past the range: inf
+        Example([np.array([[2.0 * S.smallest_subnormal(dtype), -0.0], [1.0, 0.5]]).astype(t)], name="subnormal_signed_zero"),
+        Example([np.array([[S.finite_range(dtype)[1], 0.0], [0.0, S.finite_range(dtype)[1]]]).astype(t)], name="overflow"),
     ]
 
 

@@ -176,6 +176,7 @@ def edges(dtype, opset):
         inf, nan = np.inf, np.nan
         special = np.array([[inf, 0.0], [nan, 1.0], [-inf, -0.0]], dtype=t)
         out.append(Example([special, np.array([[1.0, 0.0], [0.0, 1.0]], dtype=t)], {"equation": "ij,jk->ik"}, name="nan_inf"))
+        out.append(Example([(r * S.smallest_subnormal(dtype)).astype(t), m], {"equation": "ij,jk->ik"}, name="subnormal"))
     else:
         lo, hi = S.finite_range(dtype)
         ext = np.array([[hi, 0], [lo, 1]], dtype=object).astype(t)

@@ -137,6 +137,8 @@ def edges(dtype, opset):
         big = float(S.finite_range(dtype)[1])
         out.append(Example([np.array([[big, big]], dtype=t), np.array([[1.0], [1.0]], dtype=t), np.zeros((1, 1), dtype=t)],
                            name="overflow"))
+        tiny = S.smallest_subnormal(dtype)  # subnormal products and sums (a flush-to-zero kernel gives 0)
+        out.append(Example([(a * tiny).astype(t), b, np.array([[tiny, -0.0], [-tiny, 0.0]]).astype(t)], name="subnormal"))
     else:
         lo, hi = S.finite_range(dtype)
         ext = np.array([[hi, 0], [lo, 1]], dtype=object).astype(t)

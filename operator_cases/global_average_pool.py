@@ -17,7 +17,7 @@ from harness.registry import Example, Operator
 
 from ._common import back, wide
 from ._reduce_util import float_grid
-from ._window_util import draw_input_shape, global_pool_template
+from ._window_util import batch_edges, draw_input_shape, global_pool_template
 
 op = Operator("GlobalAveragePool")
 VERSIONS = (1, 22)
@@ -42,7 +42,7 @@ def edges(dtype, opset):
     inf, nan = np.inf, np.nan
     special = np.array([[[1.0, nan], [2.0, 3.0]], [[inf, 1.0], [0.0, 2.0]], [[inf, -inf], [1.0, 1.0]], [[-0.0, -0.0], [-0.0, -0.0]]])
     ramp = (np.arange(24) % 7 - 3).astype(np.float64)
-    return [
+    return batch_edges(dtype, Example([ramp.reshape(1, 2, 3, 4).astype(t)])) + [
         Example([special.astype(t)[None]], name="nan_inf"),
         Example([np.array([[[[2.5]]]], dtype=t)], name="single_cell"),
         Example([ramp.reshape(2, 3, 4).astype(t)], name="pool1d"),

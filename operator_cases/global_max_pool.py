@@ -16,7 +16,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._silent_util import nan_in_result, nan_or_ignoring_nan
-from ._window_util import draw_input_shape, global_pool_template
+from ._window_util import batch_edges, draw_input_shape, global_pool_template
 
 op = Operator("GlobalMaxPool")
 VERSIONS = (1, 22)
@@ -46,7 +46,7 @@ def edges(dtype, opset):
     special = np.array([[[-inf, -inf], [-inf, -inf]], [[inf, 1.0], [0.0, 2.0]], [[-inf, -3.0], [-2.0, -inf]], [[-1.0, -2.0], [-3.0, -4.0]]])
     ramp = (np.arange(24) % 7 - 3).astype(np.float64)
     big = float(S.finite_range(dtype)[1])
-    return [
+    return batch_edges(dtype, Example([ramp.reshape(1, 2, 3, 4).astype(t)])) + [
         Example([special.astype(t)[None]], name="inf"),
         Example([np.array([[[[2.5]]]], dtype=t)], name="single_cell"),
         Example([ramp.reshape(2, 3, 4).astype(t)], name="pool1d"),

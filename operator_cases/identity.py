@@ -3,6 +3,8 @@
 Later versions only widen the allowed types (sequences at 14, optionals at 16, float8 at 19,
 4-bit at 21, ...); this module sweeps the tensor types."""
 
+import numpy as np
+
 from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Example, Operator
@@ -25,7 +27,9 @@ def draw(d, dtype, opset):
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
-    return [Example([S.edge_values(dtype)], name="edge_values")]
+    t = S.np_dtype(dtype)
+    return [Example([S.edge_values(dtype)], name="edge_values"), Example([np.zeros((2, 0, 3), dtype=t)], name="empty"),
+            Example([S.edge_values(dtype)[:1].reshape(())], name="scalar")]
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -133,6 +133,8 @@ def edges(dtype, opset):
         Example([x, a(2.0), a(0.5)], {"axis": -2, "stash_type": 1}, name="scalar_scale_bias", outputs=3),
         Example([a([[30000.0, -30000.0, 0.0, 100.0]]), s4, b4], name="large_values", outputs=3),
         Example([a(np.zeros((0, 4))), s4, b4], name="empty_batch", outputs=3),
+        Example([a([[-0.0, 0.0, -0.0, 0.0], [S.smallest_subnormal(dtype), 0.0, -S.smallest_subnormal(dtype), 0.0]]), s4, b4],
+                name="signed_zero_subnormal_rows", outputs=3),
         Example([a([[3.0], [-2.0]]), a([2.0]), a([1.0])], name="single_element_groups", outputs=3),
         Example([x, a(np.ones(4))], name="y_and_mean", outputs=2),
     ]

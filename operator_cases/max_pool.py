@@ -36,7 +36,7 @@ from harness.registry import Example, Operator
 
 from ._common import back
 from ._silent_util import nan_in_result, nan_or_ignoring_nan
-from ._window_util import draw_input_shape, draw_window, gather, pool_template, resolve
+from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("MaxPool")
 st = S.st
@@ -185,7 +185,7 @@ def edges(dtype, opset):
                            name="ceil_mode_window_in_right_pad", outputs=2))
         out.append(Example([five[:, :, 0].copy()], {"kernel_shape": [1], "strides": [3], "ceil_mode": 1}, name="ceil_mode_window_past_end",
                            outputs=one))
-    return out
+    return out + batch_edges(dtype, out[4])
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -109,5 +109,9 @@ def fuzz(c: Ctx) -> Plan | None:
     if a is None:
         return None
     b = c.operand(a, 1)
+    if a.const and b.const:
+        return None
+    if c.exact:  # integers take both modes: fmod=0 (the default: the divisor's sign) and fmod=1
+        return Plan([a, b], c.choice([{}, {"fmod": 1}, {"fmod": 0}]))
     # Mod-10: "If the input type is floating point, then fmod attribute must be set to 1"
-    return Plan([a, b], {"fmod": 1}) if not (a.const and b.const) else None
+    return Plan([a, b], {"fmod": 1})

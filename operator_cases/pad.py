@@ -242,7 +242,13 @@ def edges_attr(dtype, opset):
         out += [Example([x], {key: [-1, 0, 0, -2]}, name="negative_pads"),
                 Example([x], {key: [-1, -2, 0, -1], "mode": "reflect"}, name="negative_pads_reflect"),
                 Example([x], {key: [0, -4, 1, 0]}, name="crop_to_empty")]
+    if _has_nan(dtype):  # NaN in the data (a 3 x 5 grid of the edge values ends with it) and as the pad value
+        out.append(Example([_grid(dtype, (3, 5))], {key: [1, 0, 0, 1], "value": float("nan")}, name="nan_value_and_data"))
     return out
+
+
+def _has_nan(dtype):
+    return S.is_float(dtype) and bool(np.isnan(_const(dtype, np.nan).astype(np.float64)))
 
 
 @op.edges(*V_INPUT, *V_AXES)
@@ -273,6 +279,8 @@ def edges_input(dtype, opset):
         out += [Example([y, i64(2, 1, 1, 1)], {"mode": "wrap"}, name="wrap"),
                 Example([y, i64(4, 0, 0, 5)], {"mode": "wrap"}, name="wrap_past_dim"),
                 Example([y, i64(-1, 1, 0, 1)], {"mode": "wrap"}, name="wrap_crop_other_axis")]
+    if _has_nan(dtype):
+        out.append(Example([_grid(dtype, (3, 5)), i64(1, 0, 0, 1), _const(dtype, np.nan)], name="nan_value_and_data"))
     return out
 
 

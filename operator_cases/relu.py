@@ -26,7 +26,8 @@ def draw(d, dtype, opset):
 
 @op.edges(1, 6, 13, 14)
 def edges(dtype, opset):
-    return [Example([S.edge_values(dtype)], name="edge_values")]
+    t = S.np_dtype(dtype)
+    return [Example([S.edge_values(dtype)], name="edge_values"), Example([np.zeros((2, 0, 3), dtype=t)], name="empty")]
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -76,7 +76,9 @@ def draw_10(d, dtype, opset):
 @op.edges(1)
 def edges_1(dtype, opset):
     x = S.edge_values(dtype).reshape(1, -1)
-    return [Example([x], {"starts": [0, 1], "ends": [1, 1 << 62]}, name="end_past_dim")]
+    return [Example([x], {"starts": [0, 1], "ends": [1, 1 << 62]}, name="end_past_dim"),
+            Example([x], {"starts": [-3], "ends": [-1], "axes": [1]}, name="axes_negative_starts"),
+            Example([np.zeros((0, 3), dtype=x.dtype)], {"starts": [1], "ends": [3], "axes": [1]}, name="empty_input")]
 
 
 @op.edges(10, 11, 13)
@@ -85,7 +87,8 @@ def edges_10(dtype, opset):
     i = lambda *v: np.array(v, dtype=np.int64)  # noqa: E731
     return [Example([x, i(0, 1), i(1, 1 << 62)], name="end_past_dim"),
             Example([x, i(-1), i(-(1 << 62)), i(1), i(-1)], name="reverse_all"),
-            Example([x, i(2), i(2), i(1)], name="empty")]
+            Example([x, i(2), i(2), i(1)], name="empty"),
+            Example([np.zeros((0, 3), dtype=x.dtype), i(1), i(3), i(1)], name="empty_input")]
 
 
 # -- how it enters a generated graph -------------------------------------------------------

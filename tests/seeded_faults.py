@@ -20,6 +20,9 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
+``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
+with one Sub in the middle is what ``tests/test_localize.py`` localizes.
+
 ``NoFloat16Neg`` lacks a kernel (Neg on float16), for what a campaign does with a missing
 kernel. ``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
 never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
@@ -84,6 +87,37 @@ def _slice_end(self, data, starts, ends, axes=None, steps=None):
     return (data[tuple(index)].copy(),)
 
 
+def _floor_div(self, a, b):
+    if a.dtype.kind in "iu":
+        return (a // b).astype(a.dtype),  # the bug: integers rounded toward -inf, not truncated
+    return (a / b).astype(a.dtype),
+
+
+def _c_mod(self, a, b, fmod=None):
+    if a.dtype.kind in "iu" or fmod:
+        return np.fmod(a, b).astype(a.dtype),  # the bug: fmod=0 gets C's sign rule (the dividend's)
+    return np.mod(a, b).astype(a.dtype),
+
+
+def _or_xor(self, a, b):
+    return np.logical_or(a, b),  # the bug: a Xor that forgets the both-true case
+
+
+def _last_argmax(self, data, axis=None, keepdims=None, select_last_index=None):
+    axis = 0 if axis is None else int(axis)
+    axis = axis % data.ndim
+    # the bug: the last maximum always wins (a reverse scan), whatever select_last_index says
+    idx = data.shape[axis] - 1 - np.argmax(np.flip(data, axis), axis=axis)
+    idx = np.expand_dims(idx, axis) if keepdims is None or keepdims else idx
+    return idx.astype(np.int64),
+
+
+def _empty_add(self, a, b):
+    if a.size == 0 or b.size == 0:
+        return (b if a.size == 0 else a).copy(),  # the bug: "nothing to add" returns the other operand
+    return np.add(a, b).astype(a.dtype),
+
+
 class _Kernels(ReferenceBackend):
     kernels: tuple[type, ...] = ()
 
@@ -94,6 +128,18 @@ class _Kernels(ReferenceBackend):
 
     def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
         return model
+
+
+def _swapped_sub(self, a, b):
+    return np.subtract(b, a).astype(a.dtype),  # the bug: operands in the wrong order
+
+
+class SwappedSub(_Kernels):
+    """Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
+    middle of a long graph)."""
+
+    name = "swapped-sub"
+    kernels = (_kernel("Sub", _swapped_sub),)
 
 
 class BroadcastAdd(_Kernels):
@@ -149,6 +195,44 @@ class FusedAddRelu(_Kernels):
         return out
 
 
+class FloorDiv(_Kernels):
+    """Integer Div rounds toward -inf (Python's ``//``); Div-7 on: "For integer inputs, the
+    result is computed using truncating division (rounding toward zero)". Only integer graphs."""
+
+    name = "floor-div"
+    kernels = (_kernel("Div", _floor_div),)
+
+
+class CMod(_Kernels):
+    """Integer Mod with fmod=0 takes the dividend's sign (C ``%``) instead of the divisor's
+    (Mod: "the sign of the remainder is the same as that of the Divisor"). Only integer graphs."""
+
+    name = "c-mod"
+    kernels = (_kernel("Mod", _c_mod),)
+
+
+class OrXor(_Kernels):
+    """Bool Xor is Or: wrong where both operands are true."""
+
+    name = "or-xor"
+    kernels = (_kernel("Xor", _or_xor),)
+
+
+class LastArgMax(_Kernels):
+    """ArgMax returns the last maximum without select_last_index: wrong only on ties."""
+
+    name = "last-argmax"
+    kernels = (_kernel("ArgMax", _last_argmax),)
+
+
+class EmptyAdd(_Kernels):
+    """Add with an empty operand returns the other operand (a fast path for "nothing to add"):
+    wrong (in shape) only on empty inputs, which broadcast to an empty result."""
+
+    name = "empty-add"
+    kernels = (_kernel("Add", _empty_add),)
+
+
 class NoFloat16Neg(_Kernels):
     """A missing kernel rather than a wrong one: Neg on float16 is refused at load."""
 
@@ -166,6 +250,17 @@ FAULTS = {
     "nan-dropping-max": ("tests.seeded_faults:NanDroppingMax", {"Max"}, 1),
     "slice-end": ("tests.seeded_faults:SliceEnd", {"Slice"}, 1),
     "fused-add-relu": ("tests.seeded_faults:FusedAddRelu", {"Add", "Relu"}, 2),
+}
+
+#: faults only an edge class reaches (issue 17): integer graphs, bool graphs, ties, empty
+#: inputs, asymmetric pads. fault: (backend, ops of its minimal graph, their count)
+EDGE_FAULTS = {
+    "floor-div": ("tests.seeded_faults:FloorDiv", {"Div"}, 1),
+    "c-mod": ("tests.seeded_faults:CMod", {"Mod"}, 1),
+    "or-xor": ("tests.seeded_faults:OrXor", {"Xor"}, 1),
+    "last-argmax": ("tests.seeded_faults:LastArgMax", {"ArgMax"}, 1),
+    "empty-add": ("tests.seeded_faults:EmptyAdd", {"Add"}, 1),
+    "symmetric-pads": ("tests.seeded_faults:SymmetricPads", {"MaxPool"}, 1),
 }
 
 
@@ -206,6 +301,31 @@ class OurReferences(ReferenceBackend):
                 return [env[o] for o in outputs]
 
         return Session()
+
+
+class SymmetricPads(OurReferences):
+    """MaxPool, AveragePool and Conv read only the begin pads and apply them at both ends (a
+    kernel that takes one pad per axis): wrong only on asymmetric pads. Built on our references
+    (``OurReferences``), not on onnx.reference, whose MaxPool fails on 1-D inputs of its own."""
+
+    name = "symmetric-pads"
+
+    def prepare(self, model: onnx.ModelProto):
+        return super().prepare(self.rewrite(model))
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        for node in out.graph.node:
+            if node.op_type not in ("MaxPool", "AveragePool", "Conv"):
+                continue
+            for a in node.attribute:
+                if a.name == "pads":
+                    n = len(a.ints) // 2
+                    begin = list(a.ints[:n])
+                    del a.ints[:]
+                    a.ints.extend(begin + begin)  # the bug: the end pads are the begin pads
+        return out
 
 
 def _softmax(x, axis=-1):

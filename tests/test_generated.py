@@ -17,7 +17,7 @@ from harness import fuzz as F
 from harness.case import Tolerance
 from harness.runner import BackendSpec
 from harness.suites import generated as G
-from tests.seeded_faults import FAULTS, NUMPY_OPS
+from tests.seeded_faults import EDGE_FAULTS, FAULTS, NUMPY_OPS
 
 OPSETS = tuple(range(13, 27))
 
@@ -179,6 +179,8 @@ KNOWN_REFERENCE_DEFECTS = {
     ("MaxPool", "error:IndexError"): "1-D input with auto_pad: its pad computation indexes a second spatial dimension",
     ("MaxPool", "error:ValueError"): "1-D input: 'zero-size array to reduction operation maximum'",
     ("MaxPool", "nan"): "skips NaN inside a window (the spec is silent on NaN: the finding is marked ambiguous)",
+    ("Flatten", "error:ValueError"): "an empty input ([0, 3, 2], axis 1): it reshapes to (0, -1), which numpy cannot infer "
+                                     "('cannot reshape array of size 0 into shape (0,newaxis)'); the spec's output is [0, 6]",
 }
 
 
@@ -225,6 +227,96 @@ def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
         "SELECT case_id, outcome, bundle FROM results WHERE outcome != 'pass'").fetchall()
     assert rows == [(finding.case_id, finding.outcome, finding.bundle)]
     assert finding.case_id.startswith("generated/")
+
+
+# -- the whole input space (issue 17): integer and bool graphs, ties, empty inputs, asymmetric pads
+def test_integer_and_bool_graphs_are_drawn_exact_and_judged_exactly():
+    graphs = G.draw_graphs(60, seed=5, config=G.GenConfig(dtypes=G.EXACT_DTYPES, max_nodes=10))
+    assert len(graphs) == 60
+    assert len({g.dtype for g in graphs}) >= 6  # integer types of both signs, and bool
+    assert {"bool", "int8"} <= {g.dtype for g in graphs} and any(d.startswith("uint") for d in (g.dtype for g in graphs))
+    for g in graphs:
+        G.check_graph(g)
+        for name, arr in g.feeds().items():
+            v = next(v for v in g.inputs if v.name == name)
+            if v.kind == "float":  # the graph's own type
+                assert arr.dtype == np.dtype(g.dtype), (g.dtype, arr.dtype)
+        for y in g.expected():
+            assert y.dtype.kind in "biu", g.describe()
+        assert all(t.rtol == 0 and t.atol == 0 for t in g.tolerances()), g.describe()
+        assert not g.nan_mode
+
+
+def test_fuzz_draws_integer_graphs_empty_inputs_and_asymmetric_pads_by_default():
+    parser = argparse.ArgumentParser(prog="onnx-harness")
+    F.register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["fuzz", "--backend", "reference"])
+    assert args.dtypes.split(",") == list(G.ALL_DTYPES)  # the campaign's default: every float, integer and bool type
+    config = G.GenConfig(max_nodes=10, dtypes=G.ALL_DTYPES)
+    graphs = G.draw_graphs(150, seed=3, config=config, valid_only=False)
+    exact = sum(G.is_exact(g.dtype) for g in graphs)
+    assert 40 <= exact <= 110, exact  # about half (a knob >= 128), and floats still the rest
+    specs = [G.GraphSpec(dims=(7, 2, 2, 2), seed=0, inputs=(G.InputSpec(),))]
+    b = G.Builder(specs[0], config)
+    b.make_inputs()
+    assert b.inputs[0].size == 0 and b.inputs[0].shape[0] == 0
+    pools = G.draw_graphs(40, seed=2, config=G.GenConfig(ops=("MaxPool",), dtypes=("float32",), max_nodes=3))
+    pads = [n.attrs["pads"] for g in pools for n in g.nodes if "pads" in n.attrs]
+    assert any(p[:len(p) // 2] != p[len(p) // 2:] for p in pads), pads
+
+
+def test_integer_overflow_is_kept_away_from():
+    """Integer overflow is spec-silent (Add's int_overflow point): an integer graph never places a
+    node whose exact result does not fit, so a finding on it is never a wrap-versus-saturate choice."""
+    ref = lambda a, b: (a.astype(np.int64) + b).astype(a.dtype)  # noqa: E731
+    for dtype, big in (("int8", 100), ("uint16", 40000), ("int64", 2**62)):
+        a = G.Value("a", "float", np.array([big, 1], dtype=dtype), np.zeros(2), 0)
+        y = ref(a.wide, a.wide)
+        assert G._exact_result(ref, [a, a], {}, [y], dtype) is not None, dtype
+        small = G.Value("a", "float", np.array([3, 1], dtype=dtype), np.zeros(2), 0)
+        assert G._exact_result(ref, [small, small], {}, [ref(small.wide, small.wide)], dtype) is None, dtype
+
+
+#: fault: (ops to draw from, dtypes); each fault is wrong only on its edge class
+EDGE_FAULT_RUNS = {
+    "floor-div": (("Div", "Add", "Neg", "Abs", "Transpose"), ("float32",) + G.INT_DTYPES),
+    "c-mod": (("Mod", "Add", "Neg", "Abs", "Transpose"), ("float32",) + G.INT_DTYPES),
+    "or-xor": (("Xor", "And", "Or", "Not", "Equal", "Less", "Transpose"), G.ALL_DTYPES),
+    "last-argmax": (("ArgMax", "Add", "Neg", "Relu", "Transpose"), G.ALL_DTYPES),
+    "empty-add": (("Add", "Relu", "Neg", "Transpose"), G.ALL_DTYPES),
+    "symmetric-pads": (("MaxPool", "Relu", "Neg", "Transpose"), G.ALL_DTYPES),
+}
+
+
+@pytest.mark.slow  # 8 to 35 s each
+@pytest.mark.parametrize("fault", sorted(EDGE_FAULTS))
+def test_edge_class_fault_is_found_and_shrunk(fault, tmp_path):
+    backend, ops, nodes = EDGE_FAULTS[fault]
+    draw_ops, dtypes = EDGE_FAULT_RUNS[fault]
+    config = F.FuzzConfig(backends=[BackendSpec(backend)],
+                          gen=G.GenConfig(opsets=OPSETS, ops=draw_ops, dtypes=dtypes, max_nodes=10, nan_rate=0.0),
+                          budget_s=90, seed=1, max_graphs=400, max_findings=1, isolate=False, shrink_s=60,
+                          store=tmp_path / "results.sqlite")
+    report = F.Campaign(config).run()
+    assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
+    finding = report.findings[0]
+    assert {n.op for n in finding.graph.nodes} == ops, finding.graph.describe()
+    assert len(finding.graph.nodes) == nodes, finding.graph.describe()
+    g = finding.graph
+    if fault in ("floor-div", "c-mod"):
+        assert G.is_exact(g.dtype), g.describe()  # integer-only faults: found on an integer graph
+    if fault == "empty-add":
+        assert any(v.size == 0 for v in g.inputs), g.describe()
+    if fault == "symmetric-pads":
+        pads = g.nodes[0].attrs["pads"]
+        assert pads[:len(pads) // 2] != pads[len(pads) // 2:], g.describe()
+    assert Path(finding.bundle, "model.onnx").exists()
+
+
+def test_correct_backend_finds_nothing_on_integer_and_bool_graphs():
+    report = _campaign("tests.seeded_faults:OurReferences", graphs=200, seed=4, max_nodes=10, dtypes=G.EXACT_DTYPES)
+    assert report.stats.tested == 200
+    assert not report.findings, [f.summary() for f in report.findings]
 
 
 def test_known_findings_are_not_reported_twice():
@@ -280,7 +372,7 @@ def test_fuzz_command_rejects_bad_arguments():
     parser = argparse.ArgumentParser(prog="onnx-harness")
     F.register(parser.add_subparsers(dest="command", required=True))
     for argv in (["fuzz", "--budget", "soon"], ["fuzz", "--ops", "NoSuchOp", "--backend", "reference"],
-                 ["fuzz", "--dtypes", "int8", "--backend", "reference"]):
+                 ["fuzz", "--dtypes", "bfloat16", "--backend", "reference"], ["fuzz", "--dtypes", "string", "--backend", "reference"]):
         args = parser.parse_args(argv)
         with pytest.raises(CliError):
             args.func(args)

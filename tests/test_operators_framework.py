@@ -200,3 +200,45 @@ def test_run_k_draws_only_the_matching_op_versions(tmp_path):
                  "--corpus", str(tmp_path / "corpus"), "--store", str(tmp_path / "r.sqlite")])
     assert code == 0
     assert [p.name for p in (tmp_path / "corpus").rglob("*.pickle")] == ["Clip-13-opset13.pickle"]
+
+
+# -- the edge examples whose results runtimes get wrong (values worked out by hand) ----------------
+def _edge_case(op, since, dtype, name):
+    from harness.suites.operators import build_case
+
+    opv = load_all()[("", op, since)]
+    ex = next(e for e in opv.edges(dtype, since) if e.name == name)
+    case = build_case(opv, ex, dtype, since, name)
+    check_case(case)  # a valid model whose output dtypes and shapes shape inference agrees with
+    return case.data[0].inputs, case.data[0].expected
+
+
+def test_edge_empty_batches_keep_their_shape():
+    _, (y,) = _edge_case("GlobalAveragePool", 22, "float32", "empty_batch")
+    assert y.shape == (0, 2, 1, 1)
+    ins, (y,) = _edge_case("Conv", 22, "float32", "empty_batch")
+    assert ins["x0"].shape[0] == 0 and y.shape[:2] == (0, 3)
+
+
+def test_edge_overflow_and_subnormal_values():
+    ins, (y,) = _edge_case("Conv", 22, "float16", "overflow")  # every output sums >= 2 cells of 65504
+    assert np.all(ins["x0"] == np.float16(65504)) and np.all(np.isposinf(y))
+    ins, (y,) = _edge_case("MaxPool", 12, "float32", "subnormal_signed_zero")
+    x = ins["x0"]
+    assert np.any((x == 0) & np.signbit(x)) and np.all(np.abs(x[x != 0]) < np.finfo(np.float32).tiny)
+    assert np.all(np.abs(y[y != 0]) < np.finfo(np.float32).tiny)
+
+
+def test_edge_log_softmax_of_the_largest_values_is_finite():
+    # [hi, hi, 0] -> [-ln 2, -ln 2, -hi - ln 2]; -hi - ln 2 rounds to -hi in float32 (its ulp there is 2^104)
+    _, (y,) = _edge_case("LogSoftmax", 13, "float32", "overflow_extremes")
+    hi = np.finfo(np.float32).max
+    assert y.dtype == np.float32
+    np.testing.assert_allclose(y[0], [-np.log(2), -np.log(2), -hi], rtol=1e-6)
+    assert np.all(np.isfinite(y))
+
+
+def test_edge_pad_with_nan_keeps_nan():
+    ins, (y,) = _edge_case("Pad", 18, "float32", "nan_value_and_data")
+    assert np.isnan(ins["x0"]).sum() == 1 and y.shape == (4, 6)
+    assert np.isnan(y[0]).all() and np.isnan(y[:, -1]).all() and np.isnan(y).sum() == 6 + 3 + 1

@@ -178,7 +178,7 @@ def test_matrix_rows_per_view(store_path):
     assert list(rows)[-1][0] == GRAPH_ROW  # graphs after the ops
     assert [(r.group, r.key) for r in m.rows("op-version")][:3] == [("Clip", "11"), ("Relu", "6"), ("Relu", "14")]  # numeric order
     assert {(r.group, r.key) for r in m.rows("opset")} >= {("Relu", "13"), ("Relu", "14"), ("Clip", "13")}
-    assert {(r.group, r.key) for r in m.rows("dtype")} >= {("Relu", "float32"), ("Relu", "float16"), (GRAPH_ROW, "float")}
+    assert {(r.group, r.key) for r in m.rows("dtype")} >= {("Relu", "float32"), ("Relu", "float16"), (GRAPH_ROW, "float32")}  # ONNX's "float" in one vocabulary
     suites = {r.group: r for r in m.rows("suite")}
     assert set(suites) == {"operators", "onnx-light", "onnx-node"} and suites["operators"].ran("reference") == 5
     assert m.rows("op-version")[0].cells["vendor"] == {}  # an unavailable backend has a column, no counts
@@ -294,3 +294,49 @@ def test_history_of_merged_stores_with_different_run_counts_stays_aligned(tmp_pa
     hist = History.from_stores(paths)
     assert len(hist.runs) == 3
     assert all(len(points) == 3 for points in hist.series.values())
+
+
+def test_failures_group_by_op_and_normalized_message(tmp_path):
+    from harness.report.matrix import normalize_message
+
+    store = Store(tmp_path / "r.sqlite")
+    results = []
+    for n in range(147):  # one missing kernel over many cases, node names and versions differing
+        v = 11 + n % 3
+        results.append(res(f"operators/ArgMax-{v}/opset{v}/float16/{n}", "onnxruntime", "unsupported", run_s=None,
+                           message=f"NotImplemented: [ONNXRuntimeError] : 9 : NOT_IMPLEMENTED : Could not find an implementation for ArgMax({v}) node with name 'n{n}'"))
+    for n in range(140):  # mismatches with their own values
+        results.append(res(f"operators/Softmax-13/opset13/float32/{n}", "onnxruntime", "mismatch", verdict=MISMATCH,
+                           message=f"output 0: values differ: {n + 1}/64 bad, first at [{n},0]: got {n * 0.5:.6g}, expected {n * 0.25 - 1:.6g}; max abs {n:.3g}"))
+    results.append(res("operators/Softmax-13/opset13/float64/0", "onnxruntime", "error", message="data set 0: RuntimeError: boom at /tmp/a/b.onnx"))
+    results.append(res("operators/ArgMax-13/opset13/float32/0", "onnxruntime", "pass"))
+    add_run(store, results, {"onnxruntime": (True, "", "1.32.0")})
+    report = build_report([RunRef(store.path, 1)])
+    groups = report.failure_groups()
+    assert [(g.kind, g.op, g.outcome, g.cases, dict(g.dtypes)) for g in groups] == [
+        ("wrong answer", "Softmax", "mismatch", 140, {"float32": 140}),
+        ("error", "Softmax", "error", 1, {"float64": 1}),
+        ("not implemented", "ArgMax", "unsupported", 147, {"float16": 147})]
+    argmax = groups[2]
+    assert argmax.cause == "NotImplemented: [ONNXRuntimeError] : N : NOT_IMPLEMENTED : Could not find an implementation for ArgMax(N) node with name '…'"
+    assert argmax.label.startswith("ArgMax unsupported for float16: ") and argmax.op_versions == ["ArgMax-11", "ArgMax-12", "ArgMax-13"]
+    assert len(argmax.members) == 147 and groups[1].cause == "data set N: RuntimeError: boom at <path>"
+    # dtype and op names keep their digits; quoted names go
+    assert normalize_message("float16 Conv2D 'node_7' got -1.5e-07") == "float16 Conv2D '…' got N"
+
+
+def test_dtypes_have_one_vocabulary(tmp_path):
+    from harness.schema import model_tags
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Add", ["a", "b"], ["c"])], "g",
+                              [helper.make_tensor_value_info("a", TensorProto.FLOAT, [1]), helper.make_tensor_value_info("b", TensorProto.DOUBLE, [1])],
+                              [helper.make_tensor_value_info("c", TensorProto.FLOAT, [1])])
+    assert model_tags(helper.make_model(graph))["dtypes"] == ["float32", "float64"]
+    # a store written before: official cases tagged "float" read as float32 in the report
+    store = Store(tmp_path / "r.sqlite")
+    add_run(store, [res("onnx-node/test_add", "reference", "mismatch", tags={"suite": "onnx-node", "op": "Add", "dtypes": ["double", "float"]})],
+            {"reference": (True, "", "1.23.2")})
+    report = build_report([RunRef(store.path, 1)])
+    assert report.matrix.cases["onnx-node/test_add"].dtype == "float64,float32"
+    assert dict(report.failure_groups()[0].dtypes) == {"float64,float32": 1}

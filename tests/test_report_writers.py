@@ -118,6 +118,7 @@ def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
 
 
 def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
+    (tmp_path / ".git").mkdir()  # the repository root: bundle paths are named from here
     out = tmp_path / "out"
     write_all(report, out, only=["markdown"])
     md = (out / "summary.md").read_text()
@@ -127,12 +128,26 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     assert "vendor** unavailable: vendor-sdk is not installed" in md
     # each kind of regression in its own section, in the table's order
     assert (md.index("### Regressions: regressed, pass -> failure (1)") < md.index("### Regressions: failure-changed")
-            < md.index("### Regressions: removed") < md.index("### Improvements (1)") < md.index("### Failures by op-version"))
+            < md.index("### Regressions: removed") < md.index("### Improvements (1)") < md.index("### Failures by cause"))
     assert "test_skip_me" in md[md.index("### Regressions: removed"):md.index("### Improvements")]
     regression = md[md.index("### Regressions: regressed"):md.index("### Regressions: failure-changed")]
     assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
-    assert "[bundle](../reports/bundles/run-2/onnxruntime/relu0)" in regression
+    assert "`reports/bundles/run-2/onnxruntime/relu0`" in regression and "](" not in md
+    # failures by cause: wrong answers first (two messages, two groups), then the crash, the refusal, the xfail
+    causes = md[md.index("### Failures by cause"):md.index("### Speed")]
+    rows = [line for line in causes.splitlines() if line.startswith("| ")][1:]
+    assert [[c.strip() for c in row.strip("|").split("|")][:5] for row in rows] == [
+        ["onnxruntime", "wrong answer", "Clip", "mismatch", "1"], ["onnxruntime", "wrong answer", "Relu", "mismatch", "1"],
+        ["reference", "error", "Clip", "crash", "1"], ["onnxruntime", "refused", "Relu", "rejected", "1"],
+        ["reference", "expected failure", "Clip", "xfail", "1"]]
+    assert "worker died (signal N)" in rows[2] and "`reports/bundles/run-2/onnxruntime/relu0`" in rows[1]
     assert len(md) < MAX_CHARS
+
+
+def test_markdown_omits_bundles_outside_a_repository(report, tmp_path):
+    write_all(report, tmp_path / "out", only=["markdown"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert "bundles/run-2" not in md and "](" not in md
 
 
 def _tables(md: str) -> list[list[list[str]]]:
@@ -173,8 +188,8 @@ def test_markdown_cells_with_pipes_and_newlines_keep_the_table_intact(tmp_path):
     assert len(regressions) == 2 + 2
     assert regressions[2][0] == "`generated/a|b c|d/0`"
     assert regressions[3][0] == "`generated/plain/0`" and regressions[3][3] == "boom | bang"
-    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == "[bundle](../b|1)"
-    assert [row[0] for row in groups[2:]] == ["ref|erence"]
+    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == ""
+    assert [row[0] for row in groups[2:]] == ["ref|erence", "ref|erence"]
     assert "- **vendor** unavailable: needs a\\|b \\| c \\|\n" in md
 
 
@@ -198,15 +213,48 @@ def test_junit_counts_failures_errors_and_skips_per_backend(report, tmp_path):
     root = ET.parse(tmp_path / "junit.xml").getroot()
     suites = {s.get("name"): s for s in root.findall("testsuite")}
     ref, ort, vendor = suites["reference"], suites["onnxruntime"], suites["vendor"]
-    # run 2: reference 5 pass, a crash (error), an xfail (skipped); onnxruntime 2 mismatch, 1 rejected (error)
-    assert (ref.get("tests"), ref.get("failures"), ref.get("errors"), ref.get("skipped")) == ("7", "0", "1", "1")
-    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("7", "2", "1", "0")
+    # run 2: reference 5 pass, a crash (failure), an xfail (skipped); onnxruntime 2 mismatch, 1 rejected (skipped)
+    assert (ref.get("tests"), ref.get("failures"), ref.get("errors"), ref.get("skipped")) == ("7", "1", "0", "1")
+    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("7", "2", "0", "1")
     assert vendor.get("tests") == "0"
     assert any(p.get("name") == "unavailable_reason" and "vendor-sdk" in p.get("value") for p in vendor.iter("property"))
     case = next(c for c in ort.iter("testcase") if c.get("name") == "operators/Relu-14/opset14/float32/0")
     failure = case.find("failure")
     assert failure.get("type") == "mismatch" and "re-run: python " in failure.text and failure.text.rstrip().endswith("relu0/repro.py")
     assert root.get("tests") == "14"
+
+
+def test_junit_failures_are_wrong_answers_and_errors_never_missing_kernels(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    op = lambda n: f"operators/ArgMax-13/opset13/float16/{n}"  # noqa: E731
+    results = [res(op(0), "onnxruntime", "mismatch", verdict=MISMATCH, message="values differ"),
+               res(op(1), "onnxruntime", "wrong-shape", message="shape (2,) expected (3,)"),
+               res(op(2), "onnxruntime", "error", message="RUNTIME_EXCEPTION boom"),
+               res(op(3), "onnxruntime", "timeout", message="no answer in 60 s")]
+    results += [res(op(10 + k), "onnxruntime", "unsupported", run_s=None,
+                    message=f"NOT_IMPLEMENTED : Could not find an implementation for ArgMax(13) node {k}") for k in range(5)]
+    results += [res(op(20), "onnxruntime", "xfail", raw="mismatch", reason="ties (https://example.org/2)"),
+                res(op(21), "onnxruntime", "rejected", message="INVALID_GRAPH", run_s=None),
+                res(op(22), "onnxruntime", "unspecified", message="spec-silent point ArgMax.nan"),
+                res(op(23), "onnxruntime", "pass")]
+    add_run(s, results, {"onnxruntime": (True, "", "1.32.0"), "reference": (True, "", "1.23.2")})
+    add_run(s, [res(op(0), "reference", "pass"), res(op(1), "reference", "unsupported", message="no kernel")],
+            {"reference": (True, "", "1.23.2")})
+    report = build_report([RunRef(s.path, 1), RunRef(s.path, 2)])
+    write_all(report, tmp_path, only=["junit"])
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    suites = {x.get("name"): x for x in root.findall("testsuite")}
+    assert sorted(suites) == ["onnxruntime", "reference"]
+    ort = suites["onnxruntime"]
+    # 4 wrong answers and errors; 5 missing kernels, the xfail and the rejected model are skipped
+    assert (ort.get("tests"), ort.get("failures"), ort.get("errors"), ort.get("skipped")) == ("13", "4", "0", "7")
+    assert len(ort.findall("testcase/failure")) == 4 and not ort.findall("testcase/error")
+    skipped = {c.get("name"): c.find("skipped").get("message") for c in ort.iter("testcase") if c.find("skipped") is not None}
+    assert skipped[op(10)].startswith("unsupported: NOT_IMPLEMENTED") and skipped[op(20)] == "expected failure (mismatch): ties (https://example.org/2)"
+    unspecified = next(c for c in ort.iter("testcase") if c.get("name") == op(22))
+    assert unspecified.find("failure") is None and unspecified.find("skipped") is None and "not a failure" in unspecified.find("system-out").text
+    assert (suites["reference"].get("failures"), suites["reference"].get("skipped")) == ("0", "1")
+    assert (root.get("failures"), root.get("errors"), root.get("skipped")) == ("4", "0", "8")
 
 
 def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
@@ -223,3 +271,28 @@ def test_fifty_thousand_results_render_under_ten_megabytes(tmp_path):
     data = embedded(paths["index.html"].read_text())
     ids, cols = decode(data)
     assert len(cols["b"]) == 50_000 and len(ids) == 25_000
+
+
+def test_markdown_table_widths_are_bounded(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    long_id = "generated/" + "Add+Relu+" * 60 + "/0"
+    add_run(s, [res(long_id, "reference", "mismatch", message="x" * 5000, verdict=MISMATCH, bundle=str(tmp_path / ("b" * 400))),
+                res("operators/Relu-14/opset14/float32/0", "reference", "error", message="y " * 3000)],
+            {"reference": (True, "", "1.23.2")})
+    (tmp_path / ".git").mkdir()
+    write_all(build_report([RunRef(s.path, 1)]), tmp_path / "out", only=["markdown"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert max(len(line) for line in md.splitlines()) < 700, max(md.splitlines(), key=len)
+    assert "…" in md  # cut, not dropped
+
+
+def test_single_unwarmed_timings_carry_a_warning(report, tmp_path):
+    # run 2: every timing is one run of its data sets (the one median of run 1 belonged to a case that now fails)
+    single, total = report.perf.unwarmed()
+    assert (single, total) == (total, total) and total > 0
+    write_all(report, tmp_path / "out", only=["markdown", "html"])
+    md = (tmp_path / "out" / "summary.md").read_text()
+    assert f"_Warning: {single:,} of {total:,} timings are a single unwarmed run (no `--repeat`)" in md
+    assert f'<p class="warn" id="perf-warning">{single:,} of {total:,} timings' in (tmp_path / "out" / "index.html").read_text()
+    path = make_store(tmp_path / "r1", runs=1)  # run 1 has one median of timed repeats
+    assert build_report([RunRef(path, 1)]).perf.unwarmed()[0] == build_report([RunRef(path, 1)]).perf.unwarmed()[1] - 1

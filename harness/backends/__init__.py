@@ -1,5 +1,5 @@
-"""Backend discovery: a built-in table, the ``harness.backends`` entry-point group, and
-``module:Class`` specs. Nothing heavy is imported here; a backend class is imported only when
+"""Backend discovery: a built-in table, the ``harness.backends`` entry-point group,
+``module:Class`` specs and ``exec:CMD`` (an out-of-process runner, :mod:`harness.backends.exec`). Nothing heavy is imported here; a backend class is imported only when
 it is asked for by name."""
 
 from __future__ import annotations
@@ -22,7 +22,10 @@ BUILTIN: dict[str, str] = {
     "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
     "tract": "harness.backends.tract:TractBackend",
     "tvm": "harness.backends.tvm:TvmBackend",
+    # listed for `list backends`; run one as exec:CMD
+    "exec": "harness.backends.exec:ExecBackend",
 }
+EXEC_PREFIX = "exec:"
 
 ENTRY_POINT_GROUP = "harness.backends"
 
@@ -48,8 +51,12 @@ class UnknownBackend(ValueError):
 
 
 def load_backend_class(spec: str) -> type[Backend]:
-    """Resolve a backend name, a variant ``onnxruntime:<ExecutionProvider>`` or a
-    ``module:Class`` spec to its class."""
+    """Resolve a backend name, a variant ``onnxruntime:<ExecutionProvider>``, a ``module:Class``
+    spec or ``exec:CMD`` to its class."""
+    if spec.startswith(EXEC_PREFIX):
+        from .exec import exec_backend_class
+
+        return exec_backend_class(spec[len(EXEC_PREFIX):], name=spec)
     if spec.startswith("onnxruntime:") and spec.partition(":")[2].isidentifier():
         from .onnxruntime import OnnxRuntimeProviderBackend
 

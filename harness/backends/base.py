@@ -7,7 +7,12 @@ bfloat16, float8 and int4), Python lists for sequences, ``None`` for an empty op
 
 A backend tells "I refuse this model" and "I lack this operator or type" apart from a wrong
 run by raising :class:`Rejected` or :class:`Unsupported`, or by mapping its own exceptions in
-``classify_error``.
+``classify_error``. One rule decides, for every backend:
+
+- a missing operator, op-version, type or IR version (at load or at run) is ``unsupported``;
+- an invalid model is ``rejected``, and only when the ONNX checker agrees that it is invalid
+  (:func:`refuse_if_invalid`): a backend's word alone does not make a model invalid;
+- any other failure, a backend's own crash on a valid model included, is ``error``.
 """
 
 from __future__ import annotations
@@ -32,6 +37,26 @@ class Unsupported(BackendError):
 
 class Unavailable(BackendError):
     """The backend cannot be loaded on this machine; the message says why."""
+
+
+def invalid_model_reason(model: onnx.ModelProto) -> str:
+    """Why the ONNX checker (full check: schemas, types, shape inference) finds ``model``
+    invalid; "" when it finds it valid."""
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        return " ".join(str(exc).split())[:500]
+    return ""
+
+
+def refuse_if_invalid(model: onnx.ModelProto, exc: BaseException) -> None:
+    """After a backend failed to load ``model`` with ``exc``: raise :class:`Rejected` (chained
+    to ``exc``, both messages kept) when the ONNX checker finds the model invalid; return
+    otherwise (the caller re-raises ``exc``: a missing op or type, or the backend's own error)."""
+    problem = invalid_model_reason(model)
+    if problem:
+        text = " ".join(str(exc).split())
+        raise Rejected(f"{type(exc).__name__}: {text} [the ONNX checker finds the model invalid too: {problem}]") from exc
 
 
 class Session:

@@ -18,6 +18,7 @@ tensor's memory, so a model is not failed for the binding alone.
 from __future__ import annotations
 
 import ctypes
+import re
 from typing import Any, ClassVar
 
 import ml_dtypes
@@ -25,7 +26,7 @@ import numpy as np
 import onnx
 
 from ..values import dtype_to_onnx, plain_value
-from .base import Backend, Session, Unavailable, Unsupported
+from .base import Backend, Rejected, Session, Unavailable, Unsupported, refuse_if_invalid
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 # sub-byte types: element type -> (dtype, bits per element); packed low bits first (onnx/IR.md)
@@ -118,6 +119,16 @@ class OrtSession(Session):
         return elements[: int(np.prod(shape))].view(dtype).reshape(shape)
 
 
+#: ORT's messages for something it does not implement (kernel, op, op-version)
+_MISSING = re.compile(r"NOT_IMPLEMENTED|No Op registered for|is not a registered function/op|not supported", re.I)
+#: ORT refusing at load what its own schemas or versions do not cover: a missing type or version
+#: when the ONNX checker accepts the model (else ``prepare`` raised ``Rejected``): "Type Error:
+#: Type 'tensor(int32)' of input parameter (x) of operator (Det) ... is invalid", "Unsupported
+#: model IR version: 12, max supported IR version: 11", "... only *guarantees* support for models
+#: stamped with official released onnx opset versions"
+_NOT_COVERED = re.compile(r"Type Error: Type '[^']*' of input parameter|Unsupported model IR version|only \*guarantees\* support")
+
+
 class OnnxRuntimeBackend(Backend):
     name: ClassVar[str] = "onnxruntime"
     packages = ("onnxruntime",)
@@ -154,19 +165,27 @@ class OnnxRuntimeBackend(Backend):
         providers = self.options.get("providers") or ["CPUExecutionProvider"]
         if isinstance(providers, str):
             providers = providers.split(",")
-        session = ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=providers)
+        try:
+            session = ort.InferenceSession(model.SerializeToString(), sess_options=opts, providers=providers)
+        except Exception as exc:
+            if not _MISSING.search(str(exc)):
+                refuse_if_invalid(model, exc)  # rejected only when the ONNX checker agrees
+            raise
         if providers[0] not in session.get_providers():
             # ORT warns and falls back to the CPU when a requested provider fails to initialise
             raise RuntimeError(f"onnxruntime did not use {providers[0]} (session providers: {', '.join(session.get_providers())})")
         return OrtSession(ort, session)
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
+        """The rule of :mod:`harness.backends.base`: ORT's words for a missing op, op-version or
+        kernel are ``unsupported``; at load, a type or IR/opset version ORT does not cover in a
+        model the ONNX checker accepts is missing too (``unsupported``); a model both find
+        invalid was raised as :class:`Rejected` by ``prepare``; the rest is ``error``."""
         text = str(exc)
-        if "NOT_IMPLEMENTED" in text or "No Op registered" in text or "not supported" in text.lower():
-            return "unsupported"
-        if stage == "prepare" and not isinstance(exc, Unsupported):
-            # a model ORT refuses to load: IR/opset skew, invalid graph, failed type or shape inference
+        if isinstance(exc, Rejected):
             return "rejected"
+        if _MISSING.search(text) or (stage == "prepare" and _NOT_COVERED.search(text)):
+            return "unsupported"
         return super().classify_error(exc, stage)
 
 

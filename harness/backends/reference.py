@@ -10,7 +10,7 @@ from typing import Any, ClassVar
 import onnx
 
 from ..values import plain_value
-from .base import Backend, Session
+from .base import Backend, Session, refuse_if_invalid
 
 
 class ReferenceSession(Session):
@@ -28,7 +28,12 @@ class ReferenceBackend(Backend):
     def prepare(self, model: onnx.ModelProto) -> Session:
         from onnx.reference import ReferenceEvaluator
 
-        return ReferenceSession(ReferenceEvaluator(model))
+        try:
+            return ReferenceSession(ReferenceEvaluator(model))
+        except Exception as exc:
+            if self.classify_error(exc, "prepare") != "unsupported":
+                refuse_if_invalid(model, exc)  # rejected only when the ONNX checker agrees
+            raise
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
         text = str(exc).lower()

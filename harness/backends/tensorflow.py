@@ -31,7 +31,7 @@ import numpy as np
 import onnx
 
 from ..schema import canonical_domain, iter_nodes, opset_of
-from .base import Backend, Session, Unavailable, Unsupported
+from .base import Backend, Session, Unavailable, Unsupported, refuse_if_invalid
 
 # Messages by which onnx-tf or TensorFlow say "this op, op-version or type is not implemented".
 _UNSUPPORTED_MARKS = (
@@ -208,11 +208,16 @@ class TensorFlowBackend(Backend):
 
     def prepare(self, model: onnx.ModelProto) -> Session:
         self.check_coverage(model)
-        model, renamed = _keyword_safe_inputs(model)
-        rep = self.onnx_tf_backend.prepare(
-            model, device=self.options.get("device", "CPU"), strict=bool(self.options.get("strict", True)),
-            logging_level="ERROR", auto_cast=bool(self.options.get("auto_cast", False)),
-        )
+        safe, renamed = _keyword_safe_inputs(model)
+        try:
+            rep = self.onnx_tf_backend.prepare(
+                safe, device=self.options.get("device", "CPU"), strict=bool(self.options.get("strict", True)),
+                logging_level="ERROR", auto_cast=bool(self.options.get("auto_cast", False)),
+            )
+        except Exception as exc:
+            if self.classify_error(exc, "prepare") != "unsupported":
+                refuse_if_invalid(model, exc)  # rejected only when the ONNX checker agrees
+            raise
         return TensorFlowSession(rep, renamed)
 
     def classify_error(self, exc: BaseException, stage: str) -> str:

@@ -58,8 +58,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if not b.available:
             print(f"{b.label}: unavailable: {b.reason}")
         else:
-            rate = f"{100 * b.pass_rate:.1f}% of {b.loadable:,} loadable" if b.pass_rate is not None else "no loadable case"
-            print(f"{b.label} {b.version}: {rate}, {b.not_loadable:,} could not load")
+            h = b.headline
+            rate = f"conformance {100 * b.pass_rate:.1f}% of {b.loadable:,} attempted" if b.pass_rate is not None else "no case attempted"
+            print(f"{b.label} {b.version}: {rate}; wrong answers {h['wrong_answers']:,}, not implemented {h['not_implemented']:,}, "
+                  f"errors {h['errors']:,}; {b.not_loadable:,} refused (invalid model)" + (f", {h['unspecified']:,} unspecified (apart)" if h["unspecified"] else ""))
     if report.diff is not None:
         print(f"against {report.diff.base}: {counts_line(report.diff)}")
     for path in paths:

@@ -22,9 +22,12 @@ import jinja2
 from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
+from ..schema import dtype_label
 from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
 
 TEMPLATES = Path(__file__).parent / "templates"
+#: failure groups listed in the "Failures by cause" section (all are in the case list's cause view)
+GROUPS_SHOWN = 30
 #: longest message kept in the page (the full text is in results.json and the store)
 MESSAGE_CHARS = 1200
 
@@ -38,9 +41,13 @@ SERIES_COLOURS = ["#3366cc", "#dc6b19", "#2e9d4f", "#9b4dca", "#c2185b", "#00838
 
 
 # -- small formatting helpers ------------------------------------------------------------------
+#: how every report shows a missing value (one mark, never "-" here and "–" there)
+MISSING = "–"
+
+
 def fmt_seconds(s: float | None) -> str:
     if s is None:
-        return "-"
+        return MISSING
     if s < 1e-3:
         return f"{s * 1e6:.3g} µs"
     if s < 1:
@@ -49,19 +56,19 @@ def fmt_seconds(s: float | None) -> str:
 
 
 def fmt_int(n: int | None) -> str:
-    return "-" if n is None else f"{n:,}"
+    return MISSING if n is None else f"{n:,}"
 
 
 def fmt_pct(x: float | None) -> str:
-    return "-" if x is None else f"{100 * x:.1f} %"
+    return MISSING if x is None else f"{100 * x:.1f} %"
 
 
 def fmt_ratio(x: float | None) -> str:
-    return "-" if x is None else f"×{x:.3g}"
+    return MISSING if x is None else f"×{x:.3g}"
 
 
 def fmt_time(t: float | None) -> str:
-    return "-" if not t else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return MISSING if not t else datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _num(x: Any, digits: int = 4) -> Any:
@@ -99,6 +106,14 @@ class _Strings:
             i = self.index[s] = len(self.items)
             self.items.append(s)
         return i
+
+
+def _localized(loc: dict[str, Any]) -> dict[str, Any]:
+    """What the drill-down shows of ``run --localize``'s result (``harness.localize``)."""
+    keep = ("status", "method", "oracle", "message", "single_outcome", "single_message", "confirmed", "bundle", "inputs", "expected", "actual")
+    node = loc.get("node") or {}
+    return {**{k: loc.get(k) for k in keep if loc.get(k) not in (None, "", [], {})},
+            **({"node": node.get("label"), "input_shapes": node.get("input_shapes")} if node else {})}
 
 
 def _bundle_name(case_id: str) -> str:
@@ -150,7 +165,7 @@ def _extra_tags(info) -> dict[str, Any]:
     extra = {k: v for k, v in info.tags.items() if k not in _CASE_TAG_KEYS}
     if extra.get("ops") == ([info.op] if info.op else None):
         extra.pop("ops")
-    if extra.get("dtypes") is not None and ",".join(extra["dtypes"]) == info.dtype:
+    if extra.get("dtypes") is not None and ",".join(dtype_label(d) for d in extra["dtypes"]) == info.dtype:
         extra.pop("dtypes")
     if str(extra.get("example", "\0")) == info.case_id.rsplit("/", 1)[-1]:
         extra.pop("example")
@@ -193,7 +208,13 @@ def page_data(report: Report) -> dict[str, Any]:
 
     results = sorted(report.results, key=lambda r: (cidx[r["case_id"]], bidx[r["column"]]))
     res: dict[str, list[Any]] = {k: [] for k in ("c", "b", "o", "ro", "rs", "m", "ma", "mr", "mu", "bc", "tot", "fb", "nan",
-                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only")}
+                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz", "g")}
+    # failures grouped by cause: one entry per group, and each result's group (-1: in none)
+    groups = report.failure_groups()
+    member = {m: n for n, g in enumerate(groups) for m in g.members}
+    page_groups = {"b": [bidx[g.backend] for g in groups], "op": [S(g.op) for g in groups], "o": [oidx[g.outcome] for g in groups],
+                   "k": [S(g.kind) for g in groups], "m": [S(g.cause) for g in groups], "n": [g.cases for g in groups],
+                   "dt": [S(", ".join(g.dtypes)) for g in groups]}
     run_index = {r.label: n for n, r in enumerate(report.runs)}
     only = report.matrix.fails_only_here
     for r in results:
@@ -227,9 +248,11 @@ def page_data(report: Report) -> dict[str, Any]:
         res["rst"].append(S(json.dumps(r["restamp"], sort_keys=True)) if r.get("restamp") else -1)
         res["run"].append(run_index.get(r.get("run"), 0))
         res["only"].append(1 if (r["case_id"], r["column"]) in only else 0)
+        res["lz"].append(S(json.dumps(_localized(v["localized"]), sort_keys=True)) if v.get("localized") else -1)
+        res["g"].append(member.get((r["case_id"], r["column"]), -1))
     res["c"] = _deltas(res["c"])
     defaults = {"ro": -1, "rs": -1, "m": -1, "ma": None, "mr": None, "mu": None, "bc": None, "tot": None, "fb": -1, "nan": None,
-                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0}
+                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "lz": -1, "g": -1}
     for key, default in defaults.items():
         common = Counter(res[key]).most_common(1)
         res[key] = _sparse(res[key], common[0][0] if key in ("ma", "mr", "mu", "bc") and common else default)
@@ -264,6 +287,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "res": res,
         "perf": perf,
         "diff": diff,
+        "groups": page_groups,
         "S": S.items,
     }
 
@@ -369,6 +393,7 @@ def render(report: Report) -> str:
         report=report,
         data=page_data(report),
         unspecified=report.unspecified(),
+        groups=report.failure_groups()[:GROUPS_SHOWN],
         outcomes=OUTCOMES,
         colours=OUTCOME_COLOURS,
         failures=FAILURES,

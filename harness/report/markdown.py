@@ -1,13 +1,14 @@
 """``summary.md``: short enough for a pull-request comment.
 
-Totals per backend, then regressions against the baseline (first), improvements, the failures
-that happen on one backend only, and the remaining failures, each list capped, each failure
-with a link to its repro bundle. Tables by tabulate.
+Totals per backend, then regressions against the baseline (first), improvements, and the
+failures grouped by cause (wrong answers first, then errors, missing kernels, refused models),
+each list capped, every cell cut to a bounded width. A repro bundle is named by its path from the
+repository root (the nearest folder above the report holding ``.git``), so the text means the
+same in a pull-request comment; a bundle outside a repository is omitted. Tables by tabulate.
 """
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -33,17 +34,26 @@ def _cell(text: Any, width: int = 110) -> str:
 
 
 def _code(text: Any) -> str:
-    return f"`{_cell(text, 300)}`"
+    return f"`{_cell(text, 120)}`"
 
 
-def _link(bundle: str, folder: Path) -> str:
-    if not bundle:
+def repository_root(folder: Path) -> Path | None:
+    """The nearest folder at or above ``folder`` holding ``.git``; None outside a repository."""
+    for parent in (Path(folder).resolve(), *Path(folder).resolve().parents):
+        if (parent / ".git").exists():
+            return parent
+    return None
+
+
+def _link(bundle: str, root: Path | None) -> str:
+    """A bundle's path from the repository root, as code; empty without a root or outside it."""
+    if not bundle or root is None:
         return ""
     try:
-        rel = os.path.relpath(bundle, folder)
+        rel = Path(bundle).resolve().relative_to(root)
     except ValueError:
-        rel = bundle
-    return f"[bundle]({Path(rel).as_posix()})".replace("|", "\\|")  # a cell's pipes are escaped, even in a link
+        return ""
+    return _code(rel.as_posix())
 
 
 def _more(n: int, shown: int, what: str) -> str:
@@ -51,6 +61,7 @@ def _more(n: int, shown: int, what: str) -> str:
 
 
 def render(report: Report, folder: Path) -> str:
+    folder = repository_root(folder)  # bundles are named from here
     lines: list[str] = []
     title = f"## ONNX conformance: {report.title}"
     if report.diff is not None:
@@ -61,12 +72,16 @@ def render(report: Report, folder: Path) -> str:
     rows = []
     for b in report.backends:
         if not b.available:
-            rows.append([_cell(b.label), "unavailable (below)"] + [""] * (len(present) + 1))
+            rows.append([_cell(b.label, 40), "unavailable (below)"] + [""] * (len(present) + 4))
             continue
-        rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "-"
-        rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label), rate]
-                    + [f"{b.counts[o]:,}" if b.counts[o] else "" for o in present] + [f"{b.not_loadable:,}"])
-    lines.append(tabulate(rows, headers=["backend", "pass rate (loadable)", *present, "could not load"], tablefmt="github"))
+        h = b.headline
+        rate = f"{fmt_pct(b.pass_rate)} of {b.loadable:,}" if b.pass_rate is not None else "–"
+        shares = [f"{h[k]:,} ({fmt_pct(h[sh])})" if h[k] else "" for k, sh in
+                  (("wrong_answers", "wrong_answer_share"), ("not_implemented", "not_implemented_share"), ("errors", "error_share"))]
+        rows.append([_cell(f"{b.label} {b.version}" if b.label == b.name else b.label, 40), rate, *shares, f"{b.not_loadable:,}" if b.not_loadable else ""]
+                    + [f"{b.counts[o]:,}" if b.counts[o] else "" for o in present])
+    lines.append(tabulate(rows, headers=["backend", "conformance (of attempted)", "wrong answers", "not implemented", "errors", "refused (invalid model)",
+                                         *present], tablefmt="github"))
     lines.append("")
     for b in report.backends:
         if not b.available:
@@ -93,17 +108,20 @@ def render(report: Report, folder: Path) -> str:
             lines.append(_changes_table(improved[: LIMITS["improved"]], by_pair, folder, messages=False))
             lines.append(_more(len(improved), LIMITS["improved"], "improvements"))
 
-    groups = failure_groups(report)
+    groups = report.failure_groups()
     if groups:
-        n_fail = sum(g["failures"] for g in groups)
-        n_only = sum(g["only"] for g in groups)
-        lines.append(f"### Failures by op-version ({n_fail:,} failures; {n_only:,} fail only on one backend and pass on every other)")
+        counts = Counter()
+        for g in groups:
+            counts[g.kind] += g.cases
+        lines.append(f"### Failures by cause ({len(groups):,} groups: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()) + ")")
         lines.append("")
-        rows = [[_cell(g["backend"]), _cell(g["row"]), ", ".join(f"{n:,} {o}" for o, n in g["outcomes"].most_common()), f"{g['only']:,}" if g["only"] else "",
-                 f"{_code(g['example']['case_id'])} {_link(g['example'].get('bundle_path', ''), folder)}".rstrip()]
+        rows = [[_cell(g.backend, 30), _cell(g.kind, 16), _cell(g.op, 30), _cell(g.outcome, 14), f"{g.cases:,}",
+                 _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90),
+                 f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path', ''), folder)}".rstrip()]
                 for g in groups[: LIMITS["groups"]]]
-        lines.append(tabulate(rows, headers=["backend", "op-version", "failures", "only here", "example"], tablefmt="github"))
-        lines.append(_more(len(groups), LIMITS["groups"], "op-versions with failures"))
+        lines.append(tabulate(rows, headers=["backend", "kind", "op", "outcome", "cases", "dtypes", "message (numbers and names stripped)",
+                                             "example"], tablefmt="github"))
+        lines.append(_more(len(groups), LIMITS["groups"], "groups"))
 
     silent = report.unspecified()
     if silent:
@@ -125,30 +143,20 @@ def render(report: Report, folder: Path) -> str:
                                for b, s in timed.items() if s["cases"]],
                               headers=["backend", "timed cases", "geomean × fastest", f"geomean × {report.perf.onnxruntime}"], tablefmt="github"))
         lines.append("")
-    lines.append("Re-run a failure: `python <bundle>/repro.py`. Full report: `index.html` (opens from disk); data: `results.json`, `junit.xml`.")
+        lines.append(_unwarmed_note(report))
+    lines.append("Re-run a failure: `python <bundle>/repro.py` (bundle paths are from the repository root). Full report: `index.html` (opens from disk); data: `results.json`, `junit.xml`.")
     text = "\n".join(lines).rstrip() + "\n"
     if len(text) > MAX_CHARS:  # a last resort; the caps above keep ordinary runs far below it
         text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n_(cut to fit a comment: see index.html)_\n"
     return text
 
 
-def failure_groups(report: Report) -> list[dict[str, Any]]:
-    """Failures grouped per backend and op-version (or suite, for multi-node graphs): those
-    failing only on that backend first, then the largest."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
-    only = report.matrix.fails_only_here
-    for r in report.failures():
-        info = report.matrix.cases[r["case_id"]]
-        row = info.op_version or (info.op_label if info.op else f"{info.suite} graphs")
-        g = groups.setdefault((r["column"], row), {"backend": r["column"], "row": row, "outcomes": Counter(), "failures": 0,
-                                                    "only": 0, "example": r})
-        g["outcomes"][r["outcome"]] += 1
-        g["failures"] += 1
-        if (r["case_id"], r["column"]) in only:
-            if not g["only"]:
-                g["example"] = r
-            g["only"] += 1
-    return sorted(groups.values(), key=lambda g: (-g["only"], -g["failures"], g["row"], g["backend"]))
+def _unwarmed_note(report: Report) -> str:
+    single, total = report.perf.unwarmed()
+    if not single:
+        return ""
+    return (f"_Warning: {single:,} of {total:,} timings are a single unwarmed run (no `--repeat`), taken while other workers ran: "
+            "indicative only; `onnx-harness run --repeat 5 -j 1` measures medians._\n")
 
 
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:

@@ -29,12 +29,17 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..execute import FAILURES, NOT_LOADABLE, OUTCOMES
+from ..schema import dtype_label
 
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
 #: outcomes counted apart, in neither the pass rate's numerator nor its denominator: a
 #: difference only where the spec is silent, every invariant kept
 APART = ("unspecified",)
+#: the backend's own failures without an answer (the headline's "errors")
+ERRORS = ("error", "crash", "timeout")
+#: wrong answers: the backend computed something and it is wrong (the headline's first number after the rate)
+WRONG_ANSWERS = ("mismatch", "wrong-shape", "wrong-dtype")
 #: suites whose cases are whole models (bar charts in the performance section)
 MODEL_SUITES = ("models", "onnx-light")
 #: outcomes after which the latency measures a complete run
@@ -212,6 +217,37 @@ def _absolute_bundle(bundle: str | None, root: Path) -> str:
     return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
 
 
+# -- the headline -----------------------------------------------------------------------------
+def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]:
+    """A backend's headline numbers, the same in the terminal, results.json, summary.md and the
+    HTML report. ``counts``: results per outcome after expectations; ``raw``: per outcome before
+    them (an expected mismatch is still a wrong answer); ``not_loadable``: results whose raw
+    outcome is in ``NOT_LOADABLE``.
+
+    - ``attempted``: the cases run (skips excluded) less those the backend could not load because
+      the model is invalid (``rejected``, which the ONNX checker confirms; see
+      harness/backends/base.py) or its export failed, less those counted apart (``unspecified``):
+      the pass rate's denominator, shown with what it leaves out (``refused``, ``unspecified``).
+    - ``conformance``: passes over ``attempted`` (the pass rate).
+    - ``wrong_answers``, ``not_implemented`` (``unsupported``: a missing op, type or version at
+      load or at run), ``errors`` (error, crash, timeout), each with its share of ``attempted``;
+      with the passes they add up to ``attempted``.
+    """
+    total = sum(counts.values()) - counts["skip"]
+    apart = sum(counts[o] for o in APART)
+    attempted = total - not_loadable - apart
+    passed = sum(counts[o] for o in PASSING)
+    share = lambda n: n / attempted if attempted else None  # noqa: E731
+    wrong = sum(raw[o] for o in WRONG_ANSWERS)
+    missing = raw["unsupported"]
+    errors = sum(raw[o] for o in ERRORS)
+    return {"attempted": attempted, "passed": passed, "conformance": share(passed),
+            "wrong_answers": wrong, "wrong_answer_share": share(wrong),
+            "not_implemented": missing, "not_implemented_share": share(missing),
+            "errors": errors, "error_share": share(errors),
+            "refused": not_loadable, "unspecified": apart}
+
+
 # -- plain records ------------------------------------------------------------------------------
 @dataclass
 class RunInfo:
@@ -245,6 +281,8 @@ class BackendSummary:
     counts: Counter = field(default_factory=Counter)
     #: results the backend could not load (rejected models, failed exports), known failures included
     not_loadable: int = 0
+    #: results per outcome before expectations (an xfail counted as what it was)
+    raw_counts: Counter = field(default_factory=Counter)
 
     @property
     def total(self) -> int:
@@ -265,11 +303,20 @@ class BackendSummary:
         """Passes over the cases it could load; None when it loaded none (or is unavailable)."""
         return self.passed / self.loadable if self.available and self.loadable else None
 
+    @property
+    def headline(self) -> dict[str, Any]:
+        """See :func:`headline`; shares are None when the backend is unavailable."""
+        numbers = headline(self.counts, self.raw_counts, self.not_loadable)
+        if not self.available:
+            numbers.update({k: None for k in numbers if k == "conformance" or k.endswith("_share")})
+        return numbers
+
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, "name": self.name, "version": self.version, "available": self.available,
                 "reason": self.reason, "environment": self.environment, "runs": self.runs,
                 "counts": {o: self.counts[o] for o in OUTCOMES if self.counts[o]}, "total": self.total,
-                "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate}
+                "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate,
+                "headline": self.headline}
 
 
 @dataclass
@@ -288,7 +335,8 @@ class CaseInfo:
     @classmethod
     def from_tags(cls, case_id: str, tags: dict[str, Any]) -> "CaseInfo":
         suite = tags.get("suite") or case_id.split("/", 1)[0]
-        dtype = tags.get("dtype") or ",".join(tags.get("dtypes") or []) or "-"
+        # one vocabulary: stores written before model_tags named dtypes "float", "double"
+        dtype = dtype_label(tags.get("dtype") or "") or ",".join(dtype_label(d) for d in tags.get("dtypes") or []) or "-"
         since = tags.get("since_version")
         opset = tags.get("opset")
         return cls(case_id, suite, tags.get("op"), tags.get("domain") or "ai.onnx",
@@ -328,6 +376,95 @@ _DIGITS = re.compile(r"(\d+)")
 def _natural(text: str) -> tuple[Any, ...]:
     """Sort key that puts ``Clip-6`` before ``Clip-11``."""
     return tuple((0, int(p)) if p.isdigit() else (1, p.lower()) for p in _DIGITS.split(text) if p)
+
+
+# -- failures grouped by cause ------------------------------------------------------------------------
+#: how a non-pass ranks in the failure groups (first: what a vendor must fix first), with its kind
+CAUSE_KINDS = {
+    "mismatch": (0, "wrong answer"), "wrong-shape": (0, "wrong answer"), "wrong-dtype": (0, "wrong answer"),
+    "error": (1, "error"), "crash": (1, "error"), "timeout": (1, "error"),
+    "unsupported": (2, "not implemented"),
+    "rejected": (3, "refused"), "export-failed": (3, "refused"),
+    "xfail": (4, "expected failure"),
+}
+_HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
+_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")
+# a number not glued to a name (float16, int64, Conv2D keep theirs)
+_NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_\d])")
+CAUSE_CHARS = 200
+
+
+def normalize_message(message: str | None) -> str:
+    """A message with what differs from case to case stripped: numbers (values, indices, shapes,
+    counts) become ``N``, quoted names ``'…'``, paths ``<path>``; dtype and op names stay, so
+    one cause over many cases reads as one text."""
+    text = " ".join(str(message or "").split())[:2000]
+    text = _HEX.sub("0x…", text)
+    text = _QUOTED.sub("'…'", text)
+    text = _PATH.sub("<path>", text)
+    text = _NUMBER.sub("N", text)
+    text = " ".join(text.split())
+    return text[: CAUSE_CHARS - 1] + "…" if len(text) > CAUSE_CHARS else text
+
+
+@dataclass
+class FailureGroup:
+    """Non-passes of one backend that share an op, an outcome and a normalized message."""
+
+    backend: str
+    op: str
+    outcome: str
+    cause: str
+    kind: str
+    rank: int
+    cases: int = 0
+    dtypes: Counter = field(default_factory=Counter)
+    op_versions: list[str] = field(default_factory=list)
+    example: dict[str, Any] = field(default_factory=dict)
+    #: the (case id, column) of every member
+    members: list[tuple[str, str]] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """E.g. ``ArgMax unsupported for float16: NOT_IMPLEMENTED : Could not find ...``."""
+        dtypes = ", ".join(self.dtypes)
+        return f"{self.op} {self.outcome}" + (f" for {dtypes}" if dtypes and dtypes != "-" else "") + (f": {self.cause}" if self.cause else "")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"backend": self.backend, "op": self.op, "outcome": self.outcome, "kind": self.kind, "cause": self.cause,
+                "cases": self.cases, "dtypes": dict(self.dtypes), "op_versions": self.op_versions,
+                "example": self.example.get("case_id", ""), "label": self.label}
+
+
+def failure_groups(results: Iterable[dict[str, Any]], backends: list[str], cases: dict[str, "CaseInfo"] | None = None) -> list[FailureGroup]:
+    """Cluster the non-passes (failures and expected failures) per backend by op, outcome and
+    normalized message (:func:`normalize_message`). Ordered: wrong answers, then the backend's
+    errors, missing kernels, refused models, expected failures; within a kind the largest first."""
+    order = {b: n for n, b in enumerate(backends)}
+    groups: dict[tuple[str, str, str, str], FailureGroup] = {}
+    for r in results:
+        outcome = r["outcome"]
+        if outcome not in CAUSE_KINDS:
+            continue
+        info = (cases or {}).get(r["case_id"]) or CaseInfo.from_tags(r["case_id"], r.get("tags") or {})
+        column = r.get("column", r["backend"])
+        op = info.op_label if info.op else f"{info.suite} graphs"
+        cause = normalize_message(r.get("message"))
+        key = (column, op, outcome, cause)
+        g = groups.get(key)
+        if g is None:
+            rank, kind = CAUSE_KINDS[outcome]
+            g = groups[key] = FailureGroup(column, op, outcome, cause, kind, rank, example=r)
+        g.cases += 1
+        g.dtypes[info.dtype] += 1
+        if info.op_version and info.op_version not in g.op_versions:
+            g.op_versions.append(info.op_version)
+        g.members.append((r["case_id"], column))
+    for g in groups.values():
+        g.op_versions.sort(key=_natural)
+        g.dtypes = Counter(dict(sorted(g.dtypes.items(), key=lambda kv: _natural(kv[0]))))
+    return sorted(groups.values(), key=lambda g: (g.rank, -g.cases, order.get(g.backend, len(order)), _natural(g.op), g.cause))
 
 
 # -- the conformance matrix ----------------------------------------------------------------------
@@ -456,6 +593,12 @@ class PerfTable:
             rows.append(PerfRow(case_id, suite, suite in MODEL_SUITES, cells, fastest))
         rows.sort(key=lambda r: _natural(r.case_id))
         return cls(labels, rows, ort)
+
+    def unwarmed(self) -> tuple[int, int]:
+        """(timings that are one unwarmed run per data set, all timings): the former come from
+        runs without ``--repeat``, alongside other workers, and are indicative only."""
+        cells = [c for r in self.rows for c in r.cells.values()]
+        return sum(1 for c in cells if c.source == "run"), len(cells)
 
     def model_rows(self) -> list[PerfRow]:
         return [r for r in self.rows if r.is_model]
@@ -732,6 +875,7 @@ class Report:
     baseline: RunInfo | None = None
     diff: RunDiff | None = None
     generated: float = field(default_factory=time.time)
+    _groups: list[FailureGroup] | None = field(default=None, repr=False)
 
     @property
     def title(self) -> str:
@@ -742,6 +886,12 @@ class Report:
 
     def failures(self) -> list[dict[str, Any]]:
         return [r for r in self.results if r["outcome"] in FAILURES]
+
+    def failure_groups(self) -> list[FailureGroup]:
+        """The non-passes grouped by cause (see :func:`failure_groups`), computed once."""
+        if self._groups is None:
+            self._groups = failure_groups(self.results, [b.label for b in self.backends], self.matrix.cases)
+        return self._groups
 
     def unspecified(self) -> list[dict[str, Any]]:
         """Where runtimes differ on unspecified behaviour, backend by backend: per backend (in
@@ -823,6 +973,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bo
     for r in results:
         backend = next(b for b in backends if b.label == r["column"])
         backend.counts[r["outcome"]] += 1
+        backend.raw_counts[r.get("raw_outcome") or r["outcome"]] += 1
         backend.not_loadable += (r.get("raw_outcome") or r["outcome"]) in NOT_LOADABLE
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)

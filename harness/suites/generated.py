@@ -30,6 +30,17 @@ graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume t
 (``fuzz_api.NAN_IEEE``: IEEE 754 arithmetic and copies; ``NAN_ASSUMED``: the spec is silent,
 we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
 
+Integer and bool graphs. A graph's dtype may also be an integer type (int8..int64,
+uint8..uint64) or bool, drawn where every op's schema allows it (its template's type
+parameter), except the ops whose integer result the spec gives only through a float formula
+(``FLOAT_FORMULA_OPS``). Their values are held exactly in the dtype (no float64 copy, no NaN, no
+perturbation), inputs are small integers with many equal ones (ties: ArgMax and Hardmax on exact
+values are judged by the spec's first-index rule), unsigned ones non-negative, and every result
+is kept exact: integer overflow is a spec-silent point (``int_overflow`` of Add, Sub, Mul), so a
+node whose result would wrap is skipped (checked on int64-widened inputs up to 32 bits, by
+magnitude for 64-bit types). Their outputs are compared with tolerance zero. A graph input's
+first dim is 0 now and then (empty inputs), and window ops draw asymmetric pads.
+
 Tolerance (per graph output). Every value carries an elementwise estimate of the absolute error
 a correct implementation in the graph's dtype may have: its inputs' errors pushed through the
 op (measured by re-evaluating the reference on inputs moved by twice their error: random signs,
@@ -99,6 +110,16 @@ SAFETY = 4.0
 #: smallest subnormal per float dtype
 SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 DTYPES = ("float32", "float16", "float64")
+#: integer and bool graph dtypes: values exact, results kept exact (no overflow), tolerance zero
+INT_DTYPES = S.INTS
+EXACT_DTYPES = INT_DTYPES + ("bool",)
+ALL_DTYPES = DTYPES + EXACT_DTYPES
+#: |y| above this makes a node of a 64-bit integer graph unsafe (its overflow check is by magnitude)
+INT_MAGNITUDE = 2**40
+#: ops whose integer result the spec gives only through a float formula (a mean, a square root,
+#: a logarithm, a negative power): how it rounds is spec-silent, so integer graphs leave them out
+FLOAT_FORMULA_OPS = frozenset({"AveragePool", "GlobalAveragePool", "Mean", "Pow", "ReduceL2", "ReduceLogSum",
+                               "ReduceLogSumExp", "ReduceMean"})
 INT64_MAX = np.iinfo(np.int64).max
 INT64_MIN = np.iinfo(np.int64).min
 
@@ -164,7 +185,7 @@ class GraphSpec:
 
 
 def _header(b: bytes) -> dict[str, Any]:
-    return {"opset": b[0], "dtype": b[1] % 20, "rank": b[2] % 8, "dims": tuple(v % 8 for v in b[3:7]),
+    return {"opset": b[0], "dtype": b[1], "rank": b[2] % 8, "dims": tuple(v % 8 for v in b[3:7]),
             "seed": int.from_bytes(b[7:11], "big"), "nan": b[11] % 100}
 
 
@@ -201,12 +222,21 @@ class GenConfig:
     value_aware: bool = True
     #: (op-version key, dtype) pairs not to draw (a campaign adds those a backend lacks)
     exclude: frozenset[tuple[str, str]] = frozenset()
+    #: graphs whose first dim is 0 (empty inputs) when the spec's first dim byte says so
+    empty: bool = True
 
     def dtype_of(self, knob: int) -> str:
-        # 80 % the first dtype (float32), the rest shared; knob 0 (what shrinking reaches) is float32
-        if len(self.dtypes) == 1 or knob < 16:
-            return self.dtypes[0]
-        return self.dtypes[1 + knob % (len(self.dtypes) - 1)]
+        # with float and exact (integer, bool) dtypes, half the graphs (knob >= 128) are exact ones,
+        # shared evenly; among the floats 80 % the first (float32), the rest shared; knob 0 (what
+        # shrinking reaches) is the first float type
+        floats = [d for d in self.dtypes if d in ROUNDOFF]
+        exact = [d for d in self.dtypes if d not in ROUNDOFF]
+        if exact and (knob >= 128 or not floats):
+            return exact[knob % len(exact)]
+        knob %= 20
+        if len(floats) == 1 or knob < 16:
+            return floats[0]
+        return floats[1 + knob % (len(floats) - 1)]
 
     def opset_of(self, knob: int) -> int:
         return self.opsets[knob % len(self.opsets)]
@@ -291,7 +321,14 @@ class Graph:
         return "\n".join(lines)
 
 
+def is_exact(dtype: str) -> bool:
+    """An integer or bool graph dtype: values are held in the dtype itself, exactly."""
+    return dtype not in ROUNDOFF
+
+
 def _narrow(v: Value, dtype: str) -> np.ndarray:
+    if v.kind == "float" and is_exact(dtype):
+        return np.asarray(v.wide).astype(S.np_dtype(dtype))
     if v.kind == "float":
         with np.errstate(all="ignore"):
             return v.wide.astype(S.np_dtype(dtype))
@@ -301,6 +338,8 @@ def _narrow(v: Value, dtype: str) -> np.ndarray:
 
 
 def output_tolerance(v: Value, dtype: str) -> Tolerance:
+    if is_exact(dtype) or v.kind != "float":
+        return Tolerance(rtol=0.0, atol=0.0, ulp=None)  # integers and bools: exactly equal
     base = default_for(dtype)
     depth = max(1, v.depth)
     err = float(np.max(v.err)) if v.kind == "float" and v.err.size else 0.0
@@ -341,6 +380,8 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
         opv = registry.get(("", op, sch.since_version))
         if opv is None or opv.reference is None or (f"{op}-{sch.since_version}", dtype) in exclude:
             continue
+        if is_exact(dtype) and op in FLOAT_FORMULA_OPS:
+            continue
         param = templates()[op].type_param
         allowed = schema.allowed_types(sch).get(param) if param else None
         if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
@@ -366,8 +407,9 @@ class Builder:
         self.config = config
         self.opset = config.opset_of(spec.opset)
         self.dtype = config.dtype_of(spec.dtype)
-        self.u = ROUNDOFF[self.dtype]
-        self.nan_mode = spec.nan >= 100 - round(100 * config.nan_rate)
+        self.exact = is_exact(self.dtype)
+        self.u = ROUNDOFF.get(self.dtype, 0.0)
+        self.nan_mode = spec.nan >= 100 - round(100 * config.nan_rate) and not self.exact
         self.pool: list[Value] = []
         self.inputs: list[Value] = []
         self.nodes: list[Node] = []
@@ -385,6 +427,8 @@ class Builder:
         for i in range(rank):
             room = max(1, INPUT_ELEMENTS // max(1, size_of(tuple(dims))))
             dims.append(min(1 + spec.dims[i] % 5, room))
+        if self.config.empty and rank and spec.dims[0] == 7 and (spec.seed >> 8) % 2 == 0:
+            dims[0] = 0  # an empty input: every op-version must take zero-size dims
         base = tuple(dims)
         for k, ispec in enumerate(spec.inputs):
             shape = base
@@ -404,7 +448,10 @@ class Builder:
                 vals = rng.integers(-6, 7, n) / 2.0
             if self.nan_mode and n and rng.uniform() < 0.75:
                 vals[rng.choice(n, size=1 + int(rng.integers(0, max(1, n // 8))), replace=False)] = np.nan
-            wide = vals.reshape(shape).astype(S.np_dtype(self.dtype)).astype(np.float64)
+            if self.exact:
+                wide = _exact_values(self.dtype, vals.reshape(shape), ispec.dist)
+            else:
+                wide = vals.reshape(shape).astype(S.np_dtype(self.dtype)).astype(np.float64)
             v = Value(f"x{k}", "float", wide, np.zeros(shape), 0)
             self.inputs.append(v)
             self.pool.append(v)
@@ -446,16 +493,18 @@ class Builder:
             ys = as_list(ref(*wide_in, **attrs))[:n_outputs]
         except Exception as exc:  # a template drew something the reference refuses: skip it
             return f"{op}: reference raised {type(exc).__name__}: {exc}"[:200]
-        kinds = [_kind_of(y) for y in ys]
+        kinds = [_kind_of(y, self.dtype) for y in ys]
         if any(k is None for k in kinds):
             return f"{op}: output type not handled"
-        ys = [np.asarray(y, dtype=np.float64) if k == "float" else np.asarray(y) for y, k in zip(ys, kinds)]
+        ys = [np.asarray(y, dtype=np.float64) if k == "float" and not self.exact else np.asarray(y) for y, k in zip(ys, kinds)]
         if any(y.size > MAX_ELEMENTS for y in ys):
             return f"{op}: output too large"
-        if any(y.size == 0 for y in ys):
-            return f"{op}: empty output"
         errs = [np.zeros(y.shape) for y in ys]
-        if self.config.value_aware:
+        if self.exact:
+            why = _exact_result(ref, ins, attrs, ys, self.dtype)
+            if why:
+                return f"{op}: {why}"
+        elif self.config.value_aware:
             why = self._check_values(tmpl, ref, plan, ins, ys, errs, nan_in)
             if why:
                 return f"{op}: {why}"
@@ -490,7 +539,7 @@ class Builder:
         ``errs`` with the outputs' error estimates; returns why the node is unsafe, or None."""
         clean = (lambda a: np.nan_to_num(a)) if nan_in else (lambda a: a)
         for y in ys:
-            if y.dtype.kind != "f":
+            if y.dtype.kind != "f" or not y.size:
                 continue
             if nan_in:
                 if np.isinf(y).any():
@@ -596,14 +645,64 @@ def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _kind_of(y: Any) -> str | None:
+def _kind_of(y: Any, dtype: str = "float32") -> str | None:
     arr = np.asarray(y)
+    if is_exact(dtype):
+        if arr.dtype == S.np_dtype(dtype):
+            return "float"
+        return "bool" if arr.dtype == bool else ("int" if arr.dtype == np.int64 else None)
     if arr.dtype.kind == "f":
         return "float"
     if arr.dtype == bool:
         return "bool"
     if arr.dtype == np.int64:
         return "int"
+    return None
+
+
+def _exact_values(dtype: str, vals: np.ndarray, dist: int) -> np.ndarray:
+    """A graph input of an integer or bool graph from the float draw ``vals``: small integers
+    (many equal ones: ties), non-negative for unsigned types, or bools."""
+    if dtype == "bool":
+        return vals > (0.5 if dist == 2 else 0.0)
+    scale = (1.0, 1.0, 1.0, 2.0)[dist]  # dist 3 (multiples of 0.5) becomes -6..6
+    out = np.round(vals * scale)
+    if dtype.startswith("uint"):
+        out = np.abs(out)
+    return out.astype(S.np_dtype(dtype))
+
+
+def _exact_result(ref: Callable, ins: list[Value | None], attrs: dict[str, Any], ys: list[np.ndarray],
+                  dtype: str) -> str | None:
+    """An integer graph keeps every result exact: integer overflow is spec-silent (the ops'
+    ``int_overflow`` points), so a node whose result wraps is not placed. Types up to 32 bits
+    are checked by evaluating the node again on inputs widened to int64 (the exact result);
+    64-bit types by magnitude, on a float64 evaluation too (a product that wraps to 0)."""
+    if dtype == "bool":
+        return None
+    if S.np_dtype(dtype).itemsize < 8:
+        args = [v.wide.astype(np.int64) if v is not None and v.kind == "float" else (v.wide if v is not None else None) for v in ins]
+        try:
+            wide = as_list(ref(*args, **attrs))[:len(ys)]
+        except Exception as exc:
+            return f"exactness not checkable ({type(exc).__name__}: {exc})"[:200]
+        for y, w in zip(ys, wide):
+            w = np.asarray(w)
+            if y.dtype.kind in "iu" and (w.shape != y.shape or not np.array_equal(y.astype(np.int64), w.astype(np.int64))):
+                return "integer overflow here (spec-silent; kept exact)"
+        return None
+    for y in ys:
+        if y.dtype.kind in "iu" and y.size and np.max(np.abs(y.astype(np.float64))) > INT_MAGNITUDE:
+            return "integer result too large to be sure it is exact"
+    args = [v.wide.astype(np.float64) if v is not None and v.kind == "float" else (v.wide if v is not None else None) for v in ins]
+    try:
+        wide = as_list(ref(*args, **attrs))[:len(ys)]
+    except Exception:
+        return None  # the float evaluation is only a probe: the magnitude check above holds
+    for y, w in zip(ys, wide):
+        w = np.asarray(w)
+        if y.dtype.kind in "iu" and w.dtype.kind == "f" and w.size and not np.all(np.abs(np.nan_to_num(w, nan=0.0, posinf=np.inf)) <= INT_MAGNITUDE):
+            return "integer overflow likely here (spec-silent; kept exact)"
     return None
 
 
@@ -676,6 +775,8 @@ def cut(g: Graph, k: int) -> Graph | None:
     for name in node.outputs:
         v = vals[name]
         wide = _narrow(v, g.dtype).astype(np.float64) if v.kind == "float" else v.wide
+        if v.kind == "float" and is_exact(g.dtype):
+            wide = _narrow(v, g.dtype)
         new_inputs.append(Value(name, v.kind, wide, np.zeros(v.shape), 0))
     out_names = [v.name for v in g.outputs if v.name not in node.outputs]
     if not out_names:
@@ -691,13 +792,18 @@ def cut(g: Graph, k: int) -> Graph | None:
 
 def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Builder | None:
     b = Builder(g.spec, g.config)
-    b.opset, b.dtype, b.u, b.nan_mode = g.opset, g.dtype, ROUNDOFF[g.dtype], g.nan_mode
+    b.opset, b.dtype, b.u, b.nan_mode = g.opset, g.dtype, ROUNDOFF.get(g.dtype, 0.0), g.nan_mode
+    b.exact = is_exact(g.dtype)
     b.inputs = list(g.inputs) + list(extra_inputs)
     b.pool = list(b.inputs)
     names = {v.name: v for v in b.pool}
     for name, arr in g.initializers.items():
-        kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
-        wide = arr.astype(np.float64) if kind == "float" else arr
+        if b.exact:
+            kind = "float" if arr.dtype == S.np_dtype(g.dtype) else ("bool" if arr.dtype == bool else "int")
+            wide = arr
+        else:
+            kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
+            wide = arr.astype(np.float64) if kind == "float" else arr
         names[name] = Value(name, kind, wide, np.zeros(arr.shape), 0, const=True)
         b.initializers[name] = arr
     with np.errstate(all="ignore"):

@@ -750,7 +750,9 @@ def validate(model: onnx.ModelProto) -> dict[str, int]:
     # importing a domain nobody defines is harmless; using it is not
     for dom in _used_domains(model.graph) | {_domain(n.domain) for f in model.functions for n in f.node}:
         if dom not in known and dom not in local_domains:
-            raise Rejected(f"unknown opset domain {dom!r}")
+            if dom in opsets:  # imported and used, but no schema or kernel here: a missing op (the rule in base.py)
+                raise Unsupported(f"no kernels for opset domain {dom!r} (unknown to this onnx, no local function)")
+            raise Rejected(f"unknown opset domain {dom!r}, used but not imported")
     try:
         onnx.checker.check_model(model)
     except (onnx.checker.ValidationError, ValueError) as exc:

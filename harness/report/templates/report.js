@@ -12,7 +12,7 @@
     return out;
   };
   const cumsum = (a) => { for (let k = 1; k < a.length; k++) a[k] += a[k - 1]; return a; };
-  const C = D.cases, R = D.res, P = D.perf;
+  const C = D.cases, R = D.res, P = D.perf, G = D.groups, NG = G.b.length;
   const NC = C.id.p.length, NR = R.b.length;
   C.id = (() => { const ids = new Array(NC); let prev = ""; for (let k = 0; k < NC; k++) { prev = prev.slice(0, C.id.p[k]) + C.id.s[k]; ids[k] = prev; } return ids; })();
   C.x = expand(C.x, NC);
@@ -29,10 +29,11 @@
   const col = (a, i, dflt) => (a && a.length ? a[i] : dflt);
   const ESC = { "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" };
   const esc = (s) => String(s).replace(/[&<>"']/g, (c) => ESC[c]);
+  const dash = (t) => (t === "-" ? "–" : t);  // a missing key or dtype ("-" in the data) shows as every missing value
 
   // -- number formatting (the same rules as html.py) -------------------------------------------
   function fmtNum(x) {
-    if (x === null || x === undefined) return "-";
+    if (x === null || x === undefined) return "–";
     if (typeof x === "string") return x;
     if (Number.isInteger(x)) return x.toLocaleString("en-US");
     const a = Math.abs(x);
@@ -40,12 +41,12 @@
     return String(Number(x.toPrecision(4)));
   }
   function fmtSecs(s) {
-    if (s === null || s === undefined) return "-";
+    if (s === null || s === undefined) return "–";
     if (s < 1e-3) return Number((s * 1e6).toPrecision(3)) + " µs";
     if (s < 1) return Number((s * 1e3).toPrecision(3)) + " ms";
     return s < 100 ? Number(s.toPrecision(3)) + " s" : Math.round(s).toLocaleString("en-US") + " s";
   }
-  const fmtRatio = (x) => (x === null || x === undefined || !isFinite(x) ? "-" : "×" + Number(x.toPrecision(3)));
+  const fmtRatio = (x) => (x === null || x === undefined || !isFinite(x) ? "–" : "×" + Number(x.toPrecision(3)));
   const latency = (i) => { const m = col(R.md, i, null); return m !== null && m !== undefined ? m : R.rt[i]; };
 
   // -- indexes ------------------------------------------------------------------------------------
@@ -61,6 +62,7 @@
     suite: -1, domain: -1, only: false, fail: false, view: D.views[0], row: null,
     page: { matrix: 0, cases: 0, perf: 0, diff: 0 }, perfSort: "case",
     kinds: new Set(D.kinds.map((_, i) => i)),
+    group: -1, groupBy: "case",  // the case list: one failure group's results only; rows per case or per cause
   };
   let caseMask = new Uint8Array(NC), resMask = new Uint8Array(NR), listMask = new Uint8Array(NR);
 
@@ -79,7 +81,8 @@
       const ok = caseMask[R.c[i]] && state.backends.has(R.b[i]) && state.outcomes.has(o)
         && (!state.only || col(R.only, i, 0)) && (!state.fail || FAIL.has(o));
       resMask[i] = ok ? 1 : 0;
-      listMask[i] = ok && (!rowView || (rowView[R.c[i]] === state.row.row && (state.row.backend < 0 || R.b[i] === state.row.backend))) ? 1 : 0;
+      listMask[i] = ok && (!rowView || (rowView[R.c[i]] === state.row.row && (state.row.backend < 0 || R.b[i] === state.row.backend)))
+        && (state.group < 0 || R.g[i] === state.group) ? 1 : 0;
       shown += listMask[i];
     }
     $("shown").textContent = shown.toLocaleString("en-US") + " of " + NR.toLocaleString("en-US") + " results";
@@ -154,10 +157,12 @@
     $("f-only").addEventListener("change", (ev) => { state.only = ev.target.checked; refresh(); });
     $("f-fail").addEventListener("change", (ev) => { state.fail = ev.target.checked; refresh(); });
     $("rowfilter").addEventListener("click", () => { state.row = null; refresh(); });
+    $("groupfilter").addEventListener("click", () => { state.group = -1; refresh(); });
+    $("cases-groupby").addEventListener("change", (ev) => { state.groupBy = ev.target.value; state.page.cases = 0; renderCases(); });
     $("reset").addEventListener("click", () => {
       state.terms = []; $("q").value = "";
       state.outcomes = new Set(OUT.map((_, i) => i)); state.backends = new Set(B.map((_, i) => i));
-      state.suite = state.domain = -1; state.only = state.fail = false; state.row = null;
+      state.suite = state.domain = -1; state.only = state.fail = false; state.row = null; state.group = -1;
       document.querySelectorAll("#filters input[type=checkbox]").forEach((el) => { el.checked = !["f-only", "f-fail"].includes(el.id); });
       $("f-suite").value = ""; $("f-domain").value = "";
       refresh();
@@ -186,7 +191,14 @@
       chip.title = "remove this matrix filter";
       chip.classList.remove("hidden");
     } else chip.classList.add("hidden");
+    const gchip = $("groupfilter");
+    if (state.group >= 0) {
+      gchip.textContent = groupLabel(state.group) + " ×";
+      gchip.title = "remove this cause filter";
+      gchip.classList.remove("hidden");
+    } else gchip.classList.add("hidden");
   }
+  const groupLabel = (g) => B[G.b[g]].label + ": " + str(G.op[g]) + " " + OUT[G.o[g]] + (str(G.dt[g]) && str(G.dt[g]) !== "-" ? " for " + str(G.dt[g]) : "");
 
   // -- the matrix ----------------------------------------------------------------------------------
   function renderMatrix() {
@@ -213,7 +225,7 @@
     let prev = null;
     for (let n = from; n < to; n++) {
       const r = rows[n], g = str(v.g[r]);
-      h += "<tr><td class='grp" + (g === prev && n !== from ? " cont" : "") + "'>" + esc(g) + "</td>" + (keyHead ? "<td>" + esc(str(v.k[r])) + "</td>" : "");
+      h += "<tr><td class='grp" + (g === prev && n !== from ? " cont" : "") + "'>" + esc(g) + "</td>" + (keyHead ? "<td>" + esc(dash(str(v.k[r]))) + "</td>" : "");
       prev = g;
       for (const b of vis) {
         const base = (r * NB + b) * NO;
@@ -226,8 +238,10 @@
           title.push(OUT[o] + " " + k);
         }
         if (!tot) { h += "<td class='cell empty'><span class='muted'>–</span></td>"; continue; }
+        // with "failures only" every cell would read 0/N: it counts the failures instead
+        const text = state.fail ? tot.toLocaleString("en-US") + " failing" : pass.toLocaleString("en-US") + "/" + den.toLocaleString("en-US");
         h += "<td class='cell' data-row='" + r + "' data-b='" + b + "' title='" + esc(B[b].label + ": " + title.join(", ")) + "'><div class='crow'><div class='mbar'>" + segs +
-          "</div><span class='ctext" + (pass < den ? " bad" : "") + "'>" + pass.toLocaleString("en-US") + "/" + den.toLocaleString("en-US") + "</span></div></td>";
+          "</div><span class='ctext" + (state.fail || pass < den ? " bad" : "") + "'>" + text + "</span></div></td>";
       }
       h += "</tr>";
     }
@@ -249,7 +263,45 @@
       esc(B[R.b[i]].label + ": " + o + (str(col(R.m, i, -1)) ? " — " + str(R.m[i]).slice(0, 200) : "")) + "'>" + esc(o) + "</button>" +
       (col(R.only, i, 0) ? "<span class='mark-only' title='fails only on this backend'>◆</span>" : "");
   }
+  function messageOf(c, vis) {
+    // the message of the first listed non-pass on this case (with its backend when several are shown)
+    for (const b of vis) {
+      const i = byCase[c * NB + b];
+      if (i < 0 || !listMask[i] || PASS.has(R.o[i])) continue;
+      const m = str(col(R.m, i, -1));
+      if (m) return (vis.length > 1 ? B[b].label + ": " : "") + m;
+    }
+    return "";
+  }
+  function renderCauses() {
+    // the listed non-passes counted per failure group, in the groups' order (wrong answers first)
+    const shown = new Array(NG).fill(0);
+    for (let i = 0; i < NR; i++) if (listMask[i] && R.g[i] >= 0) shown[R.g[i]]++;
+    const list = [];
+    for (let g = 0; g < NG; g++) if (shown[g]) list.push(g);
+    const [from, to] = pager("cases", list.length, renderCases);
+    let h = "<table class='grid causes'><thead><tr><th>backend</th><th>kind</th><th>op</th><th>outcome</th><th class='num'>cases</th><th>dtypes</th><th>message (numbers and names stripped)</th></tr></thead><tbody>";
+    for (let n = from; n < to; n++) {
+      const g = list[n], o = OUT[G.o[g]];
+      h += "<tr><td>" + esc(B[G.b[g]].label) + "</td><td>" + esc(str(G.k[g])) + "</td><td>" + esc(str(G.op[g])) +
+        "</td><td><span class='badge o-" + o + "' style='background:var(--o-" + o + ")'>" + esc(o) + "</span></td><td class='num'><a href='#cases' data-g='" + g + "'>" +
+        shown[g].toLocaleString("en-US") + (shown[g] !== G.n[g] ? " of " + G.n[g].toLocaleString("en-US") : "") + "</a></td><td>" + esc(str(G.dt[g])) +
+        "</td><td class='msg'>" + esc(str(G.m[g])) + "</td></tr>";
+    }
+    $("case-table").innerHTML = h + "</tbody></table>";
+  }
+  document.addEventListener("click", (ev) => {  // a group's count: list its cases
+    const t = ev.target.closest("a[data-g]");
+    if (!t) return;
+    ev.preventDefault();
+    state.group = +t.dataset.g;
+    state.groupBy = "case";
+    $("cases-groupby").value = "case";
+    refresh();
+    $("cases").scrollIntoView();
+  });
   function renderCases() {
+    if (state.groupBy === "cause") return renderCauses();
     const vis = visibleBackends(), list = [];
     for (let c = 0; c < NC; c++) {
       if (!caseMask[c]) continue;
@@ -257,17 +309,18 @@
     }
     const [from, to] = pager("cases", list.length, renderCases);
     let h = "<table class='grid'><thead><tr><th>case</th><th>op-version</th><th class='num'>opset</th><th>dtype</th>" +
-      vis.map((b) => "<th>" + esc(B[b].label) + "</th>").join("") + "</tr></thead><tbody>";
+      vis.map((b) => "<th>" + esc(B[b].label) + "</th>").join("") + "<th>message</th></tr></thead><tbody>";
     for (let n = from; n < to; n++) {
       const c = list[n];
       const sv = C.sv[c];
       h += "<tr><td class='case'>" + esc(C.id[c]) + "</td><td>" + esc(str(C.op[c]) + (sv !== null ? "-" + sv : "")) + "</td><td class='num'>" +
-        (C.opset[c] === null ? "-" : C.opset[c]) + "</td><td>" + esc(str(C.dt[c])) + "</td>";
+        (C.opset[c] === null ? "–" : C.opset[c]) + "</td><td>" + esc(dash(str(C.dt[c]))) + "</td>";
       for (const b of vis) {
         const i = byCase[c * NB + b];
         h += "<td>" + (i >= 0 ? badge(i, !listMask[i]) : "<span class='muted'>–</span>") + "</td>";
       }
-      h += "</tr>";
+      const m = messageOf(c, vis);
+      h += "<td class='msg' title='" + esc(m) + "'>" + esc(m.length > 160 ? m.slice(0, 159) + "…" : m) + "</td></tr>";
     }
     $("case-table").innerHTML = h + "</tbody></table>";
   }
@@ -321,6 +374,23 @@
     h += "<h3>Verdict</h3>" + (verdict.some((p) => p[1] !== "") ? dl(verdict) : "<p class='muted'>no comparison (the case did not produce outputs)</p>");
     const msg = str(col(R.m, i, -1));
     if (msg) h += "<h3>Message</h3><pre data-field='message'>" + esc(msg) + "</pre>";
+    const lz = col(R.lz, i, -1) >= 0 ? JSON.parse(str(R.lz[i])) : null;
+    if (lz) {
+      const vals = (v) => v ? esc(v.type) + " <code>" + esc(JSON.stringify(v.values)) + "</code>" : "";
+      h += "<h3>Where it went wrong</h3>" + (lz.node ? dl([
+        ["first diverging node", esc(lz.node), "localized_node"],
+        ["input shapes", esc((lz.input_shapes || []).join(", ")), "localized_shapes"],
+        ["found by", esc(lz.method) + " (oracle: " + esc(lz.oracle) + ")", "localized_method"],
+        ["why", esc(lz.message), "localized_message"],
+      ].concat(Object.keys(lz.inputs || {}).map((k) => ["input " + k, vals(lz.inputs[k])]))
+       .concat((lz.expected || []).map((v, k) => ["oracle output " + k, vals(v)]))
+       .concat((lz.actual || []).map((v, k) => ["backend output " + k, vals(v)]))
+       .concat([
+        ["the node alone", esc(lz.single_outcome) + (lz.confirmed ? ": wrong on its own" : ": right alone (a fusion, or accumulated error)"), "localized_single"],
+        ["one-node bundle", lz.bundle ? "<code>" + esc(lz.bundle) + "</code>" : "", "localized_bundle"],
+      ])) : "<p class='muted' data-field='localized_message'>" + esc(lz.status === "failed" ? "localize failed: " + lz.message :
+        "no node diverges beyond its tolerance (the failure is rounding against the stored outputs)") + "</p>");
+    }
     const p90 = col(R.p9, i, null), med = col(R.md, i, null), rst = str(col(R.rst, i, -1));
     h += "<h3>Timing</h3>" + dl([
       ["prepare", fmtSecs(R.pr[i]), "prepare_s"], ["run", fmtSecs(R.rt[i]), "run_s"],
@@ -396,6 +466,7 @@
       (ort >= 0 && b !== ort ? "<th class='num'>× " + esc(B[ort].label) + "</th>" : "")).join("") + "</tr></thead><tbody>";
     for (let n2 = from; n2 < to; n2++) {
       const k = rows[n2], best = lat(k, P.f[k]), base = ort >= 0 ? lat(k, ort) : null;
+      const alone = (P.m[k] & (P.m[k] - 1)) === 0;  // one backend timed it: "fastest" would say nothing (as "fastest on" counts)
       h += "<tr><td class='case'>" + esc(C.id[P.c[k]]) + "</td>";
       for (const b of vis) {
         const i = perfRes(k, b);
@@ -403,8 +474,9 @@
         const v = latency(i), p90 = col(R.p9, i, null), rf = best ? v / best : null;
         h += "<td class='num' data-r='" + i + "' title='" + (col(R.md, i, null) !== null ? "median of repeats" : "run time") + "'>" + fmtSecs(v) +
           (p90 !== null && p90 !== undefined ? " <span class='muted'>p90 " + fmtSecs(p90) + "</span>" : "") + "</td>" +
-          "<td class='num " + (P.f[k] === b && NB > 1 ? "ratio-best" : rf > 2 ? "ratio-hi" : "") + "'>" + (P.f[k] === b ? "fastest" : fmtRatio(rf)) + "</td>" +
-          (ort >= 0 && b !== ort ? "<td class='num'>" + (base ? fmtRatio(v / base) : "-") + "</td>" : "");
+          (alone ? "<td class='num muted' title='no other backend timed this case'>only</td>" :
+            "<td class='num " + (P.f[k] === b ? "ratio-best" : rf > 2 ? "ratio-hi" : "") + "'>" + (P.f[k] === b ? "fastest" : fmtRatio(rf)) + "</td>") +
+          (ort >= 0 && b !== ort ? "<td class='num'>" + (base ? fmtRatio(v / base) : "–") + "</td>" : "");
       }
       h += "</tr>";
     }
@@ -460,12 +532,16 @@
     renderPerf();
     renderDiff();
   }
+  // the sticky filter bar must not cover a section's head (its view tabs) after a jump or a scroll
+  const filterHeight = () => document.documentElement.style.setProperty("--filters-h", $("filters").offsetHeight + "px");
+  window.addEventListener("resize", filterHeight);
   buildFilters();
+  filterHeight();
   buildPerfSort();
   buildDiff();
   refresh();
   fromHash();
   // a handle for scripted use (screenshots, tests)
-  window.harnessReport = { openDrill, closeDrill, state, data: { R, C, B, S, OUT, diff: D.diff, kinds: D.kinds, failures: D.failures }, find: (id, label) => { const c = caseIndex.get(id), b = B.findIndex((x) => x.label === label); return c === undefined || b < 0 ? -1 : byCase[c * NB + b]; } };
+  window.harnessReport = { openDrill, closeDrill, state, data: { R, C, B, S, OUT, G, diff: D.diff, kinds: D.kinds, failures: D.failures }, find: (id, label) => { const c = caseIndex.get(id), b = B.findIndex((x) => x.label === label); return c === undefined || b < 0 ? -1 : byCase[c * NB + b]; } };
   document.body.dataset.ready = "1";
 })();
