@@ -329,3 +329,14 @@ def logical_template(op: Operator) -> None:
         return Plan([a, b])
 
     op.fuzz(nan=NAN_IEEE, ulps=0.0, type_param=None)(plan)
+
+
+def variadic_nan_edges(dtype: str) -> list[Example]:
+    """Max/Min's NaN edges: a NaN first, middle and last among three inputs (where the order of a
+    pairwise comparison shows), and NaN with +-inf."""
+    if not S.is_float(dtype):
+        return []
+    nan, inf = np.nan, np.inf
+    rows = [[nan, 1.0, 0.0, nan, -inf], [1.0, nan, 0.0, 2.0, nan], [0.0, 2.0, nan, nan, inf]]
+    a, b, c = (np.array(r).astype(S.np_dtype(dtype)) for r in rows)
+    return [Example([a, b, c], name="nan_three")]

@@ -839,3 +839,17 @@ def softmax_template(op: Operator, **kw: Any) -> None:
         return Plan([x], attrs, n_acc=n)
 
     op.fuzz(**kw)(plan)
+
+
+def nan_extreme_edges(dtype: str, since: int, ex: Callable) -> list[Example]:
+    """ReduceMax/ReduceMin's edges: the wide-integer ones, and NaN first, in the middle and last of
+    a group, and in a group of 20 (a vectorized loop)."""
+    out = wide_int_edges(dtype, since, ex)
+    if S.is_float(dtype):
+        nan, inf = np.nan, np.inf
+        rows = np.array([[nan, 1, 0, 2], [1, nan, 0, -inf], [1, 2, 3, nan], [nan, nan, 1, inf], [0, 1, 2, 3]])
+        out.append(ex(rows.astype(S.np_dtype(dtype)), [1], 0, "nan_rows"))
+        long = np.arange(40, dtype=np.float64).reshape(2, 20) - 10
+        long[0, 9] = long[1, 19] = nan
+        out.append(ex(long.astype(S.np_dtype(dtype)), [1], 1, "nan_long_rows"))
+    return out

@@ -13,11 +13,10 @@ import functools
 
 import numpy as np
 
-from harness import strategies as S
 from harness.fuzz_api import NAN_ASSUMED
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._binary_util import variadic_edges, variadic_example, variadic_template, wide_int_edges
+from ._binary_util import variadic_edges, variadic_example, variadic_nan_edges, variadic_template, wide_int_edges
 from ._silent_util import nan_in_result, nan_or_ignoring_nan
 
 op = Operator("Min")
@@ -46,23 +45,13 @@ def draw_8(d, dtype, opset):
 
 @op.edges(1, 6)
 def edges_1(dtype, opset):
-    return variadic_edges(dtype, broadcast=False) + nan_edges(dtype) + wide_int_edges(dtype)
+    return variadic_edges(dtype, broadcast=False) + variadic_nan_edges(dtype) + wide_int_edges(dtype)
 
 
 @op.edges(8, 12, 13)
 def edges_8(dtype, opset):
-    return variadic_edges(dtype, broadcast=True) + nan_edges(dtype) + wide_int_edges(dtype)
+    return variadic_edges(dtype, broadcast=True) + variadic_nan_edges(dtype) + wide_int_edges(dtype)
 
-
-def nan_edges(dtype):
-    """A NaN first, middle and last among three inputs (where the order of a pairwise
-    comparison shows), and NaN with +-inf."""
-    if not S.is_float(dtype):
-        return []
-    nan, inf = np.nan, np.inf
-    rows = [[nan, 1.0, 0.0, nan, -inf], [1.0, nan, 0.0, 2.0, nan], [0.0, 2.0, nan, nan, inf]]
-    a, b, c = (np.array(r).astype(S.np_dtype(dtype)) for r in rows)
-    return [Example([a, b, c], name="nan_three")]
 
 
 # how it enters a generated graph (harness.suites.generated)

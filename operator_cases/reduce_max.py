@@ -14,10 +14,9 @@ the max of the group's other values, a ``mismatch`` otherwise.
 
 import numpy as np
 
-from harness import strategies as S
 from harness.registry import Operator
 
-from ._reduce_util import extreme_drawer, identity_low, reduce_template, register_reduce, wide_int_edges
+from ._reduce_util import extreme_drawer, identity_low, nan_extreme_edges, reduce_template, register_reduce
 from ._silent_util import nan_in_result, nan_or_ignoring_nan
 
 op = Operator("ReduceMax")
@@ -33,20 +32,8 @@ def compute(x, axes, dtype):
     return np.max(x, axis=axes, keepdims=True, initial=identity_low(dtype))
 
 
-def extra_edges(dtype, since, ex):
-    """NaN first, in the middle and last of a group, and in a group of 20 (a vectorized loop)."""
-    out = wide_int_edges(dtype, since, ex)
-    if S.is_float(dtype):
-        nan, inf = np.nan, np.inf
-        rows = np.array([[nan, 1, 0, 2], [1, nan, 0, -inf], [1, 2, 3, nan], [nan, nan, 1, inf], [0, 1, 2, 3]])
-        out.append(ex(rows.astype(S.np_dtype(dtype)), [1], 0, "nan_rows"))
-        long = np.arange(40, dtype=np.float64).reshape(2, 20) - 10
-        long[0, 9] = long[1, 19] = nan
-        out.append(ex(long.astype(S.np_dtype(dtype)), [1], 1, "nan_long_rows"))
-    return out
 
-
-register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, whole_range_ints=True, extra_edges=extra_edges)
+register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, whole_range_ints=True, extra_edges=nan_extreme_edges)
 
 
 # how it enters a generated graph (harness.suites.generated)
