@@ -218,8 +218,12 @@ def test_perf_table_prefers_the_median_and_computes_ratios(store_path):
 def test_history_counts_passes_per_run_and_backend(store_path):
     hist = build_report([RunRef(store_path, 2)]).history
     assert [r["id"] for r in hist.runs] == [1, 2]
-    assert [p.passed for p in hist.series["reference"]] == [4, 5]
-    assert [p.passed for p in hist.series["onnxruntime"]] == [3, 4]
+    # one line per backend and suite, never one line across different suites
+    assert [p.passed for p in hist.series["reference · operators"]] == [3, 4]
+    assert [p.passed for p in hist.series["onnxruntime · operators"]] == [2, 3]
+    assert [p.total for p in hist.series["onnxruntime · operators"]] == [5, 6]
+    assert [p.passed for p in hist.series["onnxruntime · onnx-light"]] == [1, 1]
+    assert [p.passed for p in hist.series["onnxruntime · onnx-node"]] == [0, None]  # run 2 did not run it: a gap
     assert [p.passed for p in hist.series["vendor"]] == [None, None]  # unavailable: a gap, never 0
 
 
@@ -235,7 +239,7 @@ def test_merged_runs_put_backends_side_by_side(tmp_path):
     report = build_report(refs)
     assert [c.label for c in report.backends] == ["onnxruntime", "tensorflow"]
     assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "tensorflow") == "pass"
-    assert set(report.history.series) == {"a:onnxruntime", "b:tensorflow"}
+    assert set(report.history.series) == {"a:onnxruntime · operators", "b:tensorflow · operators"}
     assert resolve_run("2:1", [a.path, b.path]) == RunRef(b.path, 1, "b")
     assert resolve_run(f"{b.path}:2", [a.path, b.path]).run_id == 2
 
@@ -253,7 +257,9 @@ def test_same_backend_two_versions_are_two_columns_same_version_is_a_union(tmp_p
 
 
 def test_run_references_and_their_errors(store_path, tmp_path):
-    assert resolve_runs([], [store_path]) == [RunRef(store_path, 2)]
+    # the default: the newest run of every (suite, backend): run 2 did not run onnx-node
+    assert resolve_runs([], [store_path]) == [RunRef(store_path, 1, "", frozenset({("onnx-node", "onnxruntime"), ("onnx-node", "reference")})),
+                                              RunRef(store_path, 2)]
     assert resolve_runs(["1", "latest"], [store_path]) == [RunRef(store_path, 1), RunRef(store_path, 2)]
     assert resolve_run("previous", [store_path]).run_id == 1
     assert previous_run([RunRef(store_path, 2)]) == RunRef(store_path, 1)
