@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import platform
 import re
+import shlex
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -159,7 +160,8 @@ def environment(config: RunConfig) -> dict[str, Any]:
         "machine": platform.machine(),
         "onnx": onnx.__version__,
         "numpy": np.__version__,
-        "command": " ".join(sys.argv),
+        # portable and pasteable: the program by its name (argv[0] is a path on this machine), shell-quoted
+        "command": shlex.join(["onnx-harness", *sys.argv[1:]]),
     }
     try:
         manifest = read_manifest(config.corpus)

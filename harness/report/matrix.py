@@ -272,6 +272,20 @@ def _absolute_bundle(bundle: str | None, root: Path) -> str:
     return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
 
 
+def portable_bundle(bundle: str | None, root: Path) -> str:
+    """A bundle's path as a reader elsewhere can use it: relative to the folder the run started
+    in (``reports/bundles/run-2/onnxruntime/...``); an absolute path outside that folder keeps
+    only its last three parts (``run-2/onnxruntime/<case>``), never the machine's path."""
+    if not bundle:
+        return ""
+    if not os.path.isabs(bundle):
+        return Path(bundle).as_posix()
+    try:
+        return Path(bundle).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return "/".join(Path(bundle).parts[-3:])
+
+
 # -- the headline -----------------------------------------------------------------------------
 def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]:
     """A backend's headline numbers, the same in the terminal, results.json, summary.md and the
@@ -314,12 +328,28 @@ class RunInfo:
     status: str
     command: str
     environment: dict[str, Any]
+    #: the run's arguments as stored (what the reproduce commands are built from)
+    args: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_store(cls, ref: RunRef) -> "RunInfo":
         run = open_store(ref.store).run(ref.run_id)
         return cls(ref.label, str(ref.store), run["id"], run["started"], run["finished"], run["status"],
-                   run.get("command") or "", run.get("environment") or {})
+                   run.get("command") or "", run.get("environment") or {}, run.get("args") or {})
+
+    @property
+    def portable_command(self) -> str:
+        """The run's command as ``onnx-harness run ...``, shell-quoted, without the machine's
+        path to the script (stored commands start with it)."""
+        import shlex
+
+        try:
+            argv = shlex.split(self.command)
+        except ValueError:
+            return self.command
+        if "run" in argv[:3]:
+            argv = ["onnx-harness", *argv[argv.index("run"):]]
+        return shlex.join(argv)
 
 
 @dataclass
@@ -1089,6 +1119,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
             r["column"] = col.label
             r["run"] = ref.label
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
+            r["bundle_rel"] = portable_bundle(r.get("bundle"), root)
             merged[(r["case_id"], col.label)] = r
     results = list(merged.values())
     backends = list(columns.values())
