@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
 from ..schema import dtype_label
-from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
+from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report, against_reference
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: failure groups listed in the "Failures by cause" section (all are in the case list's cause view)
@@ -448,6 +448,7 @@ def render(report: Report) -> str:
         colours=OUTCOME_COLOURS,
         failures=FAILURES,
         perf_summary=perf_summary,
+        vs_reference=against_reference(report.perf, {b.label: b.name for b in report.backends}),
         history=history_chart(report),
         models=model_chart(report),
         generated=fmt_time(report.generated),

@@ -703,6 +703,29 @@ class PerfTable:
         return out
 
 
+#: the backend that runs onnx.reference (harness/backends/reference.py): the speed anchor of "against onnx.reference"
+REFERENCE = "reference"
+
+
+def against_reference(perf: PerfTable, names: dict[str, str]) -> dict[str, dict[str, Any]] | None:
+    """Speed against onnx.reference on the same cases: per backend (label), over the cases both it
+    and the ``reference`` backend timed: their count, the geometric mean of latency / reference
+    latency, and on how many it was faster or slower. None when no backend is ``reference``.
+    ``names``: label -> backend name."""
+    ref = next((label for label, name in names.items() if name == REFERENCE), None)
+    if ref is None:
+        return None
+    out = {}
+    for label in perf.backends:
+        if label == ref:
+            continue
+        ratios = [r.cells[label].latency_s / r.cells[ref].latency_s for r in perf.rows
+                  if label in r.cells and ref in r.cells and r.cells[ref].latency_s > 0]
+        out[label] = {"cases": len(ratios), "geomean": _geomean(ratios), "faster": sum(1 for x in ratios if x < 1),
+                      "slower": sum(1 for x in ratios if x > 1), "reference": ref}
+    return out
+
+
 def _geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
