@@ -326,7 +326,7 @@
   }
   document.addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-r]");
-    if (t) openDrill(+t.dataset.r);
+    if (t && t.id !== "drill") openDrill(+t.dataset.r);  // #drill keeps the open result in data-r: a click inside it is no link
   });
 
   // -- drill-down --------------------------------------------------------------------------------------
