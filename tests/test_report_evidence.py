@@ -89,3 +89,33 @@ def test_tolerance_source_names_default_override_and_case():
     official = _case("onnx-node/test_softmax_example", Tolerance(1e-3, 1e-7), op="Softmax", dtypes=["float"])
     src = tolerance_source(official)
     assert src["source"] == "case" and src["ulp"] is None and "no ULP bound" in src["reason"]
+
+
+def test_commands_are_portable_and_shell_quoted(monkeypatch):
+    import shlex
+
+    from harness.report.matrix import RunInfo
+    from harness.report.reproduce import repro_command, run_command
+    from harness.run import RunConfig, environment
+
+    args = {"opset": 13, "restamp": False, "examples": 5, "seed": 3, "corpus": "/home/me/corpus",
+            "backends": [{"name": "onnxruntime", "spec": "onnxruntime", "options": {"threads": 1}}]}
+    case = "operators/Relu-14/opset14/float32/it's 1"
+    assert run_command(args, case, "onnxruntime") == (
+        "onnx-harness run --suite operators --opset 13 --no-restamp --examples 5 --seed 3 --backend onnxruntime "
+        "--option=onnxruntime.threads=1 -k '^operators/Relu\\-14/opset14/float32/it'\"'\"'s\\ 1$'")
+    assert repro_command(args, case, "onnxruntime") == (
+        "onnx-harness repro 'operators/Relu-14/opset14/float32/it'\"'\"'s 1' --backend onnxruntime --option=onnxruntime.threads=1 -o repro --no-restamp")
+    # the -k pattern, pasted into a shell, selects that id and no other
+    import re
+    pattern = shlex.split(run_command(args, case, "onnxruntime"))[-1]
+    assert re.search(pattern, case) and not re.search(pattern, case + "0") and not re.search(pattern, "x" + case)
+    # an official case: the corpus is a machine path here, left out; a relative one is kept
+    assert run_command({"corpus": "/abs/corpus"}, "onnx-node/test_abs", "reference") == "onnx-harness run --suite onnx-node --backend reference -k '^onnx\\-node/test_abs$'"
+    assert run_command({"corpus": "build/corpus"}, "onnx-node/test_abs", "reference").startswith("onnx-harness run --suite onnx-node --corpus build/corpus ")
+
+    # the run's own command: stored portable and quoted; older stores' commands are made so
+    monkeypatch.setattr("sys.argv", ["/work/x/harness/cli.py", "run", "-k", "Reduce|Softmax", "--suite", "operators"])
+    assert environment(RunConfig(suites=["operators"], backends=[]))["command"] == "onnx-harness run -k 'Reduce|Softmax' --suite operators"
+    old = RunInfo("run 2", "s", 2, None, None, "complete", "/work/x/harness/cli.py run --suite operators -k Reduce|Softmax", {})
+    assert old.portable_command == "onnx-harness run --suite operators -k 'Reduce|Softmax'"

@@ -329,6 +329,11 @@ def test_failures_group_by_op_and_normalized_message(tmp_path):
     assert len(argmax.members) == 147 and groups[1].cause == "data set N: RuntimeError: boom at <path>"
     # dtype and op names keep their digits; quoted names go
     assert normalize_message("float16 Conv2D 'node_7' got -1.5e-07") == "float16 Conv2D '…' got N"
+    # the first bad index of any rank, and shapes: one cause, not one per rank
+    assert (normalize_message("values differ: 3/8 bad, first at [1,0,2]: got 7, expected 6") ==
+            normalize_message("values differ: 1/1 bad, first at []: got 7, expected 6") ==
+            "values differ: N/N bad, first at […]: got N, expected N")
+    assert normalize_message("shape [2, 3], expected [6]") == "shape […], expected […]"
 
 
 def test_dtypes_have_one_vocabulary(tmp_path):

@@ -477,18 +477,20 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")
 # a number not glued to a name (float16, int64, Conv2D keep theirs)
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_\d])")
+_INDEX = re.compile(r"\[(?:N(?:,\s*N)*)?\]")
 CAUSE_CHARS = 200
 
 
 def normalize_message(message: str | None) -> str:
     """A message with what differs from case to case stripped: numbers (values, indices, shapes,
-    counts) become ``N``, quoted names ``'…'``, paths ``<path>``; dtype and op names stay, so
+    counts) become ``N`` (a bracketed index or shape of any rank ``[…]``), quoted names ``'…'``, paths ``<path>``; dtype and op names stay, so
     one cause over many cases reads as one text."""
     text = " ".join(str(message or "").split())[:2000]
     text = _HEX.sub("0x…", text)
     text = _QUOTED.sub("'…'", text)
     text = _PATH.sub("<path>", text)
     text = _NUMBER.sub("N", text)
+    text = _INDEX.sub("[…]", text)  # an index or shape of any rank: [N], [N,N,N] are one cause
     text = " ".join(text.split())
     return text[: CAUSE_CHARS - 1] + "…" if len(text) > CAUSE_CHARS else text
 

@@ -503,10 +503,11 @@
   document.addEventListener("click", (ev) => {
     const t = ev.target.closest("button.copy");
     if (!t) return;
-    const text = $("drill-body").querySelector("[data-field='" + t.dataset.copy + "']").textContent;
+    const source = t.dataset.copyId ? $(t.dataset.copyId) : $("drill-body").querySelector("[data-field='" + t.dataset.copy + "']");
+    const text = source.textContent;
     const done = () => { t.textContent = "copied"; setTimeout(() => { t.textContent = "copy"; }, 1200); };
     const fallback = () => {  // file:// pages may have no clipboard API: select the text and copy it
-      const r = document.createRange(); r.selectNodeContents($("drill-body").querySelector("[data-field='" + t.dataset.copy + "']"));
+      const r = document.createRange(); r.selectNodeContents(source);
       const sel = getSelection(); sel.removeAllRanges(); sel.addRange(r);
       try { document.execCommand("copy"); done(); } catch (e) { t.textContent = "select and copy"; }
     };
