@@ -636,6 +636,8 @@
   // the sticky filter bar must not cover a section's head (its view tabs) after a jump or a scroll
   const filterHeight = () => document.documentElement.style.setProperty("--filters-h", $("filters").offsetHeight + "px");
   window.addEventListener("resize", filterHeight);
+  // the bar grows when its contents wrap (a chip, the count of shown results): follow its height
+  if (window.ResizeObserver) new ResizeObserver(filterHeight).observe($("filters"));
   buildFilters();
   filterHeight();
   buildPerfSort();
