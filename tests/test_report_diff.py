@@ -178,6 +178,8 @@ def test_report_command_writes_everything_with_the_previous_run_as_baseline(stor
     assert "nothing earlier to compare with: onnx-node on onnxruntime (1 result), onnx-node on reference (1 result)" in printed
     assert "vendor: unavailable: vendor-sdk is not installed" in printed
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "junit.xml", "results.json", "summary.md"]
+    assert ("**Changes:** 1 regressed, 1 failure-changed, 1 improved, 2 new (compared: onnx-light on onnxruntime, reference; "
+            "operators on onnxruntime, reference; nothing earlier to compare with:") in (out / "summary.md").read_text()
     doc = json.loads((out / "results.json").read_text())
     assert doc["baseline"]["id"] == 1 and doc["diff"]["counts"]["regressed"] == 1 and "removed" not in doc["diff"]["counts"]
     assert [r["id"] for r in doc["runs"]] == [1, 2]
