@@ -351,3 +351,28 @@ def test_dtypes_have_one_vocabulary(tmp_path):
     report = build_report([RunRef(store.path, 1)])
     assert report.matrix.cases["onnx-node/test_add"].dtype == "float64,float32"
     assert dict(report.failure_groups()[0].dtypes) == {"float64,float32": 1}
+
+
+def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
+    from harness.report.matrix import newest_runs, previous_like
+
+    s = Store(tmp_path / "r.sqlite")
+    both = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")}
+    ort = {"onnxruntime": (True, "", "1.32.0")}
+    add_run(s, [res("onnx-node/test_abs", "reference", "pass"), res("onnx-node/test_abs", "onnxruntime", "mismatch", verdict=MISMATCH),
+                res("onnx-node/test_add", "reference", "pass"), res("onnx-node/test_add", "onnxruntime", "pass")], both)
+    add_run(s, [res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "pass")], ort)
+    add_run(s, [res("onnx-node/test_abs", "onnxruntime", "pass")], ort)  # the node suite again, narrowed, on one backend
+    refs = newest_runs(s.path)
+    assert refs == [RunRef(s.path, 1, "", frozenset({("onnx-node", "reference")})), RunRef(s.path, 2), RunRef(s.path, 3)]
+    report = build_report(refs, previous_like(refs))
+    assert [b.label for b in report.backends] == ["reference", "onnxruntime"]
+    # onnxruntime's node results are run 3's only: run 1's test_add is not the newest run of that pair
+    assert sorted((r["case_id"], r["column"], r["run"]) for r in report.results) == [
+        ("onnx-node/test_abs", "onnxruntime", "run 3"), ("onnx-node/test_abs", "reference", "run 1"), ("onnx-node/test_add", "reference", "run 1"),
+        ("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "run 2")]
+    # the diff: onnx-node on onnxruntime against run 1, the same suite on the same backend
+    assert previous_like(refs) == [RunRef(s.path, 1, "", frozenset({("onnx-node", "onnxruntime")}))]
+    assert [(c.kind, c.case_id, c.backend) for c in report.diff.changes] == [
+        ("removed", "onnx-node/test_add", "onnxruntime"), ("improved", "onnx-node/test_abs", "onnxruntime")]
+    assert report.diff.compared == [("onnx-node", "onnxruntime")]
