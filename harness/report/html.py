@@ -180,6 +180,9 @@ def _evidence(r: dict[str, Any]) -> str | None:
         return None
     v = r.get("verdict") or {}
     ev = {k: v[k] for k in ("evidence", "window", "tolerance", "spec_silent") if v.get(k)}
+    if ev.get("window") and ev.get("evidence"):  # the window shows the values that matter: keep the outputs' shapes only
+        ev["evidence"] = {**ev["evidence"], **{side: [{k: x for k, x in t.items() if k != "values"} for t in ev["evidence"][side]]
+                                               for side in ("expected", "actual") if side in ev["evidence"]}}
     return json.dumps(ev, sort_keys=True, separators=(",", ":")) if ev else None
 
 
