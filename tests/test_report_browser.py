@@ -341,6 +341,8 @@ def test_a_vendor_finds_failing_ops_evidence_speed_and_changes(vendor_report):
         # (c) speed against onnx.reference on the same cases: onnxruntime 1 ms vs 4 ms and 1 ms vs 2 ms
         row = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#vs-reference tbody tr td")]
         assert row == ["2", "×0.354", "2", "0"]  # geomean of 0.25 and 0.5
+        doc = json.loads((vendor_report / "results.json").read_text())
+        assert doc["against_reference"]["onnxruntime"]["geomean"] == pytest.approx(0.125 ** 0.5)
 
         # (d) what changed since the previous run of the same suite (run 2), nothing compared across suites
         kinds = driver.find_element(By.ID, "diff-kinds").text
