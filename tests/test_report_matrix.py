@@ -376,3 +376,17 @@ def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
     assert [(c.kind, c.case_id, c.backend) for c in report.diff.changes] == [
         ("removed", "onnx-node/test_add", "onnxruntime"), ("improved", "onnx-node/test_abs", "onnxruntime")]
     assert report.diff.compared == [("onnx-node", "onnxruntime")]
+
+
+def test_same_backend_with_other_options_is_another_column(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    ort = {"onnxruntime": (True, "", "1.32.0")}
+    args = lambda **opts: {"backends": [{"name": "onnxruntime", "spec": "onnxruntime", "options": opts}]}  # noqa: E731
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "pass")], ort, args=args())
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH)], ort, args=args(optimization="disable"))
+    add_run(s, [res("operators/Clip-11/opset13/float32/0", "onnxruntime", "pass")], ort, args=args(optimization="disable"))
+    report = build_report([RunRef(s.path, 1), RunRef(s.path, 2), RunRef(s.path, 3)])
+    assert [(b.label, b.runs) for b in report.backends] == [("onnxruntime (default options)", ["run 1"]),
+                                                            ("onnxruntime (optimization=disable)", ["run 2", "run 3"])]
+    assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "onnxruntime (default options)") == "pass"
+    assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "onnxruntime (optimization=disable)") == "mismatch"

@@ -1118,29 +1118,41 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
             infos.setdefault(name, {"name": name, "available": True, "reason": "", "version": "", "environment": {}})
         entries.extend((ref, info) for info in infos.values())
     available_names = {info["name"] for _, info in entries if info["available"]}
-    columns: dict[tuple[str, str], BackendSummary] = {}
+    # a column is a backend at one version with one set of options (--option): onnxruntime with
+    # graph optimization disabled is not the same system as with it enabled
+    options = {ref: {b.get("name"): b.get("options") or {} for b in run.args.get("backends") or []} for ref, run in zip(refs, runs)}
+    config = lambda ref, name: json.dumps(options[ref].get(name) or {}, sort_keys=True, default=str)  # noqa: E731
+    columns: dict[tuple[str, str, str], BackendSummary] = {}
     for ref, info in entries:
         if not info["available"] and info["name"] in available_names:
             continue
-        key = (info["name"], info.get("version") or "" if info["available"] else "")
+        key = (info["name"], info.get("version") or "", config(ref, info["name"])) if info["available"] else (info["name"], "", "")
         col = columns.get(key)
         if col is None:
             col = columns[key] = BackendSummary(info["name"], info["name"], info.get("version") or "", bool(info["available"]),
                                                 info.get("reason") or "", info.get("environment") or {})
         if ref.label not in col.runs:
             col.runs.append(ref.label)
-    clash = Counter(name for name, _ in columns)
-    for (name, version), col in columns.items():
+    clash = Counter(name for name, _, _ in columns)
+    versions_of = defaultdict(set)
+    for name, version, _ in columns:
+        versions_of[name].add(version)
+    for (name, version, opts), col in columns.items():
         if clash[name] > 1:
-            col.label = f"{name} {version}".strip() if version else f"{name} ({col.runs[0]})"
+            mine = json.loads(opts or "{}")
+            others = [json.loads(o or "{}") for n, _, o in columns if n == name and o != opts]
+            differ = sorted({k for other in others for k in set(mine) | set(other) if mine.get(k) != other.get(k)})
+            shown = ", ".join(f"{k}={mine[k]}" for k in differ if k in mine) or ("default options" if differ else "")
+            label = f"{name} {version}".strip() if len(versions_of[name]) > 1 else name
+            col.label = f"{label} ({shown})" if shown else label if label != name else f"{name} ({col.runs[0]})"
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for ref, run in zip(refs, runs):
         root = _run_root(ref.store, (run_environment_args(ref) or {}).get("store"))
         versions = {b["name"]: b.get("version") or "" for b in open_store(ref.store).backends(ref.run_id)}
         for r in rows_by_ref[ref]:
-            col = columns.get((r["backend"], versions.get(r["backend"], "")))
+            col = columns.get((r["backend"], versions.get(r["backend"], ""), config(ref, r["backend"])))
             if col is None:  # a result of a backend recorded as unavailable: keep it under its name
-                col = next(c for (n, _), c in columns.items() if n == r["backend"])
+                col = next(c for (n, _, _), c in columns.items() if n == r["backend"])
             r["column"] = col.label
             r["run"] = ref.label
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
