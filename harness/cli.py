@@ -38,7 +38,7 @@ def _config_from_args(args: argparse.Namespace):
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
         models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models, strict=args.strict,
-        localize=args.localize,
+        localize=args.localize, shard=args.shard,
     )
 
 
@@ -574,6 +574,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-model-size", type=float, default=4.0, metavar="GIB", help="larger models are refused (default 4)")
     r.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID", help="continue an interrupted run")
     r.add_argument("--json", help="where to write the run's JSON (default: next to the store)")
+    r.add_argument("--shard", metavar="I/N", help="only shard I of N of the selected cases (a stable hash of the case id; "
+                   "N jobs with I = 1..N cover each case exactly once; merge their stores with: report --store DIR)")
     r.add_argument("--localize", type=float, nargs="?", const=300.0, default=0.0, metavar="SECONDS",
                    help="name the first diverging node of each failing multi-node model (onnx-harness localize), "
                         "within this many seconds in all (default 300)")
