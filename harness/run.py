@@ -239,6 +239,21 @@ def unexpected_results(config: RunConfig, infos: dict[str, BackendInfo], rows: l
     return out
 
 
+def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callable[[str], None]) -> Any:
+    """The local runner, or with ``executor="ray"`` its counterpart on a Ray cluster (same interface)."""
+    if config.executor == "ray":
+        try:
+            from .executors.ray import RayRunner
+        except ImportError as exc:
+            raise BadPattern(f"--executor ray needs ray: pip install 'onnx-harness[ray]' ({exc})") from exc
+        return RayRunner(config.backends, timeout=timeout, options=options, recycle_after=config.recycle_after,
+                         limits=config.worker_limits(), address=config.ray_address, resources=config.ray_resources, say=say)
+    if config.executor != "local":
+        raise BadPattern(f"unknown executor {config.executor!r} (local, ray)")
+    return Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
+                  recycle_after=config.recycle_after, limits=config.worker_limits())
+
+
 def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
                 progress: Callable[[int], Any] | None = None) -> RunOutcome:
     """Run (or, with ``run_id``, resume) a conformance run. ``progress`` is called with the
@@ -257,8 +272,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
     # timed repeats multiply the work of a case, and so its time limit
     timeout = config.timeout * (1 + options.warmup + config.repeat) if config.repeat else config.timeout
-    runner = Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
-                    recycle_after=config.recycle_after, limits=config.worker_limits())
+    runner = _runner(config, timeout, options, say)
     infos = runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
