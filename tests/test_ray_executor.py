@@ -131,6 +131,22 @@ def test_a_killed_controller_resumes_with_nothing_lost_or_duplicated(cluster, co
     assert store.run(1)["status"] == "complete"
 
 
+def test_fuzz_parts_fan_out_by_session_and_findings_dedup(cluster, tmp_path):
+    from harness import fuzz as F
+    from harness.suites import generated as G
+    from harness.executors.ray import fuzz_on_ray
+
+    config = F.FuzzConfig(backends=[BackendSpec("tests.seeded_faults:SwappedSub")],
+                          gen=G.GenConfig(opsets=(17,), dtypes=("float32",), ops=("Sub", "Neg"), max_nodes=3),
+                          budget_s=60, seed=5, max_graphs=200, max_findings=1, shrink_s=10, store=tmp_path / "fuzz.sqlite")
+    report = fuzz_on_ray(config, parts=2, say=lambda m: None)
+    assert [(f.group, f.pattern) for f in report.findings] == [("tests.seeded_faults:SwappedSub", "Sub")]
+    assert report.findings[0].count == 2 and report.stats.duplicates == 1  # both parts found it; stored once
+    assert report.stats.sessions >= 2
+    rows = list(Store(config.store).results(report.run_id))
+    assert [r["outcome"] for r in rows] == ["mismatch"] and Path(rows[0]["bundle"]).is_dir()
+
+
 def test_a_worker_node_killed_mid_run_loses_no_case(cluster, corpus, tmp_path):
     """Runs last: it takes one of the two worker nodes away (and puts a fresh one back)."""
     config = RunConfig(suites=["onnx-simple"], backends=[BackendSpec("tests.fault_backends:Slow", name="slow")],
