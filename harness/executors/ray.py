@@ -59,19 +59,19 @@ class _Setup:
 
 
 # -- the Ray worker side ------------------------------------------------------------------------
-_here: dict[str, Any] = {}  # per Ray worker process: the runner of the current run
+_here: dict[str, Any] = {}  # per Ray worker process: the runners of the current run, by threads
 
 
 def _runner(setup: _Setup, threads: int) -> Runner:
-    key = (setup.token, threads)
-    if _here.get("key") != key:
-        old = _here.pop("runner", None)
-        if old is not None:
+    if _here.get("token") != setup.token:  # a new run: the old one's runners (and their workers) go
+        for old in _here.pop("runners", {}).values():
             old.__exit__(None, None, None)
-        runner = setup.runner(threads)
-        runner.__enter__()  # persistent: its worker (and the backends it loaded) serves every task here
-        _here.update(key=key, runner=runner)
-    return _here["runner"]
+        _here.update(token=setup.token, runners={})
+    runners = _here["runners"]
+    if threads not in runners:
+        runners[threads] = setup.runner(threads)
+        runners[threads].__enter__()  # persistent: its worker (and the backends it loaded) serves every task here
+    return runners[threads]
 
 
 def _run_case(setup: _Setup, case: Case, name: str, threads: int) -> Result:
