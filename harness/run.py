@@ -263,16 +263,16 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         where = f" in shard {config.shard}" if config.shard else ""
         raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}{where}" if config.pattern
                          else f"suites {', '.join(config.suites)} hold no cases{where}")
+    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
+    # timed repeats multiply the work of a case, and so its time limit
+    timeout = config.timeout * (1 + options.warmup + config.repeat) if config.repeat else config.timeout
+    runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
     env = environment(config)
     if run_id is None:
         run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
     else:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
-    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
-    # timed repeats multiply the work of a case, and so its time limit
-    timeout = config.timeout * (1 + options.warmup + config.repeat) if config.repeat else config.timeout
-    runner = _runner(config, timeout, options, say)
     infos = runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
