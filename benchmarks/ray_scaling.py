@@ -58,7 +58,9 @@ class Timing:
 
 
 def sweep(args: argparse.Namespace, workdir: Path, label: str, **kw) -> tuple[Timing, dict[tuple[str, str], str]]:
-    config = RunConfig(suites=args.suite, backends=[BackendSpec("onnxruntime")], pattern=args.k, corpus=Path(args.corpus),
+    # one ONNX Runtime thread per worker on both sides: -j C local workers and C one-CPU Ray tasks
+    # (left unset, -j 1 here would give its one worker every core's thread, and spin them)
+    config = RunConfig(suites=args.suite, backends=[BackendSpec("onnxruntime", {"threads": 1})], pattern=args.k, corpus=Path(args.corpus),
                        store=workdir / f"{label}.sqlite", **kw)
     store = Store(config.store)
     marks = {}
