@@ -6,7 +6,9 @@
    each C in ``--cores``; the per-case overhead ratio is Ray's wall time over the local one.
 2. Scaling: the Ray run on 1..N worker nodes (``--nodes``). On a machine with fewer cores than
    nodes, the extra nodes are oversubscribed: they share the cores, and the table says so.
-3. The controller's ingest ceiling: tasks that return a prepared result at once (no backend),
+3. Where a difference comes from: the two runners alone (no store) on one CPU, Ray with one
+   task in flight per CPU (as the local runner works) and with its usual queue.
+4. The controller's ingest ceiling: tasks that return a prepared result at once (no backend),
    as fast as the workers can send them, stored one transaction per result by the same
    controller loop (``RayRunner.run``); beside it, the store alone (no Ray) and Ray alone (no
    store), so the bottleneck is visible.
@@ -38,7 +40,7 @@ from harness.case import Case  # noqa: E402
 from harness.execute import Result  # noqa: E402
 from harness.executors import ray as ray_executor  # noqa: E402
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
-from harness.runner import BackendSpec, cores  # noqa: E402
+from harness.runner import BackendSpec, Runner, cores  # noqa: E402
 from harness.store import Store  # noqa: E402
 
 
@@ -83,6 +85,34 @@ def ray_sweep(args, workdir: Path, nodes: int) -> tuple[Timing, dict]:
         return sweep(args, workdir, f"ray-{nodes}", executor="ray", ray_address=cluster.address)
     finally:
         cluster.shutdown()
+
+
+def queueing(args, nodes: int) -> list[list]:
+    """The runners alone (no store), Ray with one task in flight per CPU (as the local runner
+    sends a worker its next case only once it has the last result) and with its usual queue."""
+    cases = select_cases(RunConfig(suites=args.suite, backends=[], pattern=args.k, corpus=Path(args.corpus)), say=lambda m: None)
+    specs = [BackendSpec("onnxruntime", {"threads": 1})]
+    tasks = [(c, "onnxruntime") for c in cases]
+
+    def per_case(runner) -> float:
+        got: list = []
+        t0 = time.perf_counter()
+        runner.run(tasks, got.append)
+        assert len(got) == len(tasks)
+        return 1e3 * (time.perf_counter() - t0) / len(tasks)
+
+    results: dict[str, list[float]] = {}
+    cluster = _cluster(nodes)
+    try:
+        ray.init(address=cluster.address, log_to_driver=False)
+        for _ in range(args.rounds):  # interleaved: a shared machine's load drifts between runs
+            results.setdefault(f"local runner -j {nodes}", []).append(per_case(Runner(specs, jobs=nodes)))
+            for window, label in ((nodes, "one task in flight per CPU"), (None, "queued (default: 2 per CPU, at least 8)")):
+                results.setdefault(f"Ray, {label}", []).append(per_case(ray_executor.RayRunner(specs, say=lambda m: None, window=window)))
+    finally:
+        ray.shutdown()
+        cluster.shutdown()
+    return [[label] + [f"{x:.1f}" for x in times] for label, times in results.items()]
 
 
 # -- ingest ceiling -------------------------------------------------------------------------
@@ -150,6 +180,8 @@ def main() -> None:
     p.add_argument("--cores", default="1,2", help="core counts for the side-by-side (local -j C vs C Ray nodes)")
     p.add_argument("--nodes", default="1,2,4", help="Ray worker nodes for the scaling table")
     p.add_argument("--ingest", type=int, default=3000, help="results for the ingest ceiling (0: skip)")
+    p.add_argument("--no-queue", dest="queue", action="store_false", help="skip the runners-alone comparison")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds of the runners-alone comparison (default 3)")
     args = p.parse_args()
     args.suite = args.suite or ["onnx", "operators"]
     here = cores()
@@ -188,6 +220,11 @@ def main() -> None:
         scale.append([nodes, t.cases, f"{t.run:.1f}", f"{t.cases / t.run:.1f}", f"{base / t.run:.2f}", note])
     print("\n## Scaling on Ray worker nodes of 1 CPU each (run phase)\n")
     print(tabulate(scale, headers=["nodes", "cases", "run s", "cases/s", f"speed-up vs {min(ray_times)}", ""], tablefmt="github"))
+
+    if args.queue:
+        rows = queueing(args, nodes=1)
+        print("\n## Where the difference comes from: the runners alone (no store), 1 CPU\n")
+        print(tabulate(rows, headers=["runner"] + [f"ms/case, round {i + 1}" for i in range(args.rounds)], tablefmt="github"))
 
     if args.ingest:
         rates = ingest(args.ingest, work, nodes=min(2, max(1, here)))

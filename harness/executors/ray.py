@@ -93,10 +93,11 @@ class RayRunner:
     def __init__(self, backends: list[BackendSpec], timeout: float = 120.0, options: ExecOptions | None = None,
                  recycle_after: int = 0, limits: WorkerLimits | None = None, address: str | None = None,
                  resources: dict[str, dict[str, float]] | None = None, retries: int = DEFAULT_RETRIES,
-                 say: Callable[[str], None] = print) -> None:
+                 say: Callable[[str], None] = print, window: int | None = None) -> None:
         self.setup = _Setup(uuid.uuid4().hex, tuple(backends), timeout, options or ExecOptions(), limits or WorkerLimits(), recycle_after)
         self.resources = resources or {}
         self.retries = retries
+        self.window = window
         self.started = not ray.is_initialized()
         if self.started:
             ray.init(address=address, log_to_driver=False, configure_logging=False,
@@ -164,7 +165,7 @@ class RayRunner:
         queue = deque(tasks)
         remote = ray.remote(_run_case)
         options = {s.name: self.task_options(s.name) for s in self.setup.specs}
-        window = max(8, 2 * self.cpus)  # tasks in flight: every CPU busy, one more queued behind each
+        window = self.window or max(8, 2 * self.cpus)  # tasks in flight: every CPU busy, one more queued behind each
         pending: dict[Any, tuple[Case, str]] = {}
         try:
             while queue or pending:
