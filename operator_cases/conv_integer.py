@@ -151,7 +151,8 @@ def edges(dtype, opset):
         Example([x, w, xz, per], {}, name="per_channel_w_zero_point"),
         Example([x, w, None, wz], {}, name="w_zero_point_only"),
         Example([x, w, np.array(0, dtype=t), wz], {"pads": [1, 0, 0, 1]}, name="pads_zero_point_0"),
-        Example([x, w, xz, per], {"pads": [1, 0, 0, 1], "strides": [2, 1]}, name="pads_nonzero_zero_point"),  # spec-silent
+        Example([x, w, xz, wz], {"pads": [1, 0, 0, 1], "strides": [2, 1]}, name="pads_nonzero_zero_point"),  # spec-silent
+        Example([x, w, xz, per], {"pads": [0, 1, 1, 0]}, name="pads_per_channel"),  # spec-silent
         Example([x, w, xz, wz], {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, name="same_upper_strided"),
         Example([x[:, :1].copy(), w[:1, :1].copy(), xz], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
         Example([x, w, xz, wz], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [1, 2]}, name="valid_dilated_strided"),
