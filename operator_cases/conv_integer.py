@@ -90,8 +90,9 @@ def zero_or_zero_point(c: SilentCheck) -> bool:
 
 op.spec_silent(
     "padding_value", (10,),
-    spec="pads: ... The value represent the number of pixels added to the beginning and end part of the corresponding axis.",
-    expected="padding cells hold x_zero_point (the quantized real 0), so they add nothing: what a quantized convolution means",
+    spec="The integer convolution operator consumes an input tensor, its zero-point, a filter, and its zero-point, and computes the output.",
+    expected="padding cells hold x_zero_point (the quantized real 0), so they add nothing: what a quantized convolution means; "
+             "the text (and pads: 'the number of pixels added') never says what a padding cell holds",
     where=padded_outputs,
     invariants={"each padded output is the result with padding x_zero_point or with padding the integer 0": zero_or_zero_point})
 

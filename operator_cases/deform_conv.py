@@ -146,9 +146,10 @@ def either_reading(c: SilentCheck) -> bool:
 
 op.spec_silent(
     "border_sampling", VERSIONS,
-    spec="offset: ... Use linear interpolationfor fractional offset values. Sampling locations outside of the padded input tensor gives zero.",
-    expected="0 for a location outside [-pad_begin, D - 1 + pad_end] (the text read literally); "
-             "implementations commonly interpolate with the border cell within one cell of an unpadded border",
+    spec="Performs deformable convolution as described in https://arxiv.org/abs/1703.06211 and https://arxiv.org/abs/1811.11168.",
+    expected="0 for a location outside [-pad_begin, D - 1 + pad_end]: the offset input's text read literally ('Sampling locations "
+             "outside of the padded input tensor gives zero'); implementations commonly interpolate with the border cell within "
+             "one cell of an unpadded border",
     where=border_band,
     invariants={"each such output is the literal result or the one interpolating with zeros beyond the border": either_reading})
 
