@@ -26,7 +26,12 @@ infinities next to a tap whose interpolation weight is 0 (0 * inf is NaN in a we
 an interpolation at a whole location is the cell itself: the NaN/inf example samples at half
 offsets, where every weight is 1/4).
 
-Evaluated in float64 (neighbours with weight 0 skipped) and rounded once.
+A location wholly outside the padded input gives 0 whatever the input holds (the text says so):
+``nan_cell_not_sampled`` puts a NaN in a corner cell that only such locations touch, where
+implementations that read a clamped neighbour and weight it 0 produce NaN.
+
+Evaluated in float64 (neighbours with weight 0 skipped) and rounded once. The fuzz template
+keeps every pad at 1 or more and offsets inside (-1, 1), so the spec-silent band never arises.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ import itertools
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, abs_bound, size_of
 from harness.registry import Example, Operator, SilentCheck
 
 from ._common import back, wide
@@ -233,6 +239,38 @@ def edges(dtype, opset):
     special = ramp(np.float64, (1, 1, 4, 4))
     special[0, 0, 1, 1], special[0, 0, 2, 2], special[0, 0, 0, 3] = np.nan, np.inf, -np.inf
     out.append(Example([special.astype(t), np.ones((1, 1, 2, 2), dtype=t), half], {}, name="nan_inf_half_offsets"))
+    # a NaN cell that no tap samples (every location of the first row and column lies wholly outside the input)
+    lone = np.array([[[[np.nan, 1], [2, 3]]]]).astype(t)
+    out.append(Example([lone, np.ones((1, 1, 1, 1), dtype=t), np.full((1, 2, 4, 4), -0.5, dtype=t)], {"pads": [1, 1, 1, 1]},
+                       name="nan_cell_not_sampled"))
     out.append(Example([sub_normal(x), w, half], {}, name="subnormal_signed_zero"))
     out.append(Example([np.zeros((0, 2, 4, 4), dtype=t), w, np.zeros((0, 8, 3, 3), dtype=t)], {}, name="empty_batch"))
     return out
+
+
+# -- how it enters a generated graph -------------------------------------------------------
+@op.fuzz(nan=NAN_IEEE, ulps=4.0, bound=abs_bound)
+def fuzz(c: Ctx) -> Plan | None:
+    """A 2-D deformable convolution of a pool value with constant weights and offsets. Every pad
+    is at least 1 and every offset inside (-1, 1), so no location falls in the spec-silent band
+    one cell outside an unpadded border (both readings agree everywhere)."""
+    # spatial dims of 2 or more: onnx.reference raises on a size-1 one (operator_cases/crosscheck.toml)
+    x = c.take("float", 0, lambda v: v.rank == 4 and v.size > 0 and min(v.shape[2:]) >= 2)
+    if x is None:
+        return None
+    n, channels, sp = x.shape[0], x.shape[1], x.shape[2:]
+    kernel = [1 + c.pick(min(3, s + 2)) for s in sp]
+    pads = [1 + c.pick(2) for _ in range(4)]
+    attrs = {"kernel_shape": kernel, "pads": pads}
+    out = _geometry(np.zeros((1, 1, *sp)), kernel, None, None, pads)[4]
+    og = c.choice([g for g in (1, channels) if channels % g == 0])
+    k = size_of(tuple(kernel))
+    if min(out) < 1 or n * og * k * 2 * size_of(tuple(out)) > MAX_ELEMENTS or n * channels * size_of(tuple(out)) > MAX_ELEMENTS:
+        return None
+    if og > 1:
+        attrs["offset_group"] = og
+    out_channels = 1 + c.pick(2)
+    w = c.const(c.floats((out_channels, channels, *kernel)))
+    offset = c.const(c.floats((n, og * k * 2, *out), -0.875, 0.875))
+    ins = [x, w, offset] + ([c.const(c.floats((out_channels,)))] if c.pick(2) else [])
+    return Plan(ins, attrs, n_acc=4 * channels * k + 1)
