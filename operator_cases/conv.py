@@ -31,13 +31,13 @@ from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound, size_of
 from harness.registry import Example, Operator
 
 from ._common import back, wide
+from ._conv_util import grouped_correlation, ramp
 from ._reduce_util import float_grid
 from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve, window_attrs
 
 op = Operator("Conv")
 st = S.st
 VERSIONS = (1, 11, 22)
-LETTERS_O, LETTERS_K = "pqr", "uvw"
 
 
 @op.reference(*VERSIONS)
@@ -46,15 +46,8 @@ def conv(x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
     kernel = list(kernel_shape) if kernel_shape is not None else list(w.shape[2:])
     g = resolve(x.shape[2:], kernel, strides, dilations, pads, auto_pad)
     win, _, _, _ = gather(wide(x), g)  # (N, C, o.., k..), padding cells 0
-    n, c = x.shape[:2]
-    m = w.shape[0]
-    groups = int(group)
-    r = x.ndim - 2
-    out, ks = tuple(g["out"]), tuple(g["kernel"])
-    win = win.reshape(n, groups, c // groups, *out, *ks)
-    ww = wide(w).reshape(groups, m // groups, c // groups, *ks)
-    o, k = LETTERS_O[:r], LETTERS_K[:r]
-    y = np.einsum(f"ngc{o}{k},gmc{k}->ngm{o}", win, ww).reshape(n, m, *out)
+    y = grouped_correlation(win, wide(w), int(group))
+    m, r = w.shape[0], x.ndim - 2
     if b is not None:
         y = y + wide(b).reshape((m,) + (1,) * r)
     return back(y, x)
@@ -81,36 +74,35 @@ def draw(d, dtype, opset):
     return Example([x, w, b], attrs)
 
 
-def _ramp(t, shape, start=1, mod=7, offset=3):
-    n = int(np.prod(shape))
-    return ((np.arange(n) * 5 + start) % mod - offset).astype(np.float64).astype(t).reshape(shape)
-
-
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     since = schema.schema_at("Conv", opset).since_version
     t = S.np_dtype(dtype)
-    x = _ramp(t, (1, 2, 4, 4))
-    w = _ramp(t, (3, 2, 2, 2), start=2, mod=5, offset=2)
+    x = ramp(t, (1, 2, 4, 4))
+    w = ramp(t, (3, 2, 2, 2), start=2, mod=5, offset=2)
     out = [
-        Example([x, _ramp(t, (3, 2, 1, 1), start=1, mod=5, offset=2)], {"kernel_shape": [1, 1]}, name="kernel_1x1"),
+        Example([x, ramp(t, (3, 2, 1, 1), start=1, mod=5, offset=2)], {"kernel_shape": [1, 1]}, name="kernel_1x1"),
         Example([x, w, np.array([1, -1, 0.5], dtype=t)], {"pads": [1, 0, 0, 1]}, name="asymmetric_pads_bias"),
         Example([x, w], {}, name="kernel_shape_inferred"),
-        Example([x[:, :1].copy(), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
-        Example([x[:, :1].copy(), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_UPPER"}, name="same_upper_odd"),
-        Example([_ramp(t, (1, 2, 6, 6)), w], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [2, 2]}, name="valid_dilated_strided"),
-        Example([_ramp(t, (1, 3, 3, 3)), _ramp(t, (3, 1, 2, 2), start=4, mod=5, offset=2), np.array([0.5, 0, -1], dtype=t)],
+        Example([x[:, :1].copy(), ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
+        Example([x[:, :1].copy(), ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)], {"auto_pad": "SAME_UPPER"}, name="same_upper_odd"),
+        Example([ramp(t, (1, 2, 6, 6)), w], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [2, 2]}, name="valid_dilated_strided"),
+        Example([ramp(t, (1, 3, 3, 3)), ramp(t, (3, 1, 2, 2), start=4, mod=5, offset=2), np.array([0.5, 0, -1], dtype=t)],
                 {"group": 3, "pads": [1, 1, 1, 1]}, name="depthwise"),
-        Example([_ramp(t, (1, 4, 3, 3)), _ramp(t, (4, 2, 2, 2), start=1, mod=5, offset=2)], {"group": 2}, name="group2"),
-        Example([_ramp(t, (2, 2, 5)), _ramp(t, (2, 2, 3)), np.array([2, -2], dtype=t)], {"pads": [1, 2], "strides": [2]}, name="conv1d_bias"),
-        Example([_ramp(t, (1, 1, 3, 3, 3)), _ramp(t, (2, 1, 2, 2, 2), start=2, mod=3, offset=1)], {"pads": [1, 0, 1, 0, 1, 0]}, name="conv3d"),
-        Example([_ramp(t, (1, 1, 2, 2)), _ramp(t, (1, 1, 3, 3))], {"pads": [1, 1, 1, 1]}, name="kernel_larger_than_input"),
+        Example([ramp(t, (1, 4, 3, 3)), ramp(t, (4, 2, 2, 2), start=1, mod=5, offset=2)], {"group": 2}, name="group2"),
+        Example([ramp(t, (2, 2, 5)), ramp(t, (2, 2, 3)), np.array([2, -2], dtype=t)], {"pads": [1, 2], "strides": [2]}, name="conv1d_bias"),
+        Example([ramp(t, (1, 1, 3, 3, 3)), ramp(t, (2, 1, 2, 2, 2), start=2, mod=3, offset=1)], {"pads": [1, 0, 1, 0, 1, 0]}, name="conv3d"),
+        Example([ramp(t, (1, 1, 2, 2)), ramp(t, (1, 1, 3, 3))], {"pads": [1, 1, 1, 1]}, name="kernel_larger_than_input"),
     ]
     if since >= 11:
-        out.append(Example([_ramp(t, (1, 1, 5, 5)), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
+        out.append(Example([ramp(t, (1, 1, 5, 5)), ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
                            {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, name="same_lower_strided"))
-        out.append(Example([_ramp(t, (1, 1, 5, 5)), _ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
+        out.append(Example([ramp(t, (1, 1, 5, 5)), ramp(t, (1, 1, 2, 2), start=3, mod=5, offset=1)],
                            {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, name="same_upper_strided"))
+        out.append(Example([ramp(t, (1, 2, 5, 4)), ramp(t, (2, 1, 2, 3), start=3, mod=5, offset=1)],
+                           {"auto_pad": "SAME_LOWER", "dilations": [2, 1], "strides": [1, 2], "group": 2}, name="same_lower_dilated_grouped"))
+        out.append(Example([ramp(t, (1, 1, 5, 4)), ramp(t, (1, 1, 2, 3), start=3, mod=5, offset=1)],
+                           {"auto_pad": "SAME_UPPER", "dilations": [2, 2], "strides": [2, 1]}, name="same_upper_dilated"))
     inf, nan = np.inf, np.nan
     special = np.array([[[1, 2, nan, 0], [0, 1, 1, 2], [inf, 1, 0, 1], [2, 0, 1, -inf]]], dtype=np.float64).astype(t)[None]
     out.append(Example([special, np.ones((1, 1, 2, 2), dtype=t)], {}, name="nan_inf"))

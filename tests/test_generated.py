@@ -181,6 +181,10 @@ KNOWN_REFERENCE_DEFECTS = {
     ("MaxPool", "nan"): "skips NaN inside a window (the spec is silent on NaN: the finding is marked ambiguous)",
     ("Flatten", "error:ValueError"): "an empty input ([0, 3, 2], axis 1): it reshapes to (0, -1), which numpy cannot infer "
                                      "('cannot reshape array of size 0 into shape (0,newaxis)'); the spec's output is [0, 6]",
+    ("ConvTranspose", "error:ValueError"): "group > 1: it slices W by output-channel blocks and keeps one channel per group "
+                                           "('cannot reshape', 'could not broadcast'; operator_cases/crosscheck.toml)",
+    ("ConvTranspose", "wrong-values"): "group > 1 with a bias: every group adds the first bias entries B[0 .. M/group) instead of "
+                                       "its own (operator_cases/crosscheck.toml)",
 }
 
 

@@ -11,6 +11,7 @@ import threading
 
 import numpy as np
 
+from ..base import Unsupported
 from .nn_util import (
     as_compute,
     im2col,
@@ -403,6 +404,8 @@ def col2im(node):
     attrs = node.attrs
 
     def run(x, image_shape, block_shape):
+        if x.dtype == object:
+            raise Unsupported("Col2Im on string tensors: the engine folds numbers only")
         image = [int(v) for v in np.asarray(image_shape).reshape(-1)]
         kernel = [int(v) for v in np.asarray(block_shape).reshape(-1)]
         nsp = len(image)

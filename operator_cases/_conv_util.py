@@ -1,0 +1,89 @@
+"""Pieces shared by the convolution family (ONNX spec: Conv, ConvInteger, ConvTranspose,
+DeformConv, Col2Im): the grouped correlation of gathered windows, the *fold* that sums blocks
+back into an image (ConvTranspose and Col2Im are both folds), and small value helpers for the
+edge examples.
+
+Fold geometry, per spatial axis: block (or input position) ``o`` and kernel tap ``j`` land on
+image cell ``o * stride - pad_begin + j * dilation``; cells outside ``[0, image)`` are dropped
+(they are the padding, or ConvTranspose's cropped border).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness import strategies as S
+
+LETTERS_O, LETTERS_K = "pqr", "uvw"
+
+
+def ramp(t: Any, shape: tuple[int, ...], start: int = 1, mod: int = 7, offset: int = 3) -> np.ndarray:
+    """Small integers ``(step i + start) % mod - offset`` in dtype ``t`` (step 5, or 3 when mod is a
+    multiple of 5, so the values vary): exact in every type."""
+    n = int(np.prod(shape))
+    step = 3 if mod % 5 == 0 else 5
+    return ((np.arange(n) * step + start) % mod - offset).astype(np.float64).astype(t).reshape(shape)
+
+
+def grouped_correlation(win: np.ndarray, w: np.ndarray, groups: int) -> np.ndarray:
+    """Windows (N, C, o.., k..) against weights (M, C/G, k..) -> (N, M, o..): output channel m of
+    group g = m // (M / G) sums over input channels [g C/G, (g + 1) C/G) and every tap."""
+    n, c = win.shape[:2]
+    r = (win.ndim - 2) // 2
+    out, ks = win.shape[2:2 + r], win.shape[2 + r:]
+    m = w.shape[0]
+    win = win.reshape(n, groups, c // groups, *out, *ks)
+    ww = w.reshape(groups, m // groups, c // groups, *ks)
+    o, k = LETTERS_O[:r], LETTERS_K[:r]
+    return np.einsum(f"ngc{o}{k},gmc{k}->ngm{o}", win, ww).reshape(n, m, *out)
+
+
+def fold(cols: np.ndarray, image: tuple[int, ...], strides: list[int], dilations: list[int], begin: list[int],
+         fill: Any = 0) -> np.ndarray:
+    """Sum blocks (N, C, o1..or, k1..kr) into an image (N, C, *image): block o, tap j goes to
+    ``o * stride - begin + j * dilation`` on each axis; cells outside the image are dropped, image
+    cells no block reaches hold ``fill``."""
+    n, c = cols.shape[:2]
+    r = len(image)
+    blocks, ks = cols.shape[2:2 + r], cols.shape[2 + r:]
+    full = tuple(blocks) + tuple(ks)
+    flat = np.zeros(full, dtype=np.int64)
+    valid = np.ones(full, dtype=bool)
+    for i in range(r):
+        shape = [1] * (2 * r)
+        shape[i], shape[r + i] = blocks[i], ks[i]
+        idx = (np.arange(blocks[i])[:, None] * strides[i] - begin[i] + np.arange(ks[i])[None, :] * dilations[i]).reshape(shape)
+        valid = valid & (idx >= 0) & (idx < image[i])
+        flat = flat * image[i] + np.clip(idx, 0, max(image[i] - 1, 0))
+    size = int(np.prod(image))
+    out = np.full((n, c, size), fill, dtype=cols.dtype)
+    take = np.broadcast_to(valid, full)
+    targets = np.broadcast_to(flat, full)[take]
+    src = cols.reshape(n, c, *full)[..., take] if take.size else cols.reshape(n, c, 0)
+    for a in range(n):
+        for b in range(c):
+            np.add.at(out[a, b], targets, src[a, b])
+    return out.reshape(n, c, *image)
+
+
+def sub_normal(x: np.ndarray) -> np.ndarray:
+    """``x`` scaled to the type's subnormals, its zeros made -0.0 (both edge classes at once)."""
+    import ml_dtypes
+
+    info = ml_dtypes.finfo(x.dtype)
+    w = x.astype(np.float64)
+    return np.where(w == 0, -0.0, w * float(info.smallest_subnormal)).astype(x.dtype)
+
+
+def specials(t: Any, shape: tuple[int, ...]) -> np.ndarray:
+    """A ramp with a NaN, +inf and -inf in it (first, middle and last cells)."""
+    x = ramp(np.float64, shape)
+    flat = x.reshape(-1)
+    flat[0], flat[flat.size // 2], flat[-1] = np.nan, np.inf, -np.inf
+    return flat.reshape(shape).astype(t)
+
+
+def is_float_dtype(x: Any) -> bool:
+    return S.is_float(S.label_of(np.asarray(x).dtype))
