@@ -93,6 +93,8 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
         return float(value)
     if kind == A.INT:
         return int(value)
+    if kind in (A.FLOATS, A.INTS, A.STRINGS) and len(value) == 0:  # an empty list has no type make_node can infer
+        return onnx.helper.make_attribute(name, [], attr_type=int(kind))
     if kind == A.FLOATS:
         return [float(v) for v in value]
     if kind == A.INTS:
@@ -120,7 +122,9 @@ def _outputs(value: Any) -> list[np.ndarray]:
 
 def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto], in_names: list[str],
                 out_infos: list[onnx.ValueInfoProto], attrs: dict[str, Any]) -> onnx.ModelProto:
-    node = onnx.helper.make_node(opv.op, in_names, [o.name for o in out_infos], domain=opv.domain, **attrs)
+    node = onnx.helper.make_node(opv.op, in_names, [o.name for o in out_infos], domain=opv.domain,
+                                 **{k: v for k, v in attrs.items() if not isinstance(v, onnx.AttributeProto)})
+    node.attribute.extend(v for v in attrs.values() if isinstance(v, onnx.AttributeProto))
     graph = onnx.helper.make_graph([node], opv.key.replace(".", "_"), in_infos, out_infos)
     imports = [onnx.helper.make_opsetid("", opset if opv.domain == "" else max(13, schema.newest_opset("") - 1))]
     if opv.domain:

@@ -1,0 +1,54 @@
+"""Helpers shared by the tensor and shape operators of this family (Shape, Size, NonZero,
+Compress, CenterCropPad, DepthToSpace/SpaceToDepth, EyeLike, OneHot, Range, Constant,
+ConstantOfShape): filled test tensors, index tensors and axis draws."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness import strategies as S
+
+st = S.st
+
+
+def fill(dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A tensor of ``shape`` cycling through every special value of ``dtype`` (NaN, +-inf, -0.0,
+    subnormals, the extremes ...), so that data-movement ops show where each one lands."""
+    return np.resize(S.edge_values(dtype), shape)
+
+
+def ints(values, label: str = "int64") -> np.ndarray:
+    """Integer tensor of ``values`` in ``label`` (int32/int64 index tensors)."""
+    return np.array(values, dtype=np.int64).astype(S.np_dtype(label))
+
+
+def side(d, hi: int = 4, empty_one_in: int = 8) -> int:
+    """A dimension in [1, hi], or (one time in ``empty_one_in``) 0."""
+    return 0 if d(st.integers(0, empty_one_in - 1)) == 0 else d(st.integers(1, hi))
+
+
+def axis_for(d, rank: int, negative: bool = True) -> int:
+    """An axis of a rank-``rank`` tensor, written negatively half of the time when allowed."""
+    axis = d(st.integers(0, rank - 1))
+    return axis - rank if negative and d(st.booleans()) else axis
+
+
+def edge_data(dtype: str) -> list[tuple[str, np.ndarray]]:
+    """Named data tensors every shape-reading op (Shape, Size, NonZero) sees: the special values,
+    a scalar, an empty tensor and a rank-4 one."""
+    return [("edge_values", S.edge_values(dtype)), ("scalar", fill(dtype, ())), ("empty", fill(dtype, (2, 0, 3))),
+            ("rank4", fill(dtype, (2, 1, 3, 2)))]
+
+
+# -- DepthToSpace / SpaceToDepth ----------------------------------------------------------------
+def block_input(d, dtype: str, blocksize: int, depth: bool) -> np.ndarray:
+    """An [N, C, H, W] tensor for a ``blocksize`` move: C a multiple of blocksize**2 (``depth``,
+    DepthToSpace) or H and W multiples of blocksize (SpaceToDepth); N or a spatial dim is
+    sometimes 0."""
+    b2 = blocksize * blocksize
+    n = side(d, 2)
+    if depth:
+        c, h, w = b2 * d(st.integers(1, 2)), side(d, 3), side(d, 3)
+    else:
+        c, h, w = d(st.integers(1, 2)), blocksize * side(d, 2), blocksize * side(d, 2)
+    return S.arrays(d, dtype, shape=(n, c, h, w))
