@@ -4,6 +4,7 @@ ConstantOfShape): filled test tensors, index tensors and axis draws."""
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 from harness import strategies as S
@@ -36,8 +37,10 @@ def axis_for(d, rank: int, negative: bool = True) -> int:
 def edge_data(dtype: str) -> list[tuple[str, np.ndarray]]:
     """Named data tensors every shape-reading op (Shape, Size, NonZero) sees: the special values,
     a scalar, an empty tensor and a rank-4 one."""
-    return [("edge_values", S.edge_values(dtype)), ("scalar", fill(dtype, ())), ("empty", fill(dtype, (2, 0, 3))),
-            ("rank4", fill(dtype, (2, 1, 3, 2)))]
+    out = [("edge_values", S.edge_values(dtype)), ("empty", fill(dtype, (2, 0, 3)))]
+    if dtype in STRUCTURAL:
+        out += [("scalar", fill(dtype, ())), ("rank4", fill(dtype, (2, 1, 3, 2)))]
+    return out
 
 
 # -- DepthToSpace / SpaceToDepth ----------------------------------------------------------------
@@ -52,3 +55,21 @@ def block_input(d, dtype: str, blocksize: int, depth: bool) -> np.ndarray:
     else:
         c, h, w = d(st.integers(1, 2)), blocksize * side(d, 2), blocksize * side(d, 2)
     return S.arrays(d, dtype, shape=(n, c, h, w))
+
+
+#: the dtypes that see the structural edge examples (attribute values, shapes) of an op that only
+#: moves or never reads the values; every dtype of the sweep still sees its special values
+STRUCTURAL = ("float32", "int64", "bool", "string")
+
+
+def specials(dtype: str) -> np.ndarray:
+    """The special values of ``dtype`` alone (NaN, +-inf, -0.0, subnormals, the extremes; for
+    integers the extremes, -1 and 0): one case each where an op stores a single value."""
+    ev = S.edge_values(dtype)
+    if dtype in ("string", "bool") or S.is_int(dtype):
+        return ev
+    f = ev.astype(np.float64)
+    low, high = S.finite_range(dtype)
+    keep = np.isnan(f) | np.isinf(f) | ((f == 0) & np.signbit(f)) | (f == low) | (f == high)
+    keep |= (f != 0) & (np.abs(f) < float(ml_dtypes.finfo(ev.dtype).smallest_normal)) & (f > 0)
+    return ev[keep]

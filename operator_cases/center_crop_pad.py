@@ -20,6 +20,7 @@ from harness.registry import Example, Operator
 from ._tensor_util import fill, ints, side
 
 op = Operator("CenterCropPad")
+op.draws(18, share=0.5)  # a wide type sweep of one behaviour: the edge examples carry the special values
 st = S.st
 
 

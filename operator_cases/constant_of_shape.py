@@ -13,11 +13,12 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._tensor_util import ints
+from ._tensor_util import STRUCTURAL, ints, specials
 
 op = Operator("ConstantOfShape", type_param="T2")
 st = S.st
 VERSIONS = (9, 20, 21, 23, 24, 25)
+op.draws(*VERSIONS, share=0.1)  # one value repeated: the edge examples hold each special value
 
 
 @op.reference(*VERSIONS)
@@ -42,9 +43,11 @@ def draw(d, dtype, opset):
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
-    ev = S.edge_values(dtype)
+    ev = specials(dtype)
     out = [Example([ints([2, 3])], {"value": ev[k:k + 1]}, name=f"value_{k}") for k in range(len(ev))]
     v = ev[-1:]
+    if dtype not in STRUCTURAL:
+        return out + [Example([ints([2, 0, 3])], {"value": v}, name="zero_dim")]
     out += [
         Example([np.zeros((0,), np.int64)], {"value": v}, name="scalar_output"),
         Example([ints([2, 0, 3])], {"value": v}, name="zero_dim"),

@@ -15,6 +15,7 @@ from harness.registry import Example, Operator
 from ._tensor_util import fill, side
 
 op = Operator("EyeLike", type_param="T1")
+op.draws(9, 22, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
 st = S.st
 VERSIONS = (9, 22)
 

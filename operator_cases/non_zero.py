@@ -17,6 +17,7 @@ from harness.registry import Example, Operator
 from ._tensor_util import edge_data, fill
 
 op = Operator("NonZero")
+op.draws(9, 13, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
 st = S.st
 VERSIONS = (9, 13)
 op.restrict(*VERSIONS, dtypes=(*S.FLOATS, *S.INTS, "bool"))  # no string (see above)

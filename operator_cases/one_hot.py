@@ -19,9 +19,10 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._tensor_util import side
+from ._tensor_util import STRUCTURAL, side
 
 op = Operator("OneHot", type_param="T3")
+op.draws(9, 11, 28, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
 st = S.st
 VERSIONS = (11, 28)
 INDEX_TYPES = ("int64", "int32", "int8", "uint8", "uint16", "uint32", "uint64", "int16", "float32", "float64", "float16")
@@ -63,10 +64,12 @@ def _typed(values, label):
 
 
 def _values(d, dtype):
-    pair = S.arrays(d, dtype, shape=(2,))
-    if dtype not in ("bool", "string") and pair[0] == pair[1] and d(st.booleans()):
-        pair = np.array([0, 1]).astype(pair.dtype)
-    return pair
+    """A drawn [off_value, on_value]: integral values in [-100, 100] for the numeric types (the
+    drawn cases test where the values go; the special values, each as off and as on, are the
+    ``values_*`` edge examples)."""
+    if dtype in ("bool", "string"):
+        return S.arrays(d, dtype, shape=(2,))
+    return S.arrays(d, "int64", shape=(2,), lo=-100, hi=100).astype(S.np_dtype(dtype))
 
 
 @op.strategy(9, *VERSIONS)
@@ -78,7 +81,7 @@ def draw(d, dtype, opset):
     idx = d(st.lists(st.integers(lo, n + 1), min_size=count, max_size=count))
     ilabel = d(st.sampled_from([t for t in INDEX_TYPES if lo >= 0 or not t.startswith("u")]))
     indices = _typed(idx, ilabel).reshape(shape)
-    depth = _typed(n, d(st.sampled_from(["int64", "int32", "float32", "float64", "uint8"]))).reshape(d(st.sampled_from([(), (1,)])))
+    depth = _typed(n, d(st.sampled_from(["int64", "int32", "float32", "float64", "uint8"])))  # rank 1: the edge examples
     attrs = {}
     if d(st.booleans()):
         attrs["axis"] = d(st.integers(-len(shape) - 1, len(shape)))
@@ -94,6 +97,8 @@ def edges(dtype, opset):
     idx = _typed([[0, 2], [-1, 1]] if neg else [[0, 2], [1, 3]], "int64")
     three = _typed(3, "int64")
     out = [Example([idx, three, p], name=f"values_{k}") for k, p in enumerate(pairs)]
+    if dtype not in STRUCTURAL:  # the values are only placed: the index and axis edges in a few types
+        return out
     v = pairs[0]
     out += [
         Example([idx, three, v], {"axis": 0}, name="axis_0"),

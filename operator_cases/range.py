@@ -4,8 +4,8 @@
 delta)". Our reference follows that pseudocode in the type it computes in: the input type T
 (integers exactly), or for float16 and bfloat16 in Range-27 the ``stash_type`` ("Setting
 `stash_type` to `1` (float) causes `start`, `limit`, and `delta` to be cast to 32-bit float
-before the loop, with the output cast back"; the default is 1). Range-27 adds float16 and
-bfloat16.
+before the loop, with the output cast back"; the default is 1; the cases also take 11, double).
+Range-27 adds float16 and bfloat16.
 
 Drawn starts, limits and deltas are multiples of 1/4 (integers for integer types), so the count
 is exact in every type and the cases test the formula, not a division's rounding. An infinite
@@ -75,7 +75,7 @@ def draw(d, dtype, opset):
         limit = int(min(max(limit, low), high))
     attrs = {}
     if opset >= 27 and dtype in ("float16", "bfloat16") and d(st.booleans()):
-        attrs["stash_type"] = d(st.sampled_from([1, S.onnx_code(dtype)]))
+        attrs["stash_type"] = d(st.sampled_from([1, S.onnx_code("float64")]))
     return Example([_scalar(start, dtype), _scalar(limit, dtype), _scalar(delta, dtype)], attrs)
 
 
@@ -108,8 +108,9 @@ def edges(dtype, opset):
         if dtype in ("float16", "bfloat16"):
             big = 2048 if dtype == "float16" else 256  # where x + 1 == x in the type itself
             out.append(Example(x(big, big + 12, 1), name="large_start"))
+            out.append(Example(x(0.5, 30, 0.1), name="tenth_steps"))  # i * delta rounds in the type it is computed in
             if opset >= 27:
-                out.append(Example(x(big, big + 12, 1), {"stash_type": S.onnx_code(dtype)}, name="large_start_stash_own_type"))
+                out.append(Example(x(0.5, 30, 0.1), {"stash_type": S.onnx_code("float64")}, name="tenth_steps_stash_double"))
     if opset >= 27:
         out.append(Example(x(1, 4, 1), {"stash_type": 1}, name="stash_float"))
     return out

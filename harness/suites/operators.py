@@ -13,6 +13,7 @@ the run's seed, so every backend sees the same inputs and a failure is replayabl
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import zlib
@@ -256,11 +257,17 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
             yield opv, since
 
 
+def draw_count(opv: OpVersion, n: int) -> int:
+    """Examples to draw per dtype: the run's ``n`` times the op-version's share, at least one."""
+    return 0 if n <= 0 else max(1, math.ceil(n * opv.draw_share))
+
+
 def build_op_version(opv: OpVersion, opset: int, n: int, seed: int) -> list[Case]:
     """Every case of one op-version at one opset: edge examples, then ``n`` drawn per dtype.
     Where the oracle fails (edges or strategy raise, Hypothesis cannot draw, the reference
     raises) the case is an oracle-error case: the failure is a result, never a gap."""
     cases = []
+    n = draw_count(opv, n)
     for dtype in dtypes_for(opv, opset):
         try:
             edges = opv.edges(dtype, opset) if opv.edges else []
