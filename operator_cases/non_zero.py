@@ -34,7 +34,8 @@ def non_zero(x):
 
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
-    x = S.arrays(d, dtype, max_dims=4, max_side=4, min_side=0 if d(st.integers(0, 7)) == 0 else 1)
+    # rank >= 1: the scalar rule ((0, N), not numpy's (1, N)) is the scalar* edge examples
+    x = S.arrays(d, dtype, min_dims=1, max_dims=4, max_side=4, min_side=0 if d(st.integers(0, 7)) == 0 else 1)
     if x.size and d(st.booleans()):  # many zeros: a mask of them
         keep = np.array(d(st.lists(st.booleans(), min_size=x.size, max_size=x.size))).reshape(x.shape)
         x = np.where(keep, x, np.zeros((), dtype=x.dtype)).astype(x.dtype)
