@@ -35,16 +35,17 @@ def _padded(inputs, attrs, expected, since):
     return [~_place(mask, inputs[1], attrs.get("axes"), np.zeros((), dtype=bool))]
 
 
+def _one_pad(c):
+    """Invariant: every padded element holds the same value (one padding value, wherever it pads)."""
+    got = np.asarray(c.actual[0])[c.masks[0]]
+    return len({str(v) for v in got.ravel()}) <= 1
+
+
 op.spec_silent(
     "string_pad", (18,), spec="The padding value used is zero.",
     expected="the empty string (an unset string element of a TensorProto); the spec names no zero string",
     where=_padded,
-    invariants={"a padded string element holds one value, the same everywhere it pads": lambda c: _one_pad(c)})
-
-
-def _one_pad(c):
-    got = np.asarray(c.actual[0])[c.masks[0]]
-    return len({str(v) for v in got.ravel()}) <= 1
+    invariants={"a padded string element holds one value, the same everywhere it pads": _one_pad})
 
 
 def _place(x, shape, axes, zero):
