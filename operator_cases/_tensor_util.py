@@ -63,13 +63,16 @@ STRUCTURAL = ("float32", "int64", "bool", "string")
 
 
 def specials(dtype: str) -> np.ndarray:
-    """The special values of ``dtype`` alone (NaN, +-inf, -0.0, subnormals, the extremes; for
-    integers the extremes, -1 and 0): one case each where an op stores a single value."""
+    """The special values of ``dtype`` alone (NaN, +-inf, -0.0, a subnormal, the extremes; for
+    integers the extremes and -1, or 0 when unsigned): one case each where an op stores a single value."""
     ev = S.edge_values(dtype)
-    if dtype in ("string", "bool") or S.is_int(dtype):
+    if dtype in ("string", "bool"):
         return ev
-    f = ev.astype(np.float64)
     low, high = S.finite_range(dtype)
+    if S.is_int(dtype):
+        return np.array(sorted({low, high, -1 if low < 0 else 0}), dtype=object).astype(ev.dtype)
+    f = ev.astype(np.float64)
     keep = np.isnan(f) | np.isinf(f) | ((f == 0) & np.signbit(f)) | (f == low) | (f == high)
     keep |= (f != 0) & (np.abs(f) < float(ml_dtypes.finfo(ev.dtype).smallest_normal)) & (f > 0)
+    keep &= [str(v) not in {str(u) for u in f[:k][keep[:k]]} for k, v in enumerate(f)]  # once each (float8 turns inf into NaN)
     return ev[keep]
