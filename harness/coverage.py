@@ -152,6 +152,12 @@ LEGACY_ATTRS = frozenset({"consumed_inputs", "is_test", "spatial"})
 #: op-version -> why it draws no empty tensor (the spec forbids or gives no result for a zero-size dim)
 NO_EMPTY: dict[str, str] = {
     "ArgMax-11": '"The input tensor must not be empty."', "ArgMin-11": '"The input tensor must not be empty."',
+    "Range-11": '"start : Scalar." (limit and delta too)', "Range-27": '"start : Scalar." (limit and delta too)',
+}
+#: op-version -> why no example holds NaN (the spec gives no result for one)
+NO_NAN: dict[str, str] = {
+    "Range-11": '"number_of_elements = max( ceil( (limit - start) / delta ) , 0 )" has no value for a NaN',
+    "Range-27": '"number_of_elements = max( ceil( (limit - start) / delta ) , 0 )" has no value for a NaN',
 }
 
 
@@ -276,6 +282,8 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
     if "overflow" in ex.name:  # an explicit example built to overflow (exp of 12 in float16, ...)
         reached.add("overflow")
     present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple))]
+    # a tensor attribute's values (Constant's, ConstantOfShape's ``value``) reach the classes too
+    present += [v for v in ex.attrs.values() if isinstance(v, np.ndarray)]
     for x in present:
         a = np.asarray(x)
         if a.ndim and a.size == 0:
@@ -310,7 +318,7 @@ def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[st
 
     out = []
     if any(S.is_float(d) for d in dtypes):
-        out += ["nan", "inf", "neg_zero", "subnormal"]
+        out += ["inf", "neg_zero", "subnormal"] + (["nan"] if f"{op}-{sch.since_version}" not in NO_NAN else [])
     if sch.inputs and f"{op}-{sch.since_version}" not in NO_EMPTY:
         out.append("empty")
     if op in TIES_OPS:

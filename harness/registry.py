@@ -77,6 +77,9 @@ class OpVersion:
     dtypes: tuple[str, ...] | None = None
     #: the type parameter whose allowed types are swept (default: the first input's)
     type_param: str | None = None
+    #: share of the run's drawn examples per dtype this op-version draws (at least one): less
+    #: for op-versions that sweep many types through the same behaviour (Shape-25's 26 types)
+    draw_share: float = 1.0
     module: str = ""
 
     @property
@@ -215,6 +218,14 @@ class Operator:
             raise ValueError(f"spec-silent point {point.id} declared twice")
         SPEC_SILENT[point.id] = point
         return point
+
+    def draws(self, *versions: int, share: float) -> None:
+        """Draw ``share`` of the run's examples per dtype for these versions (at least one; say
+        why in a comment where used: the cases of a wide type sweep whose values do not matter)."""
+        if not 0 < share <= 1:
+            raise ValueError(f"{self.name}: draw share {share} outside (0, 1]")
+        for since in versions:
+            self._entry(since).draw_share = share
 
     def restrict(self, *versions: int, dtypes: tuple[str, ...]) -> None:
         """Sweep only ``dtypes`` for these versions (say why in a comment where used)."""

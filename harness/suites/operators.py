@@ -13,6 +13,7 @@ the run's seed, so every backend sees the same inputs and a failure is replayabl
 from __future__ import annotations
 
 import functools
+import math
 import os
 import sys
 import zlib
@@ -93,6 +94,8 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
         return float(value)
     if kind == A.INT:
         return int(value)
+    if kind in (A.FLOATS, A.INTS, A.STRINGS) and len(value) == 0:  # an empty list has no type make_node can infer
+        return onnx.helper.make_attribute(name, [], attr_type=int(kind))
     if kind == A.FLOATS:
         return [float(v) for v in value]
     if kind == A.INTS:
@@ -120,7 +123,9 @@ def _outputs(value: Any) -> list[np.ndarray]:
 
 def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto], in_names: list[str],
                 out_infos: list[onnx.ValueInfoProto], attrs: dict[str, Any]) -> onnx.ModelProto:
-    node = onnx.helper.make_node(opv.op, in_names, [o.name for o in out_infos], domain=opv.domain, **attrs)
+    node = onnx.helper.make_node(opv.op, in_names, [o.name for o in out_infos], domain=opv.domain,
+                                 **{k: v for k, v in attrs.items() if not isinstance(v, onnx.AttributeProto)})
+    node.attribute.extend(v for v in attrs.values() if isinstance(v, onnx.AttributeProto))
     graph = onnx.helper.make_graph([node], opv.key.replace(".", "_"), in_infos, out_infos)
     imports = [onnx.helper.make_opsetid("", opset if opv.domain == "" else max(13, schema.newest_opset("") - 1))]
     if opv.domain:
@@ -252,11 +257,17 @@ def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
             yield opv, since
 
 
+def draw_count(opv: OpVersion, n: int) -> int:
+    """Examples to draw per dtype: the run's ``n`` times the op-version's share, at least one."""
+    return 0 if n <= 0 else max(1, math.ceil(n * opv.draw_share))
+
+
 def build_op_version(opv: OpVersion, opset: int, n: int, seed: int) -> list[Case]:
     """Every case of one op-version at one opset: edge examples, then ``n`` drawn per dtype.
     Where the oracle fails (edges or strategy raise, Hypothesis cannot draw, the reference
     raises) the case is an oracle-error case: the failure is a result, never a gap."""
     cases = []
+    n = draw_count(opv, n)
     for dtype in dtypes_for(opv, opset):
         try:
             edges = opv.edges(dtype, opset) if opv.edges else []
