@@ -16,7 +16,9 @@ its sums.
 
 The edges cover all-zero groups (epsilon dominates: Y = 0), NaN and infinities (their group is
 NaN: inf / inf), -0.0 and subnormals, every axis (negative too), a Scale of each broadcastable
-shape, T and V different, and an empty batch.
+shape and an empty batch. The schema lets Scale and Y (type V) differ from X (type T), but
+the text's ``Mul(Normalized, Scale)`` of a T and a V value is no valid ONNX node when they differ
+(ONNX Runtime rejects such a model, onnx.reference returns type T): the cases keep V = T.
 """
 
 import numpy as np
@@ -79,7 +81,6 @@ def edges(dtype, opset):
     x = a(np.arange(24).reshape(2, 3, 4) % 7 - 3)
     s4 = a([1.0, -0.5, 2.0, 0.25])
     tiny = S.smallest_subnormal(dtype)
-    other = "float16" if dtype != "float16" else "float32"
     out = [
         Example([x, s4], name="plain"),
         Example([a([[0.0, 0.0, 0.0, 0.0], [1.0, 2.0, 3.0, 4.0]]), s4], name="zero_group"),
@@ -92,7 +93,6 @@ def edges(dtype, opset):
         Example([x, a([[2.0], [1.0], [-1.0]])], {"axis": -2}, name="axis_neg2_broadcast_scale"),
         Example([x, a(3.0)], {"axis": -1, "epsilon": 0.5}, name="scalar_scale_epsilon"),
         Example([x, s4], {"stash_type": 11}, name="stash_double"),
-        Example([x, s4.astype(S.np_dtype(other))], name=f"scale_{other}"),
         Example([a(np.zeros((0, 4))), s4], name="empty_batch"),
     ]
     return out
