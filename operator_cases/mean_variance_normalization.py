@@ -75,8 +75,12 @@ def draw(d, dtype, opset):
         attrs["axes"] = list(axes)
     if int(np.prod([shape[a] for a in axes])) < 2:
         shape = tuple(2 if i == axes[-1] else s for i, s in enumerate(shape))
-    x = spread(S.arrays(d, dtype, shape=shape, lo=-4, hi=4), axes, dtype)
-    return Example([x], attrs)
+    x = spread(S.arrays(d, dtype, shape=shape, lo=-4, hi=4), axes, dtype).astype(np.float64)
+    # each group centred near 0 (its mean rounded to an integer and taken off, exactly): the
+    # function body's E(X^2) - (EX)^2 cancels less, so a literal evaluation in float16 stays
+    # within the tolerance; the groups keep their spread
+    x = x - np.round(x.mean(axis=axes, keepdims=True))
+    return Example([x.astype(S.np_dtype(dtype))], attrs)
 
 
 @op.edges(*VERSIONS)
