@@ -144,6 +144,7 @@ def edges(dtype, opset):
                            name="dilated_padded_include_pad"))
         out.append(Example([five], {"kernel_shape": [2, 3], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "strides": [2, 2]},
                            name="dilated_same_lower"))
+        out.append(Example([x], {"kernel_shape": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_UPPER"}, name="dilated_same_upper_stride1"))
         out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 1], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1},
                            name="dilated_ceil_mode"))
     if since >= 22:

@@ -94,6 +94,7 @@ def edges(dtype, opset):
             Example([five], {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 1, 1, 1]}, name="dilated_padded"),
             Example([five], {"kernel_shape": [2, 3], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "strides": [2, 2]},
                     name="dilated_same_lower"),
+            Example([five], {"kernel_shape": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_UPPER"}, name="dilated_same_upper_stride1"),
         ]
     return out + batch_edges(dtype, out[1])
 
