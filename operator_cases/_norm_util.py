@@ -22,7 +22,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, as_list, size_of
 from harness.registry import Example, Operator
 
-from ._common import back, wide
+from ._common import wide
 
 st = S.st
 

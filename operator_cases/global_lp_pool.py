@@ -19,6 +19,7 @@ from ._pool_util import draw_p, global_lp_pool_template, lp_norm, p_values
 from ._window_util import batch_edges, draw_input_shape
 
 op = Operator("GlobalLpPool")
+st = S.st
 VERSIONS = (1, 2, 22)
 
 
@@ -38,9 +39,6 @@ def draw(d, dtype, opset):
     since = schema.schema_at("GlobalLpPool", opset).since_version
     attrs = {"p": draw_p(d, since)} if d(st.booleans()) else {}
     return Example([S.arrays(d, dtype, shape=draw_input_shape(d), lo=-8, hi=8)], attrs)
-
-
-st = S.st
 
 
 @op.edges(*VERSIONS)
