@@ -135,12 +135,18 @@ def edges(dtype, opset):
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, name="ceil_mode"))
         out.append(Example([five], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 0, 0], "ceil_mode": 1},
                            name="ceil_mode_padded"))
+        if since >= 10:  # the last ceil_mode window ends inside the explicit padding: its count is defined
+            out.append(Example([five], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1,
+                                        "count_include_pad": 1}, name="ceil_mode_include_pad"))
     if since >= 19:
         out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 1, 1, 1]}, name="dilated_padded"))
         out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 1, 1, 1], "count_include_pad": 1},
                            name="dilated_padded_include_pad"))
         out.append(Example([five], {"kernel_shape": [2, 3], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "strides": [2, 2]},
                            name="dilated_same_lower"))
+        out.append(Example([x], {"kernel_shape": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_UPPER"}, name="dilated_same_upper_stride1"))
+        out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 1], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1},
+                           name="dilated_ceil_mode"))
     if since >= 22:
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [0, 0, 1, 1], "ceil_mode": 1},
                            name="ceil_mode_window_in_right_pad"))

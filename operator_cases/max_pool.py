@@ -179,6 +179,11 @@ def edges(dtype, opset):
         out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 1, 1, 1]}, name="dilated_padded", outputs=2))
         out.append(Example([five], {"kernel_shape": [2, 3], "dilations": [2, 1], "auto_pad": "SAME_LOWER", "strides": [2, 2]},
                            name="dilated_same_lower", outputs=one))
+        out.append(Example([x], {"kernel_shape": [2, 1], "dilations": [2, 1], "auto_pad": "SAME_UPPER"}, name="dilated_same_upper_stride1", outputs=one))
+        out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 1], "strides": [2, 2], "pads": [1, 0, 1, 1], "ceil_mode": 1},
+                           name="dilated_ceil_mode_indices", outputs=2))
+        out.append(Example([x.reshape(1, 2, 8)], {"kernel_shape": [3], "dilations": [2], "pads": [2, 1]}, name="indices_pool1d_dilated",
+                           outputs=2))
     if since >= 22:
         five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - (12 if signed else 0)).astype(t)
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [0, 0, 1, 1], "ceil_mode": 1},

@@ -224,6 +224,19 @@ def _stand_in_model(name: str) -> onnx.ModelProto:
     return model
 
 
+def _deprecated(model: onnx.ModelProto) -> bool:
+    """Every node of ``model`` whose schema at the model's opset is marked deprecated in onnx.defs."""
+    opsets = {o.domain or "": o.version for o in model.opset_import}
+    found = False
+    for node in model.graph.node:
+        try:
+            sch = onnx.defs.get_schema(node.op_type, opsets.get(node.domain or "", 1), node.domain or "")
+        except onnx.defs.SchemaError:
+            return False
+        found = found or sch.deprecated
+    return found
+
+
 def check_case(case: Case) -> None:
     """Our oracle checks itself: the model is valid and shape inference agrees with the
     reference on output dtypes and shapes."""
@@ -231,7 +244,13 @@ def check_case(case: Case) -> None:
         raise OracleError(f"{case.id}: the oracle failed: {case.tags['oracle_error']}")
     model = case.load_model()
     try:
-        onnx.checker.check_model(model, full_check=True)
+        try:
+            onnx.checker.check_model(model, full_check=True)
+        except onnx.checker.ValidationError as exc:
+            # a deprecated op-version (GroupNormalization-18, Scatter-11, Upsample-10) is still
+            # what models of its opsets hold; the checker refuses it by name, shape inference checks the rest
+            if "is deprecated in domain_version" not in str(exc) or not _deprecated(model):
+                raise
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:
         raise OracleError(f"{case.id}: invalid model: {exc}") from exc

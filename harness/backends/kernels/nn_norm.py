@@ -144,7 +144,7 @@ def layer_norm(node):
 
 def _group_norm(x, scale, b, G, eps, st, per_channel):
     N, C = x.shape[:2]
-    xa = x.astype(st, copy=False).reshape(N, G, -1)
+    xa = x.astype(st, copy=False).reshape(N, G, (C // G) * int(np.prod(x.shape[2:])))  # explicit: N may be 0
     mean = xa.mean(axis=2, keepdims=True)
     d = xa - mean
     var = np.mean(d * d, axis=2, keepdims=True)

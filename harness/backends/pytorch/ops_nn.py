@@ -151,7 +151,7 @@ def _windows(t, kernel, strides, dilations, outs):
         t = t.unfold(2 + i, eff, strides[i]).narrow(2 + i, 0, outs[i])
         if dilations[i] > 1:
             t = t[..., :: dilations[i]]
-    return t.reshape(list(t.shape[: 2 + n]) + [-1])
+    return t.reshape(list(t.shape[: 2 + n]) + [math.prod(kernel)])  # explicit: an empty batch has no -1
 
 
 def _pad_two(t, sp, extra, explicit_value, extra_value):
@@ -252,7 +252,7 @@ def global_lp_pool(node, x, *, p=2):
 def max_unpool(node, x, indices, output_shape=None, *, kernel_shape, pads=None, strides=None):
     n = len(kernel_shape)
     strides = list(strides or [1] * n)
-    sp = pair_pads(pads, n)
+    sp = pair_pads(pads if output_shape is None else None, n)  # "If 'output_shape' is specified, 'pads' values are ignored"
     inferred = list(x.shape[:2]) + [(i - 1) * s + k - b - e for i, s, k, (b, e) in zip(x.shape[2:], strides, kernel_shape, sp)]
     out = torch.zeros(math.prod(inferred), dtype=x.dtype, device=x.device)
     out.scatter_(0, indices.reshape(-1).to(torch.int64), x.reshape(-1))
@@ -346,7 +346,7 @@ def rms_norm(node, x, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
 @lowers("GroupNormalization", 18, 21)
 def group_norm(node, x, scale, bias, *, epsilon=1e-5, num_groups, stash_type=1):
     n, c = x.shape[:2]
-    work = _stash(x, stash_type).reshape(n, num_groups, -1)
+    work = _stash(x, stash_type).reshape(n, num_groups, (c // num_groups) * math.prod(x.shape[2:]))  # explicit: n may be 0
     mean = work.mean(dim=-1, keepdim=True)
     var = ((work - mean) ** 2).mean(dim=-1, keepdim=True)
     normed = ((work - mean) / torch.sqrt(var + epsilon)).reshape(x.shape).to(x.dtype)

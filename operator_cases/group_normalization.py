@@ -1,0 +1,120 @@
+"""GroupNormalization (ONNX spec: GroupNormalization-18, 21).
+
+"y = scale * (x - mean) / sqrt(variance + epsilon) + bias, where the mean and variance are
+computed per instance per group of channels": X is (N x C x D1 ... Dn), its C channels split into
+``num_groups`` consecutive groups of C / num_groups channels ("It should be a divisor of the
+number of channels C"), and the statistics of (n, group) are taken over those channels and all of
+D1..Dn (population variance).
+
+Versions: GroupNormalization-18 has "scale and bias should be specified for each group of
+channels": Scale and Bias of shape (num_groups), group g's values applied to its channels.
+GroupNormalization-21 changes them to "specified for each channel": shape (C); and adds
+``stash_type``: "the first stage normalizes the elements to have zero mean and unit variance ...
+The floating-point precision used in the first stage is determined by the stash_type attribute
+... casts the normalized results back to the original type of X. The second stage does not depend
+on stash_type": we round the normalized values to X's type, then scale and shift (see
+``_norm_util``). The drawn cases use stash_type 1 (float32, the default) and, at the edges, 11
+(double); a float16 or bfloat16 stash would make the answer a low-precision computation whose
+rounding depends on the order of its sums.
+
+Drawn groups have a variance >= 0.25; the edges add a constant group (epsilon dominates: y =
+bias), NaN and infinities (their group is NaN), subnormals, num_groups 1 (LayerNormalization
+over C, D1..Dn) and num_groups = C (InstanceNormalization), rank 2 and an empty batch.
+"""
+
+import numpy as np
+
+from harness import schema
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+from ._common import back, wide
+from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
+
+op = Operator("GroupNormalization")
+st = S.st
+VERSIONS = (18, 21)
+
+
+def normalized(x, num_groups, epsilon):
+    x = np.asarray(x)
+    n, c = x.shape[:2]
+    g = int(num_groups)
+    grouped = wide(x).reshape((n, g, (c // g) * int(np.prod(x.shape[2:]))))
+    return standardize(grouped, (2,), epsilon).reshape(x.shape)
+
+
+@op.reference(18)
+def group_normalization_18(x, scale, bias, *, num_groups, epsilon=1e-5):
+    x = np.asarray(x)
+    per = x.shape[1] // int(num_groups)
+    s, b = (np.repeat(wide(np.asarray(p)).reshape(-1), per) for p in (scale, bias))
+    return back(normalized(x, num_groups, epsilon) * channel_param(s, x.ndim) + channel_param(b, x.ndim), x)
+
+
+@op.reference(21)
+def group_normalization_21(x, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1):
+    x = np.asarray(x)
+    stage_one = wide(back(normalized(x, num_groups, epsilon), x))  # "casts the normalized results back"
+    return back(stage_one * channel_param(scale, x.ndim) + channel_param(bias, x.ndim), x)
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    since = schema.schema_at("GroupNormalization", opset).since_version
+    rank = d(st.sampled_from([4, 3, 2]))
+    n = d(st.integers(1, 2))
+    groups = d(st.integers(1, 3))
+    c = groups * d(st.integers(1, 3))
+    spatial = [d(st.integers(1, 3)) for _ in range(rank - 2)]
+    shape = (n, c, *spatial)
+    x = S.arrays(d, dtype, shape=shape, lo=-4, hi=4)
+    x = spread(x.reshape(n, groups, -1), (2,), dtype).reshape(shape)
+    attrs = {"num_groups": groups}
+    draw_epsilon(d, attrs)
+    p = groups if since == 18 else c
+    if since >= 21 and d(st.integers(0, 3)) == 0:
+        attrs["stash_type"] = 1
+    return Example([x, S.arrays(d, dtype, shape=(p,), lo=-2, hi=2), S.arrays(d, dtype, shape=(p,), lo=-2, hi=2)], attrs)
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    since = schema.schema_at("GroupNormalization", opset).since_version
+    a = arr(dtype)
+    sp = specials(dtype, (2, 4, 3))
+    per_group = since == 18
+
+    def params(groups, c=4):
+        k = groups if per_group else c
+        return [a((np.arange(k) % 3 - 1) * 0.5 + 1.0), a(np.arange(k) % 2 - 0.5)]
+
+    out = [Example([v, *params(2)], {"num_groups": 2}, name=k) for k, v in sp.items()]
+    out += [
+        Example([sp["plain"], *params(1)], {"num_groups": 1}, name="one_group"),
+        Example([sp["plain"], *params(4)], {"num_groups": 4, "epsilon": 0.25}, name="group_per_channel"),
+        Example([sp["plain"][:, :, 0].copy(), *params(2)], {"num_groups": 2}, name="rank2"),
+        Example([sp["plain"].reshape(2, 4, 3, 1, 1), *params(2)], {"num_groups": 2}, name="rank5"),
+        Example([a(np.zeros((0, 4, 3))), *params(2)], {"num_groups": 2}, name="empty_batch"),
+    ]
+    if since >= 21:
+        out.append(Example([sp["plain"], *params(2)], {"num_groups": 2, "stash_type": 11}, name="stash_double"))
+    return out
+
+
+def _axes(x, attrs):
+    # the generated graphs use one group (statistics over C, D1..Dn) or one per channel (over D1..Dn)
+    return tuple(range(1 if attrs["num_groups"] == 1 else 2, x.ndim))
+
+
+def _build(c, x):
+    if c.since == 18:
+        return None  # deprecated in onnx 1.23: the checker refuses GroupNormalization-18 in a graph
+    ch = x.shape[1]
+    g = c.choice([1, ch])
+    k = g if c.since < 21 else ch
+    return [x, c.const(c.floats((k,), 0.5, 1.5)), c.const(c.floats((k,)))], {"num_groups": g, "epsilon": c.choice([1e-5, 1e-2])}
+
+
+# how it enters a generated graph (harness.suites.generated)
+channel_norm_template(op, axes_of=_axes, build=_build)

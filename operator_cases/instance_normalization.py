@@ -1,0 +1,84 @@
+"""InstanceNormalization (ONNX spec: InstanceNormalization-1, 6, 22).
+
+"y = scale * (x - mean) / sqrt(variance + epsilon) + B, where mean and variance are computed per
+instance per channel": over the spatial axes D1..Dn of each (n, c), with the population variance;
+scale and B have size C.
+
+Versions: InstanceNormalization-1 takes "The input 4-dimensional tensor of shape NCHW" (and the
+legacy ``consumed_inputs``, no effect on values); InstanceNormalization-6 takes (N x C x D1 ... Dn);
+InstanceNormalization-22 adds bfloat16.
+
+Evaluated in float64 and rounded once (see ``_norm_util``). Drawn channels have a variance >= 0.25;
+the edge examples add a constant channel (epsilon dominates: y = B), a single spatial cell (the
+same), NaN and infinities (their channel is NaN, the others unaffected), -0.0 and subnormals (the
+variance underflows in the input type but not in float64, where epsilon still dominates) and an
+empty batch.
+"""
+
+import numpy as np
+
+from harness import schema
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+from ._common import back, wide
+from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
+
+op = Operator("InstanceNormalization")
+st = S.st
+VERSIONS = (1, 6, 22)
+
+
+@op.reference(*VERSIONS)
+def instance_normalization(x, scale, b, *, epsilon=1e-5, consumed_inputs=None):
+    x = np.asarray(x)
+    y = standardize(wide(x), tuple(range(2, x.ndim)), epsilon) * channel_param(scale, x.ndim) + channel_param(b, x.ndim)
+    return back(y, x)
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    since = schema.schema_at("InstanceNormalization", opset).since_version
+    rank = 4 if since == 1 else d(st.sampled_from([4, 3, 5]))
+    n, c = d(st.integers(1, 2)), d(st.integers(1, 4))
+    spatial = [d(st.integers(1, 4)) for _ in range(rank - 2)]
+    if int(np.prod(spatial)) < 2:
+        spatial[-1] = 2
+    shape = (n, c, *spatial)
+    x = spread(S.arrays(d, dtype, shape=shape, lo=-4, hi=4), tuple(range(2, rank)), dtype)
+    attrs = {}
+    draw_epsilon(d, attrs)
+    return Example([x, S.arrays(d, dtype, shape=(c,), lo=-2, hi=2), S.arrays(d, dtype, shape=(c,), lo=-2, hi=2)], attrs)
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    since = schema.schema_at("InstanceNormalization", opset).since_version
+    a = arr(dtype)
+    sp = specials(dtype, (2, 3, 2, 2))
+    s3, b3 = a([1.0, -0.5, 2.0]), a([0.0, 1.0, -1.0])
+    out = [Example([v, s3, b3], name=k) for k, v in sp.items()]
+    out += [
+        Example([sp["plain"], s3, b3], {"epsilon": 0.5}, name="epsilon_large"),
+        Example([a(np.arange(6).reshape(2, 3, 1, 1)), s3, b3], name="single_cell"),
+        Example([a(np.zeros((0, 3, 2, 2))), s3, b3], name="empty_batch"),
+    ]
+    if since >= 6:
+        out += [
+            Example([sp["plain"].reshape(2, 3, 4), s3, b3], name="rank3"),
+            Example([sp["plain"].reshape(1, 3, 2, 2, 2), s3, b3], name="rank5"),
+        ]
+    return out
+
+
+def _axes(x, attrs):
+    return tuple(range(2, x.ndim))
+
+
+def _build(c, x):
+    ch = x.shape[1]
+    return [x, c.const(c.floats((ch,), 0.5, 1.5)), c.const(c.floats((ch,)))], {"epsilon": c.choice([1e-5, 1e-2])}
+
+
+# how it enters a generated graph (harness.suites.generated)
+channel_norm_template(op, axes_of=_axes, build=_build)
