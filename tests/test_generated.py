@@ -177,6 +177,8 @@ KNOWN_REFERENCE_DEFECTS = {
     ("LogSoftmax", "wrong-values"): "computes log(softmax(x)), which underflows to -inf; the function body subtracts the max first",
     ("BatchNormalization", "wrong-values"): "BatchNormalization-9 with Y alone ('Output case #2: Y (test mode)') normalizes with "
                                             "momentum-updated running statistics instead of the given mean and var",
+    ("BatchNormalization", "nan"): "the same momentum-updated statistics in test mode: an inf in the batch makes the "
+                                   "updated mean NaN, where the spec's given mean and var keep the output finite",
     ("GlobalMaxPool", "wrong-values"): "1-D and 3-D inputs lose a dimension ('same rank as the input')",
     ("MaxPool", "error:IndexError"): "1-D input with auto_pad: its pad computation indexes a second spatial dimension",
     ("MaxPool", "error:ValueError"): "1-D input: 'zero-size array to reduction operation maximum'",
@@ -187,6 +189,8 @@ KNOWN_REFERENCE_DEFECTS = {
     ("LpNormalization", "wrong-values"): "p = 1 sums the elements without their absolute values (operator_cases/crosscheck.toml)",
     ("LRN", "error:RuntimeError"): "input not 4-D: 'LRN only applies on 4D tensors' (operator_cases/crosscheck.toml)",
     ("LRN", "wrong-values"): "loops over the batch size where it means the channels (operator_cases/crosscheck.toml)",
+    ("LRN", "error:IndexError"): "loops over the batch size where it means the channels: a batch larger than the channel "
+                                 "count indexes past them (operator_cases/crosscheck.toml)",
     ("GlobalLpPool", "unsupported:RuntimeImplementationError"): "no implementation of GlobalLpPool in onnx.reference 1.23",
     ("Flatten", "error:ValueError"): "an empty input ([0, 3, 2], axis 1): it reshapes to (0, -1), which numpy cannot infer "
                                      "('cannot reshape array of size 0 into shape (0,newaxis)'); the spec's output is [0, 6]",
@@ -401,17 +405,19 @@ def test_case_tolerance_is_the_loosest_output_tolerance():
 
 def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path):
     """The suite's expected outputs against onnx.reference (a second opinion, not our code):
-    these eight graphs hold none of its KNOWN_REFERENCE_DEFECTS, so every case passes."""
+    every drawn graph whose operators have none of its KNOWN_REFERENCE_DEFECTS passes. (Chosen by
+    their operators, not by a seed, so a new operator template does not move the test.)"""
     from harness.backends.reference import ReferenceBackend
     from harness.execute import ExecOptions, execute_case
     from harness.suites import SuiteContext
 
-    # seed 7: eight graphs free of the known defects with the tensor templates of part A (seed 5's
-    # eight now hold a rank-0 ReduceLogSumExp)
-    cases = list(G.generated_cases(SuiteContext(corpus=tmp_path, examples=8, seed=7, opset=17)))
-    assert len(cases) == 8 and len({c.id for c in cases}) == 8
+    defective = {op for op, _ in KNOWN_REFERENCE_DEFECTS}
+    cases = list(G.generated_cases(SuiteContext(corpus=tmp_path, examples=24, seed=7, opset=17)))
+    assert len(cases) == 24 and len({c.id for c in cases}) == 24
+    clean = [c for c in cases if not set(c.id.split("/")[1].split("+")) & defective]
+    assert len(clean) >= 4, [c.id for c in cases]
     backend = ReferenceBackend()
-    for case in cases:
+    for case in clean:
         assert case.tags["opset"] == 17
         result = execute_case(backend, case, ExecOptions(restamp=False))
         assert result.outcome == "pass", (case.id, result.message)
