@@ -20,6 +20,8 @@ BUILTIN: dict[str, str] = {
     "tensorflow": "harness.backends.tensorflow:TensorFlowBackend",
     "pytorch": "harness.backends.pytorch:PyTorchBackend",
     "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
+    "onnx2tf": "harness.backends.onnx2tf:Onnx2TfBackend",
+    "onnx2tf-litert": "harness.backends.onnx2tf:Onnx2TfLiteRtBackend",
     "tract": "harness.backends.tract:TractBackend",
     "tvm": "harness.backends.tvm:TvmBackend",
     # listed for `list backends`; run one as exec:CMD
