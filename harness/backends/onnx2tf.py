@@ -12,9 +12,11 @@ the model in which every graph output ``y`` is followed by ``Reshape(y, [-1])``:
 layout-dependent, and onnx2tf must flatten in ONNX's element order to be right, so the flat
 output holds the elements in ONNX order; the binding gives it back its ONNX shape (from ONNX
 shape inference, so outputs need static shapes: a model whose output shapes inference cannot
-fix is ``unsupported``). Graph inputs keep their ONNX layout: rank 3 to 5 inputs are declared
-channel-first (``keep_ncw_or_nchw_or_ncdhw_input_names``; ``keep_shape_absolutely_input_names``
-alone lets onnx2tf read a [1, 2, 2, 2] input as channel-last), the others kept as they are.
+fix is ``unsupported``). Graph inputs keep their ONNX layout: a rank 3 to 5 input that feeds a
+channel-first operator (Conv, pooling, normalization, ...; ``LAYOUT_OPS``) is declared
+channel-first (``keep_ncw_or_nchw_or_ncdhw_input_names``: ``keep_shape_absolutely_input_names``
+lets onnx2tf read a [1, 2, 2, 2] image as channel-last), every other input is kept as it is
+(declaring a plain [3, 4, 5] tensor channel-first makes onnx2tf move its reduction axes).
 
 Outcomes: an operator or form onnx2tf has no conversion for is ``unsupported`` with its words;
 anything else the conversion raises (or an exit of the converter) is ``error``, with the tail of
@@ -41,6 +43,10 @@ from .base import Backend, Session, Unavailable, Unsupported, refuse_if_invalid
 FLAT = "__harness_flat"
 # how onnx2tf says "no conversion for this operator or this form of it"
 _UNSUPPORTED_MARKS = ("not supported", "not implemented", "unsupported", "no module named 'onnx2tf.ops.")
+# operators whose first input is channel-first data (N, C, spatial...) in ONNX
+LAYOUT_OPS = {"Conv", "ConvTranspose", "ConvInteger", "QLinearConv", "DeformConv", "AveragePool", "MaxPool", "LpPool", "MaxUnpool",
+              "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool", "BatchNormalization", "InstanceNormalization", "GroupNormalization",
+              "LRN", "DepthToSpace", "SpaceToDepth", "Resize", "Upsample", "RoiAlign", "MaxRoiPool", "GridSample", "Col2Im"}
 _TF_DTYPES = {"b": (1,), "u": (1, 2, 4, 8), "i": (1, 2, 4, 8), "f": (2, 4, 8)}
 
 
@@ -127,7 +133,9 @@ class Onnx2TfBackend(Backend):
         graph_inputs = [i for i in model.graph.input if i.name not in initialized]
         inputs = [i.name for i in graph_inputs]
         rank = {i.name: len(i.type.tensor_type.shape.dim) for i in graph_inputs if i.type.HasField("tensor_type")}
-        channel_first = [n for n in inputs if 3 <= rank.get(n, 0) <= 5]  # "keep NCW/NCHW/NCDHW": onnx2tf transposes inside
+        feeds_layout_op = {i for node in model.graph.node if node.op_type in LAYOUT_OPS for i in node.input[:1]}
+        # "keep NCW/NCHW/NCDHW": onnx2tf transposes inside; only for images, where it helps
+        channel_first = [n for n in inputs if 3 <= rank.get(n, 0) <= 5 and n in feeds_layout_op]
         folder = tempfile.mkdtemp(prefix="harness-onnx2tf-")
         path = os.path.join(folder, "model.onnx")
         onnx.save(flat, path)
