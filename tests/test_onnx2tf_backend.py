@@ -8,7 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from harness.backends import load_backend_class
 from harness.backends.base import Unsupported
-from harness.backends.onnx2tf import flat_outputs
+from harness.backends.onnx2tf import output_shapes
 
 pytest.importorskip("onnx2tf", reason="onnx2tf is not installed (pip install 'onnx-harness[onnx2tf]')")
 
@@ -58,4 +58,23 @@ def test_an_operator_onnx2tf_lacks_is_unsupported_with_its_words(backend):
 def test_an_output_without_a_static_shape_is_unsupported_with_the_reason():
     model = _model([helper.make_node("Relu", ["x"], ["y"])], [("x", ["n", 3])], [("y", ["n", 3])])
     with pytest.raises(Unsupported, match="no static shape"):
-        flat_outputs(model)
+        output_shapes(model)
+
+
+def test_a_plain_rank3_reshape_keeps_onnx_element_order(backend):
+    # onnx2tf guesses layouts from ranks: a [2, 3, 4] -> [4, 2, 3] reshape must still move no element
+    shape = numpy_helper.from_array(np.array([4, 2, 3], dtype=np.int64), "shape")
+    model = _model([helper.make_node("Reshape", ["x", "shape"], ["y"])], [("x", [2, 3, 4])], [("y", [4, 2, 3])], [shape], opset=14)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = backend.prepare(model).run({"x": x})
+    np.testing.assert_array_equal(y, np.arange(24, dtype=np.float32).reshape(4, 2, 3))
+
+
+def test_the_layout_rule_transposes_only_channel_last_shapes():
+    from harness.backends.onnx2tf import to_onnx_layout
+
+    nhwc = np.zeros((1, 5, 6, 3))
+    assert to_onnx_layout(nhwc, [1, 3, 5, 6], channel_last_if_unsure=False).shape == (1, 3, 5, 6)
+    same = np.arange(8).reshape(1, 2, 2, 2)
+    assert to_onnx_layout(same, [1, 2, 2, 2], channel_last_if_unsure=False) is same
+    np.testing.assert_array_equal(to_onnx_layout(same, [1, 2, 2, 2], channel_last_if_unsure=True), np.moveaxis(same, -1, 1))

@@ -5,18 +5,20 @@ SavedModel and a float32 ``.tflite`` file; ``onnx2tf`` runs the SavedModel throu
 ``onnx2tf-litert`` runs the ``.tflite`` through LiteRT (``ai-edge-litert``). Unlike onnx-tf it
 follows every opset, so TensorFlow is judged past opset 15.
 
-Layout: onnx2tf computes in TensorFlow's channel-last layout and hands back channel-last
-outputs (an NCHW output comes out NHWC), with no option to keep ONNX's layout, and shapes alone
-cannot tell whether a [1, 4, 4, 4] output was transposed. So the binding converts a copy of
-the model in which every graph output ``y`` is followed by ``Reshape(y, [-1])``: a reshape is
-layout-dependent, and onnx2tf must flatten in ONNX's element order to be right, so the flat
-output holds the elements in ONNX order; the binding gives it back its ONNX shape (from ONNX
-shape inference, so outputs need static shapes: a model whose output shapes inference cannot
-fix is ``unsupported``). Graph inputs keep their ONNX layout: a rank 3 to 5 input that feeds a
-channel-first operator (Conv, pooling, normalization, ...; ``LAYOUT_OPS``) is declared
-channel-first (``keep_ncw_or_nchw_or_ncdhw_input_names``: ``keep_shape_absolutely_input_names``
-lets onnx2tf read a [1, 2, 2, 2] image as channel-last), every other input is kept as it is
-(declaring a plain [3, 4, 5] tensor channel-first makes onnx2tf move its reduction axes).
+Layout: onnx2tf computes in TensorFlow's channel-last layout and hands back an image output
+channel-last (an NCHW output comes out NHWC), with no option to keep ONNX's layout. The binding
+takes the output shapes from ONNX shape inference (outputs need static shapes: a model whose
+output shapes inference cannot fix is ``unsupported``) and gives each output back its ONNX
+layout: an output of the ONNX shape is taken as it is, one of the channel-last shape (N, spatial,
+C) is transposed back. Where the two shapes are the same (a [1, 2, 2, 2] output) shapes cannot
+tell; the binding then follows onnx2tf's rule as documented: outputs of a model with
+channel-first operators (``LAYOUT_OPS``) come out channel-last, others as they are. (Flattening
+every output with an appended ``Reshape(y, [-1])`` instead is not neutral: onnx2tf's layout
+guesses move the elements of a flattened rank-3 reshape.) Graph inputs keep their ONNX layout: a
+rank 3 to 5 input that feeds a channel-first operator is declared channel-first
+(``keep_ncw_or_nchw_or_ncdhw_input_names``: ``keep_shape_absolutely_input_names`` lets onnx2tf read
+a [1, 2, 2, 2] image as channel-last), every other input is kept as it is (declaring a plain
+[3, 4, 5] tensor channel-first makes onnx2tf move its reduction axes).
 
 Outcomes: an operator or form onnx2tf has no conversion for is ``unsupported`` with its words;
 anything else the conversion raises (or an exit of the converter) is ``error``, with the tail of
@@ -35,12 +37,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 import onnx
-from onnx import helper, numpy_helper
 
 from ..values import plain_value
 from .base import Backend, Session, Unavailable, Unsupported, refuse_if_invalid
 
-FLAT = "__harness_flat"
 # how onnx2tf says "no conversion for this operator or this form of it"
 _UNSUPPORTED_MARKS = ("not supported", "not implemented", "unsupported", "no module named 'onnx2tf.ops.")
 # operators whose first input is channel-first data (N, C, spatial...) in ONNX
@@ -54,34 +54,35 @@ class ConversionFailed(Exception):
     """onnx2tf failed (raised, or exited); the message carries the tail of its output."""
 
 
-def flat_outputs(model: onnx.ModelProto) -> tuple[onnx.ModelProto, list[tuple[str, list[int]]]]:
-    """A copy of ``model`` whose outputs are the original outputs flattened in ONNX order, and
-    each original output's (name, static shape)."""
+def output_shapes(model: onnx.ModelProto) -> list[tuple[str, list[int]]]:
+    """Each graph output's (name, static shape), from ONNX shape inference."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True, data_prop=True)
     except Exception as exc:  # inference refusing the model: the converter's own checks would too
         raise Unsupported(f"onnx2tf binding: ONNX shape inference fails on the model: {exc}") from exc
     shapes = []
     for out in inferred.graph.output:
-        dims = out.type.tensor_type.shape.dim if out.type.HasField("tensor_type") else None
-        if dims is None or not out.type.tensor_type.HasField("shape") or any(not d.HasField("dim_value") for d in dims):
+        tensor = out.type.tensor_type if out.type.HasField("tensor_type") else None
+        if tensor is None or not tensor.HasField("shape") or any(not d.HasField("dim_value") for d in tensor.shape.dim):
             raise Unsupported(f"onnx2tf binding: output {out.name!r} has no static shape (needed to undo onnx2tf's channel-last layout)")
-        shapes.append((out.name, [d.dim_value for d in dims]))
-    flat = onnx.ModelProto()
-    flat.CopyFrom(model)
-    graph = flat.graph
-    graph.initializer.append(numpy_helper.from_array(np.array([-1], dtype=np.int64), f"{FLAT}_shape"))
-    originals = list(graph.output)
-    del graph.output[:]
-    for out in originals:
-        graph.node.append(helper.make_node("Reshape", [out.name, f"{FLAT}_shape"], [out.name + FLAT]))
-        graph.output.append(helper.make_tensor_value_info(out.name + FLAT, out.type.tensor_type.elem_type, None))
-    return flat, shapes
+        shapes.append((out.name, [d.dim_value for d in tensor.shape.dim]))
+    return shapes
+
+
+def to_onnx_layout(value: np.ndarray, shape: list[int], channel_last_if_unsure: bool) -> np.ndarray:
+    """``value`` (an onnx2tf output) in the ONNX layout of ``shape``."""
+    if len(shape) < 3:
+        return value.reshape(shape) if value.size == int(np.prod(shape)) else value
+    last = [shape[0], *shape[2:], shape[1]]
+    if list(value.shape) == last and (last != shape or channel_last_if_unsure):
+        return np.moveaxis(value, -1, 1)
+    return value
 
 
 class Onnx2TfSession(Session):
-    def __init__(self, runner: Any, input_names: list[str], shapes: list[tuple[str, list[int]]], folder: str) -> None:
+    def __init__(self, runner: Any, input_names: list[str], shapes: list[tuple[str, list[int]]], folder: str, channel_last: bool) -> None:
         self.runner = runner
+        self.channel_last = channel_last
         self.input_names = input_names
         self.shapes = shapes
         self.folder = folder
@@ -99,11 +100,8 @@ class Onnx2TfSession(Session):
         if len(outputs) != len(self.shapes):
             raise RuntimeError(f"onnx2tf's model gave {len(outputs)} outputs, the ONNX model has {len(self.shapes)}")
         result = []
-        for (name, shape), flat in zip(self.shapes, outputs):
-            flat = np.asarray(flat)
-            if flat.size != int(np.prod(shape)):
-                raise RuntimeError(f"onnx2tf output {name!r} has {flat.size} elements, its ONNX shape {shape} holds {int(np.prod(shape))}")
-            result.append(plain_value(flat.reshape(shape)))
+        for (name, shape), value in zip(self.shapes, outputs):
+            result.append(plain_value(to_onnx_layout(np.asarray(value), shape, self.channel_last)))
         return result
 
 
@@ -127,8 +125,8 @@ class Onnx2TfBackend(Backend):
 
         return f"onnx2tf {_dist_version('onnx2tf')} tensorflow {_dist_version('tensorflow-cpu')}"
 
-    def convert(self, model: onnx.ModelProto) -> tuple[str, list[str], list[tuple[str, list[int]]]]:
-        flat, shapes = flat_outputs(model)
+    def convert(self, model: onnx.ModelProto) -> tuple[str, list[str], list[tuple[str, list[int]]], bool]:
+        shapes = output_shapes(model)
         initialized = {t.name for t in model.graph.initializer}
         graph_inputs = [i for i in model.graph.input if i.name not in initialized]
         inputs = [i.name for i in graph_inputs]
@@ -138,7 +136,7 @@ class Onnx2TfBackend(Backend):
         channel_first = [n for n in inputs if 3 <= rank.get(n, 0) <= 5 and n in feeds_layout_op]
         folder = tempfile.mkdtemp(prefix="harness-onnx2tf-")
         path = os.path.join(folder, "model.onnx")
-        onnx.save(flat, path)
+        onnx.save(model, path)
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
@@ -151,11 +149,11 @@ class Onnx2TfBackend(Backend):
             text = re.sub(r"\x1b\[[0-9;]*m", "", printed.getvalue()).replace(path, "<model>")  # no colours, no temporary paths
             tail = " | ".join(line.strip() for line in text.strip().splitlines()[-6:] if line.strip())
             raise ConversionFailed(f"onnx2tf conversion failed: {type(exc).__name__}: {exc} {('[' + tail + ']') if tail else ''}".strip()) from exc
-        return folder, inputs, shapes
+        return folder, inputs, shapes, bool(feeds_layout_op)
 
     def prepare(self, model: onnx.ModelProto) -> Session:
         try:
-            folder, inputs, shapes = self.convert(model)
+            folder, inputs, shapes, channel_last = self.convert(model)
         except ConversionFailed as exc:
             refuse_if_invalid(model, exc)
             raise
@@ -165,7 +163,12 @@ class Onnx2TfBackend(Backend):
             outputs = signature(**{k: self.tf.constant(v) for k, v in feeds.items()})
             return [outputs[f"output_{k}"].numpy() for k in range(len(outputs))]
 
-        return Onnx2TfSession(run, inputs, shapes, folder)
+        return Onnx2TfSession(run, inputs, shapes, folder, channel_last)
+
+    def classify_error(self, exc: BaseException, stage: str) -> str:
+        if "select tensorflow op(s)" in str(exc).lower():  # needs the Flex delegate, which the LiteRT wheel does not link
+            return "unsupported"
+        return super().classify_error(exc, stage)
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
         if stage == "prepare" and isinstance(exc, ConversionFailed) and any(m in str(exc).lower() for m in _UNSUPPORTED_MARKS):
@@ -194,7 +197,7 @@ class Onnx2TfLiteRtBackend(Onnx2TfBackend):
 
     def prepare(self, model: onnx.ModelProto) -> Session:
         try:
-            folder, inputs, shapes = self.convert(model)
+            folder, inputs, shapes, channel_last = self.convert(model)
         except ConversionFailed as exc:
             refuse_if_invalid(model, exc)
             raise
@@ -214,4 +217,9 @@ class Onnx2TfLiteRtBackend(Onnx2TfBackend):
             interpreter.invoke()
             return [interpreter.get_tensor(d["index"]).copy() for d in interpreter.get_output_details()]
 
-        return Onnx2TfSession(run, inputs, shapes, folder)
+        return Onnx2TfSession(run, inputs, shapes, folder, channel_last)
+
+    def classify_error(self, exc: BaseException, stage: str) -> str:
+        if "select tensorflow op(s)" in str(exc).lower():  # needs the Flex delegate, which the LiteRT wheel does not link
+            return "unsupported"
+        return super().classify_error(exc, stage)
