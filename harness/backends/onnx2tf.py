@@ -166,11 +166,6 @@ class Onnx2TfBackend(Backend):
         return Onnx2TfSession(run, inputs, shapes, folder, channel_last)
 
     def classify_error(self, exc: BaseException, stage: str) -> str:
-        if "select tensorflow op(s)" in str(exc).lower():  # needs the Flex delegate, which the LiteRT wheel does not link
-            return "unsupported"
-        return super().classify_error(exc, stage)
-
-    def classify_error(self, exc: BaseException, stage: str) -> str:
         if stage == "prepare" and isinstance(exc, ConversionFailed) and any(m in str(exc).lower() for m in _UNSUPPORTED_MARKS):
             return "unsupported"
         return super().classify_error(exc, stage)
