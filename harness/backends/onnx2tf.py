@@ -146,9 +146,9 @@ class Onnx2TfBackend(Backend):
                                      output_signaturedefs=True)
         except (Exception, SystemExit) as exc:
             shutil.rmtree(folder, ignore_errors=True)
-            text = re.sub(r"\x1b\[[0-9;]*m", "", printed.getvalue()).replace(path, "<model>")  # no colours, no temporary paths
-            tail = " | ".join(line.strip() for line in text.strip().splitlines()[-6:] if line.strip())
-            raise ConversionFailed(f"onnx2tf conversion failed: {type(exc).__name__}: {exc} {('[' + tail + ']') if tail else ''}".strip()) from exc
+            tail = " | ".join(line.strip() for line in printed.getvalue().strip().splitlines()[-6:] if line.strip())
+            text = f"onnx2tf conversion failed: {type(exc).__name__}: {exc} {('[' + tail + ']') if tail else ''}".strip()
+            raise ConversionFailed(re.sub(r"\x1b\[[0-9;]*m", "", text).replace(path, "<model>")) from exc  # no colours, no temporary paths
         return folder, inputs, shapes, bool(feeds_layout_op)
 
     def prepare(self, model: onnx.ModelProto) -> Session:
