@@ -266,16 +266,23 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     if args.what == "backends":
         from .backends import BUILTIN, known_backends, load_backend_class
+        from .backends.exec import ExecBackend
 
         rows = []
         for name, target in sorted({**BUILTIN, **known_backends()}.items()):
+            version = ""
             try:
-                ok, reason = load_backend_class(name).available()
-            except Exception as exc:
-                ok, reason = False, str(exc)
+                cls = load_backend_class(name)
+                ok, reason = cls.available()
+                if ok and not issubclass(cls, ExecBackend):  # a runner's version is known once it answers
+                    version = cls().version()
+            except Exception as exc:  # a plug-in that fails to load is listed with its error, not hidden
+                ok, reason = False, f"{type(exc).__name__}: {exc}"
             source = "built-in" if name in BUILTIN else "plug-in"
-            rows.append([name, source, "yes" if ok else "no", reason])
-        print(tabulate(rows, headers=["backend", "source", "available", "reason"], tablefmt="github"))
+            rows.append([name, source, version, "yes" if ok else "no", reason])
+        print(tabulate(rows, headers=["backend", "source", "version", "available", "reason"], tablefmt="github"))
+        print("also: onnxruntime:<ExecutionProvider>, NAME@VERSION (a release in its own environment, e.g. onnxruntime@1.28), "
+              "exec:CMD, module:Class")
     elif args.what == "suites":
         from .suites import SUITES
 
@@ -447,6 +454,38 @@ def cmd_repro(args: argparse.Namespace) -> int:
     folder = write_bundle(Path(args.output), case, result, spec.spec, spec.options, not args.no_restamp)
     print(f"{case.id} on {args.backend}: {result.outcome} {result.message}".rstrip())
     print(f"bundle: {folder} (re-run: python {folder / 'repro.py'})")
+    return 0
+
+
+def cmd_bisect(args: argparse.Namespace) -> int:
+    from tabulate import tabulate
+
+    from .backends.releases import DISTRIBUTIONS, first_change, registry_versions, releases_between
+    from .execute import ExecOptions, execute_case
+    from .runner import BackendSpec, _build_backend
+
+    if args.backend not in DISTRIBUTIONS:
+        raise CliError(f"bisect installs releases of {', '.join(DISTRIBUTIONS)}; not {args.backend!r}")
+    case = _find_case(args.case, Path(args.corpus), Path(args.store))
+    versions = releases_between(registry_versions(DISTRIBUTIONS[args.backend]), *args.between)
+    if len(versions) < 2:
+        raise CliError(f"the registry has {len(versions)} release(s) of {args.backend} between {args.between[0]} and {args.between[1]}: {versions}")
+    print(f"{case.id}: bisecting {len(versions)} releases of {args.backend}: {', '.join(versions)}", file=sys.stderr)
+    messages: dict[str, str] = {}
+
+    def outcome_at(version: str) -> str:
+        result = execute_case(_build_backend(BackendSpec(f"{args.backend}@{version}")), case, ExecOptions())
+        messages[version] = result.message
+        print(f"  {args.backend} {version}: {result.outcome}", file=sys.stderr)
+        return result.outcome
+
+    index, seen = first_change(versions, outcome_at)
+    print(tabulate([[v, seen[v], messages[v][:100]] for v in versions if v in seen], headers=["release", "outcome", "message"], tablefmt="github"))
+    if index is None:
+        print(f"no change: {args.backend} {versions[0]} and {versions[-1]} both give {seen[versions[0]]}")
+    else:
+        print(f"first release with a different outcome: {args.backend} {versions[index]} ({seen[versions[index]]}; "
+              f"{versions[index - 1]} gave {seen[versions[index - 1]]})")
     return 0
 
 
@@ -629,6 +668,12 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("-o", "--output", required=True)
     rp.add_argument("--no-restamp", action="store_true")
     rp.set_defaults(func=cmd_repro)
+    bi = sub.add_parser("bisect", help="the first release of a runtime where a case changed outcome (installs releases into cached environments)")
+    common(bi)
+    bi.add_argument("case")
+    bi.add_argument("--backend", required=True, help="the runtime, e.g. onnxruntime")
+    bi.add_argument("--between", nargs=2, required=True, metavar=("OLD", "NEW"), help="release range, e.g. 1.24 1.32 (newest patch of each line)")
+    bi.set_defaults(func=cmd_bisect)
     cv = sub.add_parser("coverage", help="every ai.onnx / ai.onnx.ml op-version: covered by our references or not")
     cv.add_argument("--family", help="only this family")
     cv.add_argument("--covered-only", action="store_true")

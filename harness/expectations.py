@@ -8,7 +8,10 @@ Entries that matched nothing in a run are reported (``stale``), so the files do 
 run that asks for it (``--strict``) counts them as unexpected. A skipped result is left alone.
 
 Built-in files live in ``harness/expectations/<backend>.toml``; ``--expectations FILE`` adds
-more (with ``backend = "..."`` on each entry, or a file named after the backend).
+more (with ``backend = "..."`` on each entry, or a file named after the backend). A variant of a
+backend (``onnxruntime-noopt``, ``onnxruntime:<ExecutionProvider>``) takes its own file first,
+then its base backend's entries; an entry with a ``variants`` list holds only for the backends
+it names (``variants = ["onnxruntime"]``: the optimizing session only).
 """
 
 from __future__ import annotations
@@ -40,7 +43,15 @@ class ExpectationError(ValueError):
     pass
 
 
-def load_file(path: Path, backend: str | None = None) -> list[Expectation]:
+def base_of(name: str) -> str | None:
+    """The backend a variant's known failures come from: ``onnxruntime`` for
+    ``onnxruntime-noopt`` and ``onnxruntime:<Provider>``; None for any other name."""
+    if name.startswith("onnxruntime:") or name == "onnxruntime-noopt":
+        return "onnxruntime"
+    return None
+
+
+def load_file(path: Path, backend: str | None = None, variant: str | None = None) -> list[Expectation]:
     try:
         with open(path, "rb") as fh:
             data = tomllib.load(fh)
@@ -49,13 +60,15 @@ def load_file(path: Path, backend: str | None = None) -> list[Expectation]:
     entries = []
     for n, raw in enumerate(data.get("expect", [])):
         name = raw.get("backend", backend or Path(path).stem)
+        if (variant or name) not in raw.get("variants", [variant or name]):
+            continue
         outcome = raw.get("outcome", "fail")
         if outcome != "fail" and outcome not in OUTCOMES:
             raise ExpectationError(f"{path}: entry {n} has unknown outcome {outcome!r}")
         cases = raw.get("cases", [raw["case"]] if raw.get("case") else [])
         if not cases or not raw.get("reason"):
             raise ExpectationError(f"{path}: entry {n} needs both 'case' (or a list 'cases') and 'reason'")
-        entries += [Expectation(name, case, outcome, raw["reason"], raw.get("link", ""), str(path)) for case in cases]
+        entries += [Expectation(variant or name, case, outcome, raw["reason"], raw.get("link", ""), str(path)) for case in cases]
     return entries
 
 
@@ -65,6 +78,9 @@ def load(backends: list[str], extra_files: list[Path] = ()) -> list[Expectation]
         file = BUILTIN_DIR / f"{name}.toml"
         if file.exists():
             entries.extend(load_file(file, name))
+        base = base_of(name)
+        if base and (BUILTIN_DIR / f"{base}.toml").exists():
+            entries.extend(load_file(BUILTIN_DIR / f"{base}.toml", base, variant=name))
     for file in extra_files:
         entries.extend(load_file(Path(file)))
     return [e for e in entries if e.backend in backends]

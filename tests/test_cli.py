@@ -179,7 +179,11 @@ def test_show_and_repro_find_every_case_of_a_fuzz_campaign(corpus, tmp_path, cap
 def test_list_backends_and_suites(capsys):
     assert main(["list", "backends"]) == 0
     out = capsys.readouterr().out
-    assert "reference" in out and "onnxruntime" in out
+    import onnx
+
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]] for line in out.splitlines() if line.startswith("| ")}
+    assert rows["reference"][:3] == ["built-in", onnx.__version__, "yes"]  # the version column: onnx.reference is onnx's
+    assert rows["exec"][1:3] == ["", "no"] and "exec:CMD" in rows["exec"][3]
     assert main(["list", "suites"]) == 0
     assert "onnx-node" in capsys.readouterr().out
 

@@ -64,3 +64,31 @@ def test_outcome_fail_matches_any_failure(tmp_path):
 def test_bad_files_are_clear_errors(tmp_path, text, words):
     with pytest.raises(X.ExpectationError, match=words):
         X.load_file(_write(tmp_path, text))
+
+
+def test_a_variant_takes_its_base_backends_entries_unless_an_entry_names_its_variants(tmp_path, monkeypatch):
+    monkeypatch.setattr(X, "BUILTIN_DIR", tmp_path)
+    _write(tmp_path, '''
+[[expect]]
+case = "onnx-node/test_dft_*"
+outcome = "mismatch"
+reason = "every session"
+
+[[expect]]
+case = "generated/not_where"
+outcome = "rejected"
+reason = "the optimizer's rewrite only"
+variants = ["onnxruntime"]
+''')
+    _write(tmp_path, '[[expect]]\ncase = "onnx-node/test_own"\nreason = "its own"\n', "onnxruntime-noopt.toml")
+    by_backend = {}
+    for e in X.load(["onnxruntime", "onnxruntime-noopt", "onnxruntime:CUDAExecutionProvider", "kernels"]):
+        by_backend.setdefault(e.backend, []).append(e.case)
+    assert by_backend == {
+        "onnxruntime": ["onnx-node/test_dft_*", "generated/not_where"],
+        "onnxruntime-noopt": ["onnx-node/test_own", "onnx-node/test_dft_*"],
+        "onnxruntime:CUDAExecutionProvider": ["onnx-node/test_dft_*"],
+    }
+    r = X.apply(Result("onnx-node/test_dft_axis", "onnxruntime:CUDAExecutionProvider", "mismatch"), X.load(["onnxruntime:CUDAExecutionProvider"]))
+    assert r.outcome == "xfail" and r.reason == "every session"
+    assert X.base_of("exec:python runner.py") is None and X.base_of("pytorch-compile") is None

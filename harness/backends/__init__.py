@@ -20,6 +20,8 @@ BUILTIN: dict[str, str] = {
     "tensorflow": "harness.backends.tensorflow:TensorFlowBackend",
     "pytorch": "harness.backends.pytorch:PyTorchBackend",
     "pytorch-compile": "harness.backends.pytorch:PyTorchCompileBackend",
+    "onnx2tf": "harness.backends.onnx2tf:Onnx2TfBackend",
+    "onnx2tf-litert": "harness.backends.onnx2tf:Onnx2TfLiteRtBackend",
     "tract": "harness.backends.tract:TractBackend",
     "tvm": "harness.backends.tvm:TvmBackend",
     # listed for `list backends`; run one as exec:CMD
@@ -51,12 +53,20 @@ class UnknownBackend(ValueError):
 
 
 def load_backend_class(spec: str) -> type[Backend]:
-    """Resolve a backend name, a variant ``onnxruntime:<ExecutionProvider>``, a ``module:Class``
-    spec or ``exec:CMD`` to its class."""
+    """Resolve a backend name, a variant ``onnxruntime:<ExecutionProvider>``, a release
+    ``NAME@VERSION`` (:mod:`harness.backends.releases`), a ``module:Class`` spec or ``exec:CMD``
+    to its class."""
     if spec.startswith(EXEC_PREFIX):
         from .exec import exec_backend_class
 
         return exec_backend_class(spec[len(EXEC_PREFIX):], name=spec)
+    if "@" in spec and ":" not in spec:  # another release of a runtime, in its own environment
+        from .releases import release_backend_class
+
+        try:
+            return release_backend_class(spec)
+        except ValueError as exc:
+            raise UnknownBackend(str(exc)) from exc
     if spec.startswith("onnxruntime:") and spec.partition(":")[2].isidentifier():
         from .onnxruntime import OnnxRuntimeProviderBackend
 
