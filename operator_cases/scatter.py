@@ -1,5 +1,10 @@
 """Scatter: the deprecated name of ScatterElements without ``reduction`` (ONNX spec: Scatter-9,
-11; removed from opset 13 on).
+11).
+
+Scatter-11 is the schema that deprecates it: onnx.checker and ONNX Runtime refuse any model
+holding it ("Op registered for Scatter is deprecated in domain_version of 11"), so it has no
+case (``dtypes_for`` sweeps nothing for a deprecated op-version); its reference stays, written
+from its text, for a backend that would still run it.
 
 Scatter-9 writes ``data[indices[i][j]][j] = updates[i][j]`` (axis 0) and states no bounds for the
 index values, so its cases keep them in [0, s-1], as Gather-1's do; Scatter-11 ("deprecated.
@@ -38,5 +43,9 @@ def edges(dtype, opset):
     return element_edges(dtype, opset, ["none"], negative=opset >= 11)
 
 
-# -- how it enters a generated graph (opsets 9-12 only; the engine checks the op is in force) --
-index_template(op, scatter_elements_plan)
+# -- how it enters a generated graph: at opsets 9 and 10 only (Scatter-11 is deprecated) ------
+def fuzz_plan(c):
+    return scatter_elements_plan(c) if c.since < 11 else None
+
+
+index_template(op, fuzz_plan)

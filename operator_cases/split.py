@@ -118,7 +118,8 @@ def draw(d, dtype, opset):
             n = d(st.sampled_from([k for k in range(1, dim + 1) if dim % k == 0]))
         return _as_version(x, None, shown, opset, count=n)
     n = d(st.integers(1, min(4, dim)))
-    cuts = sorted(d(st.lists(st.integers(0 if opset >= 13 else 1, dim - (0 if opset >= 13 else 1)), min_size=n - 1, max_size=n - 1)))
+    lo, hi = (0, dim) if opset >= 13 else (1, dim - 1)  # a zero length from -13 on ("Values should be >= 0")
+    cuts = sorted(d(st.lists(st.integers(lo, hi), min_size=n - 1, max_size=n - 1))) if n > 1 else []
     lengths = [b - a for a, b in zip([0] + cuts, cuts + [dim])]
     if opset < 13 and any(v == 0 for v in lengths):
         lengths = [dim]

@@ -123,11 +123,13 @@ def draw(d, dtype, opset):
     n = int(np.prod(shape))
     pool = S.arrays(d, dtype, shape=(d(st.integers(1, 4)),))  # few values: repeats (ties) everywhere
     x = pool[np.array(d(st.lists(st.integers(0, len(pool) - 1), min_size=n, max_size=n)), dtype=np.int64)].reshape(shape)
+    # sorted=0 and string slices appear in named edges only: onnx.reference mishandles both
+    # (crosscheck.toml), and a drawn case cannot be named in its expectations
     attrs = {}
-    if d(st.booleans()) and shape:
+    if d(st.booleans()) and shape and dtype != "string":
         attrs["axis"] = d(st.integers(-len(shape), len(shape) - 1))
     if d(st.booleans()):
-        attrs["sorted"] = d(st.integers(0, 1))
+        attrs["sorted"] = 1
     outputs = d(st.sampled_from([None, None, 1, 2, 3]))
     return Example([x], attrs, outputs=outputs)
 
@@ -146,10 +148,11 @@ def edges(dtype, opset):
     out = [
         Example([rep], name="every_value_twice"),
         Example([rep], {"sorted": 0}, name="first_occurrence_order"),
+        Example([np.resize(numbers, (2, 3))], {"sorted": 0}, name="unsorted_values_only", outputs=1),
         Example([np.resize(numbers, (3, 4))], name="flattened_2d"),
         Example([np.resize(ev[:0], (0,))], name="empty"),
         Example([np.resize(numbers, (2, 0))], {"axis": 1}, name="empty_axis"),
-        Example([np.resize(numbers, (3, 4))], {"sorted": 0}, name="three_outputs", outputs=3),
+        Example([np.resize(numbers, (3, 4))], {"sorted": 0}, name="unsorted_three_outputs", outputs=3),
         Example([rep], name="values_only", outputs=1),
     ]
     if dtype not in ("string", "bool"):
@@ -158,7 +161,8 @@ def edges(dtype, opset):
             Example([a([[1, 3], [2, 3]])], {"sorted": 1}, name="spec_example_2"),
             Example([a([[1, 0, 0], [1, 0, 0], [2, 3, 4]])], {"sorted": 1, "axis": 0}, name="spec_example_3"),
             Example([a([[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]])], {"sorted": 1, "axis": 1}, name="spec_example_4"),
-            Example([a([[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]])], {"sorted": 0, "axis": -2}, name="axis_unsorted"),
+            Example([a([[[1, 1], [0, 1], [2, 1], [0, 1]], [[1, 1], [0, 1], [2, 1], [0, 1]]])], {"sorted": 0, "axis": -2}, name="unsorted_negative_axis"),
+            Example([a([[1, 0, 0], [1, 0, 0], [2, 3, 4]]).T.copy()], {"sorted": 0, "axis": 1}, name="unsorted_axis1_two_outputs", outputs=2),
         ]
     else:
         out.append(Example([np.resize(rep, (4, 3))], {"axis": 0}, name="rows"))

@@ -49,7 +49,7 @@ class OracleError(RuntimeError):
 
 def dtypes_for(opv: OpVersion, opset: int) -> list[str]:
     sch = schema.schema_at(opv.op, opset, opv.domain)
-    if sch is None:
+    if sch is None or sch.deprecated:  # Scatter-11: a node of a deprecated op-version is an invalid model, no case can hold one
         return []
     allowed = schema.allowed_types(sch)
     param = opv.type_param
