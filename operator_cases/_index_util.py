@@ -240,6 +240,15 @@ def numeric(dtype: str) -> bool:
     return S.is_float(dtype) or S.is_int(dtype)
 
 
+def drawn_reductions(dtype: str, reds: list[str]) -> list[str]:
+    """The reductions drawn examples use: every one for numeric types but float16/bfloat16,
+    whose reductions are in named edges only (ONNX Runtime lacks them, and an expectation can
+    name an edge, not a drawn case); "none" for strings and bools."""
+    if not numeric(dtype) or dtype in ("float16", "bfloat16"):
+        return ["none"]
+    return reds
+
+
 #: values whose sums (halves, |sum| < 128) and products (powers of two) are exact in every float
 #: type down to bfloat16, so the unspecified loop order cannot change a rounded add or mul
 _ADD_FLOATS = [v / 2 for v in range(-16, 17)]
@@ -349,7 +358,7 @@ def _element_indices(d: Callable, data_shape: tuple[int, ...], axis: int, distin
 def draw_elements(d: Callable, dtype: str, since: int, reds: list[str], negative: bool = True) -> Example:
     """Data of rank 1-3, indices and updates of its rank with the axis dim free (distinct
     targets for reduction "none"), every reduction the version has."""
-    reduction = d(st.sampled_from(reds)) if numeric(dtype) else "none"
+    reduction = d(st.sampled_from(drawn_reductions(dtype, reds)))
     shape = S.shapes(d, min_dims=1, max_dims=3, min_side=1, max_side=4)
     axis = d(st.integers(0, len(shape) - 1))
     data = data_values(d, dtype, shape, reduction)

@@ -21,8 +21,8 @@ from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
-from ._index_util import (data_values, declare_nan_reduction_points, declare_scatter_points, edge_example, index_template, ints,
-                          numeric, reductions, scatter_nd, specials, update_values)
+from ._index_util import (data_values, declare_nan_reduction_points, declare_scatter_points, drawn_reductions, edge_example,
+                          index_template, ints, numeric, reductions, scatter_nd, specials, update_values)
 
 op = Operator("ScatterND", type_param="T")
 st = S.st
@@ -45,7 +45,7 @@ def scatter_nd_16(data, indices, updates, *, reduction="none"):
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
     reds = reductions(opset)
-    reduction = d(st.sampled_from(reds)) if numeric(dtype) else "none"
+    reduction = d(st.sampled_from(drawn_reductions(dtype, reds)))
     shape = S.shapes(d, min_dims=1, max_dims=3, min_side=1, max_side=4)
     k = d(st.integers(1, len(shape)))
     tuples = list(itertools.product(*[range(s) for s in shape[:k]]))
