@@ -15,7 +15,7 @@ are chosen stays fixed by the tie rule.
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan
+from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, margin
 from harness.registry import Example, Operator, SilentCheck
 
 from ._index_util import ints, positive_axis
@@ -203,17 +203,31 @@ def edges(dtype, opset):
     return out
 
 
-# -- how it enters a generated graph: the sorted values (continuous in the input) ---------------
-@op.fuzz(nan=NAN_ASSUMED, ulps=0.0)
+# -- how it enters a generated graph: values and indices, away from near-ties ------------------
+def _stable(ins, attrs, u):
+    """Which elements are chosen, and their order, does not change when the values move by their
+    margin: every gap between neighbours in sorted order exceeds twice the largest margin."""
+    x = ins[0]
+    if x.wide.dtype.kind != "f" or (x.node is None and not x.err.any()):
+        return True  # exact values: ties are exact, and the spec breaks them (the lower index first)
+    axis = attrs.get("axis", -1)
+    w = np.sort(np.moveaxis(x.wide, axis, -1), axis=-1)
+    m = np.max(np.moveaxis(np.broadcast_to(margin(x, u), x.shape), axis, -1), axis=-1, keepdims=True)
+    return bool(np.all(np.diff(w, axis=-1) > 2 * m))
+
+
+@op.fuzz(nan=NAN_ASSUMED, ulps=0.0, jumps=True, stable=_stable)
 def fuzz(c: Ctx) -> Plan | None:
     x = c.take("float", 0, lambda v: v.rank >= 1 and v.shape[-1] > 0)
     if x is None:
         return None
     axis = -1 - c.pick(x.rank)
+    if x.shape[axis] == 0:
+        return None
     k = 1 + c.pick(x.shape[axis])
     attrs = {"axis": axis} if axis != -1 else {}
     if c.since >= 11 and c.pick(2):
         attrs["largest"] = 0
     if c.since < 10:
-        return Plan([x], {**attrs, "k": k}, n_outputs=1)
-    return Plan([x, c.ints([k])], attrs, n_outputs=1)
+        return Plan([x], {**attrs, "k": k})
+    return Plan([x, c.ints([k])], attrs)
