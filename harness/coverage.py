@@ -355,6 +355,9 @@ def edge_coverage(examples: int = 0, seed: int | None = None, ops: set[str] | No
             got += [(dtype, ex) for ex in (opv.edges(dtype, since) if opv.edges else [])]
             got += [(dtype, ex) for ex in draw_examples(opv, dtype, since, examples, DEFAULT_SEED if seed is None else seed)]
         reached = edge_classes_reached(op, sch, got)
+        if sch.deprecated:  # no valid model holds it (dtypes_for sweeps nothing): no edge class applies
+            rows.append(EdgeRow(opv.key, opv.module, [], [], 0, []))
+            continue
         fixed = sorted(n for n, a in sch.attributes.items() if not a.required and n not in LEGACY_ATTRS and f"attr:{n}" not in reached)
         rows.append(EdgeRow(opv.key, opv.module, edge_classes_applying(op, sch, dtypes, allowed),
                             sorted((c for c in reached if c in EDGE_CLASSES), key=list(EDGE_CLASSES).index), len(got), fixed))
