@@ -25,6 +25,7 @@ from typing import Any
 
 from .case import Case
 from .execute import ExecOptions, Result, execute_case
+from .timing import limit_blas_threads, peak_rss, reset_peak_rss
 
 
 @dataclass
@@ -111,6 +112,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     log_fd = _apply_limits(limits, log_path)
     backends: dict[str, Any] = {}
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
+    blas = _limit_blas(threads)
     while True:
         try:
             msg = conn.recv()
@@ -125,6 +127,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
         case, name = payload
         os.ftruncate(log_fd, 0)  # the output limit is per case
         _arm_cpu_limit(limits)
+        reset_peak_rss()
         backend = backends.get(name)
         if backend is None:
             try:
@@ -141,11 +144,23 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             result = Result(case.id, name, "error", f"harness error: {type(exc).__name__}: {exc} {traceback.format_exc(limit=3)}", tags=dict(case.tags))
         if threads_used.get(name) is not None:
             result.tags["threads"] = threads_used[name]
+        result.timing["peak_rss"] = peak_rss()
+        if "median_s" in result.timing:
+            result.timing.update(threads=threads_used.get(name), blas=blas)
         if result.outcome == "error" and ("MemoryError" in result.message or "bad_alloc" in result.message):
             result.outcome, result.message = "crash", f"{_oom_message(limits)}: {result.message}"
         conn.send(result)
         if result.outcome == "crash":
             return  # an out-of-memory worker is not trusted with another case
+
+
+def _limit_blas(threads: int) -> Any:
+    """Hold numpy's BLAS / OpenMP pools to the worker's share of the cores; what they use, or
+    why they could not be held (said in each timed result)."""
+    try:
+        return limit_blas_threads(threads)
+    except Exception as exc:
+        return f"not limited: {type(exc).__name__}: {exc}"
 
 
 def _oom_message(limits: WorkerLimits) -> str:

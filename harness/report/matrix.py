@@ -187,6 +187,7 @@ def read_results(store, run_id: int) -> list[dict[str, Any]]:
         d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
         d["restamp"] = load(d["restamp"])
         d["tags"] = load(d["tags"])
+        d["timing"] = json.loads(d["timing"]) if d.get("timing") else {}
         rows.append(d)
     return rows
 
