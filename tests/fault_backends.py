@@ -182,3 +182,24 @@ class AlwaysWrong(ReferenceBackend):
                 return [o + 1 if hasattr(o, "dtype") and o.dtype.kind == "f" else o for o in session.run(feeds)]
 
         return S(session.evaluator)
+
+
+class Sleep(ReferenceBackend):
+    """Sleeps ``ms`` milliseconds per run, plus up to ``jitter_ms`` of uniform jitter either side
+    (seeded), then answers as the reference backend: a backend of known speed for perf tests."""
+
+    name = "sleep"
+
+    def prepare(self, model):
+        import random
+
+        session = super().prepare(model)
+        ms, jitter = float(self.options.get("ms", 10)), float(self.options.get("jitter_ms", 0))
+        rng = random.Random(int(self.options.get("seed", 0)))
+
+        class S(ReferenceSession):
+            def run(self, feeds):
+                time.sleep((ms + rng.uniform(-jitter, jitter)) / 1000)
+                return session.run(feeds)
+
+        return S(session.evaluator)
