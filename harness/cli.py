@@ -628,6 +628,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--seed", type=int)
     cc.set_defaults(func=cmd_crosscheck)
 
+    from .bench import register as register_bench
     from .fuzz import register as register_fuzz
     from .localize import register as register_localize
     from .report.commands import register as register_report
@@ -635,6 +636,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_report(sub)
     register_fuzz(sub)
     register_localize(sub)
+    register_bench(sub)
     return p
 
 
