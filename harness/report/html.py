@@ -400,10 +400,18 @@ def render(report: Report) -> str:
         perf_summary=perf_summary,
         history=history_chart(report),
         models=model_chart(report),
+        perf_extra=perf_extra(report),
         generated=fmt_time(report.generated),
         css=Markup((TEMPLATES / "report.css").read_text()),
         script=Markup((TEMPLATES / "report.js").read_text()),
     )
+
+
+def perf_extra(report: Report) -> dict[str, Any]:
+    """The perf matrix and the operator benchmark (:mod:`.perf_html`)."""
+    from .perf_html import bench_section, perf_matrix
+
+    return {"matrix": perf_matrix(report), "bench": bench_section(report)}
 
 
 class HtmlWriter:
