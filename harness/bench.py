@@ -255,7 +255,7 @@ def run_bench(ops: list[str], dtypes: list[str], backends: list[str], store_path
     run_id = store.start_run(env["command"], args, env)
     policy = TimingPolicy(budget_s=budget, min_samples=10, max_warmups=5)
     runner = Runner(specs, jobs=jobs, timeout=timeout, options=ExecOptions(restamp=False, timing=policy))
-    infos = runner.probe()
+    infos = runner.probe(keep=True)
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
     live = [s.name for s in specs if infos[s.name].available]

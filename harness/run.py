@@ -256,7 +256,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
     runner = Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
                     recycle_after=config.recycle_after, limits=config.worker_limits())
-    infos = runner.probe()
+    infos = runner.probe(keep=True)  # its worker, backends loaded, runs cases next
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
         if not info.available:
