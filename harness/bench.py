@@ -200,8 +200,6 @@ def probe_machine(threads: int, seconds: float = 0.3) -> dict[str, Any]:
 
 # -- the command --------------------------------------------------------------------------------------
 def register(subparsers: Any) -> None:
-    from .runner import default_jobs
-
     p = subparsers.add_parser("bench", help="operators at a ladder of realistic sizes on backends: latency, throughput, "
                               "ratio to the best; results in the store and the HTML report")
     p.add_argument("--op", default="Conv,MatMul,Softmax,Add,Relu", help=f"comma-separated ops (default: all of {', '.join(OPS)})")
