@@ -51,7 +51,8 @@ def perf_matrix(report: Any) -> dict[str, Any] | None:
             interval = f"[{c.low:.2f}, {c.high:.2f}]" if c.low is not None and c.high is not None else ""
             cells.append({"latency": _secs(c.latency_s), "ratio": f"{c.ratio:.2f}×" if c.ratio is not None else "",
                           "interval": interval, "rss": _mib(c.peak_rss), "base": b == matrix.baseline,
-                          "cls": "sig-slower" if c.significant and c.ratio > 1 else ("sig-faster" if c.significant else "noise")})
+                          "cls": "" if b == matrix.baseline else
+                          ("sig-slower" if c.significant and c.ratio > 1 else ("sig-faster" if c.significant else "noise"))})
         rows.append({"case": row.case_id, "cells": cells})
     return {"baseline": matrix.baseline, "backends": matrix.backends, "rows": rows, "total": len(matrix.rows),
             "significant": matrix.significant(), "alpha": matrix.alpha}
