@@ -3,12 +3,14 @@ run of the same backend is not; the perf matrix greys differences within noise."
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from harness.cli import main
 from harness.execute import ExecOptions
 from harness.report.perf import PerfMatrix, Stat, parse_threshold, perf_changes, slower
-from harness.runner import BackendSpec, Runner
+from harness.runner import BackendSpec, Runner, cores
 from harness.store import Store
 from harness.timing import TimingPolicy, summarize
 
@@ -19,13 +21,18 @@ POLICY = TimingPolicy(min_sample_s=0.0, budget_s=0.4, min_samples=20, max_warmup
 CASES = [relu_case(f"perf/case{k}") for k in range(2)]
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory):
+@pytest.fixture(scope="module", params=["virtual", "real"])
+def runs(request, tmp_path_factory):
     """Three runs of a backend named ``sleepy``: 10 ms a run; 11 ms with +-0.5 ms of jitter; 10 ms
-    again. One worker times all three, interleaved, and each result goes to its own run."""
+    again. One worker times all three, interleaved, and each result goes to its own run. The
+    backends take their time on their session's own clock ("virtual"), and for real ("real":
+    only on a machine not loaded beyond its cores, where a sleep lasts about what it asks)."""
+    virtual = request.param == "virtual"
+    if not virtual and os.getloadavg()[0] > cores():
+        pytest.skip(f"load average {os.getloadavg()[0]:.1f} on {cores()} cores: real sleeps overshoot by more than the 10 % timed here")
     path = tmp_path_factory.mktemp("perf") / "perf.sqlite"
     store = Store(path)
-    fixed, slow = {"ms": 10}, {"ms": 11, "jitter_ms": 0.5, "seed": 3}
+    fixed, slow = {"ms": 10, "virtual": virtual}, {"ms": 11, "jitter_ms": 0.5, "seed": 3, "virtual": virtual}
     specs = [BackendSpec(SLEEP, fixed, "first"), BackendSpec(SLEEP, slow, "slower"), BackendSpec(SLEEP, fixed, "again")]
     run_ids = {spec.name: store.start_run("test", {}, {}) for spec in specs}
 
@@ -101,3 +108,14 @@ def test_bad_threshold_is_a_usage_error(runs, capsys):
     path, _, first, slower_run, _ = runs
     assert main(["diff", str(first), str(slower_run), "--store", str(path), "--perf-threshold", "fast"]) == 2
     assert "--perf-threshold" in capsys.readouterr().err
+
+
+def test_report_divides_by_the_chosen_baseline(runs, tmp_path, capsys):
+    path, _, first, slower_run, _ = runs
+    out = tmp_path / "out"
+    # two runs merged side by side: one column per backend name and version, here both "sleepy"
+    assert main(["report", str(first), "--store", str(path), "-o", str(out), "--format", "html", "--perf-baseline", "sleepy"]) == 0
+    html = (out / "index.html").read_text()
+    assert 'id="perf-matrix">Ratios to sleepy' in html
+    assert main(["report", str(first), "--store", str(path), "-o", str(out), "--format", "html", "--perf-baseline", "nobody"]) == 2
+    assert "nobody" in capsys.readouterr().err

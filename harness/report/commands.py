@@ -52,6 +52,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         report = build_report(refs, baseline, history=not args.no_history)
     except ReportError as exc:
         return _err(str(exc))
+    if args.perf_baseline:
+        if args.perf_baseline not in [b.label for b in report.backends if b.available]:
+            return _err(f"--perf-baseline {args.perf_baseline!r}: not a backend of this report ({', '.join(b.label for b in report.backends)})")
+        report.perf_baseline = args.perf_baseline
     out = Path(args.output)
     paths = write_all(report, out, only=args.format or None)
     for b in report.backends:
@@ -183,6 +187,7 @@ def register(subparsers) -> None:
     r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: the previous run; 'none' for no diff)")
     r.add_argument("--format", action="append", choices=["html", "markdown", "json", "junit"], help="only these formats (repeatable; default all)")
     r.add_argument("--no-history", action="store_true", help="leave the history chart out")
+    r.add_argument("--perf-baseline", metavar="BACKEND", help="backend the performance ratios divide by (default onnxruntime, else the first)")
     r.add_argument("--screenshots", action="store_true",
                    help="also write screenshot-first.png and screenshot-drilldown.png (headless Chromium, selenium)")
     r.set_defaults(func=cmd_report)

@@ -875,6 +875,8 @@ class Report:
     history: History | None
     baseline: RunInfo | None = None
     diff: RunDiff | None = None
+    #: the backend the perf matrix divides by (``report --perf-baseline``; default onnxruntime)
+    perf_baseline: str | None = None
     generated: float = field(default_factory=time.time)
     _groups: list[FailureGroup] | None = field(default=None, repr=False)
 

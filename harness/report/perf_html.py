@@ -35,7 +35,8 @@ def _mib(n: int | None) -> str:
 
 def perf_matrix(report: Any) -> dict[str, Any] | None:
     labels = [b.label for b in report.backends if b.available]
-    baseline = next((b.label for b in report.backends if b.name == "onnxruntime" and b.available), labels[0] if labels else None)
+    baseline = getattr(report, "perf_baseline", None) or next(
+        (b.label for b in report.backends if b.name == "onnxruntime" and b.available), labels[0] if labels else None)
     results = [r for r in report.results if (r.get("tags") or {}).get("suite") != "bench"]
     matrix = PerfMatrix.build(results, labels, baseline)
     if matrix is None or not matrix.rows:
