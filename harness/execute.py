@@ -93,6 +93,8 @@ def random_outputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> list[Random
     above 0 (``training_mode`` true from opset 12, ``is_test`` 0 before 7; from 7 to 11 it has
     no training mode): otherwise it is the identity with an all-true mask, compared by value."""
     graph = model.graph
+    if not any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") and n.domain in ("", "ai.onnx") for n in iter_nodes(graph)):
+        return None  # the common case, decided without reading initializers or attributes
     known: dict[str, Any] = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
     known.update(feeds)
     opset = opset_of(model, "") or 1
