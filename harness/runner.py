@@ -303,8 +303,13 @@ class Runner:
 
     def probe(self, keep: bool = False) -> dict[str, BackendInfo]:
         """Load each backend once in a worker: its version and environment, or why not. With
-        ``keep`` the worker, backends loaded, stays for the next :meth:`run` (which stops it)."""
+        ``keep`` the worker, backends loaded, stays for the next :meth:`run` (which stops it), and
+        the run's other workers start and load the backends meanwhile."""
         infos: dict[str, BackendInfo] = {}
+        warming = [self._spawn() for _ in range(self.jobs - 1)] if keep else []
+        for extra in warming:
+            for name in self.specs:
+                extra.conn.send(("probe", name))
         worker = self._spawn()
         try:
             for name in self.specs:
@@ -319,13 +324,29 @@ class Runner:
                 worker.kill()
                 worker = self._spawn()
         except BaseException:
-            worker.stop()
+            for w in [worker, *warming]:
+                w.kill()
             raise
         if keep:
             self.workers.append(worker)
+            self.workers.extend(w for w in warming if self._warmed(w))
         else:
             worker.stop()
         return infos
+
+    def _warmed(self, worker: _Worker) -> bool:
+        """Collect a warming worker's answers to its probes; one that died or hung is dropped (the
+        run spawns another)."""
+        for _ in self.specs:
+            try:
+                if worker.conn.poll(max(self.timeout, 60)):
+                    worker.conn.recv()
+                    continue
+            except (EOFError, OSError):
+                pass
+            worker.kill()
+            return False
+        return True
 
     def __enter__(self) -> Runner:
         """Keep the workers between ``run`` calls (as the pytest plugin does, one case at a time)."""

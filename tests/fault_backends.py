@@ -212,3 +212,12 @@ class Sleep(ReferenceBackend):
                 return session.run(feeds)
 
         return S(session.evaluator)
+
+
+class DieOnLoad(ReferenceBackend):
+    """Kills the process that loads it (a native library that aborts at import)."""
+
+    name = "die-on-load"
+
+    def load(self):
+        os._exit(7)

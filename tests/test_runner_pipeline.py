@@ -44,3 +44,24 @@ def test_probe_without_keep_leaves_no_worker():
     runner = Runner([BackendSpec("reference")], jobs=1)
     runner.probe()
     assert runner.workers == []
+
+
+def test_the_other_workers_load_the_backends_while_the_probe_runs(tmp_path):
+    spec = BackendSpec("tests.fault_backends:Pids", {"folder": str(tmp_path)}, name="pids")
+    runner = Runner([spec], jobs=2)
+    assert runner.probe(keep=True)["pids"].available
+    assert len(runner.workers) == 2
+    pids = {w.process.pid for w in runner.workers}
+    results = []
+    runner.run([(relu_case(f"t/ok{k}"), "pids") for k in range(6)], results.append)
+    assert [r.outcome for r in results] == ["pass"] * 6
+    assert set((tmp_path / "pids").read_text().split()) <= {str(p) for p in pids}  # no other worker was spawned
+
+
+def test_a_backend_that_kills_its_loader_leaves_no_warming_worker_behind():
+    runner = Runner([BackendSpec("tests.fault_backends:DieOnLoad", name="die")], jobs=2, timeout=5)
+    infos = runner.probe(keep=True)
+    assert not infos["die"].available and "while loading" in infos["die"].reason
+    assert all(w.process.is_alive() for w in runner.workers) and len(runner.workers) == 1
+    runner.run([], lambda r: None)
+    assert runner.workers == []
