@@ -38,8 +38,22 @@ def _config_from_args(args: argparse.Namespace):
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
         models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models, strict=args.strict,
-        localize=args.localize,
+        localize=args.localize, shard=args.shard, executor=args.executor or "local", ray_address=args.ray_address,
+        ray_resources=_parse_ray_resources(args.ray_resource, backends),
     )
+
+
+def _parse_ray_resources(items: list[str], backends) -> dict[str, dict[str, float]]:
+    """``--ray-resource openvino.GPU=1`` -> {"openvino": {"GPU": 1.0}}."""
+    out = {}
+    for backend, res in _parse_options(items).items():
+        if backend not in {b.name for b in backends}:
+            raise CliError(f"--ray-resource names backend {backend!r}, not in this run")
+        for name, amount in res.items():
+            if isinstance(amount, bool) or not isinstance(amount, (int, float)) or amount <= 0:
+                raise CliError(f"--ray-resource {backend}.{name}={amount}: the amount must be a positive number")
+            out.setdefault(backend, {})[name] = float(amount)
+    return out
 
 
 def _check_backends(config) -> None:
@@ -80,6 +94,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if run["status"] == "complete":
             raise CliError(f"run {run['id']} is complete; nothing to resume")
         config = RunConfig.from_json(run["args"])
+        if args.executor:  # a run resumes where the user says: on a cluster, or here
+            config.executor, config.ray_address = args.executor, args.ray_address
         run_id = run["id"]
         print(f"resuming run {run_id}: {len(store.done_pairs(run_id))} results already stored")
     else:
@@ -577,6 +593,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--max-model-size", type=float, default=4.0, metavar="GIB", help="larger models are refused (default 4)")
     r.add_argument("--resume", nargs="?", const="latest", metavar="RUN_ID", help="continue an interrupted run")
     r.add_argument("--json", help="where to write the run's JSON (default: next to the store)")
+    r.add_argument("--executor", choices=["local", "ray"], help="where cases run: worker processes here (local, the default) "
+                   "or Ray tasks on a cluster (ray; needs the [ray] extra)")
+    r.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: the cluster to join (default: RAY_ADDRESS, else a "
+                   "local one started for the run)")
+    r.add_argument("--ray-resource", action="append", default=[], metavar="BACKEND.NAME=AMOUNT",
+                   help="with --executor ray: a resource each case of BACKEND asks for beyond its CPUs, e.g. openvino.GPU=1")
+    r.add_argument("--shard", metavar="I/N", help="only shard I of N of the selected cases (a stable hash of the case id; "
+                   "N jobs with I = 1..N cover each case exactly once; merge their stores with: report --store DIR)")
     r.add_argument("--localize", type=float, nargs="?", const=300.0, default=0.0, metavar="SECONDS",
                    help="name the first diverging node of each failing multi-node model (onnx-harness localize), "
                         "within this many seconds in all (default 300)")

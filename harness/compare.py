@@ -24,6 +24,7 @@ import ml_dtypes
 import numpy as np
 
 from .case import Tolerance
+from .evidence import window as value_window
 from .values import dtype_name
 
 PASS, MISMATCH, WRONG_SHAPE, WRONG_DTYPE = "pass", "mismatch", "wrong-shape", "wrong-dtype"
@@ -70,6 +71,9 @@ class Verdict:
     nan_mismatch: int = 0
     #: an ``unspecified`` verdict (or a broken invariant): the point, its spec text, both values
     spec_silent: dict[str, Any] | None = None
+    #: the failing output's expected and actual values around the first bad element, the bad
+    #: ones marked (``harness.evidence.window``): what a report shows, bounded
+    window: dict[str, Any] | None = None
 
     def __bool__(self) -> bool:
         return self.outcome == PASS
@@ -93,6 +97,7 @@ class _Result:
     message: str = ""
     first_bad: str | None = None
     stats: Verdict = field(default_factory=Verdict)
+    window: dict[str, Any] | None = None
 
 
 def _is_float(dtype: np.dtype) -> bool:
@@ -148,6 +153,7 @@ class Comparator:
             verdict._merge_stats(res.stats)
             if res.outcome != PASS and verdict.outcome == PASS:
                 verdict.outcome, verdict.output, verdict.first_bad = res.outcome, k, res.first_bad
+                verdict.window = res.window
                 verdict.message = f"output {k}: {res.message}"
             elif res.outcome == PASS and res.message:
                 notes.append(f"output {k}: {res.message}")
@@ -221,6 +227,7 @@ class Comparator:
                 out.stats._merge_stats(r.stats)
                 if r.outcome != PASS and out.outcome == PASS:
                     out.outcome, out.message, out.first_bad = r.outcome, f"element {i}: {r.message}", f"[{i}]{r.first_bad or ''}"
+                    out.window = r.window and {**r.window, "element": i}
                 elif r.outcome == PASS and r.message and out.outcome == PASS:
                     out.message = r.message
             return out
@@ -311,7 +318,7 @@ class Comparator:
         msg = f"{what}: {stats.bad_count}/{stats.total} bad, first at {first}: got {_fmt(a[idx])}, expected {_fmt(e[idx])}"
         if stats.max_abs is not None and tol is not None:
             msg += f"; max abs {stats.max_abs:.3g}, max rel {stats.max_rel:.3g}, max ulp {stats.max_ulp:.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})"
-        return _Result(MISMATCH, msg, first, stats)
+        return _Result(MISMATCH, msg, first, stats, value_window(e, a, bad))
 
     # -- random outputs -------------------------------------------------------------------
     def _random(self, e: np.ndarray, a: np.ndarray, spec: RandomOutput, stats: Verdict, tol: Tolerance, mask: Any) -> _Result:

@@ -24,8 +24,9 @@ from .case import Case, ModelIntakeError
 from .compare import PASS, UNSPECIFIED, Comparator, RandomOutput
 from .intake import Limits, check_model
 from .schema import RANDOM_OPS, iter_nodes, negotiate, opset_of, stamp_at
+from .evidence import summary as evidence_summary
 from .timing import TimingPolicy, measure
-from .tolerances import effective_tolerance
+from .tolerances import effective_tolerance, tolerance_source
 
 OUTCOMES = ("pass", "unspecified", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
             "export-failed", "xfail", "xpass", "skip")
@@ -205,6 +206,8 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         session = backend.prepare(model)
     except Exception as exc:
         result.prepare_s = time.perf_counter() - t0
+        if data:  # what the model would have been fed: shapes and dtypes (the bundle has the values)
+            result.verdict = {"evidence": evidence_summary(data[0].inputs, data[0].expected, None, values=0)}
         return _fail(result, backend.classify_error(exc, "prepare"), _one_line(exc), exc)
     result.prepare_s = time.perf_counter() - t0
 
@@ -217,6 +220,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             outputs = session.run(ds.inputs)
         except Exception as exc:
             result.run_s = sum(times) or None
+            result.verdict = {"evidence": evidence_summary(ds.inputs, ds.expected, None)}
             return _fail(result, backend.classify_error(exc, "run"), f"data set {n}: {_one_line(exc)}", exc)
         times.append(time.perf_counter() - t0)
         verdict = comparator.compare(ds.expected, list(outputs), tolerance, random_outputs(model, ds.inputs))
@@ -226,6 +230,8 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             result.outcome = verdict.outcome
             result.message = f"data set {n}: {verdict.message}" if len(data) > 1 else verdict.message
             result.verdict = verdict.to_dict()
+            # what the report shows of it: inputs, both outputs, the tolerance and its source
+            result.verdict.update(evidence=evidence_summary(ds.inputs, ds.expected, list(outputs)), tolerance=tolerance_source(case))
             if verdict.outcome != UNSPECIFIED:  # a later data set may still fail where the spec speaks
                 break
         if result.verdict is None:

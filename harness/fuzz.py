@@ -457,6 +457,11 @@ class FuzzConfig:
     #: still reaches one node by disabling specs)
     min_specs: int | None = None
     max_specs: int | None = None
+    #: this campaign's share of the seed's sessions: numbers offset+1, offset+1+stride, ... (a
+    #: fan-out of ``stride`` campaigns over one seed covers each session once; see
+    #: harness.executors.ray.fuzz_on_ray)
+    session_offset: int = 0
+    session_stride: int = 1
 
 
 @dataclass
@@ -603,7 +608,8 @@ class Campaign:
             while not self._done():
                 self.stats.sessions += 1
                 session = _Session(self)
-                session_seed = zlib.crc32(f"{base_seed}/{self.stats.sessions}".encode())
+                number = cfg.session_offset + 1 + cfg.session_stride * (self.stats.sessions - 1)
+                session_seed = zlib.crc32(f"{base_seed}/{number}".encode())
 
                 @settings(max_examples=10**9, database=None, deadline=None, derandomize=False, print_blob=False,
                           phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck), report_multiple_bugs=True)
@@ -972,6 +978,10 @@ def register(subparsers: Any) -> None:
     p.add_argument("--store", default=str(Path("reports") / "results.sqlite"), help="results store (default: reports/results.sqlite)")
     p.add_argument("--bundles", help="repro bundle folder (default: next to the store)")
     p.add_argument("--keep-passes", type=int, default=100, help="passing graphs stored in the run (default 100)")
+    p.add_argument("--executor", choices=["local", "ray"], default="local",
+                   help="ray: fan the campaign out over a Ray cluster, one part of the seed's sessions per CPU; findings dedup")
+    p.add_argument("--ray-address", metavar="ADDR", help="with --executor ray: the cluster (default: RAY_ADDRESS, else a local one)")
+    p.add_argument("--parts", type=int, help="with --executor ray: campaigns in parallel (default: the cluster's CPUs)")
     p.set_defaults(func=cmd_fuzz)
 
 
@@ -1054,9 +1064,15 @@ def cmd_fuzz(args: Any) -> int:
                         keep_passes=args.keep_passes)
     print(f"fuzzing {', '.join(s.name for s in specs)} for {_clock(budget)}: opsets {opsets[0]}..{opsets[-1]}, "
           f"up to {args.max_nodes} nodes, seed {seed}", file=sys.stderr)
-    campaign = Campaign(config, say=lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr),
-                        progress=_progress_printer(budget))
-    report = campaign.run()
+    say = lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr)  # noqa: E731
+    if args.executor == "ray":
+        try:
+            from .executors.ray import fuzz_on_ray
+        except ImportError as exc:
+            raise CliError(f"--executor ray needs ray: pip install 'onnx-harness[ray]' ({exc})") from exc
+        report = fuzz_on_ray(config, parts=args.parts, address=args.ray_address, say=say)
+    else:
+        report = Campaign(config, say=say, progress=_progress_printer(budget)).run()
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     print_report(report)

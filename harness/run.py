@@ -7,9 +7,11 @@ work and ``resume`` completes the run without repeating a result.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import re
+import shlex
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass, field
@@ -66,6 +68,13 @@ class RunConfig:
     strict: bool = False
     #: seconds (in total) for localizing the first diverging node of non-passes; 0: off
     localize: float = 0.0
+    #: "I/N": only the cases of shard I of N (1-based; see :func:`in_shard`), for CI matrices
+    shard: str | None = None
+    #: where the cases run: "local" (worker processes here) or "ray" (a Ray cluster)
+    executor: str = "local"
+    ray_address: str | None = None
+    #: Ray resources per backend beyond CPUs: {"openvino-gpu": {"GPU": 1}}
+    ray_resources: dict[str, dict[str, float]] = field(default_factory=dict)
 
     def worker_limits(self) -> WorkerLimits:
         return WorkerLimits(memory=int(self.memory_limit_gib * GIB) or None, cpu=self.cpu_limit_s,
@@ -135,6 +144,21 @@ class BadPattern(ValueError):
     pass
 
 
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"2/4"`` -> ``(2, 4)``: shard 2 of 4, numbered from 1 as CI matrices count."""
+    index, sep, count = text.partition("/")
+    if not (sep and index.strip().isdigit() and count.strip().isdigit()) or not 1 <= int(index) <= int(count):
+        raise BadPattern(f"--shard {text!r}: expected I/N with 1 <= I <= N, e.g. 2/4")
+    return int(index), int(count)
+
+
+def in_shard(case_id: str, index: int, count: int) -> bool:
+    """Whether shard ``index`` of ``count`` holds the case: a stable hash of its id (the same on
+    every machine and Python), so the N shards of one selection cover each case exactly once."""
+    digest = hashlib.sha256(case_id.encode()).digest()
+    return int.from_bytes(digest[:8], "big") % count == index - 1
+
+
 def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
     try:
         regex = re.compile(config.pattern) if config.pattern else None
@@ -149,10 +173,11 @@ def select_cases(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
 
         sources.append(user_model_cases(config.models, _parse_dims(config.dims), config.oracle, say=say,
                                         backends=[b.name for b in config.backends]))
+    shard = parse_shard(config.shard) if config.shard else None
     cases: dict[str, Case] = {}
     for source in sources:
         for case in source:
-            if regex is None or regex.search(case.id):
+            if (regex is None or regex.search(case.id)) and (shard is None or in_shard(case.id, *shard)):
                 cases.setdefault(case.id, case)
     return list(cases.values())
 
@@ -175,7 +200,8 @@ def environment(config: RunConfig) -> dict[str, Any]:
         "machine": platform.machine(),
         "onnx": onnx.__version__,
         "numpy": np.__version__,
-        "command": " ".join(sys.argv),
+        # portable and pasteable: the program by its name (argv[0] is a path on this machine), shell-quoted
+        "command": shlex.join(["onnx-harness", *sys.argv[1:]]),
     }
     try:
         manifest = read_manifest(config.corpus)
@@ -235,28 +261,44 @@ def unexpected_results(config: RunConfig, infos: dict[str, BackendInfo], rows: l
     return out
 
 
+def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callable[[str], None]) -> Any:
+    """The local runner, or with ``executor="ray"`` its counterpart on a Ray cluster (same interface)."""
+    if config.executor == "ray":
+        try:
+            from .executors.ray import RayRunner
+        except ImportError as exc:
+            raise BadPattern(f"--executor ray needs ray: pip install 'onnx-harness[ray]' ({exc})") from exc
+        return RayRunner(config.backends, timeout=timeout, options=options, recycle_after=config.recycle_after,
+                         limits=config.worker_limits(), address=config.ray_address, resources=config.ray_resources, say=say)
+    if config.executor != "local":
+        raise BadPattern(f"unknown executor {config.executor!r} (local, ray)")
+    return Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
+                  recycle_after=config.recycle_after, limits=config.worker_limits())
+
+
 def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
                 progress: Callable[[int], Any] | None = None) -> RunOutcome:
     """Run (or, with ``run_id``, resume) a conformance run. ``progress`` is called with the
     total number of tasks and returns a callable taking each result."""
     cases = select_cases(config, say)
     if not cases:
-        raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}" if config.pattern
-                         else f"suites {', '.join(config.suites)} hold no cases")
+        where = f" in shard {config.shard}" if config.shard else ""
+        raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}{where}" if config.pattern
+                         else f"suites {', '.join(config.suites)} hold no cases{where}")
+    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits(),
+                          timing=TimingPolicy(budget_s=config.timing_budget) if config.timing_budget else None)
+    # timed repeats multiply the work of a case, and so its time limit
+    policy = options.timing_policy()
+    timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
+    runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
     env = environment(config)
     if run_id is None:
         run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
     else:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
-    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits(),
-                          timing=TimingPolicy(budget_s=config.timing_budget) if config.timing_budget else None)
-    # timed repeats multiply the work of a case, and so its time limit
-    policy = options.timing_policy()
-    timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
-    runner = Runner(config.backends, jobs=config.jobs, timeout=timeout, options=options,
-                    recycle_after=config.recycle_after, limits=config.worker_limits())
-    infos = runner.probe(keep=True)  # its worker, backends loaded, runs cases next
+    # the local runner's probe worker, backends loaded, runs cases next
+    infos = runner.probe(keep=True) if isinstance(runner, Runner) else runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
         if not info.available:

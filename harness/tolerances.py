@@ -48,9 +48,42 @@ def _matches(entry: dict[str, Any], case: Case) -> bool:
     return True
 
 
-def effective_tolerance(case: Case, files: tuple[str, ...] = ()) -> Tolerance:
+def _override(case: Case, files: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
     for path in (*files, str(BUILTIN)):
         for entry in load_table(path).get("override", []):
             if _matches(entry, case):
-                return Tolerance.from_dict({**case.tolerance.to_dict(), **{k: entry[k] for k in ("rtol", "atol", "ulp") if k in entry}})
+                return path, entry
+    return None
+
+
+def effective_tolerance(case: Case, files: tuple[str, ...] = ()) -> Tolerance:
+    hit = _override(case, files)
+    if hit:
+        entry = hit[1]
+        return Tolerance.from_dict({**case.tolerance.to_dict(), **{k: entry[k] for k in ("rtol", "atol", "ulp") if k in entry}})
     return case.tolerance
+
+
+def _file_label(path: str) -> str:
+    # no machine path in a report: the built-in table by its place in the repository
+    return "harness/data/tolerances.toml" if Path(path) == BUILTIN else Path(path).name
+
+
+def tolerance_source(case: Case, files: tuple[str, ...] = ()) -> dict[str, Any]:
+    """The tolerance that applies to ``case`` (as :func:`effective_tolerance`) and where it comes
+    from: ``source`` is ``override`` (with the entry's match and reason), ``dtype default`` (the
+    per-dtype default of the tolerance file) or ``case`` (the suite's own: an official case's
+    rtol/atol, which has no ULP bound)."""
+    tol = effective_tolerance(case, files).to_dict()
+    hit = _override(case, files)
+    if hit:
+        path, entry = hit
+        match = {k: entry[k] for k in ("op", "dtype", "case") if k in entry}
+        return {**tol, "source": "override", "match": match, "reason": entry["reason"], "file": _file_label(path)}
+    dtypes = [dtype_label(d) for d in [case.tags.get("dtype"), *(case.tags.get("dtypes") or [])] if d]
+    for d in dict.fromkeys(dtypes):
+        for path in (*files, str(BUILTIN)):
+            if load_table(path).get("defaults", {}).get(d) and default_for(d, files) == case.tolerance:
+                return {**tol, "source": "dtype default", "dtype": d, "file": _file_label(path)}
+    return {**tol, "source": "case", "reason": f"the {case.suite} suite's own tolerance for this case"
+            + (" (the official test case's rtol/atol; it sets no ULP bound)" if case.suite.startswith("onnx-") else "")}

@@ -221,3 +221,19 @@ class DieOnLoad(ReferenceBackend):
 
     def load(self):
         os._exit(7)
+
+
+class KillHost(_Faulty):
+    """Kills the Ray worker process that hosts the runner (the parent of its forkserver), as a
+    dying node would; refuses anywhere else, so that it never kills a local controller."""
+
+    name = "kill-host"
+
+    def fault(self):
+        with open(f"/proc/{os.getppid()}/stat") as f:
+            host = int(f.read().rsplit(")", 1)[1].split()[1])
+        with open(f"/proc/{host}/cmdline", "rb") as f:
+            if not f.read().startswith(b"ray::"):  # a Ray worker names itself ray::<task>
+                raise RuntimeError("kill-host runs only under a Ray worker")
+        os.kill(host, 9)
+        time.sleep(60)

@@ -84,7 +84,7 @@ def test_filter_and_drill_down_show_the_store_numbers(report_dir):
     with chromium() as driver:
         driver.get(url)
         wait_ready(driver)
-        assert shown(driver) == "14 of 14 results"
+        assert shown(driver) == "16 of 16 results"
 
         # the unavailable backend: its reason, never a percentage
         card = driver.find_element(By.CSS_SELECTOR, 'article[data-backend="vendor"]').text
@@ -98,10 +98,10 @@ def test_filter_and_drill_down_show_the_store_numbers(report_dir):
 
         # filter: search, then drop the passes
         driver.find_element(By.ID, "q").send_keys("relu-14")
-        wait_for(driver, lambda d: shown(d) == "4 of 14 results")
+        wait_for(driver, lambda d: shown(d) == "4 of 16 results")
         driver.find_element(By.CSS_SELECTOR, "#f-outcome summary").click()
         driver.find_element(By.CSS_SELECTOR, "#f-outcome input[value='pass']").click()
-        wait_for(driver, lambda d: shown(d) == "1 of 14 results")
+        wait_for(driver, lambda d: shown(d) == "1 of 16 results")
         case_rows = driver.find_elements(By.CSS_SELECTOR, "#case-table tbody tr")
         assert len(case_rows) == 1 and REGRESSED in case_rows[0].text
 
@@ -117,7 +117,9 @@ def test_filter_and_drill_down_show_the_store_numbers(report_dir):
         assert field("bad_count") == f"{stored['bad_count']} of {stored['verdict']['total']}"
         assert field("first_bad") == stored["first_bad"]
         assert field("message") == stored["message"]
-        assert field("command") == f"python {stored['bundle']}/repro.py"
+        # the bundle relative to the folder the run started in, never the machine's path
+        assert field("command") == "python reports/bundles/run-2/onnxruntime/relu0/repro.py"
+        assert stored["bundle"].endswith(field("bundle")) and not field("bundle").startswith("/")
         assert field("expected").startswith("pass")
         assert "#case=" in driver.current_url
 
@@ -137,6 +139,7 @@ def test_case_list_messages_and_group_by_cause(report_dir):
     _, out = report_dir
     url = (out / "index.html").resolve().as_uri()
     with chromium() as driver:
+        driver.set_window_size(1200, 800)  # the filter bar wraps to two lines here
         driver.get(url)
         wait_ready(driver)
         # the message column: the first listed non-pass's message, with its backend
@@ -157,14 +160,17 @@ def test_case_list_messages_and_group_by_cause(report_dir):
         link.click()
         wait_for(driver, lambda d: d.find_element(By.ID, "groupfilter").is_displayed())
         assert driver.find_element(By.ID, "groupfilter").text == "reference: Clip crash for float32 ×"
-        assert shown(driver) == "1 of 14 results"
+        assert shown(driver) == "1 of 16 results"
         assert [r[0] for r in cells()] == ["operators/Clip-11/opset13/float32/0"]
         # the section above the case list links to the same groups
         assert len(driver.find_elements(By.CSS_SELECTOR, "#causes tbody tr")) == 5
         chip = driver.find_element(By.ID, "groupfilter")
-        driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", chip)
-        driver.execute_script("arguments[0].click()", chip)  # the sticky filter bar may cover it (a known layout bug)
-        wait_for(driver, lambda d: shown(d) == "14 of 14 results")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'start'})", chip)  # scrolled to the top: below the sticky bar
+        covered = driver.execute_script("const r = arguments[0].getBoundingClientRect(); const e = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);"
+                                        " return !(e === arguments[0] || arguments[0].contains(e));", chip)
+        assert not covered, "the sticky filter bar covers the cause filter chip"
+        chip.click()
+        wait_for(driver, lambda d: shown(d) == "16 of 16 results")
         assert console_problems(driver) == []
 
 
@@ -233,3 +239,117 @@ def test_fifty_thousand_results_open_and_filter(tmp_path):
         assert console_problems(driver) == []
     print(f"50,000 results: {index.stat().st_size / 1e6:.2f} MB, interactive after {loaded:.2f} s, search applied in {filtered:.2f} s")
     # no wall-clock bound: a frozen page never becomes ready, and wait_ready raises after 60 s
+
+
+# -- "Done means": a vendor's four steps in the default report ---------------------------------
+LOGSOFTMAX = "operators/LogSoftmax-13/opset13/float64/edge_rows"
+ORT_ARGS = {"suites": ["operators"], "backends": [{"spec": "onnxruntime", "options": {"threads": 1}, "name": "onnxruntime"}],
+            "restamp": True, "opset": None, "examples": None, "seed": None, "corpus": "corpus"}
+WINDOW = {"start": 14, "shape": [9, 3], "expected": ["nan", "nan", "nan", "nan"], "actual": ["nan", "-inf", "-inf", "nan"], "bad": [1, 2]}
+SPEC_SILENT = {"point": "LogSoftmax.nan_inf_row", "op_version": "LogSoftmax-13", "spec": "LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))",
+               "choice": "NaN throughout a row holding NaN, +inf or only -inf", "invariants": ["every value is NaN or <= 0"],
+               "broken_invariant": "every value is NaN or <= 0", "expected": "nan", "actual": "-inf", "index": "[5,1]", "output": 0}
+EVIDENCE = {"inputs": {"x0": {"shape": [9, 3], "dtype": "float64", "size": 27, "values": ["0.0", "-inf", "1.0"]}},
+            "expected": [{"shape": [9, 3], "dtype": "float64", "size": 27, "values": []}],
+            "actual": [{"shape": [9, 3], "dtype": "float64", "size": 27, "values": []}]}
+TOLERANCE = {"rtol": 1e-12, "atol": 1e-15, "ulp": 4, "source": "dtype default", "dtype": "float64", "file": "harness/data/tolerances.toml"}
+
+
+@pytest.fixture(scope="module")
+def vendor_report(tmp_path_factory):
+    """The issue's two runs, and a third: the official node suite on reference + onnxruntime (run 1),
+    operators on onnxruntime (run 2) and again (run 3, where LogSoftmax now fails)."""
+    from .test_report_matrix import add_run, res
+
+    tmp = tmp_path_factory.mktemp("vendor")
+    store = Store(tmp / "reports" / "results.sqlite")
+    both = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")}
+    ort = {"onnxruntime": (True, "", "1.32.0")}
+    node = lambda name, **kw: {"suite": "onnx-node", "op": name, "domain": "ai.onnx", "since_version": 13, "opset": 13, "dtypes": ["float"], **kw}  # noqa: E731
+    add_run(store, [
+        res("onnx-node/test_softmax_example", "reference", "pass", run_s=0.004, tags=node("Softmax")),
+        res("onnx-node/test_softmax_example", "onnxruntime", "pass", run_s=0.001, tags=node("Softmax")),
+        res("onnx-node/test_reduce_sum_keepdims", "reference", "pass", run_s=0.002, tags=node("ReduceSum")),
+        res("onnx-node/test_reduce_sum_keepdims", "onnxruntime", "pass", run_s=0.001, tags=node("ReduceSum")),
+        res("onnx-node/test_argmax_float16", "reference", "pass", run_s=0.003, tags=node("ArgMax", dtypes=["float16"])),
+        res("onnx-node/test_argmax_float16", "onnxruntime", "unsupported", run_s=None, tags=node("ArgMax", dtypes=["float16"]),
+            message="NOT_IMPLEMENTED : Could not find an implementation for ArgMax(13) node with name ''"),
+    ], both, args={**ORT_ARGS, "suites": ["onnx-node"], "store": "reports/results.sqlite"})
+    add_run(store, [res(LOGSOFTMAX, "onnxruntime", "pass"), res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "pass")],
+            ort, args={**ORT_ARGS, "store": "reports/results.sqlite"})
+    verdict = {"outcome": "mismatch", "output": 0, "first_bad": "[5,1]", "bad_count": 7, "total": 27, "max_abs": float("inf"),
+               "max_rel": float("inf"), "max_ulp": float("inf"), "nan_mismatch": 7, "window": WINDOW, "evidence": EVIDENCE,
+               "tolerance": TOLERANCE, "spec_silent": SPEC_SILENT}
+    add_run(store, [res(LOGSOFTMAX, "onnxruntime", "mismatch", verdict=verdict,
+                        message="output 0: NaN in 7 different place(s): 7/27 bad, first at [5,1]: got -inf, expected nan"),
+                    res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "pass")],
+            ort, args={**ORT_ARGS, "store": "reports/results.sqlite"})
+    store.close()
+    out = tmp / "out"
+    assert cli(["report", "--store", str(tmp / "reports" / "results.sqlite"), "-o", str(out)]) == 0
+    return out
+
+
+def test_a_vendor_finds_failing_ops_evidence_speed_and_changes(vendor_report):
+    url = (vendor_report / "index.html").resolve().as_uri()
+    with chromium() as driver:
+        driver.get(url)
+        wait_ready(driver)
+        # the default report: the newest run of every (suite, backend), so both backends are there
+        assert [e.get_attribute("data-backend") for e in driver.find_elements(By.CSS_SELECTOR, "article.backend")] == ["reference", "onnxruntime"]
+        assert shown(driver) == "8 of 8 results"
+
+        # (a) failing ops: the causes table names them, wrong answers first
+        causes = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in driver.find_elements(By.CSS_SELECTOR, "#causes tbody tr")]
+        assert [c[:5] for c in causes] == [["onnxruntime", "wrong answer", "LogSoftmax", "mismatch", "1"],
+                                           ["onnxruntime", "not implemented", "ArgMax", "unsupported", "1"]]
+        # search narrows the list to one op; "failures only" counts failures in the matrix
+        driver.find_element(By.ID, "q").send_keys("logsoftmax")
+        wait_for(driver, lambda d: shown(d) == "1 of 8 results")
+        driver.execute_script("const c = document.getElementById('f-fail'); c.checked = true; c.dispatchEvent(new Event('change'));")
+        texts = [e.get_attribute("textContent") for e in driver.find_elements(By.CSS_SELECTOR, "#matrix-table .ctext")]
+        assert texts == ["1 failing"]
+
+        # (b) one failure: inputs, expected vs actual, tolerance source, spec reason, commands
+        driver.find_element(By.CSS_SELECTOR, "#case-table .badge:not(.dim)").click()
+        wait_for(driver, lambda d: d.find_element(By.ID, "drill").is_displayed())
+        field = lambda name: driver.find_element(By.CSS_SELECTOR, f"#drill-body [data-field='{name}']")  # noqa: E731
+        assert driver.find_element(By.ID, "drill-title").text == LOGSOFTMAX
+        assert field("inputs").find_element(By.CSS_SELECTOR, "tbody tr").get_attribute("textContent") == "x0float64[9,3]0.0, -inf, 1.0, … (first 3 of 27)"
+        assert [td.get_attribute("textContent") for td in field("outputs").find_elements(By.CSS_SELECTOR, "tbody td")] == ["output 0", "float64[9,3]", "float64[9,3]"]
+        window = [[td.get_attribute("textContent") for td in r.find_elements(By.TAG_NAME, "td")] for r in field("window").find_elements(By.CSS_SELECTOR, "tbody tr")]
+        assert window == [["[4,2]", "nan", "nan"], ["[5,0]", "nan", "-inf"], ["[5,1]", "nan", "-inf"], ["[5,2]", "nan", "nan"]]
+        bad = [r.find_element(By.TAG_NAME, "td").get_attribute("textContent") for r in field("window").find_elements(By.CSS_SELECTOR, "tbody tr.bad")]
+        assert bad == ["[5,0]", "[5,1]"]
+        assert field("max_abs").text == "inf" and field("bad_count").text == "7 of 27"  # the statistics agree with the message
+        assert field("tolerance").text == "rtol 1e-12, atol 1e-15, ULP 4"
+        assert field("tolerance_source").text == "the float64 default in harness/data/tolerances.toml"
+        assert field("spec_text").text.strip("“”") == "LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))"
+        assert field("spec_reason").text == "NaN throughout a row holding NaN, +inf or only -inf"
+        assert field("spec_broken").text == "every value is NaN or <= 0"
+        assert "LogSoftmax-13 (the spec supports our expected value)" == field("note").text  # operator_cases/crosscheck.toml
+        assert field("repro_command").text == f"onnx-harness repro {LOGSOFTMAX} --backend onnxruntime --option=onnxruntime.threads=1 -o repro"
+        assert field("run_command").text == ("onnx-harness run --suite operators --backend onnxruntime --option=onnxruntime.threads=1 "
+                                             "-k '^operators/LogSoftmax\\-13/opset13/float64/edge_rows$'")
+        copy = driver.find_element(By.CSS_SELECTOR, "#drill-body button.copy[data-copy='run_command']")
+        copy.click()
+        wait_for(driver, lambda d: copy.text != "copy")
+        assert copy.text == "copied"
+        assert "/tmp/" not in driver.find_element(By.ID, "drill-body").text  # no machine path anywhere in the drill-down
+        driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ESCAPE)
+
+        # (c) speed against onnx.reference on the same cases: onnxruntime 1 ms vs 4 ms and 1 ms vs 2 ms
+        row = [td.text for td in driver.find_elements(By.CSS_SELECTOR, "#vs-reference tbody tr td")]
+        assert row == ["2", "×0.354", "2", "0"]  # geomean of 0.25 and 0.5
+        doc = json.loads((vendor_report / "results.json").read_text())
+        assert doc["against_reference"]["onnxruntime"]["geomean"] == pytest.approx(0.125 ** 0.5)
+
+        # (d) what changed since the previous run of the same suite (run 2), nothing compared across suites
+        kinds = driver.find_element(By.ID, "diff-kinds").text
+        assert "regressed 1" in kinds and "new 0" in kinds and "removed 0" in kinds
+        assert driver.find_element(By.CSS_SELECTOR, "#diff h2").text == "Changes against run 2"
+        assert "nothing earlier to compare with: onnx-node on onnxruntime (3 results), onnx-node on reference (3 results)" in driver.find_element(By.ID, "diff-scope").text
+        rows = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in driver.find_elements(By.CSS_SELECTOR, "#diff-table tbody tr")]
+        assert rows == [["regressed", LOGSOFTMAX, "onnxruntime", "pass", "mismatch"]]
+        assert console_problems(driver) == []
+        assert_no_network(driver, url)

@@ -12,7 +12,7 @@ from harness.execute import OUTCOMES
 from harness.report.matrix import KINDS, REGRESSION_KINDS, classify_change, diff_results
 from harness.store import Store
 
-from .test_report_matrix import add_run, make_store, res
+from .test_report_matrix import MISMATCH, add_run, make_store, res
 
 REGRESSED = "operators/Relu-14/opset14/float32/0"
 
@@ -172,11 +172,20 @@ def test_report_command_writes_everything_with_the_previous_run_as_baseline(stor
     out = tmp_path / "rep"
     assert cli(["report", "--store", store, "-o", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "against run 1: 1 regressed, 1 failure-changed, 2 removed, 1 improved" in printed
+    # the default: the newest run of every (suite, backend): run 2, and run 1 for onnx-node (which
+    # run 2 did not run), each against the previous run of the same suite and backend
+    assert "against run 1: 1 regressed, 1 failure-changed, 1 improved, 2 new\n" in printed
+    assert "nothing earlier to compare with: onnx-node on onnxruntime (1 result), onnx-node on reference (1 result)" in printed
     assert "vendor: unavailable: vendor-sdk is not installed" in printed
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "junit.xml", "results.json", "summary.md"]
+    assert ("**Changes:** 1 regressed, 1 failure-changed, 1 improved, 2 new (compared: onnx-light on onnxruntime, reference; "
+            "operators on onnxruntime, reference; nothing earlier to compare with:") in (out / "summary.md").read_text()
     doc = json.loads((out / "results.json").read_text())
-    assert doc["baseline"]["id"] == 1 and doc["diff"]["counts"]["regressed"] == 1
+    assert doc["baseline"]["id"] == 1 and doc["diff"]["counts"]["regressed"] == 1 and "removed" not in doc["diff"]["counts"]
+    assert [r["id"] for r in doc["runs"]] == [1, 2]
+    assert cli(["report", "2", "--baseline", "1", "--store", store, "-o", str(out), "--format", "json"]) == 0
+    doc = json.loads((out / "results.json").read_text())  # a baseline chosen: every change, the vanished suite too
+    assert doc["diff"]["counts"]["removed"] == 2 and doc["diff"]["only_base"] == [["onnx-node", "onnxruntime", 1], ["onnx-node", "reference", 1]]
     assert cli(["report", "1", "2", "--store", store, "-o", str(out), "--baseline", "none", "--format", "json"]) == 0
     doc = json.loads((out / "results.json").read_text())
     assert doc["diff"] is None and [r["id"] for r in doc["runs"]] == [1, 2]
@@ -188,3 +197,20 @@ def test_diff_results_keys_on_backend_name():
     d = diff_results(base, new)
     assert [(c.kind, c.message, c.bundle) for c in d.changes] == [("regressed", "m", "/b")]
     assert d.allow(["x:a"]) == [] and d.regressions == []
+
+
+def test_diff_of_different_suites_says_so_instead_of_listing_every_case(tmp_path, capsys):
+    path = tmp_path / "r.sqlite"
+    s = Store(path)
+    ort = {"onnxruntime": (True, "", "1.31.1")}
+    add_run(s, [res("onnx-node/test_abs", "onnxruntime", "pass"), res("onnx-node/test_add", "onnxruntime", "pass")], ort)
+    add_run(s, [res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH)], ort)
+    assert cli(["diff", "1", "2", "--store", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert "ran no suite on the same backend (run 1: onnx-node on onnxruntime; run 2: operators on onnxruntime): nothing to compare" in err
+    # the report of both: no diff of one against the other (each suite ran once), history per suite
+    assert cli(["report", "--store", str(path), "-o", str(tmp_path / "o"), "--format", "json"]) == 0
+    out = capsys.readouterr().out
+    assert "against" not in out and "new" not in out
+    doc = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert [r["id"] for r in doc["runs"]] == [1, 2] and doc["diff"] is None

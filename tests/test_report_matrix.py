@@ -218,8 +218,12 @@ def test_perf_table_prefers_the_median_and_computes_ratios(store_path):
 def test_history_counts_passes_per_run_and_backend(store_path):
     hist = build_report([RunRef(store_path, 2)]).history
     assert [r["id"] for r in hist.runs] == [1, 2]
-    assert [p.passed for p in hist.series["reference"]] == [4, 5]
-    assert [p.passed for p in hist.series["onnxruntime"]] == [3, 4]
+    # one line per backend and suite, never one line across different suites
+    assert [p.passed for p in hist.series["reference · operators"]] == [3, 4]
+    assert [p.passed for p in hist.series["onnxruntime · operators"]] == [2, 3]
+    assert [p.total for p in hist.series["onnxruntime · operators"]] == [5, 6]
+    assert [p.passed for p in hist.series["onnxruntime · onnx-light"]] == [1, 1]
+    assert [p.passed for p in hist.series["onnxruntime · onnx-node"]] == [0, None]  # run 2 did not run it: a gap
     assert [p.passed for p in hist.series["vendor"]] == [None, None]  # unavailable: a gap, never 0
 
 
@@ -235,7 +239,7 @@ def test_merged_runs_put_backends_side_by_side(tmp_path):
     report = build_report(refs)
     assert [c.label for c in report.backends] == ["onnxruntime", "tensorflow"]
     assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "tensorflow") == "pass"
-    assert set(report.history.series) == {"a:onnxruntime", "b:tensorflow"}
+    assert set(report.history.series) == {"a:onnxruntime · operators", "b:tensorflow · operators"}
     assert resolve_run("2:1", [a.path, b.path]) == RunRef(b.path, 1, "b")
     assert resolve_run(f"{b.path}:2", [a.path, b.path]).run_id == 2
 
@@ -253,7 +257,9 @@ def test_same_backend_two_versions_are_two_columns_same_version_is_a_union(tmp_p
 
 
 def test_run_references_and_their_errors(store_path, tmp_path):
-    assert resolve_runs([], [store_path]) == [RunRef(store_path, 2)]
+    # the default: the newest run of every (suite, backend): run 2 did not run onnx-node
+    assert resolve_runs([], [store_path]) == [RunRef(store_path, 1, "", frozenset({("onnx-node", "onnxruntime"), ("onnx-node", "reference")})),
+                                              RunRef(store_path, 2)]
     assert resolve_runs(["1", "latest"], [store_path]) == [RunRef(store_path, 1), RunRef(store_path, 2)]
     assert resolve_run("previous", [store_path]).run_id == 1
     assert previous_run([RunRef(store_path, 2)]) == RunRef(store_path, 1)
@@ -323,6 +329,11 @@ def test_failures_group_by_op_and_normalized_message(tmp_path):
     assert len(argmax.members) == 147 and groups[1].cause == "data set N: RuntimeError: boom at <path>"
     # dtype and op names keep their digits; quoted names go
     assert normalize_message("float16 Conv2D 'node_7' got -1.5e-07") == "float16 Conv2D '…' got N"
+    # the first bad index of any rank, and shapes: one cause, not one per rank
+    assert (normalize_message("values differ: 3/8 bad, first at [1,0,2]: got 7, expected 6") ==
+            normalize_message("values differ: 1/1 bad, first at []: got 7, expected 6") ==
+            "values differ: N/N bad, first at […]: got N, expected N")
+    assert normalize_message("shape [2, 3], expected [6]") == "shape […], expected […]"
 
 
 def test_dtypes_have_one_vocabulary(tmp_path):
@@ -340,3 +351,42 @@ def test_dtypes_have_one_vocabulary(tmp_path):
     report = build_report([RunRef(store.path, 1)])
     assert report.matrix.cases["onnx-node/test_add"].dtype == "float64,float32"
     assert dict(report.failure_groups()[0].dtypes) == {"float64,float32": 1}
+
+
+def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
+    from harness.report.matrix import newest_runs, previous_like
+
+    s = Store(tmp_path / "r.sqlite")
+    both = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")}
+    ort = {"onnxruntime": (True, "", "1.32.0")}
+    add_run(s, [res("onnx-node/test_abs", "reference", "pass"), res("onnx-node/test_abs", "onnxruntime", "mismatch", verdict=MISMATCH),
+                res("onnx-node/test_add", "reference", "pass"), res("onnx-node/test_add", "onnxruntime", "pass")], both)
+    add_run(s, [res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "pass")], ort)
+    add_run(s, [res("onnx-node/test_abs", "onnxruntime", "pass")], ort)  # the node suite again, narrowed, on one backend
+    refs = newest_runs(s.path)
+    assert refs == [RunRef(s.path, 1, "", frozenset({("onnx-node", "reference")})), RunRef(s.path, 2), RunRef(s.path, 3)]
+    report = build_report(refs, previous_like(refs))
+    assert [b.label for b in report.backends] == ["reference", "onnxruntime"]
+    # onnxruntime's node results are run 3's only: run 1's test_add is not the newest run of that pair
+    assert sorted((r["case_id"], r["column"], r["run"]) for r in report.results) == [
+        ("onnx-node/test_abs", "onnxruntime", "run 3"), ("onnx-node/test_abs", "reference", "run 1"), ("onnx-node/test_add", "reference", "run 1"),
+        ("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "run 2")]
+    # the diff: onnx-node on onnxruntime against run 1, the same suite on the same backend
+    assert previous_like(refs) == [RunRef(s.path, 1, "", frozenset({("onnx-node", "onnxruntime")}))]
+    assert [(c.kind, c.case_id, c.backend) for c in report.diff.changes] == [
+        ("removed", "onnx-node/test_add", "onnxruntime"), ("improved", "onnx-node/test_abs", "onnxruntime")]
+    assert report.diff.compared == [("onnx-node", "onnxruntime")]
+
+
+def test_same_backend_with_other_options_is_another_column(tmp_path):
+    s = Store(tmp_path / "r.sqlite")
+    ort = {"onnxruntime": (True, "", "1.32.0")}
+    args = lambda **opts: {"backends": [{"name": "onnxruntime", "spec": "onnxruntime", "options": opts}]}  # noqa: E731
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "pass")], ort, args=args())
+    add_run(s, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH)], ort, args=args(optimization="disable"))
+    add_run(s, [res("operators/Clip-11/opset13/float32/0", "onnxruntime", "pass")], ort, args=args(optimization="disable"))
+    report = build_report([RunRef(s.path, 1), RunRef(s.path, 2), RunRef(s.path, 3)])
+    assert [(b.label, b.runs) for b in report.backends] == [("onnxruntime (default options)", ["run 1"]),
+                                                            ("onnxruntime (optimization=disable)", ["run 2", "run 3"])]
+    assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "onnxruntime (default options)") == "pass"
+    assert report.matrix.outcome("operators/Relu-14/opset14/float32/0", "onnxruntime (optimization=disable)") == "mismatch"

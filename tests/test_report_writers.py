@@ -220,7 +220,12 @@ def test_junit_counts_failures_errors_and_skips_per_backend(report, tmp_path):
     assert any(p.get("name") == "unavailable_reason" and "vendor-sdk" in p.get("value") for p in vendor.iter("property"))
     case = next(c for c in ort.iter("testcase") if c.get("name") == "operators/Relu-14/opset14/float32/0")
     failure = case.find("failure")
-    assert failure.get("type") == "mismatch" and "re-run: python " in failure.text and failure.text.rstrip().endswith("relu0/repro.py")
+    assert failure.get("type") == "mismatch"
+    # portable commands and the bundle relative to the folder the run started in; no machine path
+    assert "\nreproduce: onnx-harness repro operators/Relu-14/opset14/float32/0 --backend onnxruntime -o repro\n" in failure.text
+    assert "\nre-run: onnx-harness run --suite operators --backend onnxruntime -k '^operators/Relu\\-14/opset14/float32/0$'\n" in failure.text
+    assert failure.text.rstrip().endswith("repro bundle: reports/bundles/run-2/onnxruntime/relu0 (python reports/bundles/run-2/onnxruntime/relu0/repro.py)")
+    assert str(tmp_path) not in failure.text
     assert root.get("tests") == "14"
 
 

@@ -38,7 +38,7 @@ def _size(path: Path) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import write_all
-    from .matrix import build_report, previous_run, resolve_run, resolve_runs
+    from .matrix import build_report, previous_like, resolve_run, resolve_runs
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     try:
@@ -48,7 +48,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         elif args.baseline:
             baseline = resolve_run(args.baseline, stores)
         else:
-            baseline = previous_run(refs)
+            baseline = previous_like(refs)
         report = build_report(refs, baseline, history=not args.no_history)
     except ReportError as exc:
         return _err(str(exc))
@@ -67,7 +67,9 @@ def cmd_report(args: argparse.Namespace) -> int:
             print(f"{b.label} {b.version}: {rate}; wrong answers {h['wrong_answers']:,}, not implemented {h['not_implemented']:,}, "
                   f"errors {h['errors']:,}; {b.not_loadable:,} refused (invalid model)" + (f", {h['unspecified']:,} unspecified (apart)" if h["unspecified"] else ""))
     if report.diff is not None:
-        print(f"against {report.diff.base}: {counts_line(report.diff)}")
+        print(f"against {report.diff.base}: {counts_line(report.diff)}" if not report.diff.disjoint else report.diff.scope())
+        if report.diff.scope() and not report.diff.disjoint:
+            print(f"  ({report.diff.scope()})")
     for path in paths:
         print(f"wrote {path} ({_size(path)})")
     if args.screenshots:
@@ -87,7 +89,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from .matrix import diff_results, load_rows, resolve_source
+    from .matrix import diff_like_with_like, diff_results, load_rows, resolve_source
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     if args.perf_threshold is not None:
@@ -100,9 +102,14 @@ def cmd_diff(args: argparse.Namespace) -> int:
     try:
         base, new = resolve_source(args.base, stores), resolve_source(args.new, stores)
         base_rows, new_rows = load_rows(base), load_rows(new)
-        diff = diff_results(base_rows, new_rows, base.label, new.label)
     except ReportError as exc:
         return _err(str(exc))
+    scope = diff_like_with_like(base_rows, new_rows, base.label, new.label)
+    if scope.disjoint:  # two different suites (or backends): "15,581 new, 3,768 removed" would say nothing
+        return _err(scope.scope())
+    # every pair of both sides stays in the gate (a suite or backend that vanished is a regression);
+    # the pairs only one side ran are named once here
+    diff = diff_results(base_rows, new_rows, base.label, new.label)
     unused = diff.allow(args.allow)
     perf_regressions = _perf_section(args, base_rows, new_rows, base.label, new.label, unused)
     for kind in CHANGE_KINDS:  # one section per kind, regressions first
@@ -121,6 +128,11 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(tabulate(rows, headers=["case", "backend", base.label, new.label, "message"], tablefmt="github"))
         if len(changes) > limit:
             print(f"... {len(changes) - limit:,} more {kind} (list them all with --all)")
+    print()
+    for (suite, backend), n in scope.only_base.items():
+        print(f"{suite} on {backend}: only in {base.label} ({n:,} results, listed as removed)")
+    for (suite, backend), n in scope.only_new.items():
+        print(f"{suite} on {backend}: only in {new.label} ({n:,} results, listed as new)")
     for pattern in unused:
         print(f"--allow {pattern!r} matched no change", file=sys.stderr)
     allowed = sum(1 for c in diff.changes if c.allowed and c.regression)

@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
 from ..schema import dtype_label
-from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report
+from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report, against_reference
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: failure groups listed in the "Failures by cause" section (all are in the case list's cause view)
@@ -172,7 +172,52 @@ def _extra_tags(info) -> dict[str, Any]:
     return extra
 
 
+def _evidence(r: dict[str, Any]) -> str | None:
+    """What the drill-down shows of a non-pass beyond the verdict numbers, as one JSON text that
+    the page parses only when the result is opened: the run-time evidence (inputs, outputs, the
+    window around the first bad element), the tolerance with its source, the spec-silent point."""
+    if r["outcome"] in PASSING or r["outcome"] == "skip":
+        return None
+    v = r.get("verdict") or {}
+    ev = {k: v[k] for k in ("evidence", "window", "tolerance", "spec_silent") if v.get(k)}
+    if ev.get("window") and ev.get("evidence"):  # the window shows the values that matter: keep the outputs' shapes only
+        ev["evidence"] = {**ev["evidence"], **{side: [{k: x for k, x in t.items() if k != "values"} for t in ev["evidence"][side]]
+                                               for side in ("expected", "actual") if side in ev["evidence"]}}
+    return json.dumps(ev, sort_keys=True, separators=(",", ":")) if ev else None
+
+
+def _note_index(notes: list[dict[str, Any]]):
+    """case id -> index of the first crosscheck note whose case pattern covers it (or -1)."""
+    from fnmatch import fnmatchcase
+
+    def find(case_id: str) -> int:
+        if not case_id.startswith("operators/"):
+            return -1
+        for n, note in enumerate(notes):
+            pattern = note.get("cases") or f"operators/{note.get('op_version')}/*"
+            if fnmatchcase(case_id, pattern):
+                return n
+        return -1
+    return find
+
+
+def _commands(report: Report) -> list[dict[str, Any]]:
+    """Per run: the ``run`` arguments per suite and the ``--option`` arguments per backend
+    (:mod:`harness.report.reproduce`), from which the page builds each result's commands."""
+    from .reproduce import _options, run_prefix
+
+    suites = sorted({info.suite for info in report.matrix.cases.values()})
+    out = []
+    for run in report.runs:
+        names = [b.get("name") for b in run.args.get("backends") or []]
+        out.append({"p": {suite: run_prefix(run.args, suite) for suite in suites},
+                    "o": {name: _options(name, run.args) for name in names if _options(name, run.args)},
+                    "nr": run.args.get("restamp") is False})
+    return out
+
+
 def page_data(report: Report) -> dict[str, Any]:
+    from ..crosscheck import load_notes
     from .matrix import _natural
 
     S = _Strings()
@@ -208,7 +253,9 @@ def page_data(report: Report) -> dict[str, Any]:
 
     results = sorted(report.results, key=lambda r: (cidx[r["case_id"]], bidx[r["column"]]))
     res: dict[str, list[Any]] = {k: [] for k in ("c", "b", "o", "ro", "rs", "m", "ma", "mr", "mu", "bc", "tot", "fb", "nan",
-                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz", "g")}
+                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz", "g", "ev", "cx")}
+    notes = load_notes()
+    note_of = _note_index(notes)
     # failures grouped by cause: one entry per group, and each result's group (-1: in none)
     groups = report.failure_groups()
     member = {m: n for n, g in enumerate(groups) for m in g.members}
@@ -241,7 +288,7 @@ def page_data(report: Report) -> dict[str, Any]:
         res["rt"].append(_us(r.get("run_s")))
         res["md"].append(_us(r.get("run_median_s")))
         res["p9"].append(_us(r.get("run_p90_s")))
-        bundle = r.get("bundle_path") or ""
+        bundle = r.get("bundle_rel") or ""  # never the machine's path (matrix.portable_bundle)
         folder, _, name = bundle.rpartition("/")
         res["bd"].append(S(folder) if bundle else -1)
         res["bn"].append(-1 if not bundle or name == _bundle_name(r["case_id"]) else S(name))
@@ -250,9 +297,13 @@ def page_data(report: Report) -> dict[str, Any]:
         res["only"].append(1 if (r["case_id"], r["column"]) in only else 0)
         res["lz"].append(S(json.dumps(_localized(v["localized"]), sort_keys=True)) if v.get("localized") else -1)
         res["g"].append(member.get((r["case_id"], r["column"]), -1))
+        ev = _evidence(r)
+        res["ev"].append(S(ev) if ev else -1)
+        res["cx"].append(note_of(r["case_id"]) if ev is not None or r["outcome"] in FAILURES else -1)
     res["c"] = _deltas(res["c"])
     defaults = {"ro": -1, "rs": -1, "m": -1, "ma": None, "mr": None, "mu": None, "bc": None, "tot": None, "fb": -1, "nan": None,
-                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "lz": -1, "g": -1}
+                "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "lz": -1, "g": -1,
+                "ev": -1, "cx": -1}
     for key, default in defaults.items():
         common = Counter(res[key]).most_common(1)
         res[key] = _sparse(res[key], common[0][0] if key in ("ma", "mr", "mu", "bc") and common else default)
@@ -288,6 +339,8 @@ def page_data(report: Report) -> dict[str, Any]:
         "perf": perf,
         "diff": diff,
         "groups": page_groups,
+        "notes": [{k: note.get(k, "") for k in ("op_version", "side", "spec", "explanation")} for note in notes],
+        "cmd": _commands(report),
         "S": S.items,
     }
 
@@ -398,6 +451,7 @@ def render(report: Report) -> str:
         colours=OUTCOME_COLOURS,
         failures=FAILURES,
         perf_summary=perf_summary,
+        vs_reference=against_reference(report.perf, {b.label: b.name for b in report.backends}),
         history=history_chart(report),
         models=model_chart(report),
         perf_extra=perf_extra(report),

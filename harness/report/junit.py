@@ -20,6 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .matrix import Report
+from .reproduce import repro_command, run_command
 
 #: wrong answers and the backend's own errors: ``<failure>``
 FAILURE = ("mismatch", "wrong-shape", "wrong-dtype", "error", "crash", "timeout")
@@ -36,6 +37,7 @@ def build(report: Report) -> ET.ElementTree:
     root = ET.Element("testsuites", name="onnx-harness " + report.title)
     stamp = datetime.fromtimestamp(report.generated, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     totals: Counter = Counter()
+    runs = {run.label: run for run in report.runs}
     for b in report.backends:
         rows = [r for r in report.results if r["column"] == b.label]
         suite = ET.SubElement(root, "testsuite", name=b.label, timestamp=stamp)
@@ -56,8 +58,11 @@ def build(report: Report) -> ET.ElementTree:
             outcome = r["outcome"]
             message = _clean(r.get("message") or "")
             detail = message
-            if r.get("bundle_path"):
-                detail += f"\nrepro bundle: {r['bundle_path']}\nre-run: python {r['bundle_path']}/repro.py"
+            if outcome in FAILURE or outcome == "unspecified":  # portable: no path of the machine that ran it
+                args = runs[r.get("run")].args if r.get("run") in runs else {}
+                detail += f"\nreproduce: {repro_command(args, r['case_id'], r['backend'])}\nre-run: {run_command(args, r['case_id'], r['backend'])}"
+            if r.get("bundle_rel"):
+                detail += f"\nrepro bundle: {r['bundle_rel']} (python {r['bundle_rel']}/repro.py)"
             if outcome in FAILURE:
                 ET.SubElement(case, "failure", type=outcome, message=f"{outcome}: {message}"[:1000]).text = detail
                 counts["failures"] += 1

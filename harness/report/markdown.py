@@ -92,7 +92,8 @@ def render(report: Report, folder: Path) -> str:
     by_pair = {(r["case_id"], r["backend"]): r for r in report.results}
     if report.diff is not None:
         counts = report.diff.counts()
-        lines.append("**Changes:** " + (", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "none"))
+        lines.append("**Changes:** " + (", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "none")
+                     + (f" ({_cell(report.diff.scope(), 600)})" if report.diff.scope() else ""))
         lines.append("")
         for kind in REGRESSION_KINDS:  # each kind of regression in its own section
             regressed = report.diff.of_kind(kind)

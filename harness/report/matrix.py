@@ -55,11 +55,13 @@ class ReportError(Exception):
 # -- sources ----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class RunRef:
-    """One run in one store file; ``store_label`` is set when several stores are merged."""
+    """One run in one store file; ``store_label`` is set when several stores are merged;
+    ``only``: the (suite, backend) pairs taken from it (None: all of it)."""
 
     store: Path
     run_id: int
     store_label: str = ""
+    only: frozenset[tuple[str, str]] | None = None
 
     @property
     def label(self) -> str:
@@ -101,8 +103,40 @@ def _store_labels(stores: list[Path]) -> list[str]:
     return names
 
 
+def suite_of(case_id: str) -> str:
+    """The suite a case id belongs to (its first segment: ``onnx-node/test_abs`` -> ``onnx-node``)."""
+    return case_id.split("/", 1)[0]
+
+
+def _pairs_per_run(store) -> dict[int, Counter]:
+    """Per run: result count per (suite, backend)."""
+    out: dict[int, Counter] = defaultdict(Counter)
+    query = ("SELECT run_id, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) ELSE case_id END, "
+             "backend, COUNT(*) FROM results GROUP BY 1, 2, 3")
+    for run_id, suite, backend, n in store.db.execute(query):
+        out[run_id][(suite, backend)] = n
+    return out
+
+
+def newest_runs(path: Path, label: str = "") -> list[RunRef]:
+    """The newest run of every (suite, backend) the store holds, oldest first: a run is taken
+    for the pairs no later run ran (``only``), or whole when no later run ran any of its pairs."""
+    store = open_store(path)
+    pairs = _pairs_per_run(store)
+    taken: set[tuple[str, str]] = set()
+    refs = []
+    for run in reversed(store.runs()):
+        mine = set(pairs.get(run["id"], ()))
+        fresh = mine - taken
+        if fresh or (not mine and not refs):  # a run without results (every backend unavailable) when nothing newer
+            refs.append(RunRef(Path(path), run["id"], label, None if fresh == mine else frozenset(fresh)))
+            taken |= fresh
+    return list(reversed(refs))
+
+
 def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
-    """RUN arguments -> run references. Without RUN: the latest run of every store.
+    """RUN arguments -> run references. Without RUN: the newest run of every (suite, backend)
+    of every store (:func:`newest_runs`).
 
     A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
     file or the 1-based position of a ``--store``, or a store file (its latest run).
@@ -113,10 +147,9 @@ def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]
     if not texts:
         refs = []
         for path, label in zip(stores, labels):
-            latest = open_store(path).latest_run()
-            if latest is None:
+            if open_store(path).latest_run() is None:
                 raise ReportError(f"{path} holds no runs yet")
-            refs.append(RunRef(path, latest["id"], label))
+            refs.extend(newest_runs(path, label))
         return refs
     return [resolve_run(t, stores, labels) for t in texts]
 
@@ -192,6 +225,28 @@ def read_results(store, run_id: int) -> list[dict[str, Any]]:
     return rows
 
 
+def pairs_of(ref: RunRef) -> set[tuple[str, str]]:
+    """The (suite, backend) pairs a run reference covers."""
+    ran = set(_pairs_per_run(open_store(ref.store)).get(ref.run_id, ()))
+    return ran if ref.only is None else ran & set(ref.only)
+
+
+def previous_like(refs: list[RunRef]) -> list[RunRef]:
+    """The default baseline, like with like: for every (suite, backend) the selected runs cover,
+    the newest earlier run of the same store that ran that suite on that backend (restricted
+    to it). Pairs run for the first time have none."""
+    out: dict[tuple[Path, int], set[tuple[str, str]]] = defaultdict(set)
+    labels = {}
+    for ref in refs:
+        per_run = _pairs_per_run(open_store(ref.store))
+        for pair in pairs_of(ref):
+            earlier = [run_id for run_id, pairs in per_run.items() if run_id < ref.run_id and pair in pairs]
+            if earlier:
+                out[(ref.store, max(earlier))].add(pair)
+                labels[ref.store] = ref.store_label
+    return [RunRef(store, run_id, labels[store], frozenset(pairs)) for (store, run_id), pairs in sorted(out.items(), key=lambda kv: kv[0][1])]
+
+
 def previous_run(refs: list[RunRef]) -> RunRef | None:
     """The default baseline: the run just before the earliest selected run of the first store."""
     if not refs:
@@ -216,6 +271,20 @@ def _absolute_bundle(bundle: str | None, root: Path) -> str:
     if not bundle:
         return ""
     return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
+
+
+def portable_bundle(bundle: str | None, root: Path) -> str:
+    """A bundle's path as a reader elsewhere can use it: relative to the folder the run started
+    in (``reports/bundles/run-2/onnxruntime/...``); an absolute path outside that folder keeps
+    only its last three parts (``run-2/onnxruntime/<case>``), never the machine's path."""
+    if not bundle:
+        return ""
+    if not os.path.isabs(bundle):
+        return Path(bundle).as_posix()
+    try:
+        return Path(bundle).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return "/".join(Path(bundle).parts[-3:])
 
 
 # -- the headline -----------------------------------------------------------------------------
@@ -260,12 +329,28 @@ class RunInfo:
     status: str
     command: str
     environment: dict[str, Any]
+    #: the run's arguments as stored (what the reproduce commands are built from)
+    args: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def from_store(cls, ref: RunRef) -> "RunInfo":
         run = open_store(ref.store).run(ref.run_id)
         return cls(ref.label, str(ref.store), run["id"], run["started"], run["finished"], run["status"],
-                   run.get("command") or "", run.get("environment") or {})
+                   run.get("command") or "", run.get("environment") or {}, run.get("args") or {})
+
+    @property
+    def portable_command(self) -> str:
+        """The run's command as ``onnx-harness run ...``, shell-quoted, without the machine's
+        path to the script (stored commands start with it)."""
+        import shlex
+
+        try:
+            argv = shlex.split(self.command)
+        except ValueError:
+            return self.command
+        if "run" in argv[:3]:
+            argv = ["onnx-harness", *argv[argv.index("run"):]]
+        return shlex.join(argv)
 
 
 @dataclass
@@ -393,18 +478,20 @@ _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
 _PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")
 # a number not glued to a name (float16, int64, Conv2D keep theirs)
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_\d])")
+_INDEX = re.compile(r"\[(?:N(?:,\s*N)*)?\]")
 CAUSE_CHARS = 200
 
 
 def normalize_message(message: str | None) -> str:
     """A message with what differs from case to case stripped: numbers (values, indices, shapes,
-    counts) become ``N``, quoted names ``'…'``, paths ``<path>``; dtype and op names stay, so
+    counts) become ``N`` (a bracketed index or shape of any rank ``[…]``), quoted names ``'…'``, paths ``<path>``; dtype and op names stay, so
     one cause over many cases reads as one text."""
     text = " ".join(str(message or "").split())[:2000]
     text = _HEX.sub("0x…", text)
     text = _QUOTED.sub("'…'", text)
     text = _PATH.sub("<path>", text)
     text = _NUMBER.sub("N", text)
+    text = _INDEX.sub("[…]", text)  # an index or shape of any rank: [N], [N,N,N] are one cause
     text = " ".join(text.split())
     return text[: CAUSE_CHARS - 1] + "…" if len(text) > CAUSE_CHARS else text
 
@@ -619,6 +706,29 @@ class PerfTable:
         return out
 
 
+#: the backend that runs onnx.reference (harness/backends/reference.py): the speed anchor of "against onnx.reference"
+REFERENCE = "reference"
+
+
+def against_reference(perf: PerfTable, names: dict[str, str]) -> dict[str, dict[str, Any]] | None:
+    """Speed against onnx.reference on the same cases: per backend (label), over the cases both it
+    and the ``reference`` backend timed: their count, the geometric mean of latency / reference
+    latency, and on how many it was faster or slower. None when no backend is ``reference``.
+    ``names``: label -> backend name."""
+    ref = next((label for label, name in names.items() if name == REFERENCE), None)
+    if ref is None:
+        return None
+    out = {}
+    for label in perf.backends:
+        if label == ref:
+            continue
+        ratios = [r.cells[label].latency_s / r.cells[ref].latency_s for r in perf.rows
+                  if label in r.cells and ref in r.cells and r.cells[ref].latency_s > 0]
+        out[label] = {"cases": len(ratios), "geomean": _geomean(ratios), "faster": sum(1 for x in ratios if x < 1),
+                      "slower": sum(1 for x in ratios if x > 1), "reference": ref}
+    return out
+
+
 def _geomean(values: list[float]) -> float | None:
     values = [v for v in values if v and v > 0]
     return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
@@ -637,7 +747,8 @@ class HistoryPoint:
 
 @dataclass
 class History:
-    """Pass counts per backend over every run of the stores the report reads."""
+    """Pass counts per backend and suite (``onnxruntime · onnx-node``) over every run of the
+    stores the report reads: a line never joins runs of different suites."""
 
     runs: list[dict[str, Any]]  # label, store, id, started, status
     series: dict[str, list[HistoryPoint]]
@@ -650,19 +761,23 @@ class History:
         for path, slabel in zip(stores, labels):
             store = open_store(path)
             store_runs = store.runs()
+            # one series per backend and suite: runs of different suites are never one line
             counts: dict[tuple[int, str], Counter] = defaultdict(Counter)
-            for run_id, backend, outcome, n in store.db.execute(
-                    "SELECT run_id, backend, outcome, COUNT(*) FROM results GROUP BY run_id, backend, outcome"):
-                counts[(run_id, backend)][outcome] = n
+            for run_id, backend, suite, outcome, n in store.db.execute(
+                    "SELECT run_id, backend, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) "
+                    "ELSE case_id END, outcome, COUNT(*) FROM results GROUP BY 1, 2, 3, 4"):
+                counts[(run_id, f"{backend} · {suite}")][outcome] = n
             unavailable = {(r[0], r[1]) for r in store.db.execute("SELECT run_id, name FROM backends WHERE available = 0")}
-            names = list(dict.fromkeys([b for (_, b) in counts] + [b for (_, b) in unavailable]))
+            ran = {b.split(" · ")[0] for (_, b) in counts}
+            names = sorted({b for (_, b) in counts}, key=_natural) + list(dict.fromkeys(b for (_, b) in unavailable if b not in ran))
             for name in names:
                 key = f"{slabel}:{name}" if slabel else name
                 points = series.setdefault(key, [])
+                backend = name.split(" · ")[0]
                 for run in store_runs:
                     c = counts.get((run["id"], name))
-                    if c is None or (run["id"], name) in unavailable:
-                        points.append(HistoryPoint(run["id"], run["started"], run["status"], None, None, (run["id"], name) in unavailable))
+                    if c is None or (run["id"], backend) in unavailable:
+                        points.append(HistoryPoint(run["id"], run["started"], run["status"], None, None, (run["id"], backend) in unavailable))
                     else:
                         points.append(HistoryPoint(run["id"], run["started"], run["status"],
                                                    sum(c[o] for o in PASSING), sum(c.values()) - c["skip"] - sum(c[o] for o in APART)))
@@ -793,6 +908,30 @@ class RunDiff:
     base: str
     new: str
     changes: list[Change]
+    #: with :func:`diff_like_with_like`: the (suite, backend) pairs compared, and those only one side ran (with case counts)
+    compared: list[tuple[str, str]] | None = None
+    only_base: dict[tuple[str, str], int] = field(default_factory=dict)
+    only_new: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    @property
+    def disjoint(self) -> bool:
+        """Both sides ran something, but no suite on the same backend: nothing to compare."""
+        return self.compared == [] and bool(self.only_base) and bool(self.only_new)
+
+    def scope(self) -> str:
+        """What was compared, in words (empty for a plain diff)."""
+        if self.compared is None:
+            return ""
+        if self.disjoint:
+            return (f"{self.base} and {self.new} ran no suite on the same backend ({self.base}: {pair_text(self.only_base)}; "
+                    f"{self.new}: {pair_text(self.only_new)}): nothing to compare")
+        text = f"compared: {pair_text(self.compared)}"
+        counted = lambda pairs: ", ".join(f"{s} on {b} ({n:,} result{'s' if n != 1 else ''})" for (s, b), n in pairs.items())  # noqa: E731
+        if self.only_new:
+            text += f"; nothing earlier to compare with: {counted(self.only_new)}"
+        if self.only_base:
+            text += f"; only in {self.base}: {counted(self.only_base)}"
+        return text
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -819,8 +958,12 @@ class RunDiff:
         return unused
 
     def to_dict(self) -> dict[str, Any]:
-        return {"base": self.base, "new": self.new, "counts": dict(self.counts()),
-                "changes": [c.to_dict() for c in self.changes]}
+        out = {"base": self.base, "new": self.new, "counts": dict(self.counts()), "changes": [c.to_dict() for c in self.changes]}
+        if self.compared is not None:
+            out.update(compared=[list(p) for p in self.compared], scope=self.scope(), disjoint=self.disjoint,
+                       only_base=[[s, b, n] for (s, b), n in self.only_base.items()],
+                       only_new=[[s, b, n] for (s, b), n in self.only_new.items()])
+        return out
 
 
 def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], base_label: str = "base", new_label: str = "new") -> RunDiff:
@@ -851,7 +994,37 @@ def load_rows(source: RunRef | JsonRef) -> list[dict[str, Any]]:
         if not isinstance(rows, list) or not all(isinstance(r, dict) and {"case_id", "backend", "outcome"} <= set(r) for r in rows):
             raise ReportError(f"{source.path} is not a results file (expected a 'results' list with case_id, backend, outcome)")
         return rows
-    return read_results(open_store(source.store), source.run_id)
+    return _restrict(read_results(open_store(source.store), source.run_id), source.only)
+
+
+def _restrict(rows: list[dict[str, Any]], only: frozenset[tuple[str, str]] | set[tuple[str, str]] | None) -> list[dict[str, Any]]:
+    return rows if only is None else [r for r in rows if (suite_of(r["case_id"]), r["backend"]) in only]
+
+
+def _pair_counts(rows: Iterable[dict[str, Any]]) -> Counter:
+    return Counter((suite_of(r["case_id"]), r["backend"]) for r in rows)
+
+
+def pair_text(pairs: Iterable[tuple[str, str]]) -> str:
+    """``onnx-node on reference, onnxruntime; operators on onnxruntime``."""
+    by_suite: dict[str, list[str]] = defaultdict(list)
+    for suite, backend in sorted(pairs):
+        by_suite[suite].append(backend)
+    return "; ".join(f"{suite} on {', '.join(b)}" for suite, b in by_suite.items()) or "nothing"
+
+
+def diff_like_with_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_label: str, new_label: str) -> RunDiff:
+    """A diff over the (suite, backend) pairs both sides ran, and only those: a suite or backend
+    one side did not run is named in ``only_base`` / ``only_new`` with its case count instead
+    of listing every one of its cases as removed or new. Two sides without a pair in common
+    give a diff with no change and ``disjoint`` set: nothing was compared."""
+    before, after = _pair_counts(base), _pair_counts(new)
+    common = set(before) & set(after)
+    diff = diff_results(_restrict(base, common), _restrict(new, common), base_label, new_label)
+    diff.compared = sorted(common)
+    diff.only_base = {p: n for p, n in sorted(before.items()) if p not in common}
+    diff.only_new = {p: n for p, n in sorted(after.items()) if p not in common}
+    return diff
 
 
 def resolve_source(text: str, stores: list[Path]) -> RunRef | JsonRef:
@@ -927,8 +1100,10 @@ class Report:
         return out
 
 
-def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bool = True) -> Report:
-    """Merge the runs into one view, then build the matrix, perf table, history and diff."""
+def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = None, history: bool = True) -> Report:
+    """Merge the runs into one view, then build the matrix, perf table, history and diff.
+    ``baseline``: one run, or one run per (suite, backend) (:func:`previous_like`); the diff
+    compares like with like (:func:`diff_like_with_like`)."""
     if not refs:
         raise ReportError("no runs to report")
     runs = [RunInfo.from_store(ref) for ref in refs]
@@ -938,38 +1113,53 @@ def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bo
     for ref in refs:
         store = open_store(ref.store)
         infos = {b["name"]: b for b in store.backends(ref.run_id)}
-        rows = read_results(store, ref.run_id)
+        rows = _restrict(read_results(store, ref.run_id), ref.only)
+        if ref.only is not None:  # a run taken for some pairs: its other backends are another run's columns
+            infos = {n: b for n, b in infos.items() if not b["available"] or any(n == backend for _, backend in ref.only)}
         rows_by_ref[ref] = rows
         for name in dict.fromkeys(r["backend"] for r in rows):
             infos.setdefault(name, {"name": name, "available": True, "reason": "", "version": "", "environment": {}})
         entries.extend((ref, info) for info in infos.values())
     available_names = {info["name"] for _, info in entries if info["available"]}
-    columns: dict[tuple[str, str], BackendSummary] = {}
+    # a column is a backend at one version with one set of options (--option): onnxruntime with
+    # graph optimization disabled is not the same system as with it enabled
+    options = {ref: {b.get("name"): b.get("options") or {} for b in run.args.get("backends") or []} for ref, run in zip(refs, runs)}
+    config = lambda ref, name: json.dumps(options[ref].get(name) or {}, sort_keys=True, default=str)  # noqa: E731
+    columns: dict[tuple[str, str, str], BackendSummary] = {}
     for ref, info in entries:
         if not info["available"] and info["name"] in available_names:
             continue
-        key = (info["name"], info.get("version") or "" if info["available"] else "")
+        key = (info["name"], info.get("version") or "", config(ref, info["name"])) if info["available"] else (info["name"], "", "")
         col = columns.get(key)
         if col is None:
             col = columns[key] = BackendSummary(info["name"], info["name"], info.get("version") or "", bool(info["available"]),
                                                 info.get("reason") or "", info.get("environment") or {})
         if ref.label not in col.runs:
             col.runs.append(ref.label)
-    clash = Counter(name for name, _ in columns)
-    for (name, version), col in columns.items():
+    clash = Counter(name for name, _, _ in columns)
+    versions_of = defaultdict(set)
+    for name, version, _ in columns:
+        versions_of[name].add(version)
+    for (name, version, opts), col in columns.items():
         if clash[name] > 1:
-            col.label = f"{name} {version}".strip() if version else f"{name} ({col.runs[0]})"
+            mine = json.loads(opts or "{}")
+            others = [json.loads(o or "{}") for n, _, o in columns if n == name and o != opts]
+            differ = sorted({k for other in others for k in set(mine) | set(other) if mine.get(k) != other.get(k)})
+            shown = ", ".join(f"{k}={mine[k]}" for k in differ if k in mine) or ("default options" if differ else "")
+            label = f"{name} {version}".strip() if len(versions_of[name]) > 1 else name
+            col.label = f"{label} ({shown})" if shown else label if label != name else f"{name} ({col.runs[0]})"
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     for ref, run in zip(refs, runs):
         root = _run_root(ref.store, (run_environment_args(ref) or {}).get("store"))
         versions = {b["name"]: b.get("version") or "" for b in open_store(ref.store).backends(ref.run_id)}
         for r in rows_by_ref[ref]:
-            col = columns.get((r["backend"], versions.get(r["backend"], "")))
+            col = columns.get((r["backend"], versions.get(r["backend"], ""), config(ref, r["backend"])))
             if col is None:  # a result of a backend recorded as unavailable: keep it under its name
-                col = next(c for (n, _), c in columns.items() if n == r["backend"])
+                col = next(c for (n, _, _), c in columns.items() if n == r["backend"])
             r["column"] = col.label
             r["run"] = ref.label
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
+            r["bundle_rel"] = portable_bundle(r.get("bundle"), root)
             merged[(r["case_id"], col.label)] = r
     results = list(merged.values())
     backends = list(columns.values())
@@ -984,9 +1174,19 @@ def build_report(refs: list[RunRef], baseline: RunRef | None = None, history: bo
     stores = list(dict.fromkeys(ref.store for ref in refs))
     hist = History.from_stores(stores, [next(r.store_label for r in refs if r.store == s) for s in stores]) if history else None
     report = Report(runs, backends, results, matrix, perf, hist)
-    if baseline is not None:
-        report.baseline = RunInfo.from_store(baseline)
-        report.diff = diff_results(load_rows(baseline), results, baseline.label, report.title)
+    bases = [baseline] if isinstance(baseline, RunRef) else list(baseline or [])
+    if bases:
+        report.baseline = RunInfo.from_store(bases[0])
+        label = bases[0].label if len(bases) == 1 else ", ".join(b.label for b in bases)
+        rows = [r for b in bases for r in load_rows(b)]
+        # the merged rows carry the backend's name in "backend": pairs match across the two sides
+        scope = diff_like_with_like(rows, results, label, report.title)
+        if isinstance(baseline, RunRef) and not scope.disjoint:
+            # a baseline the user chose: every change, a suite or backend that vanished included
+            full = diff_results(rows, results, label, report.title)
+            full.compared, full.only_base, full.only_new = scope.compared, scope.only_base, scope.only_new
+            scope = full
+        report.diff = scope
     return report
 
 

@@ -1,8 +1,9 @@
 """``results.json``: the report's data for other programs.
 
 Runs, backend summaries (counts, pass rate over loadable cases, unavailable reasons), every
-merged result as the store holds it (plus its report column, run and absolute bundle path),
-the performance summary and the diff against the baseline. ``onnx-harness diff`` reads this
+merged result as the store holds it (plus its report column, run, absolute bundle path and
+``bundle_rel``, the bundle relative to the folder the run started in), the performance summary
+with the speed against onnx.reference, and the diff against the baseline. ``onnx-harness diff`` reads this
 file back as a BASE or NEW.
 """
 
@@ -14,7 +15,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .matrix import Report
+from .matrix import Report, against_reference
 
 FORMAT = "onnx-harness-report/1"
 
@@ -48,6 +49,7 @@ def document(report: Report) -> dict[str, Any]:
         "baseline": asdict(report.baseline) if report.baseline else None,
         "diff": report.diff.to_dict() if report.diff else None,
         "performance": report.perf.summary(),
+        "against_reference": against_reference(report.perf, {b.label: b.name for b in report.backends}),
         "fails_only_here": [{"case_id": c, "backend": b} for c, b in sorted(report.matrix.fails_only_here)],
         "unspecified": report.unspecified(),
         "results": [_result(r) for r in report.results],

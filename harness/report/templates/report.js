@@ -326,7 +326,7 @@
   }
   document.addEventListener("click", (ev) => {
     const t = ev.target.closest("[data-r]");
-    if (t) openDrill(+t.dataset.r);
+    if (t && t.id !== "drill") openDrill(+t.dataset.r);  // #drill keeps the open result in data-r: a click inside it is no link
   });
 
   // -- drill-down --------------------------------------------------------------------------------------
@@ -374,6 +374,7 @@
     h += "<h3>Verdict</h3>" + (verdict.some((p) => p[1] !== "") ? dl(verdict) : "<p class='muted'>no comparison (the case did not produce outputs)</p>");
     const msg = str(col(R.m, i, -1));
     if (msg) h += "<h3>Message</h3><pre data-field='message'>" + esc(msg) + "</pre>";
+    h += evidence(i);
     const lz = col(R.lz, i, -1) >= 0 ? JSON.parse(str(R.lz[i])) : null;
     if (lz) {
       const vals = (v) => v ? esc(v.type) + " <code>" + esc(JSON.stringify(v.values)) + "</code>" : "";
@@ -398,10 +399,7 @@
       ["p90 (repeats)", p90 === null || p90 === undefined ? "" : fmtSecs(p90), "run_p90_s"],
       ["re-stamped", rst ? "<code>" + esc(rst) + "</code>" : "", "restamp"],
     ]);
-    const bundle = bundleOf(i);
-    h += "<h3>Reproduce</h3>" + (bundle ?
-      dl([["repro bundle", "<code>" + esc(bundle) + "</code>", "bundle"]]) + "<pre class='cmd' data-field='command'>python " + esc(bundle) + "/repro.py</pre>" :
-      "<p class='muted'>no repro bundle (bundles are written for failures and unspecified results)</p>");
+    h += reproduce(i);
     const others = [];
     for (let k = 0; k < NB; k++) { const j = byCase[c * NB + k]; if (j >= 0 && j !== i) others.push("<span>" + esc(B[k].label) + " " + badge(j, false) + "</span>"); }
     if (others.length) h += "<h3>Other backends</h3><div class='others'>" + others.join("") + "</div>";
@@ -412,6 +410,109 @@
     if (location.hash !== want) location.hash = want;
     $("drill-close").focus();
   }
+
+  // -- drill-down: evidence, tolerance, why the expected value, commands -------------------------------
+  // the evidence travels as one JSON text per result (html.py: _evidence), parsed only when opened
+  const evidenceOf = (i) => { const k = col(R.ev, i, -1); return k >= 0 ? JSON.parse(S[k]) : {}; };
+  const shapeText = (t) => t.kind === "other" ? esc(t.text) : esc(t.dtype) + "[" + t.shape.join(",") + "]";
+  function unravel(flat, shape) {  // a flat index as the comparator's [i,j,...]
+    const idx = [];
+    for (let d = shape.length - 1; d >= 0; d--) { idx.unshift(flat % shape[d]); flat = Math.floor(flat / shape[d]); }
+    return "[" + idx.join(",") + "]";
+  }
+  function values(t) {
+    if (t.kind === "other" || !t.values.length) return "";
+    return "<code>" + esc(t.values.join(", ")) + (t.size > t.values.length ? ", …" : "") + "</code>" +
+      (t.size > t.values.length ? " <span class='muted'>(first " + t.values.length + " of " + fmtNum(t.size) + ")</span>" : "");
+  }
+  function evidence(i) {
+    const ev = evidenceOf(i), e = ev.evidence, w = ev.window, t = ev.tolerance;
+    let h = "";
+    if (e && e.inputs) {
+      h += "<h3>Inputs</h3><table class='grid ev' data-field='inputs'><thead><tr><th>input</th><th>type</th><th>values</th></tr></thead><tbody>" +
+        Object.keys(e.inputs).map((k) => "<tr><td><code>" + esc(k) + "</code></td><td>" + shapeText(e.inputs[k]) + "</td><td>" +
+          (values(e.inputs[k]) || "<span class='muted'>in the repro bundle</span>") + "</td></tr>").join("") + "</tbody></table>" +
+        (e.more_inputs ? "<p class='muted'>" + e.more_inputs + " more inputs in the repro bundle</p>" : "");
+    }
+    if (e && (e.expected || e.actual)) {
+      const n = Math.max((e.expected || []).length, (e.actual || []).length);
+      let rows = "";
+      for (let k = 0; k < n; k++) {
+        const x = (e.expected || [])[k], y = (e.actual || [])[k];
+        const differ = x && y && shapeText(x) !== shapeText(y);
+        rows += "<tr" + (differ ? " class='bad'" : "") + "><td>output " + k + "</td><td>" + (x ? shapeText(x) : "–") + "</td><td>" + (y ? shapeText(y) : "<span class='muted'>none (it failed)</span>") + "</td></tr>";
+      }
+      h += "<h3>Expected vs actual</h3><table class='grid ev' data-field='outputs'><thead><tr><th></th><th>expected</th><th>actual</th></tr></thead><tbody>" + rows + "</tbody></table>";
+    }
+    if (w) {
+      const bad = new Set(w.bad);
+      let rows = "";
+      for (let k = 0; k < w.expected.length; k++) {
+        rows += "<tr" + (bad.has(k) ? " class='bad'" : "") + "><td><code>" + unravel(w.start + k, w.shape) + "</code></td><td><code>" + esc(w.expected[k]) +
+          "</code></td><td><code>" + esc(w.actual[k]) + "</code></td></tr>";
+      }
+      const out = col(R.out, i, null);
+      h += "<p class='hint'>output " + (out === null || out === undefined ? 0 : out) + (w.element !== undefined ? ", sequence element " + w.element : "") +
+        ": " + w.expected.length + " elements around the first bad one; <b>bad ones highlighted</b> (" + w.bad.length + " here, " +
+        (R.bc[i] === null ? "?" : fmtNum(R.bc[i])) + " in all)</p><table class='grid ev window' data-field='window'><thead><tr><th>index</th><th>expected</th><th>actual</th></tr></thead><tbody>" +
+        rows + "</tbody></table>";
+    }
+    if (t) {
+      const src = t.source === "override" ? "override for " + Object.keys(t.match).map((k) => k + " " + t.match[k]).join(", ") + " in " + t.file + ": " + t.reason :
+        t.source === "dtype default" ? "the " + t.dtype + " default in " + t.file : "case-specific: " + t.reason;
+      h += "<h3>Tolerance</h3>" + dl([
+        ["bound", "rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + ", ULP " + (t.ulp === null || t.ulp === undefined ? "none" : fmtNum(t.ulp)), "tolerance"],
+        ["source", esc(src), "tolerance_source"],
+      ]);
+    }
+    const ss = ev.spec_silent, note = col(R.cx, i, -1) >= 0 ? D.notes[R.cx[i]] : null;
+    if (ss || note) {
+      h += "<h3>Why this expected value</h3>";
+      if (ss) h += dl([
+        ["spec-silent point", "<code>" + esc(ss.point || "") + "</code> (" + esc(ss.op_version || "") + ")", "spec_point"],
+        ["the spec says", "<q>" + esc(ss.spec || "") + "</q>", "spec_text"],
+        ["we expect", esc(ss.choice || ""), "spec_reason"],
+        ["invariants", esc((ss.invariants || []).join("; ")), "spec_invariants"],
+        ["broken invariant", esc(ss.broken_invariant || ""), "spec_broken"],
+      ]);
+      if (note) h += dl([
+        ["crosscheck note", esc(note.op_version) + " (the spec supports " + esc(note.side === "ours" ? "our expected value" : note.side) + ")", "note"],
+        ["the spec says", "<q>" + esc(note.spec) + "</q>", "note_spec"],
+        ["why", esc(note.explanation), "note_reason"],
+      ]);
+    }
+    return h;
+  }
+  // shell quoting as Python's shlex.quote, regex escaping as re.escape (harness/report/reproduce.py)
+  const quote = (s) => (s === "" ? "''" : /^[\w@%+=:,./-]+$/.test(s) ? s : "'" + s.replace(/'/g, "'\"'\"'") + "'");
+  const reEscape = (s) => s.replace(/[()[\]{}?*+\-|^$\\.&~# \t\n\r\v\f]/g, "\\$&");
+  function commands(i) {
+    const run = D.cmd[col(R.run, i, 0)] || { p: {}, o: {}, nr: false }, id = C.id[R.c[i]], b = B[R.b[i]].name, suite = str(C.suite[R.c[i]]);
+    const opts = run.o[b] || [];
+    const repro = ["onnx-harness", "repro", id, "--backend", b].concat(opts, ["-o", "repro"], run.nr ? ["--no-restamp"] : []);
+    const again = ["onnx-harness", "run"].concat(run.p[suite] || ["--suite", suite], ["--backend", b], opts, ["-k", "^" + reEscape(id) + "$"]);
+    return { repro: repro.map(quote).join(" "), run: again.map(quote).join(" ") };
+  }
+  function reproduce(i) {
+    const cmd = commands(i), bundle = bundleOf(i);
+    const line = (text, field) => "<div class='cmdline'><pre class='cmd' data-field='" + field + "'>" + esc(text) + "</pre><button type='button' class='copy' data-copy='" + field + "'>copy</button></div>";
+    return "<h3>Reproduce</h3><p class='hint'>from a clone of the repository (official suites: <code>onnx-harness corpus build</code> first)</p>" +
+      line(cmd.repro, "repro_command") + line(cmd.run, "run_command") +
+      (bundle ? dl([["repro bundle", "<code>" + esc(bundle) + "</code>", "bundle"]]) + line("python " + bundle + "/repro.py", "command") : "");
+  }
+  document.addEventListener("click", (ev) => {
+    const t = ev.target.closest("button.copy");
+    if (!t) return;
+    const source = t.dataset.copyId ? $(t.dataset.copyId) : $("drill-body").querySelector("[data-field='" + t.dataset.copy + "']");
+    const text = source.textContent;
+    const done = () => { t.textContent = "copied"; setTimeout(() => { t.textContent = "copy"; }, 1200); };
+    const fallback = () => {  // file:// pages may have no clipboard API: select the text and copy it
+      const r = document.createRange(); r.selectNodeContents(source);
+      const sel = getSelection(); sel.removeAllRanges(); sel.addRange(r);
+      try { document.execCommand("copy"); done(); } catch (e) { t.textContent = "select and copy"; }
+    };
+    if (navigator.clipboard && navigator.clipboard.writeText) navigator.clipboard.writeText(text).then(done, fallback); else fallback();
+  });
   function closeDrill() {
     if ($("drill").classList.contains("hidden")) return;
     $("drill").classList.add("hidden");
@@ -535,6 +636,8 @@
   // the sticky filter bar must not cover a section's head (its view tabs) after a jump or a scroll
   const filterHeight = () => document.documentElement.style.setProperty("--filters-h", $("filters").offsetHeight + "px");
   window.addEventListener("resize", filterHeight);
+  // the bar grows when its contents wrap (a chip, the count of shown results): follow its height
+  if (window.ResizeObserver) new ResizeObserver(filterHeight).observe($("filters"));
   buildFilters();
   filterHeight();
   buildPerfSort();
