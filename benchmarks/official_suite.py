@@ -3,8 +3,8 @@
 1. our runner from the frozen corpus (isolated worker processes, -j 2, store and bundles);
 2. a bare single-process loop over the same corpus: the cases as the runner selects them, each
    model loaded, checked and re-stamped by the runner's own functions (Case.load_model,
-   intake.check_model, Case.load_data, schema.negotiate), serialized once, InferenceSession,
-   run, np.allclose (the floor set by ONNX Runtime itself);
+   intake.check_model, Case.load_data, schema.negotiate), serialized once, InferenceSession with
+   one thread, run, np.allclose (the floor set by ONNX Runtime itself);
 3. onnx's own pytest backend runner (onnx.backend.test.BackendTest with onnxruntime.backend).
 
     python benchmarks/official_suite.py [--corpus corpus] [--jobs 2] [--rounds 3] [--skip-pytest]
@@ -77,16 +77,21 @@ def bare_model(case):
 
 
 def bare_loop(corpus: Path) -> tuple[float, dict, float]:
+    """One process, one ONNX Runtime thread: one core's work, as each of our workers gets one
+    core at -j 2 on two cores (ORT's default pool would spin a thread per core here)."""
     import onnxruntime as ort
 
     ort.set_default_logger_severity(4)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
     for case in select_cases(RunConfig(suites=["onnx"], backends=[], corpus=corpus), say=lambda m: None):
         try:
             model = bare_model(case)
             data = case.load_data(model)
-            sess = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])  # the one serialization
+            sess = ort.InferenceSession(model.SerializeToString(), sess_options=options,  # the one serialization
+                                        providers=["CPUExecutionProvider"])
             names = [o.name for o in sess.get_outputs()]
             ok = True
             for ds in data:

@@ -213,7 +213,10 @@ class _Worker:
             self.started = time.monotonic()
             self.deadline = self.started + timeout
         self.tasks.append(task)
-        self.conn.send(("run", task))
+        try:
+            self.conn.send(("run", task))
+        except OSError:  # the worker died since the last look: its sentinel says so next, and the
+            pass  # task it was running gets the death while this one goes back to the queue
 
     def answered(self, timeout: float) -> None:
         self.tasks.popleft()
