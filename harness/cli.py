@@ -33,7 +33,7 @@ def _config_from_args(args: argparse.Namespace):
     return RunConfig(
         suites=args.suite or ([] if args.model else ["onnx-node"]), backends=backends, pattern=args.k, opset=args.opset,
         jobs=args.jobs, timeout=args.timeout, store=Path(args.store), corpus=Path(args.corpus),
-        expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat,
+        expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat, timing_budget=args.timing,
         examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
@@ -612,7 +612,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--strict", action="store_true", help="an expectation that matched nothing, and an unspecified result, are unexpected too")
     r.add_argument("--exit-zero", action="store_true", help="exit 0 even when a result is unexpected (exploration)")
     r.add_argument("--no-restamp", action="store_true", help="run models exactly as stamped (no opset negotiation)")
-    r.add_argument("--repeat", type=int, default=0, help="timed repeats of each passing case (median and p90)")
+    r.add_argument("--repeat", type=int, default=0, help="calibrated timing of each passing case with at least N samples "
+                   "(warm-ups until settled, median with a 95%% interval, peak memory; see --timing)")
+    r.add_argument("--timing", type=float, nargs="?", const=1.0, default=0.0, metavar="SECONDS",
+                   help="calibrated timing of each passing case within SECONDS per case and backend (default 1); -j 1 for quiet numbers")
     r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")
     r.add_argument("--seed", type=int, help="seed for generated examples (operators suite)")
     r.add_argument("--recycle-after", type=int, default=0, help="replace each worker after N cases (0: never)")
@@ -694,6 +697,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--seed", type=int)
     cc.set_defaults(func=cmd_crosscheck)
 
+    from .bench import register as register_bench
     from .fuzz import register as register_fuzz
     from .localize import register as register_localize
     from .report.commands import register as register_report
@@ -701,6 +705,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_report(sub)
     register_fuzz(sub)
     register_localize(sub)
+    register_bench(sub)
     return p
 
 

@@ -11,7 +11,6 @@ message; nothing here formats or stores.
 
 from __future__ import annotations
 
-import statistics
 import time
 import traceback
 from dataclasses import asdict, dataclass, field, replace
@@ -26,6 +25,7 @@ from .compare import PASS, UNSPECIFIED, Comparator, RandomOutput
 from .intake import Limits, check_model
 from .schema import RANDOM_OPS, iter_nodes, negotiate, opset_of, stamp_at
 from .evidence import summary as evidence_summary
+from .timing import TimingPolicy, measure
 from .tolerances import effective_tolerance, tolerance_source
 
 OUTCOMES = ("pass", "unspecified", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
@@ -49,6 +49,9 @@ class Result:
     run_s: float | None = None
     run_median_s: float | None = None
     run_p90_s: float | None = None
+    #: calibrated timing (harness.timing.Timing.to_dict) with ``--timing``, and the case's
+    #: ``peak_rss`` (bytes, the worker's high-water mark over the case) always
+    timing: dict[str, Any] = field(default_factory=dict)
     restamp: dict[str, Any] = field(default_factory=dict)
     #: the outcome before expectations were applied, and the expectation's reason
     raw_outcome: str = ""
@@ -66,9 +69,16 @@ class ExecOptions:
     #: stamp every model at this ai.onnx opset (cases whose op-versions differ there are skipped)
     opset: int | None = None
     limits: Limits = field(default_factory=Limits)
-    #: extra timed runs of the first data set (median and p90 are reported)
+    #: at least this many timed samples of the first data set (``--repeat``; calibrated as ``timing``)
     repeat: int = 0
-    warmup: int = 1
+    #: calibrated timing of each passing case (``--timing``); None and ``repeat`` 0: none
+    timing: TimingPolicy | None = None
+
+    def timing_policy(self) -> TimingPolicy | None:
+        if self.timing is None and not self.repeat:
+            return None
+        policy = self.timing or TimingPolicy()
+        return replace(policy, min_samples=max(policy.min_samples, self.repeat)) if self.repeat else policy
 
 
 def _one_line(exc: BaseException) -> str:
@@ -84,6 +94,8 @@ def random_outputs(model: onnx.ModelProto, feeds: dict[str, Any]) -> list[Random
     above 0 (``training_mode`` true from opset 12, ``is_test`` 0 before 7; from 7 to 11 it has
     no training mode): otherwise it is the identity with an all-true mask, compared by value."""
     graph = model.graph
+    if not any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") and n.domain in ("", "ai.onnx") for n in iter_nodes(graph)):
+        return None  # the common case, decided without reading initializers or attributes
     known: dict[str, Any] = {t.name: onnx.numpy_helper.to_array(t) for t in graph.initializer}
     known.update(feeds)
     opset = opset_of(model, "") or 1
@@ -227,8 +239,9 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         if verdict.message and not result.message:  # what a pass did not check (random outputs)
             result.message = verdict.message
     result.run_s = sum(times) if times else None
-    if options.repeat and data and result.outcome == PASS:
-        _time_repeats(session, data[0].inputs, options, result)
+    policy = options.timing_policy()
+    if policy is not None and data and result.outcome == PASS:
+        _time_repeats(session, data[0].inputs, policy, result)
     return result
 
 
@@ -266,20 +279,16 @@ def _no_oracle(case: Case, data: list, model: onnx.ModelProto) -> str:
     return ""
 
 
-def _time_repeats(session: Any, feeds: dict[str, Any], options: ExecOptions, result: Result) -> None:
+def _time_repeats(session: Any, feeds: dict[str, Any], policy: TimingPolicy, result: Result) -> None:
     try:
-        for _ in range(options.warmup):
-            session.run(feeds)
-        samples = []
-        for _ in range(options.repeat):
-            t0 = time.perf_counter()
-            session.run(feeds)
-            samples.append(time.perf_counter() - t0)
+        timing = measure(lambda: session.run(feeds), policy, getattr(session, "clock", None) or time.perf_counter)
     except Exception as exc:  # the verdict already stands; say why there is no timing
         result.message = f"{result.message} [timed repeats failed: {_one_line(exc)}]".strip()
+        result.timing["error"] = _one_line(exc)
         return
-    result.run_median_s = statistics.median(samples)
-    result.run_p90_s = float(np.percentile(samples, 90))
+    result.run_median_s = timing.median_s
+    result.run_p90_s = timing.p90_s
+    result.timing.update(timing.to_dict())
 
 
 def _fail(result: Result, outcome: str, message: str, exc: BaseException | None = None) -> Result:

@@ -26,6 +26,7 @@ from .case import Case
 from .execute import FAILURES, ExecOptions, Result
 from .repro import bundle_dir, write_bundle
 from .intake import GIB, Limits
+from .timing import TimingPolicy
 from .runner import BackendInfo, BackendSpec, Runner, WorkerLimits, default_jobs
 from .store import Store, bundles_root
 from .suites import SuiteContext, suite_cases
@@ -46,6 +47,8 @@ class RunConfig:
     expectations: list[Path] = field(default_factory=list)
     restamp: bool = True
     repeat: int = 0
+    #: calibrated timings (``--timing``): seconds per case and backend, 0: off unless ``repeat``
+    timing_budget: float = 0.0
     examples: int | None = None
     seed: int | None = None
     recycle_after: int = 0
@@ -124,6 +127,19 @@ def _localize_result(result: Result, case: Case, spec: BackendSpec, config: RunC
     return time.monotonic() - t0
 
 
+def _record_end_load(store: Store, run_id: int) -> None:
+    """The load average at the end of the run beside the one at its start: timings taken on a
+    busy machine say so."""
+    import os
+
+    try:
+        env = store.run(run_id)["environment"]
+        env.setdefault("machine_info", {})["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
+        store.set_environment(run_id, env)
+    except (OSError, KeyError) as exc:
+        print(f"onnx-harness: load average at the end of run {run_id} not recorded: {exc}", file=sys.stderr)
+
+
 class BadPattern(ValueError):
     pass
 
@@ -193,6 +209,10 @@ def environment(config: RunConfig) -> dict[str, Any]:
         env["corpus_onnx"] = manifest["onnx"]
     except Exception:
         pass
+    from .timing import machine
+
+    env["machine_info"] = machine()
+    env["jobs"] = config.jobs
     try:
         from threadpoolctl import threadpool_info
 
@@ -265,9 +285,11 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         where = f" in shard {config.shard}" if config.shard else ""
         raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}{where}" if config.pattern
                          else f"suites {', '.join(config.suites)} hold no cases{where}")
-    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits())
+    options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits(),
+                          timing=TimingPolicy(budget_s=config.timing_budget) if config.timing_budget else None)
     # timed repeats multiply the work of a case, and so its time limit
-    timeout = config.timeout * (1 + options.warmup + config.repeat) if config.repeat else config.timeout
+    policy = options.timing_policy()
+    timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
     runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
     env = environment(config)
     if run_id is None:
@@ -275,7 +297,8 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     else:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
-    infos = runner.probe()
+    # the local runner's probe worker, backends loaded, runs cases next
+    infos = runner.probe(keep=True) if isinstance(runner, Runner) else runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
         if not info.available:
@@ -318,6 +341,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     except KeyboardInterrupt:
         interrupted = True
     store.finish_run(run_id, "interrupted" if interrupted else "complete")
+    _record_end_load(store, run_id)
     rows = list(store.results(run_id))
     stale = [] if interrupted else expectations.stale(
         entries, [(r["backend"], r["case_id"], r["outcome"]) for r in rows], {c.id.split("/", 1)[0] for c in cases},

@@ -1,7 +1,8 @@
 """Schedules case x backend on isolated worker processes.
 
 Each worker is a process with a pipe to the controller. It loads backends lazily, runs one
-(case, backend) task at a time and sends back a :class:`Result`. A worker that dies (segfault,
+(case, backend) task at a time and sends back a :class:`Result`; the controller keeps the next
+task queued on it, so a worker goes from case to case without waiting for the controller. A worker that dies (segfault,
 abort, exit) turns its task into ``crash`` and is replaced; a task that outlives its timeout is
 killed and becomes ``timeout``. Results are handed to a callback as they finish, so the caller
 can store each one at once: an interrupted run loses nothing it finished.
@@ -25,6 +26,7 @@ from typing import Any
 
 from .case import Case
 from .execute import ExecOptions, Result, execute_case
+from .timing import limit_blas_threads, peak_rss, reset_peak_rss
 
 
 @dataclass
@@ -111,6 +113,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     log_fd = _apply_limits(limits, log_path)
     backends: dict[str, Any] = {}
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
+    blas = _limit_blas(threads)
     while True:
         try:
             msg = conn.recv()
@@ -120,11 +123,15 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             return
         kind, payload = msg
         if kind == "probe":
-            conn.send(_probe(payload, specs[payload], backends, threads))
+            info = _probe(payload, specs[payload], backends, threads)
+            if info.available:  # the cases that follow report the threads the backend read back
+                threads_used[payload] = info.environment.get("threads")
+            conn.send(info)
             continue
         case, name = payload
         os.ftruncate(log_fd, 0)  # the output limit is per case
         _arm_cpu_limit(limits)
+        reset_peak_rss()
         backend = backends.get(name)
         if backend is None:
             try:
@@ -141,11 +148,23 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
             result = Result(case.id, name, "error", f"harness error: {type(exc).__name__}: {exc} {traceback.format_exc(limit=3)}", tags=dict(case.tags))
         if threads_used.get(name) is not None:
             result.tags["threads"] = threads_used[name]
+        result.timing["peak_rss"] = peak_rss()
+        if "median_s" in result.timing:
+            result.timing.update(threads=threads_used.get(name), blas=blas)
         if result.outcome == "error" and ("MemoryError" in result.message or "bad_alloc" in result.message):
             result.outcome, result.message = "crash", f"{_oom_message(limits)}: {result.message}"
         conn.send(result)
         if result.outcome == "crash":
             return  # an out-of-memory worker is not trusted with another case
+
+
+def _limit_blas(threads: int) -> Any:
+    """Hold numpy's BLAS / OpenMP pools to the worker's share of the cores; what they use, or
+    why they could not be held (said in each timed result)."""
+    try:
+        return limit_blas_threads(threads)
+    except Exception as exc:
+        return f"not limited: {type(exc).__name__}: {exc}"
 
 
 def _oom_message(limits: WorkerLimits) -> str:
@@ -174,16 +193,35 @@ class _Worker:
         self.process = ctx.Process(target=_worker_main, args=(child, specs, options, limits, self.log_path, threads), daemon=True)
         self.process.start()
         child.close()
-        self.task: tuple[Case, str] | None = None
+        #: tasks sent and not answered, in the order the worker runs them: the first is running
+        self.tasks: deque[tuple[Case, str]] = deque()
+        #: the worker died or was killed (its pipe is no use)
+        self.dead = False
         self.deadline = 0.0
         self.started = 0.0
         self.done = 0
 
+    @property
+    def task(self) -> tuple[Case, str] | None:
+        """The task the worker is running (None when idle)."""
+        return self.tasks[0] if self.tasks else None
+
     def send(self, task: tuple[Case, str], timeout: float) -> None:
-        self.task = task
+        """Queue a task on the worker; the one it starts now gets its deadline at once, a queued
+        one when the task before it answers (:meth:`answered`)."""
+        if not self.tasks:
+            self.started = time.monotonic()
+            self.deadline = self.started + timeout
+        self.tasks.append(task)
+        try:
+            self.conn.send(("run", task))
+        except OSError:  # the worker died since the last look: its sentinel says so next, and the
+            pass  # task it was running gets the death while this one goes back to the queue
+
+    def answered(self, timeout: float) -> None:
+        self.tasks.popleft()
         self.started = time.monotonic()
         self.deadline = self.started + timeout
-        self.conn.send(("run", task))
 
     def log_tail(self, size: int = 600) -> str:
         """The last lines the worker printed (a native crash often says why there)."""
@@ -266,9 +304,15 @@ class Runner:
         os.makedirs(self.log_dir, exist_ok=True)
         return _Worker(self.ctx, self.specs, self.options, self.limits, self.log_dir, self.threads)
 
-    def probe(self) -> dict[str, BackendInfo]:
-        """Load each backend once in a worker: its version and environment, or why not."""
+    def probe(self, keep: bool = False) -> dict[str, BackendInfo]:
+        """Load each backend once in a worker: its version and environment, or why not. With
+        ``keep`` the worker, backends loaded, stays for the next :meth:`run` (which stops it), and
+        the run's other workers start and load the backends meanwhile."""
         infos: dict[str, BackendInfo] = {}
+        warming = [self._spawn() for _ in range(self.jobs - 1)] if keep else []
+        for extra in warming:
+            for name in self.specs:
+                extra.conn.send(("probe", name))
         worker = self._spawn()
         try:
             for name in self.specs:
@@ -282,9 +326,30 @@ class Runner:
                 infos[name] = BackendInfo(name, False, _describe_death(worker.process, self.limits)[1] + " while loading")
                 worker.kill()
                 worker = self._spawn()
-        finally:
+        except BaseException:
+            for w in [worker, *warming]:
+                w.kill()
+            raise
+        if keep:
+            self.workers.append(worker)
+            self.workers.extend(w for w in warming if self._warmed(w))
+        else:
             worker.stop()
         return infos
+
+    def _warmed(self, worker: _Worker) -> bool:
+        """Collect a warming worker's answers to its probes; one that died or hung is dropped (the
+        run spawns another)."""
+        for _ in self.specs:
+            try:
+                if worker.conn.poll(max(self.timeout, 60)):
+                    worker.conn.recv()
+                    continue
+            except (EOFError, OSError):
+                pass
+            worker.kill()
+            return False
+        return True
 
     def __enter__(self) -> Runner:
         """Keep the workers between ``run`` calls (as the pytest plugin does, one case at a time)."""
@@ -301,38 +366,57 @@ class Runner:
         return results[0]
 
     def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
-        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes."""
+        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes.
+
+        Each worker holds up to ``depth`` tasks: the one it runs and the next, already sent, so
+        it never waits for the controller between cases (which stores the result meanwhile).
+        A task still queued on a worker that dies or times out goes back to the queue."""
         queue = deque(tasks)
         want = min(self.jobs, max(1, len(queue)))
         while len(self.workers) < want:
             self.workers.append(self._spawn())
         try:
-            idle = [w for w in self.workers if not w.task]
-            while queue or any(w.task for w in self.workers):
-                while idle and queue:
-                    worker = idle.pop()
-                    worker.send(queue.popleft(), self.timeout)
-                busy = [w for w in self.workers if w.task]
+            while queue or any(w.tasks for w in self.workers):
+                for worker in self.workers:
+                    while queue and len(worker.tasks) < self._room(worker):
+                        worker.send(queue.popleft(), self.timeout)
+                busy = [w for w in self.workers if w.tasks]
                 now = time.monotonic()
                 wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
+                finished = []
                 for worker in busy:
                     outcome = self._collect(worker, ready)
                     if outcome is None:
                         continue
-                    on_result(outcome)
                     worker.done += 1
-                    keep = worker.task is None and outcome.outcome != "crash" and worker.process.is_alive()
-                    if keep and not (self.recycle_after and worker.done >= self.recycle_after):
-                        idle.append(worker)
-                    else:
+                    # a worker that answered and then died is seen by its sentinel on the next round,
+                    # as a death of the task it was running then
+                    alive = outcome.outcome != "crash" and not worker.dead
+                    if not alive or (self.recycle_after and worker.done >= self.recycle_after):
+                        queue.extendleft(reversed(worker.tasks))  # sent, not started: run them elsewhere
+                        worker.tasks.clear()
                         self._replace(worker)
-                        idle.append(self.workers[-1])
+                    finished.append(outcome)
+                for worker in self.workers:  # feed the workers before storing: they run meanwhile
+                    while queue and len(worker.tasks) < self._room(worker):
+                        worker.send(queue.popleft(), self.timeout)
+                for outcome in finished:
+                    on_result(outcome)
         except BaseException:
             self._shutdown()
             raise
         if not getattr(self, "_persistent", False):
             self._shutdown()
+
+    #: tasks a worker holds at once: the running one and the next
+    depth = 2
+
+    def _room(self, worker: _Worker) -> int:
+        """How many tasks this worker may hold: ``depth``, fewer when it is due for recycling."""
+        if self.recycle_after:
+            return max(0, min(self.depth, self.recycle_after - worker.done))
+        return self.depth
 
     def _shutdown(self) -> None:
         for worker in self.workers:
@@ -344,11 +428,12 @@ class Runner:
             pass
 
     def _collect(self, worker: _Worker, ready: list[Any]) -> Result | None:
-        case, name = worker.task  # type: ignore[misc]
+        """The result of the worker's running task, or its crash or timeout; None while it runs."""
+        case, name = worker.tasks[0]
         if worker.conn in ready:
             try:
                 result = worker.conn.recv()
-                worker.task = None
+                worker.answered(self.timeout)
                 return result
             except (EOFError, OSError):
                 pass
@@ -356,8 +441,12 @@ class Runner:
             return None
         elif worker.process.sentinel not in ready:
             worker.kill()
+            worker.dead = True
+            worker.tasks.popleft()
             return Result(case.id, name, "timeout", f"no answer within {self.timeout:g} s; worker killed", tags=dict(case.tags))
         worker.process.join(1)
+        worker.dead = True
+        worker.tasks.popleft()
         outcome, message = _describe_death(worker.process, self.limits)
         tail = worker.log_tail()
         return Result(case.id, name, outcome, f"{message} while running this case" + (f"; it printed: {tail}" if tail else ""), tags=dict(case.tags))

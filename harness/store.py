@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS results (
     prepare_s REAL, run_s REAL, run_median_s REAL, run_p90_s REAL,
     verdict TEXT, restamp TEXT, tags TEXT, bundle TEXT,
     recorded REAL NOT NULL,
+    timing TEXT,                     -- JSON: calibrated samples, median and interval, peak_rss
     UNIQUE (run_id, case_id, backend)
 );
 CREATE INDEX IF NOT EXISTS results_case ON results(case_id, backend);
@@ -81,6 +82,13 @@ class Store:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.executescript(_SCHEMA)
+        self._migrate()
+
+    def _migrate(self) -> None:
+        """Add the columns a store written by an older harness lacks."""
+        have = {r[1] for r in self.db.execute("PRAGMA table_info(results)")}
+        if "timing" not in have:
+            self.db.execute("ALTER TABLE results ADD COLUMN timing TEXT")
 
     def close(self) -> None:
         self.db.close()
@@ -95,6 +103,9 @@ class Store:
 
     def finish_run(self, run_id: int, status: str = "complete") -> None:
         self.db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def set_environment(self, run_id: int, environment: dict[str, Any]) -> None:
+        self.db.execute("UPDATE runs SET environment = ? WHERE id = ?", (json.dumps(environment), run_id))
 
     def reopen_run(self, run_id: int) -> None:
         self.db.execute("UPDATE runs SET status = 'running', finished = NULL WHERE id = ?", (run_id,))
@@ -134,11 +145,12 @@ class Store:
         self.db.execute(
             """INSERT OR IGNORE INTO results (run_id, case_id, backend, outcome, raw_outcome, reason, message,
                max_abs, max_rel, max_ulp, bad_count, first_bad, prepare_s, run_s, run_median_s, run_p90_s,
-               verdict, restamp, tags, bundle, recorded) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
+               verdict, restamp, tags, bundle, recorded, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
             (run_id, r.case_id, r.backend, r.outcome, r.raw_outcome or r.outcome, r.reason, r.message,
              v.get("max_abs"), v.get("max_rel"), v.get("max_ulp"), v.get("bad_count"), v.get("first_bad"),
              r.prepare_s, r.run_s, r.run_median_s, r.run_p90_s,
-             json.dumps(v) if v else None, json.dumps(r.restamp) if r.restamp else None, json.dumps(r.tags), r.bundle, time.time()),
+             json.dumps(v) if v else None, json.dumps(r.restamp) if r.restamp else None, json.dumps(r.tags), r.bundle, time.time(),
+             json.dumps(r.timing) if r.timing else None),
         )
 
     def done_pairs(self, run_id: int) -> set[tuple[str, str]]:
@@ -148,7 +160,7 @@ class Store:
         query = "SELECT * FROM results WHERE run_id = ?" + (" AND backend = ?" if backend else "") + " ORDER BY id"
         for row in self.db.execute(query, (run_id, backend) if backend else (run_id,)):
             d = dict(row)
-            for key in ("verdict", "restamp", "tags"):
+            for key in ("verdict", "restamp", "tags", "timing"):
                 d[key] = json.loads(d[key]) if d[key] else {}
             yield d
 

@@ -184,6 +184,45 @@ class AlwaysWrong(ReferenceBackend):
         return S(session.evaluator)
 
 
+class Sleep(ReferenceBackend):
+    """Takes ``ms`` milliseconds per run, plus up to ``jitter_ms`` of uniform jitter either side
+    (seeded), then answers as the reference backend: a backend of known speed for perf tests.
+    It sleeps for real; with ``virtual`` true it advances its session's own clock instead (the
+    ``Session.clock`` a device-timed backend has), so its timings hold on a busy machine."""
+
+    name = "sleep"
+
+    def prepare(self, model):
+        import random
+
+        session = super().prepare(model)
+        ms, jitter = float(self.options.get("ms", 10)), float(self.options.get("jitter_ms", 0))
+        rng = random.Random(int(self.options.get("seed", 0)))
+        virtual = [0.0] if self.options.get("virtual") else None
+
+        class S(ReferenceSession):
+            clock = (lambda self: virtual[0]) if virtual else None
+
+            def run(self, feeds):
+                took = (ms + rng.uniform(-jitter, jitter)) / 1000
+                if virtual:
+                    virtual[0] += took
+                else:
+                    time.sleep(took)
+                return session.run(feeds)
+
+        return S(session.evaluator)
+
+
+class DieOnLoad(ReferenceBackend):
+    """Kills the process that loads it (a native library that aborts at import)."""
+
+    name = "die-on-load"
+
+    def load(self):
+        os._exit(7)
+
+
 class KillHost(_Faulty):
     """Kills the Ray worker process that hosts the runner (the parent of its forkserver), as a
     dying node would; refuses anywhere else, so that it never kills a local controller."""

@@ -11,7 +11,7 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness.case import DataSet, Tolerance
+from harness.case import Case, DataSet, Tolerance
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -32,7 +32,7 @@ def test_bare_loop_restamps_the_model_as_our_runner_does(tmp_path):
                               [helper.make_tensor_value_info("c", TensorProto.FLOAT, [2])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
     onnx.save(model, tmp_path / "model.onnx")
-    bare = _load("official_suite").bare_model(tmp_path / "model.onnx")
+    bare = _load("official_suite").bare_model(Case("t/add", "t", path=tmp_path))
     # Add's newest schema is Add-14: our runner hands ONNX Runtime opset 14 at IR 7
     assert [(i.domain, i.version) for i in bare.opset_import] == [("", 14)]
     assert bare.ir_version == 7

@@ -62,6 +62,11 @@ def refuse_if_invalid(model: onnx.ModelProto, exc: BaseException) -> None:
 class Session:
     """A prepared model. Subclasses implement ``run``."""
 
+    #: seconds by the backend's own timer, for calibrated timings (``run --timing``): a backend
+    #: that times on its device (a GPU's events, a simulator's cycle counter) sets it; None: the
+    #: host's ``time.perf_counter``
+    clock: Any = None
+
     def run(self, feeds: dict[str, Any]) -> list[Any]:  # pragma: no cover - interface
         raise NotImplementedError
 

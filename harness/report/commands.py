@@ -52,6 +52,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         report = build_report(refs, baseline, history=not args.no_history)
     except ReportError as exc:
         return _err(str(exc))
+    if args.perf_baseline:
+        if args.perf_baseline not in [b.label for b in report.backends if b.available]:
+            return _err(f"--perf-baseline {args.perf_baseline!r}: not a backend of this report ({', '.join(b.label for b in report.backends)})")
+        report.perf_baseline = args.perf_baseline
     out = Path(args.output)
     paths = write_all(report, out, only=args.format or None)
     for b in report.backends:
@@ -88,6 +92,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     from .matrix import diff_like_with_like, diff_results, load_rows, resolve_source
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
+    if args.perf_threshold is not None:
+        from .perf import parse_threshold
+
+        try:
+            parse_threshold(args.perf_threshold)
+        except ValueError as exc:
+            return _err(str(exc))
     try:
         base, new = resolve_source(args.base, stores), resolve_source(args.new, stores)
         base_rows, new_rows = load_rows(base), load_rows(new)
@@ -100,6 +111,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     # the pairs only one side ran are named once here
     diff = diff_results(base_rows, new_rows, base.label, new.label)
     unused = diff.allow(args.allow)
+    perf_regressions = _perf_section(args, base_rows, new_rows, base.label, new.label, unused)
     for kind in CHANGE_KINDS:  # one section per kind, regressions first
         changes = diff.of_kind(kind)
         if not changes:
@@ -125,12 +137,40 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"--allow {pattern!r} matched no change", file=sys.stderr)
     allowed = sum(1 for c in diff.changes if c.allowed and c.regression)
     print(f"\n{base.label} -> {new.label}: {counts_line(diff)}" + (f" ({allowed:,} regressions allowed)" if allowed else ""))
-    if diff.regressions:
+    if diff.regressions or perf_regressions:
         kinds = Counter(c.kind for c in diff.regressions)
-        print(f"FAIL: {len(diff.regressions):,} regression(s) not allowed: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
+        kinds.update({"perf-regressed": perf_regressions} if perf_regressions else {})
+        print(f"FAIL: {len(diff.regressions) + perf_regressions:,} regression(s) not allowed: " + ", ".join(f"{n:,} {k}" for k, n in kinds.items()),
               file=sys.stderr)
         return 1
     return 0
+
+
+def _perf_section(args: argparse.Namespace, base_rows: list, new_rows: list, base_label: str, new_label: str, unused: list[str]) -> int:
+    """``diff --perf-threshold``: the significant latency changes above the threshold, listed;
+    returns the number of performance regressions no --allow accepts (0 without the option)."""
+    if args.perf_threshold is None:
+        return 0
+    from tabulate import tabulate
+
+    from .perf import allow, parse_threshold, perf_changes
+
+    threshold = parse_threshold(args.perf_threshold)
+    changes, compared = perf_changes(base_rows, new_rows, threshold, args.perf_level)
+    used = allow(changes, args.allow)
+    unused[:] = [p for p in unused if p not in used]
+    print(f"\n## performance: {compared:,} case x backend timed in both runs; a change counts when its median moved by more than "
+          f"{100 * threshold:g}% and the medians' intervals do not overlap (and a one-sided Mann-Whitney test agrees at "
+          f"level {args.perf_level:g})")
+    if compared == 0:
+        print("no timings to compare (run both with --timing or --repeat)")
+    for kind in ("perf-regressed", "perf-improved"):
+        rows = [[c.case_id + (" (allowed)" if c.allowed else ""), c.backend, f"{c.before_s * 1e3:.4g} ms", f"{c.after_s * 1e3:.4g} ms",
+                 f"{c.ratio:.2f}x"] for c in changes if c.kind == kind]
+        if rows:
+            print(f"\n## {kind}: {len(rows):,}" + (" (regression)" if kind == "perf-regressed" else ""))
+            print(tabulate(rows, headers=["case", "backend", base_label, new_label, "ratio"], tablefmt="github"))
+    return sum(1 for c in changes if c.regression and not c.allowed)
 
 
 def counts_line(diff) -> str:
@@ -159,6 +199,7 @@ def register(subparsers) -> None:
     r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: the previous run; 'none' for no diff)")
     r.add_argument("--format", action="append", choices=["html", "markdown", "json", "junit"], help="only these formats (repeatable; default all)")
     r.add_argument("--no-history", action="store_true", help="leave the history chart out")
+    r.add_argument("--perf-baseline", metavar="BACKEND", help="backend the performance ratios divide by (default onnxruntime, else the first)")
     r.add_argument("--screenshots", action="store_true",
                    help="also write screenshot-first.png and screenshot-drilldown.png (headless Chromium, selenium)")
     r.set_defaults(func=cmd_report)
@@ -175,4 +216,7 @@ def register(subparsers) -> None:
                    help="accept changes matching this glob on the case id, optionally for one backend (repeatable)")
     d.add_argument("--all", action="store_true", help="list every new, new-failing and removed pair (default: the first 20 of each)")
     d.add_argument("--max-listed", type=int, default=20, help=argparse.SUPPRESS)
+    d.add_argument("--perf-threshold", metavar="PERCENT", help="also compare latencies (runs with --timing): a case x backend slower "
+                   "by more than this (e.g. 10%%) and significantly so is a regression")
+    d.add_argument("--perf-level", type=float, default=0.01, metavar="ALPHA", help="level of the rank test (default 0.01)")
     d.set_defaults(func=cmd_diff)

@@ -454,10 +454,18 @@ def render(report: Report) -> str:
         vs_reference=against_reference(report.perf, {b.label: b.name for b in report.backends}),
         history=history_chart(report),
         models=model_chart(report),
+        perf_extra=perf_extra(report),
         generated=fmt_time(report.generated),
         css=Markup((TEMPLATES / "report.css").read_text()),
         script=Markup((TEMPLATES / "report.js").read_text()),
     )
+
+
+def perf_extra(report: Report) -> dict[str, Any]:
+    """The perf matrix and the operator benchmark (:mod:`.perf_html`)."""
+    from .perf_html import bench_section, perf_matrix
+
+    return {"matrix": perf_matrix(report), "bench": bench_section(report)}
 
 
 class HtmlWriter:

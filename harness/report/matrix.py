@@ -220,6 +220,7 @@ def read_results(store, run_id: int) -> list[dict[str, Any]]:
         d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
         d["restamp"] = load(d["restamp"])
         d["tags"] = load(d["tags"])
+        d["timing"] = json.loads(d["timing"]) if d.get("timing") else {}
         rows.append(d)
     return rows
 
@@ -1047,6 +1048,8 @@ class Report:
     history: History | None
     baseline: RunInfo | None = None
     diff: RunDiff | None = None
+    #: the backend the perf matrix divides by (``report --perf-baseline``; default onnxruntime)
+    perf_baseline: str | None = None
     generated: float = field(default_factory=time.time)
     _groups: list[FailureGroup] | None = field(default=None, repr=False)
 
