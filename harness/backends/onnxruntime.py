@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from ..values import dtype_to_onnx, plain_value
-from .base import Backend, Rejected, Session, Unavailable, Unsupported, refuse_if_invalid
+from .base import Backend, Rejected, Session, Unavailable, Unsupported, _dist_version, refuse_if_invalid
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 # sub-byte types: element type -> (dtype, bits per element); packed low bits first (onnx/IR.md)
@@ -129,9 +129,16 @@ _MISSING = re.compile(r"NOT_IMPLEMENTED|No Op registered for|is not a registered
 _NOT_COVERED = re.compile(r"Type Error: Type '[^']*' of input parameter|Unsupported model IR version|only \*guarantees\* support")
 
 
+def _installed_builds() -> tuple[str, ...]:
+    """The distributions of ONNX Runtime installed here (each ships the ``onnxruntime`` module:
+    the CPU build, or the GPU, OpenVINO or DirectML builds in their own environments)."""
+    builds = ("onnxruntime", "onnxruntime-gpu", "onnxruntime-openvino", "onnxruntime-directml")
+    return tuple(b for b in builds if _dist_version(b)) or ("onnxruntime",)
+
+
 class OnnxRuntimeBackend(Backend):
     name: ClassVar[str] = "onnxruntime"
-    packages = ("onnxruntime",)
+    packages = _installed_builds()
     #: the runner fills ``threads`` from -j when the user left it unset
     takes_threads: ClassVar[bool] = True
 
