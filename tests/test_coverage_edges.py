@@ -125,3 +125,21 @@ def test_the_new_classes_apply_where_the_spec_says_so():
     assert "index" in applies("Gather", 13, ["float32"]) and "index" in applies("Slice", 13, ["float32"])
     assert "index" not in applies("Gather", 1, ["float32"])  # "within bounds": no negative index before Gather-11
     assert "exponent" in applies("Pow", 15, ["float32"]) and "exponent" not in applies("Pow", 15, ["int32"])
+
+
+def test_normalization_and_cast_attributes_are_all_varied_by_named_edges(rows):
+    """BatchNormalization's momentum (ignored in inference, 0 and 1 in training), every axis and
+    stash_type of LayerNormalization, Cast's round_mode: each set by an explicit edge example."""
+    by_key = {r.key: r for r in rows}
+    for key in ("BatchNormalization-1", "BatchNormalization-7", "BatchNormalization-9", "BatchNormalization-15",
+                "LayerNormalization-17", "Cast-24", "Cast-28", "CastLike-25"):
+        assert by_key[key].fixed_attrs == [], key
+    from harness.registry import load_all
+
+    reg = load_all()
+    names = {ex.name: ex for ex in reg[("", "LayerNormalization", 17)].edges("float32", 17)}
+    assert {ex.attrs.get("axis", -1) for ex in names.values() if ex.inputs[0].ndim == 3} == {-3, -2, -1, 0, 1, 2}
+    assert names["stash_bfloat16"].attrs["stash_type"] == 16
+    train = {ex.attrs["momentum"] for ex in reg[("", "BatchNormalization", 15)].edges("float32", 15)
+             if ex.attrs.get("training_mode") and "momentum" in ex.attrs}
+    assert {0.0, 0.5, 1.0} <= train
