@@ -23,6 +23,11 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 ``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
 with one Sub in the middle is what ``tests/test_localize.py`` localizes.
 
+``OPERATOR_FAULTS`` (at the end) holds one fault per edge class of issue 17 for the operators
+suite: each is right everywhere but on its class (NaN, +-inf, -0, subnormal, overflow, ties, empty,
+broadcast, negative index, negative exponent, non-default attribute, integer dtype), and
+``Unfaulty`` is their control.
+
 ``NoFloat16Neg`` lacks a kernel (Neg on float16), for what a campaign does with a missing
 kernel. ``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
 never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
