@@ -681,8 +681,8 @@ def build_parser() -> argparse.ArgumentParser:
     cv.add_argument("--family", help="only this family")
     cv.add_argument("--covered-only", action="store_true")
     cv.add_argument("--summary", action="store_true", help="counts per family only")
-    cv.add_argument("--edges", action="store_true", help="also which edge classes (NaN, inf, -0, empty, ties, overflow, "
-                    "non-default attributes, integer dtypes) each covered op-version's examples reach")
+    cv.add_argument("--edges", action="store_true", help="also which edge classes (NaN, inf, -0, subnormal, empty, ties, overflow, "
+                    "broadcast, negative indices, negative exponents, non-default attributes, integer dtypes) each covered op-version's examples reach")
     cv.add_argument("--examples", type=int, help="with --edges: also this many drawn examples per dtype (default: edge examples only)")
     cv.set_defaults(func=cmd_coverage)
 

@@ -129,6 +129,9 @@ EDGE_CLASSES = {
     "empty": "an input has a zero-size dim",
     "ties": "equal values where the op selects or orders (a repeated value, equal inputs, x.5 for Round)",
     "overflow": "an input holds its dtype's largest or lowest finite value (or an example is named for overflow), where the op can overflow",
+    "broadcast": "inputs of different shapes that broadcast (a size-1 or missing dim stretched), where the op broadcasts",
+    "index": "a negative (or, where the spec clamps it, out-of-range) index, where the spec defines one",
+    "exponent": "a negative integral exponent (Pow on a float base)",
     "non_default_attrs": "an optional attribute set to a value other than its default",
     "integer": "examples in an integer type of the swept type constraint",
     "bool": "examples in bool, where the swept type constraint allows it",
@@ -147,6 +150,14 @@ OVERFLOW_OPS = frozenset({
     "MatMulInteger", "Gemm", "Einsum", "Det", "Cast", "CastLike", "BitShift", "QuantizeLinear", "Conv", "ConvInteger",
     "Softmax", "LogSoftmax", "Exp",
 })
+#: the spec words that make an op-version broadcast its inputs (besides the legacy ``broadcast``
+#: attribute and Expand, whose second input is the shape to broadcast to)
+BROADCAST_WORDS = ("multidirectional (i.e., numpy-style) broadcasting", "unidirectional broadcasting",
+                   "unidirectional (numpy-style) broadcasting")
+#: inputs (or Slice-1's attributes) holding indices into a dim, for the ``index`` class
+INDEX_NAMES = ("indices", "starts", "ends")
+#: spec words saying a negative index counts from the back
+NEGATIVE_INDEX_WORDS = ("[-s, s-1]", "negative value")
 #: attributes with no effect on values (legacy), left out of ``non_default_attrs``
 LEGACY_ATTRS = frozenset({"consumed_inputs", "is_test", "spatial"})
 #: op-version -> why it draws no empty tensor (the spec forbids or gives no result for a zero-size dim)
@@ -234,6 +245,53 @@ def _has_ties(op: str, inputs: list[Any]) -> bool:
     return False
 
 
+def _broadcasts(op: str, arrays: list[Any]) -> bool:
+    """Two inputs of different shapes that broadcast to one (Expand: the input stretched to the
+    shape its second input holds)."""
+    import numpy as np
+
+    shapes = [np.shape(a) for a in arrays]
+    if op == "Expand" and len(arrays) == 2:
+        try:
+            return np.broadcast_shapes(shapes[0], tuple(int(v) for v in np.asarray(arrays[1]).ravel())) != shapes[0]
+        except ValueError:
+            return False
+    if len(set(shapes)) < 2:
+        return False
+    try:
+        np.broadcast_shapes(*shapes)
+    except ValueError:  # inputs that do not broadcast together (MatMul's, Gather's): not this class
+        return False
+    return True
+
+
+def _index_reached(sch: Any, ex: Any) -> bool:
+    """An index input (or Slice-1's starts/ends attribute) holds a negative value, or a start or
+    end beyond the data's dims (which Slice clamps)."""
+    import numpy as np
+
+    named = {i.name: x for i, x in zip(sch.inputs, ex.inputs) if x is not None}
+    named.update({k: v for k, v in ex.attrs.items() if k in ("starts", "ends")})
+    data = named.get("data")
+    bound = max(np.shape(data), default=0) if data is not None else None
+    for name in INDEX_NAMES:
+        if name not in named:
+            continue
+        values = np.asarray(named[name])
+        if values.dtype.kind not in "iu" or not values.size:
+            continue
+        if values.min() < 0 or (name != "indices" and bound is not None and values.max() > bound):
+            return True
+    return False
+
+
+def _negative_integral(exponent: Any) -> bool:
+    import numpy as np
+
+    f = np.asarray(exponent).astype(np.float64)
+    return bool(np.any(np.isfinite(f) & (f < 0) & (f == np.round(f))))
+
+
 def _non_default(sch: Any, attrs: dict[str, Any]) -> set[str]:
     """The optional attributes ``attrs`` set to a value other than the schema's default."""
     import numpy as np
@@ -303,6 +361,12 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
             reached.add("subnormal")
     if _has_ties(op, present):
         reached.add("ties")
+    if _broadcasts(op, present):
+        reached.add("broadcast")
+    if _index_reached(sch, ex):
+        reached.add("index")
+    if op == "Pow" and len(ex.inputs) > 1 and _negative_integral(ex.inputs[1]):
+        reached.add("exponent")
     reached |= {f"attr:{name}" for name in _non_default(sch, ex.attrs)}
     if any(c.startswith("attr:") for c in reached):
         reached.add("non_default_attrs")
@@ -313,7 +377,9 @@ def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[st
     """The edge classes an op-version must reach, from its schema: float types -> NaN, inf, -0,
     subnormal; an integer type allowed -> integer (and overflow where the op can overflow);
     ops that select or order -> ties; every op with inputs -> empty (unless NO_EMPTY says why
-    not); optional attributes -> non-default attributes."""
+    not); ops whose spec text says they broadcast -> broadcast; index inputs whose spec text
+    counts negative ones from the back -> index; Pow on a float base -> exponent; optional
+    attributes -> non-default attributes."""
     from . import strategies as S
 
     out = []
@@ -325,6 +391,14 @@ def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[st
         out.append("ties")
     if op in OVERFLOW_OPS and any(S.is_int(d) or d in ("float16", "bfloat16") for d in allowed):
         out.append("overflow")
+    doc = " ".join((sch.doc or "").lower().split())
+    if op == "Expand" or "broadcast" in sch.attributes or any(w in doc for w in BROADCAST_WORDS):
+        out.append("broadcast")
+    said = " ".join([doc] + [" ".join(i.description.lower().split()) for i in sch.inputs if i.name in INDEX_NAMES])
+    if any(n in INDEX_NAMES for n in [i.name for i in sch.inputs] + list(sch.attributes)) and any(w in said for w in NEGATIVE_INDEX_WORDS):
+        out.append("index")
+    if op == "Pow" and any(S.is_float(d) for d in dtypes):
+        out.append("exponent")
     if any(not a.required and name not in LEGACY_ATTRS for name, a in sch.attributes.items()):
         out.append("non_default_attrs")
     if any(S.is_int(d) for d in allowed):

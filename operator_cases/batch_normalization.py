@@ -30,6 +30,8 @@ vectors broadcast along axis 1 of X (N x C x D1 ... Dn).
 The training mode of versions 1-9 (five outputs, saved_mean/saved_var without a definition)
 is not specified precisely enough to have one right answer, so those cases run test mode only
 (is_test = 1 for 1 and 6, a single output for 7 and 9); the references refuse anything else.
+There ``momentum`` has nothing to update: the ``inference_momentum`` examples set it to 0.5 to
+check that Y ignores it (also with training_mode = 0 from version 14).
 
 Everything is computed in float64 (``epsilon`` and ``momentum`` first rounded to float32, which
 is what a FLOAT attribute holds) and rounded once to each output's type. The drawn variances
@@ -218,6 +220,9 @@ def edges(dtype, opset):
         Example([const, one, zero, a([1.5, 1.5, 1.5]), zero], {**base, "epsilon": 1e-2}, name="epsilon_dominated", outputs=1),
         Example([special, one, zero, zero, one], base, name="special_values", outputs=1),
         Example([a(np.zeros((0, 3, 2, 1))), one, zero, zero, one], base, name="empty_batch", outputs=1),
+        # momentum only updates running statistics: in inference it must change nothing
+        Example([x, a([1.0, -0.5, 2.0]), a([0.0, 1.0, -1.0]), a([0.0, 1.0, -2.0]), a([1.0, 0.25, 4.0])],
+                {**base, "momentum": 0.5} if since < 14 else {"momentum": 0.5, "training_mode": 0}, name="inference_momentum", outputs=1),
     ]
     if since == 7:
         p = lambda v: a(np.full((3, 2, 2), v))
@@ -230,6 +235,11 @@ def edges(dtype, opset):
         out += [
             Example([x, a([1.0, -0.5, 2.0]), a([0.0, 1.0, -1.0]), a([0.0, 1.0, -2.0]), a([1.0, 0.25, 4.0])], tm, name="training", outputs=3),
             Example([x, one, zero, a([0.5, 0.5, 0.5]), one], {**tm, "momentum": 0.5}, name="training_momentum_half", outputs=3),
+            # the two ends: running statistics are the batch's (momentum 0) or the inputs unchanged (momentum 1)
+            Example([x, a([1.0, -0.5, 2.0]), a([0.0, 1.0, -1.0]), a([0.0, 1.0, -2.0]), a([1.0, 0.25, 4.0])], {**tm, "momentum": 0.0},
+                    name="training_momentum_0", outputs=3),
+            Example([x, a([1.0, -0.5, 2.0]), a([0.0, 1.0, -1.0]), a([0.0, 1.0, -2.0]), a([1.0, 0.25, 4.0])], {**tm, "momentum": 1.0},
+                    name="training_momentum_1", outputs=3),
             Example([const, one, zero, zero, one], {**tm, "epsilon": 1e-2}, name="training_epsilon_dominated", outputs=3),
             Example([a([[1.0, 2.0, 4.0, 8.0]]).T.copy(), a([1.0]), a([0.0]), a([0.0]), a([1.0])], tm, name="training_one_channel", outputs=3),
         ]

@@ -420,6 +420,10 @@ def edge_cases(src: str, opset: int, op_name: str = "Cast") -> list[tuple[str, n
             with np.errstate(all="ignore"):
                 x = np.array([math.nan, math.inf, -math.inf, 3e9, -3e9, 1e20, -1e20, 300.0, -300.0, 2.5, -7.0]).astype(S.np_dtype(src))
             out.append((f"to_{to}_out_of_range", x, to, {}))
+    if opset >= 24:  # round_mode only applies to float8e8m0 (no dtype label here): every other target ignores it
+        to = next((t for t in targets(src, opset, op_name) if S.is_float(t) and t != src), targets(src, opset, op_name)[0])
+        for mode in ("down", "nearest"):
+            out.append((f"to_{to}_round_mode_{mode}", edge_source(src, to), to, {"round_mode": mode}))
     to = targets(src, opset, op_name)[0]
     out.append(("empty", edge_source(src, to)[:0].reshape(0, 2, 0), to, {}))
     out.append(("rank0", edge_source(src, to)[-1:].reshape(()), to, {}))

@@ -21,7 +21,8 @@ The drawn cases keep the variance of every normalized group of two or more eleme
 (well conditioned) and draw stash_type 1 only (U = bfloat16 would make the spec's answer a
 bfloat16 computation); the edge examples cover constant groups (``epsilon`` dominates: Y = B),
 NaN and inf in a group (that group's outputs are NaN, the others unaffected), large float16
-values (whose squares need the float32 stash), and empty batches. ``epsilon`` is a FLOAT
+values (whose squares need the float32 stash), empty batches, every axis of a rank-3 X in both
+spellings, and stash_type 16 (bfloat16) on rows that every precision normalizes exactly. ``epsilon`` is a FLOAT
 attribute, so it is rounded to float32 first.
 """
 
@@ -138,6 +139,13 @@ def edges(dtype, opset):
         Example([a([[3.0], [-2.0]]), a([2.0]), a([1.0])], name="single_element_groups", outputs=3),
         Example([x, a(np.ones(4))], name="y_and_mean", outputs=2),
     ]
+    # every axis of a rank-3 X, both spellings (1, 0 and -2 are above)
+    for axis, name in ((2, "axis_2"), (-1, "axis_minus1"), (-3, "axis_minus3")):
+        out.append(Example([x, a(np.full(x.shape[axis:], 0.5)), a(np.full(x.shape[axis:], 0.25))], {"axis": axis}, name=name, outputs=3))
+    # stash_type 16: Mean and InvStdDev in bfloat16, stage one in bfloat16 precision; the rows have
+    # mean 0 or 1 and variance 1 (epsilon 0), so every precision computes them exactly
+    exact = a([[-1.0, 1.0, -1.0, 1.0], [0.0, 2.0, 2.0, 0.0]])
+    out.append(Example([exact, s4, b4], {"stash_type": 16, "epsilon": 0.0}, name="stash_bfloat16", outputs=3))
     return out
 
 

@@ -23,6 +23,11 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 ``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
 with one Sub in the middle is what ``tests/test_localize.py`` localizes.
 
+``OPERATOR_FAULTS`` (at the end) holds one fault per edge class of issue 17 for the operators
+suite: each is right everywhere but on its class (NaN, +-inf, -0, subnormal, overflow, ties, empty,
+broadcast, negative index, negative exponent, non-default attribute, integer dtype), and
+``Unfaulty`` is their control.
+
 ``NoFloat16Neg`` lacks a kernel (Neg on float16), for what a campaign does with a missing
 kernel. ``OurReferences`` has no fault: it is the control (a correct implementation the fuzzer must
 never flag). ``FAULTS`` maps each fault to its backend, the ops of its minimal graph and their
@@ -381,3 +386,150 @@ class PlainNumpy(ReferenceBackend):
                 return [env[o] for o in outputs]
 
         return Session()
+
+
+# -- faults only an edge class reaches, for the operators suite (issue 17) ----------------------
+# Each replaces one onnx.reference kernel with what a real runtime's fast path, fused kernel or
+# assumed default computes; each is right everywhere but on its edge class. ``Unfaulty`` is the
+# same wrapping with no kernel replaced: the control.
+def _where_relu(self, x):
+    return np.where(x > 0, x, np.zeros_like(x)),  # the bug: a compare-and-select Relu sends NaN to 0
+
+
+def _quotient_sign(self, x):
+    with np.errstate(all="ignore"):
+        q = (x / np.abs(x)).astype(x.dtype) if x.dtype.kind == "f" or "float" in x.dtype.name else np.sign(x)
+    # the bug: sign as x / |x| (0 kept apart) is inf / inf = NaN at +-inf
+    return np.where(x == 0, np.zeros_like(x), q).astype(x.dtype),
+
+
+def _compared_sign_reciprocal(self, x):
+    with np.errstate(all="ignore"):
+        sign = np.where(x < 0, -1, 1).astype(x.dtype)  # the bug: -0 < 0 is false, so 1 / -0 is +inf
+        return (sign / np.abs(x)).astype(x.dtype),
+
+
+def _daz_log(self, x):
+    import ml_dtypes
+
+    tiny = float(ml_dtypes.finfo(x.dtype).smallest_normal)
+    flushed = np.where(np.abs(x.astype(np.float64)) < tiny, x * 0, x).astype(x.dtype)  # the bug: denormals are zero
+    with np.errstate(all="ignore"):
+        return np.log(flushed.astype(np.float64)).astype(x.dtype),
+
+
+def _saturating_matmul(self, a, b):
+    if a.dtype.kind in "iu":
+        return np.matmul(a, b),
+    out = np.matmul(a.astype(np.float64), b.astype(np.float64))
+    import ml_dtypes
+
+    top = float(ml_dtypes.finfo(a.dtype).max)
+    # the bug: the wide accumulator is narrowed by a saturating conversion, so a sum that
+    # overflows the type gives its largest finite value, not inf (infinite inputs stay inf)
+    return np.where(np.isfinite(out), np.clip(out, -top, top), out).astype(a.dtype),
+
+
+def _clamped_gather(self, data, indices, axis=None):
+    axis = 0 if axis is None else int(axis)
+    indices = np.maximum(indices, 0)  # the bug: indices clamped into [0, dim) as a bounds guard, before wrapping
+    return np.take(data, indices, axis=axis),
+
+
+def _unsigned_exponent_pow(self, x, y):
+    if x.dtype.kind == "f" or "float" in x.dtype.name:
+        yw = y.astype(np.float64)
+        integral = np.isfinite(yw) & (yw == np.round(yw))
+        with np.errstate(all="ignore"):
+            # the bug: integral exponents by repeated multiplication, which takes |y| and forgets 1 / x**|y|
+            fast = np.power(x.astype(np.float64), np.abs(np.where(integral, yw, 0)))
+            out = np.where(integral, fast, np.power(x.astype(np.float64), yw))
+        return out.astype(x.dtype),
+    return np.power(x, y).astype(x.dtype),
+
+
+def _default_alpha_leaky_relu(self, x, alpha=None):
+    return np.where(x < 0, x * np.array(0.01, x.dtype), x).astype(x.dtype),  # the bug: alpha assumed 0.01
+
+
+class Unfaulty(_Kernels):
+    """The control: onnx.reference through the same wrapping, no kernel replaced."""
+
+    name = "unfaulty"
+
+
+class WhereRelu(_Kernels):
+    """Relu as ``x > 0 ? x : 0``: NaN (which compares false) becomes 0."""
+
+    name = "where-relu"
+    kernels = (_kernel("Relu", _where_relu),)
+
+
+class QuotientSign(_Kernels):
+    """Sign as x / |x| with 0 kept apart: NaN at +-inf."""
+
+    name = "quotient-sign"
+    kernels = (_kernel("Sign", _quotient_sign),)
+
+
+class ComparedSignReciprocal(_Kernels):
+    """Reciprocal as (x < 0 ? -1 : 1) / |x|: 1 / -0 gives +inf, not -inf."""
+
+    name = "compared-sign-reciprocal"
+    kernels = (_kernel("Reciprocal", _compared_sign_reciprocal),)
+
+
+class DazLog(_Kernels):
+    """Log with denormals-are-zero (the DAZ/FTZ CPU mode): a subnormal input gives -inf."""
+
+    name = "daz-log"
+    kernels = (_kernel("Log", _daz_log),)
+
+
+class SaturatingMatMul(_Kernels):
+    """MatMul accumulates wide and narrows with saturation: a result beyond the type's range is
+    its largest finite value instead of inf."""
+
+    name = "saturating-matmul"
+    kernels = (_kernel("MatMul", _saturating_matmul),)
+
+
+class ClampedGather(_Kernels):
+    """Gather clamps indices to [0, dim) before counting negative ones from the back: a
+    negative index reads element 0."""
+
+    name = "clamped-gather"
+    kernels = (_kernel("Gather", _clamped_gather),)
+
+
+class UnsignedExponentPow(_Kernels):
+    """Pow with an integral exponent by repeated multiplication that forgets the reciprocal of a
+    negative exponent: 2 ** -1 gives 2."""
+
+    name = "unsigned-exponent-pow"
+    kernels = (_kernel("Pow", _unsigned_exponent_pow),)
+
+
+class DefaultAlphaLeakyRelu(_Kernels):
+    """LeakyRelu with alpha fixed at its default 0.01 (the attribute never read)."""
+
+    name = "default-alpha-leaky-relu"
+    kernels = (_kernel("LeakyRelu", _default_alpha_leaky_relu),)
+
+
+#: edge class (as ``harness.coverage.EDGE_CLASSES`` names it) -> (faulty backend, op-version
+#: whose default operators cases find it); tests/test_seeded_edges.py runs the table
+OPERATOR_FAULTS = {
+    "nan": ("tests.seeded_faults:WhereRelu", "Relu-14"),
+    "inf": ("tests.seeded_faults:QuotientSign", "Sign-13"),
+    "neg_zero": ("tests.seeded_faults:ComparedSignReciprocal", "Reciprocal-13"),
+    "subnormal": ("tests.seeded_faults:DazLog", "Log-13"),
+    "overflow": ("tests.seeded_faults:SaturatingMatMul", "MatMul-13"),
+    "ties": ("tests.seeded_faults:LastArgMax", "ArgMax-13"),
+    "empty": ("tests.seeded_faults:EmptyAdd", "Add-14"),
+    "broadcast": ("tests.seeded_faults:BroadcastAdd", "Add-14"),
+    "index": ("tests.seeded_faults:ClampedGather", "Gather-13"),
+    "exponent": ("tests.seeded_faults:UnsignedExponentPow", "Pow-15"),
+    "non_default_attrs": ("tests.seeded_faults:DefaultAlphaLeakyRelu", "LeakyRelu-16"),
+    "integer": ("tests.seeded_faults:FloorDiv", "Div-14"),
+}

@@ -93,3 +93,53 @@ def test_attributes_never_varied_are_listed(rows):
     by_key = {r.key: r for r in rows}
     assert by_key["ArgMax-13"].fixed_attrs == []  # axis, keepdims and select_last_index all varied
     assert "consumed_inputs" not in by_key["Abs-1"].fixed_attrs  # legacy
+
+
+def test_broadcast_index_and_exponent_classes():
+    f, i64 = np.float32, np.int64
+    one = np.arange(6, dtype=f).reshape(2, 3)
+    assert reached("Add", 14, ("float32", Example([one, np.array([[-1, -2, -3]], f)]))) == {"broadcast"}
+    assert reached("Add", 14, ("float32", Example([one, np.array(-1, f)]))) == {"broadcast"}  # a missing dim
+    assert "broadcast" not in reached("Add", 14, ("float32", Example([one, one])))
+    assert "broadcast" in reached("Expand", 13, ("float32", Example([np.ones((3, 1), f), np.array([3, 4], i64)])))
+    assert "broadcast" not in reached("Expand", 13, ("float32", Example([np.ones((3, 4), f), np.array([3, 4], i64)])))
+    data = np.arange(6, dtype=f).reshape(2, 3)
+    assert "index" in reached("Gather", 13, ("float32", Example([data, np.array([-1, 0], i64)])))
+    assert "index" not in reached("Gather", 13, ("float32", Example([data, np.array([1, 0], i64)])))
+    ends = [np.array([0], i64), np.array([10], i64)]  # an end beyond the dim: clamped by the spec
+    assert "index" in reached("Slice", 13, ("float32", Example([data, *ends])))
+    assert "index" not in reached("Slice", 13, ("float32", Example([data, np.array([0], i64), np.array([2], i64)])))
+    assert "index" in reached("Slice", 1, ("float32", Example([data], {"starts": [-2], "ends": [3]})))
+    two = np.full(3, 2.0, f)
+    assert "exponent" in reached("Pow", 15, ("float32", Example([two, np.array([1.0, -2.0, 0.5], f)])))
+    assert "exponent" not in reached("Pow", 15, ("float32", Example([two, np.array([1.0, -0.5, 0.5], f)])))  # not integral
+
+
+def test_the_new_classes_apply_where_the_spec_says_so():
+    def applies(op, since, dtypes):
+        return edge_classes_applying(op, onnx.defs.get_schema(op, since), dtypes, dtypes)
+
+    assert "broadcast" in applies("Add", 14, ["float32"]) and "broadcast" in applies("Add", 1, ["float32"])  # legacy attribute
+    assert "broadcast" in applies("PRelu", 16, ["float32"]) and "broadcast" in applies("Expand", 13, ["float32"])
+    assert "broadcast" not in applies("Abs", 13, ["float32"]) and "broadcast" not in applies("Concat", 13, ["float32"])
+    assert "index" in applies("Gather", 13, ["float32"]) and "index" in applies("Slice", 13, ["float32"])
+    assert "index" not in applies("Gather", 1, ["float32"])  # "within bounds": no negative index before Gather-11
+    assert "exponent" in applies("Pow", 15, ["float32"]) and "exponent" not in applies("Pow", 15, ["int32"])
+
+
+def test_normalization_and_cast_attributes_are_all_varied_by_named_edges(rows):
+    """BatchNormalization's momentum (ignored in inference, 0 and 1 in training), every axis and
+    stash_type of LayerNormalization, Cast's round_mode: each set by an explicit edge example."""
+    by_key = {r.key: r for r in rows}
+    for key in ("BatchNormalization-1", "BatchNormalization-7", "BatchNormalization-9", "BatchNormalization-15",
+                "LayerNormalization-17", "Cast-24", "Cast-28", "CastLike-25"):
+        assert by_key[key].fixed_attrs == [], key
+    from harness.registry import load_all
+
+    reg = load_all()
+    names = {ex.name: ex for ex in reg[("", "LayerNormalization", 17)].edges("float32", 17)}
+    assert {ex.attrs.get("axis", -1) for ex in names.values() if ex.inputs[0].ndim == 3} == {-3, -2, -1, 0, 1, 2}
+    assert names["stash_bfloat16"].attrs["stash_type"] == 16
+    train = {ex.attrs["momentum"] for ex in reg[("", "BatchNormalization", 15)].edges("float32", 15)
+             if ex.attrs.get("training_mode") and "momentum" in ex.attrs}
+    assert {0.0, 0.5, 1.0} <= train
