@@ -40,6 +40,7 @@ FRAMEWORKS = {
     "sklearn": "model_cases.sklearn_models",
     "torch": "model_cases.torch_models",
     "keras": "model_cases.keras_models",
+    "quantized": "model_cases.quantized_models",
 }
 MANIFEST = "manifest.json"
 SUITE = "models"
@@ -80,7 +81,9 @@ def cache_key(module: Any) -> str:
 
     versions = [f"{d}-{_dist_version(d)}" for d in module.DISTRIBUTIONS if _dist_version(d) != "none"]
     digest = hashlib.sha256()
-    for file in (Path(module.__file__), Path(module.__file__).with_name("_common.py")):
+    here = Path(module.__file__)
+    # a builder that builds on another's models names its module files in DEPENDS
+    for file in (here, here.with_name("_common.py"), *(here.with_name(f) for f in getattr(module, "DEPENDS", ()))):
         if file.exists():
             digest.update(file.read_bytes())
     digest.update(f"onnx {onnx.__version__} numpy {numpy.__version__}".encode())
