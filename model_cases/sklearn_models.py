@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._common import FLOAT32_MODEL, BuiltModel, Say, built, check_export, data_set, missing_distributions, one_line, shape_tags
+from ._common import FLOAT32_MODEL, BuiltModel, Say, built, check_export, data_set, missing_distributions, one_line, quiet_output, shape_tags
 
 FRAMEWORK = "sklearn"
 DISTRIBUTIONS = ("scikit-learn", "skl2onnx")
@@ -112,6 +112,16 @@ def _oracle(estimator: Any, x: np.ndarray) -> list[np.ndarray]:
     return [estimator.predict(x)]
 
 
+def _convert(skl2onnx: Any, estimator: Any, kind: str, sample: np.ndarray, opset: int, options: dict | None) -> Any:
+    if kind == "text":
+        from skl2onnx.common.data_types import StringTensorType
+
+        tfidf = estimator.steps[0][1]
+        return skl2onnx.to_onnx(estimator, initial_types=[("text", StringTensorType([None, 1]))], target_opset=opset,
+                                options={**(options or {}), id(tfidf): {"separators": [" "], "locale": TEXT_LOCALE}})
+    return skl2onnx.to_onnx(estimator, sample[:1], target_opset=opset, options=options)
+
+
 def build(say: Say) -> Iterator[BuiltModel]:
     import skl2onnx
     import sklearn
@@ -131,14 +141,8 @@ def build(say: Say) -> Iterator[BuiltModel]:
                     **shape_tags(input_sets)}
             case_name = f"{name}/opset{opset}"
             try:
-                if kind == "text":
-                    from skl2onnx.common.data_types import StringTensorType
-
-                    tfidf = estimator.steps[0][1]
-                    model = skl2onnx.to_onnx(estimator, initial_types=[("text", StringTensorType([None, 1]))], target_opset=opset,
-                                             options={**(options or {}), id(tfidf): {"separators": [" "], "locale": TEXT_LOCALE}})
-                else:
-                    model = skl2onnx.to_onnx(estimator, input_sets[0][0][:1], target_opset=opset, options=options)
+                with quiet_output():  # SVC's probA_/probB_ deprecation warnings (scikit-learn 1.9) as skl2onnx reads them
+                    model = _convert(skl2onnx, estimator, kind, input_sets[0][0], opset, options)
                 check_export(model, opset, input_sets)
                 data = [data_set(model, ins, outs) for ins, outs in zip(input_sets, expected)]
             except Exception as exc:

@@ -1,6 +1,7 @@
 """The ``models`` suite: whole models built in PyTorch, TensorFlow/Keras and scikit-learn and
-exported to ONNX, the framework's own outputs being the oracle; plus the light models that ship
-in the onnx wheel. The builders live in ``model_cases/``, one module per framework.
+exported to ONNX, the framework's own outputs being the oracle; the light models that ship in
+the onnx wheel; and quantized versions of the PyTorch CNN and encoder (their oracle the quantized
+model's own output, see ``model_cases/quantized_models.py``). The builders live in ``model_cases/``, one module per framework.
 
 Building trains and exports, so it happens once: each framework's cases are written in the
 ``onnx_test_runner`` layout (``model.onnx``, ``test_data_set_N/``, ``case.json`` with tags and
