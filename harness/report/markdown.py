@@ -21,7 +21,7 @@ from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, Change, Report
 
 #: GitHub refuses comments over 65,536 characters; stay well under
 MAX_CHARS = 60_000
-LIMITS = {"regressed": 30, "improved": 15, "groups": 25, "exports": 80}
+LIMITS = {"regressed": 30, "improved": 15, "groups": 25, "exports": 150}
 
 
 def _cell(text: Any, width: int = 110) -> str:
