@@ -28,6 +28,8 @@ Tolerance (rtol of :data:`FLOAT32_MODEL`, and an atol of one quantization step a
 - an output that is DequantizeLinear's (QDQ): values lie on the grid of the output scale ``s``;
   integer accumulation is exact, but a value a runtime computes a few ulps off before rounding
   can land on the neighbouring level: atol = ``s``, one step;
+- an output that is a quantized tensor's dequantized value plus a constant (QOperator's
+  QLinearMatMul head, DequantizeLinear, then the bias Add): atol = that tensor's scale, one step;
 - an output computed in float from a quantized tensor by a last MatMul/Gemm (dynamic, and
   QOperator whose head stays float): one element of the head's input one step off (scale ``s``,
   the last quantization scale before the head: a DequantizeLinear's, or the largest of
@@ -114,6 +116,11 @@ def output_step(model: Any, float_model: Any, intermediates: list[dict[str, Any]
         s = float(np.max(inits[last.input[1]]))
     else:
         s = max(float(np.max(values[last.output[1]])) for values in intermediates)
+    nodes = list(model.graph.node)
+    tail = nodes[nodes.index(last) + 1:]
+    if not any(n.op_type in ("MatMul", "Gemm", "MatMulInteger") for n in tail):  # e.g. DequantizeLinear, then the bias Add
+        ops = ", ".join(n.op_type for n in tail) or "nothing"
+        return s, f"one step of the last quantized tensor's scale ({s:.3g}, {last.op_type} {last.name!r}; after it only {ops})"
     w = _head_weight_max(float_model)
     return s * w, f"one step ({s:.3g}, {last.op_type} {last.name!r}) of the float head's input times max|W| of the head ({w:.3g})"
 
