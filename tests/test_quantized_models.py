@@ -62,3 +62,24 @@ def test_quantized_oracle_and_one_step_tolerance(tmp_path, method):
         wrong = [got[0].copy()]
         wrong[0].flat[0] += 2.5 * atol
         assert Comparator().compare(e, wrong, tol).outcome == "mismatch"
+
+
+def _tail_model(head: str) -> onnx.ModelProto:
+    """q (uint8) -> DequantizeLinear (scale 0.05) -> head -> y."""
+    inits = [numpy_helper.from_array(np.array(0.05, np.float32), "s"), numpy_helper.from_array(np.array(0, np.uint8), "z"),
+             numpy_helper.from_array(np.array([1.0, -2.0], np.float32), "b"),
+             numpy_helper.from_array(np.array([[0.5, -3.0], [1.0, 0.25]], np.float32), "w")]
+    second = helper.make_node("Add", ["d", "b"], ["y"]) if head == "Add" else helper.make_node("MatMul", ["d", "w"], ["y"])
+    graph = helper.make_graph([helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]), second], "tail",
+                              [helper.make_tensor_value_info("q", TensorProto.UINT8, [1, 2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+
+
+def test_output_step_after_the_last_quantized_tensor():
+    # a constant added after the last DequantizeLinear keeps its grid: one step
+    atol, why = Q.output_step(_tail_model("Add"), _tail_model("Add"), [])
+    assert atol == pytest.approx(0.05) and "only Add" in why
+    # a float MatMul after it: one input step times the largest weight
+    atol, why = Q.output_step(_tail_model("MatMul"), _tail_model("MatMul"), [])
+    assert atol == pytest.approx(0.05 * 3.0) and "max|W|" in why
