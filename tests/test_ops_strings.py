@@ -39,3 +39,19 @@ def test_regex_full_match_is_anchored():
 
 def test_concat_broadcasts():
     assert string_concat(s("a", "b").reshape(2, 1), s("1", "2")).tolist() == [["a1", "a2"], ["b1", "b2"]]
+
+
+def test_tfidf_spec_skip_example_and_weight_per_pooled_ngram():
+    from operator_cases.tf_idf_vectorizer import tf_idf_vectorizer as tfidf
+
+    attrs = {"max_gram_length": 2, "min_gram_length": 2, "ngram_counts": [0, 0], "ngram_indexes": [1, 0], "mode": "TF"}
+    x = np.array([94, 17, 36, 12, 28], np.int64)
+    # skip 2: the 2-grams [94, 12] and [17, 28] (the spec's text)
+    assert tfidf(x, max_skip_count=2, pool_int64s=[94, 12, 17, 28], **attrs).tolist() == [1.0, 1.0]
+    assert tfidf(x, max_skip_count=0, pool_int64s=[94, 12, 17, 28], **attrs).tolist() == [0.0, 0.0]
+    # weights follow the pooled n-gram, not the output coordinate: [94, 17] (pool 0) lands at Y[1]
+    attrs = {**attrs, "mode": "TFIDF"}
+    assert tfidf(x, max_skip_count=0, pool_int64s=[94, 17, 17, 36], weights=[3.0, 5.0], **attrs).tolist() == [5.0, 3.0]
+    # a 1-gram counts once per occurrence whatever the skips
+    one = {"max_gram_length": 1, "min_gram_length": 1, "ngram_counts": [0], "ngram_indexes": [0], "mode": "TF"}
+    assert tfidf(np.array([7, 7, 1]), max_skip_count=3, pool_int64s=[7], **one).tolist() == [2.0]
