@@ -67,7 +67,7 @@ def _either_mean(logp_of):
     return check
 
 
-def declare_mean_point(op: Operator, versions: tuple[int, ...], spec: str, logp_of) -> None:
+def declare_mean_point(op: Operator, versions: tuple[int, ...], spec: str | dict[int, str], logp_of) -> None:
     op.spec_silent(
         "mean_with_ignored", versions, spec=spec,
         expected="the sum of the losses divided by the sum of the weights of the samples not ignored "

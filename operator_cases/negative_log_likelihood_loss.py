@@ -30,8 +30,8 @@ def negative_log_likelihood_loss(x, target, weight=None, *, ignore_index=None, r
 
 
 declare_mean_point(op, VERSIONS, "If \"reduction\" attribute is set to \"mean\" (the default attribute value), the output loss is "
-                   "(weight) averaged: mean(loss), if \"weight\" is not provided [...] 'mean': the sum of the output will be "
-                   "divided by the sum of applied weights.", lambda inputs: wide(inputs[0]))
+                   "(weight) averaged: [...] mean(loss), if \"weight\" is not provided, [...] sum(loss) / "
+                   "sum(weight[target[n][d_1][d_2]...[d_k]]]), for all samples.", lambda inputs: wide(inputs[0]))
 
 
 @op.strategy(*VERSIONS)

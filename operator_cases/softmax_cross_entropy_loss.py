@@ -41,9 +41,12 @@ def softmax_cross_entropy_loss(scores, labels, weights=None, *, ignore_index=Non
         return back(picked_loss(logp, labels, weights, ignore_index, reduction), scores), back(logp, scores)
 
 
-declare_mean_point(op, VERSIONS, "If reduction = 'mean', the output is scalar: ReduceMean(L), or if weight is provided: "
-                   "`ReduceSum(L) / ReduceSum(W)` [...] 'mean': the sum of the output will be divided by the number of "
-                   "elements in the output.", lambda inputs: log_softmax_classes(inputs[0]))
+declare_mean_point(op, VERSIONS, {
+    12: "If reduction = 'mean', the output is scalar: ReduceMean(L), or if weight is provided: ReduceSum(L) / ReduceSum(W), "
+        "where tensor W is of shape (N, D1, D2, ..., Dk) and W[n][d1][d2]...[dk] = weights[labels[i][d1][d2]...[dk]].",
+    13: "If reduction = 'mean', the output is scalar: ReduceMean(L), or if weight is provided: `ReduceSum(L) / ReduceSum(W)`, "
+        "where tensor W is of shape `(N, D1, D2, ..., Dk)` and `W[n][d1][d2]...[dk] = weights[labels[i][d1][d2]...[dk]]`."},
+    lambda inputs: log_softmax_classes(inputs[0]))
 
 
 @op.strategy(*VERSIONS)
@@ -73,7 +76,7 @@ def _open_samples(inputs, attrs, expected, since):
 
 op.spec_silent(
     "inf_scores", VERSIONS,
-    spec="p = Softmax(scores); y = Log(p)",
+    spec="p = Softmax(scores) [...] y = Log(p)",
     expected="NaN for a sample whose class scores hold +inf or are all -inf (Softmax's exp(x - max) is exp(inf - inf)), "
              "and in every reduction over it: the formula in IEEE 754 arithmetic, as LogSoftmax's spec-silent point",
     where=_open_samples,
