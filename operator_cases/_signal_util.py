@@ -99,3 +99,20 @@ def window_op(name: str, coeffs: tuple[float, ...]) -> Operator:
                                                     if int(np.asarray(inputs[0])) == 1 and not attrs.get("periodic", 1) else None],
         invariants={"one element": lambda c: np.shape(c.actual[0]) == (1,)})
     return op
+
+
+# -- complex layout (DFT, STFT) ------------------------------------------------------------------
+def to_complex(x) -> np.ndarray:
+    """A [..., 1] (real) or [..., 2] (real, imaginary) tensor as complex128 of shape [...]."""
+    a = np.asarray(x).astype(np.float64)
+    if a.shape[-1] not in (1, 2):
+        raise ValueError(f"last dimension {a.shape[-1]}: 1 (real) or 2 (complex) expected")
+    return a[..., 0] + (1j * a[..., 1] if a.shape[-1] == 2 else 0)
+
+
+def from_complex(c: np.ndarray, dtype, real: bool = False) -> np.ndarray:
+    """Complex [...] back to [..., 2] (or [..., 1] with ``real``) in ``dtype``."""
+    c = np.asarray(c)
+    parts = [c.real] if real else [c.real, c.imag]
+    return np.stack(parts, axis=-1).astype(dtype)
+
