@@ -86,7 +86,8 @@ def _some_nonfinite(c) -> bool:
 
 op.spec_silent(
     "nonfinite", (17, 20),
-    spec="The final dimension represents the real and imaginary parts of the value in that order.",
+    spec={17: "Computes the discrete Fourier transform of input.",
+          20: "y[m, k] = \\sum_{n=0}^{N-1} e^{-2 \\pi j \\frac{k n}{N} } x[m, n]"},
     expected="numpy.fft's values: a real signal's DC bin has imaginary part 0 (IEEE complex products of inf give NaN there: (1 + 0j)(inf + 0j) = inf + NaN j)",
     where=_open_lines, invariants={"some output of each such line is inf or NaN": _some_nonfinite})
 
