@@ -50,6 +50,7 @@ def _size_one_align(inputs, attrs, expected, since):
         return [None]
     return [np.ones(np.shape(expected[0]), dtype=bool)]  # every output mixes every coordinate through theta
 
+
 op.spec_silent(
     "size_1_align_corners", (20,),
     spec="When `align_corners=1`, consider `-1` and `1` to refer to the centers of the corner pixels",
