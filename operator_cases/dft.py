@@ -23,6 +23,7 @@ output of such a transform line is open; some must be non-finite).
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
 from ._signal_util import from_complex, to_complex
@@ -169,3 +170,35 @@ def edges(dtype, opset):
     if opset == 20:
         out.append(_example(opset, ramp.astype(t), None, -2, 0, 0, "axis_input_default"))
     return out
+
+
+def _line_bound(ref, ins, attrs) -> np.ndarray:
+    """Every output of a transform line rounds with the sum of |x| over that line (each term
+    is an input times a unit twiddle), not with its own magnitude (which may cancel to 0)."""
+    y = np.asarray(ref(*ins, **attrs))
+    x = np.abs(np.asarray(ins[0], dtype=np.float64))
+    axis = int(attrs.get("axis", 1)) if len(ins) < 3 or ins[2] is None else int(np.asarray(ins[2]))
+    total = x.sum(axis=(axis % x.ndim, x.ndim - 1), keepdims=True)
+    return np.broadcast_to(total, y.shape[:-1] + (1,)) * np.ones(y.shape)
+
+
+@op.fuzz(nan=None, ulps=4.0, bound=_line_bound, type_param="T1")
+def fuzz(c: Ctx) -> Plan | None:
+    """A DFT along one axis of a value whose last dimension is 1 (real) or 2 (complex)."""
+    x = c.take("float", 0, lambda v: v.rank >= 2 and v.shape[-1] in (1, 2) and v.size > 0)
+    if x is None:
+        return None
+    ax = c.pick(x.rank - 1)
+    if x.shape[ax] == 0:
+        return None
+    attrs = {}
+    if c.pick(2):
+        attrs["inverse"] = 1
+    elif x.shape[-1] == 1 and c.pick(2):
+        attrs["onesided"] = 1  # RFFT
+    n = x.shape[ax]
+    if c.since < 20:
+        if ax != 1:
+            attrs["axis"] = ax
+        return Plan([x], attrs, n_acc=n)
+    return Plan([x, None, c.ints(np.array(ax, dtype=np.int64))], attrs, n_acc=n)
