@@ -164,6 +164,9 @@ LEGACY_ATTRS = frozenset({"consumed_inputs", "is_test", "spatial"})
 NO_EMPTY: dict[str, str] = {
     "ArgMax-11": '"The input tensor must not be empty."', "ArgMin-11": '"The input tensor must not be empty."',
     "Range-11": '"start : Scalar." (limit and delta too)', "Range-27": '"start : Scalar." (limit and delta too)',
+    "HannWindow-17": '"size: A scalar value"', "HammingWindow-17": '"size: A scalar value"',
+    "BlackmanWindow-17": '"size: A scalar value"',
+    "MelWeightMatrix-17": '"num_mel_bins: The number of bands" (every input a scalar)',
 }
 #: op-version -> why no example holds NaN (the spec gives no result for one)
 NO_NAN: dict[str, str] = {
