@@ -1,0 +1,49 @@
+"""Helpers shared by the random operators (RandomNormal(Like), RandomUniform(Like), Bernoulli,
+Multinomial, Dropout in training mode).
+
+A random op has no value to compare: its reference draws one sample of the right shape and dtype
+(from a generator seeded by the op and the shape, so the corpus is reproducible), the case is
+marked ``Example(random=True)`` and the comparator judges a backend's output by the op's spec:
+shape and dtype exact, the support, and with enough values a test of the distribution at a
+stated false-alarm rate (``harness.compare.RandomOutput``, ``ALPHA``). Values are never compared
+across backends, and the ``seed`` attribute is set in some examples only to check it is accepted
+(the spec promises no particular stream: "may not produce the same values in different
+implementations (even if a seed is specified)", Bernoulli)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from harness import strategies as S
+
+st = S.st
+
+def rng(*parts) -> np.random.Generator:
+    """A generator seeded by ``parts`` (op name, shape ...): the reference's sample is reproducible."""
+    return np.random.default_rng(zlib.crc32(repr(parts).encode()))
+
+
+def out_dtype(dtype, like=None) -> np.dtype:
+    """The numpy dtype of the ``dtype`` attribute (an ONNX TensorProto code), or ``like``'s."""
+    if dtype is None:
+        return np.asarray(like).dtype
+    return S.np_dtype(S.label_of(int(dtype)))
+
+
+def draw_shape(d, max_dims: int = 3, max_side: int = 6) -> list[int]:
+    """An output shape: mostly non-empty, sometimes big enough for a distribution test."""
+    if d(st.integers(0, 3)) == 0:
+        return [d(st.integers(10, 40)), d(st.integers(1, 4))]
+    return list(S.shapes(d, min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side))  # a scalar: an edge example
+
+
+def dtype_attr(label: str, default: str | None) -> dict:
+    """``{"dtype": code}`` unless ``label`` is the attribute's default."""
+    return {} if label == default else {"dtype": S.onnx_code(label)}
+
+
+#: quarters: exactly representable in every float output type, so a bound read back from a
+#: narrow type is the bound itself
+QUARTERS = st.integers(-16, 16).map(lambda k: k / 4)
