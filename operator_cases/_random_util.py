@@ -47,3 +47,42 @@ def dtype_attr(label: str, default: str | None) -> dict:
 #: quarters: exactly representable in every float output type, so a bound read back from a
 #: narrow type is the bound itself
 QUARTERS = st.integers(-16, 16).map(lambda k: k / 4)
+
+
+#: input types a *Like op copies the shape of (the schema's T1, less complex, which the harness
+#: cannot store); bfloat16 from 22
+def like_inputs(opset: int) -> tuple[str, ...]:
+    return ("float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+            "bool", "string") + (("bfloat16",) if opset >= 22 else ())
+
+
+def like_example(d, dtype: str, opset: int, attrs: dict) -> "Example":
+    """A *Like example: an input of a drawn T1 type (the output type itself, or another with
+    ``dtype`` set), whose shape the output copies."""
+    from harness.registry import Example
+
+    in_label = dtype if d(st.booleans()) else d(st.sampled_from(like_inputs(opset)))
+    shape = tuple(draw_shape(d))
+    x = S.arrays(d, in_label, shape=shape)
+    extra = {} if in_label == dtype else {"dtype": S.onnx_code(dtype)}
+    return Example([x], {**attrs, **extra}, random=True)
+
+
+def like_edges(dtype: str, opset: int, attrs: dict) -> list:
+    """The *Like edge examples: every input type of T1 (values never read, special ones fed),
+    a scalar, an empty tensor and a large one for the distribution test."""
+    from harness.registry import Example
+
+    out = []
+    for label in like_inputs(opset):
+        x = np.resize(S.edge_values(label), (3, 5))
+        extra = {} if label == dtype else {"dtype": S.onnx_code(dtype)}
+        out.append(Example([x], {**attrs, **extra}, name=f"from_{label}", random=True))
+    f = S.np_dtype(dtype)
+    out += [
+        Example([np.zeros((), f)], dict(attrs), name="scalar", random=True),
+        Example([np.zeros((2, 0, 3), f)], dict(attrs), name="empty", random=True),
+        Example([np.resize(S.edge_values(dtype), (40, 25))], dict(attrs), name="large", random=True),
+        Example([np.zeros((20, 10), f)], {**attrs, "seed": 3.0}, name="seeded", random=True),
+    ]
+    return out
