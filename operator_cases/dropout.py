@@ -92,9 +92,12 @@ def _ratio_label(dtype, opset):
     return dtype if dtype in t1 else "float32"
 
 
-def _train_data(d, dtype, shape=None):
-    """Finite data whose scaled value stays finite in every type (float8 included)."""
-    return S.arrays(d, dtype, shape=shape, lo=-8.0, hi=8.0, min_dims=1, max_dims=3, min_side=1, max_side=6)
+def _train_data(d, dtype):
+    """Finite data of magnitude in [0.5, 8], whose scaled value stays finite in every type
+    (float8 included): a kept element is told from a dropped one."""
+    size = S.arrays(d, dtype, lo=0.5, hi=8.0, min_dims=1, max_dims=3, min_side=1, max_side=6)
+    negative = S.arrays(d, "bool", shape=size.shape)
+    return np.where(negative, -size, size).astype(size.dtype)
 
 
 def _ratios(dtype):
@@ -114,8 +117,6 @@ def draw(d, dtype, opset):
     ratio = d(st.sampled_from([0.25, 0.5, 0.75]))
     if opset >= 7:
         return Example([S.arrays(d, dtype, max_dims=3)], {"ratio": ratio}, outputs=2)
-    if d(st.integers(0, 3)) == 0:  # test mode
-        return Example([S.arrays(d, dtype, max_dims=3)], {"is_test": 1, "ratio": ratio}, outputs=1)
     return Example([_train_data(d, dtype)], {"ratio": ratio}, outputs=d(st.integers(1, 2)), random=True)
 
 
@@ -147,6 +148,7 @@ def edges(dtype, opset):
         ]
     return [
         Example([ev], {"is_test": 1}, name="test_mode_edge_values", outputs=1),
+        Example([np.resize(ev, (3, 4))], {"is_test": 1, "ratio": 0.25}, name="test_mode_ratio", outputs=1),
         Example([ev], {"ratio": 0.0}, name="ratio_zero_edge_values", outputs=2),
         Example([large], name="training_default", outputs=2, random=True),
         Example([large], {"ratio": 0.25}, name="training_ratio", outputs=1, random=True),
