@@ -17,6 +17,7 @@ import zlib
 import numpy as np
 
 from harness import strategies as S
+from harness.registry import Example
 
 st = S.st
 
@@ -56,11 +57,9 @@ def like_inputs(opset: int) -> tuple[str, ...]:
             "bool", "string") + (("bfloat16",) if opset >= 22 else ())
 
 
-def like_example(d, dtype: str, opset: int, attrs: dict) -> "Example":
+def like_example(d, dtype: str, opset: int, attrs: dict) -> Example:
     """A *Like example: an input of a drawn T1 type (the output type itself, or another with
     ``dtype`` set), whose shape the output copies."""
-    from harness.registry import Example
-
     in_label = dtype if d(st.booleans()) else d(st.sampled_from([t for t in like_inputs(opset) if t != "string"]))  # string: an edge
     shape = tuple(draw_shape(d))
     x = S.arrays(d, in_label, shape=shape)
@@ -71,8 +70,6 @@ def like_example(d, dtype: str, opset: int, attrs: dict) -> "Example":
 def like_edges(dtype: str, opset: int, attrs: dict) -> list:
     """The *Like edge examples: every input type of T1 (values never read, special ones fed),
     a scalar, an empty tensor and a large one for the distribution test."""
-    from harness.registry import Example
-
     out = []
     for label in like_inputs(opset):
         x = np.resize(S.edge_values(label), (3, 5))
