@@ -42,11 +42,15 @@ def sklearn_cases(tmp_path_factory):
     return tmp, list(M.model_cases(_ctx(tmp, ["sklearn"])))
 
 
-def test_sklearn_cases_cover_four_models_at_three_opsets(sklearn_cases):
+SKLEARN_MODELS = {"linear_regression", "logistic_regression", "random_forest", "pipeline_scaler_logreg",
+                  "gradient_boosting", "svc_rbf_proba", "knn", "tfidf_logreg"}
+
+
+def test_sklearn_cases_cover_eight_models_at_three_opsets(sklearn_cases):
     _, cases = sklearn_cases
     models = {c.tags["model"] for c in cases}
-    assert models == {"linear_regression", "logistic_regression", "random_forest", "pipeline_scaler_logreg"}
-    assert len(cases) == 12
+    assert models == SKLEARN_MODELS
+    assert len(cases) == 24
     for case in cases:
         assert case.id.startswith("models/sklearn/")
         for key in ("framework", "framework_version", "model", "exporter", "exporter_version", "opset", "batch"):
@@ -67,19 +71,37 @@ def test_sklearn_classifiers_give_tensors_not_zipmaps(sklearn_cases):
     assert probabilities.shape == (64, 3)
 
 
-def test_sklearn_cases_pass_on_reference_and_onnxruntime(sklearn_cases):
+def test_sklearn_text_pipeline_takes_strings_and_gives_probabilities(sklearn_cases):
+    _, cases = sklearn_cases
+    case = next(c for c in cases if c.tags["model"] == "tfidf_logreg")
+    model = case.load_model()
+    assert "TfIdfVectorizer" in {n.op_type for n in model.graph.node}
+    data = case.load_data(model)[1]
+    text = next(iter(data.inputs.values()))
+    assert text.dtype == object and text.shape == (64, 1) and isinstance(text[0, 0], str)
+    labels, probabilities = data.expected
+    assert set(np.unique(labels)) == {0, 1} and probabilities.shape == (64, 2)
+
+
+def test_sklearn_cases_pass_on_onnxruntime_and_reference_but_its_known_gaps(sklearn_cases):
     pytest.importorskip("onnxruntime")
     _, cases = sklearn_cases
     outcomes = _outcomes(cases, ["reference", "onnxruntime"])
     assert len(outcomes) == 2 * len(cases)
-    assert {k: v for k, v in outcomes.items() if not v.startswith("pass")} == {}
+    assert {k: v for k, v in outcomes.items() if k[1] == "onnxruntime" and not v.startswith("pass")} == {}
+    failing = {k[0].split("/")[2]: v for k, v in outcomes.items() if k[1] == "reference" and not v.startswith("pass")}
+    assert set(failing) == {"svc_rbf_proba", "tfidf_logreg"}
+    # onnx.reference's SVMClassifier couples pairwise probabilities wrongly (3 classes), the labels agree
+    assert failing["svc_rbf_proba"].startswith("mismatch") and "output 1:" in failing["svc_rbf_proba"]
+    # skl2onnx tokenizes with ONNX Runtime's com.microsoft Tokenizer
+    assert failing["tfidf_logreg"].startswith("unsupported") and "Tokenizer" in failing["tfidf_logreg"]
 
 
 def test_the_cache_is_reused_not_rebuilt(sklearn_cases, monkeypatch):
     tmp, cases = sklearn_cases
     module = M.builder("sklearn")
     manifest = json.loads((tmp / "cache" / "sklearn" / M.cache_key(module) / M.MANIFEST).read_text())
-    assert manifest["total"] == 12 and manifest["versions"]["scikit-learn"]
+    assert manifest["total"] == 24 and manifest["versions"]["scikit-learn"]
     monkeypatch.setattr(module, "build", lambda say: pytest.fail("rebuilt although the cache is complete"))
     again = list(M.model_cases(_ctx(tmp, ["sklearn"])))
     assert [c.id for c in again] == [c.id for c in cases]

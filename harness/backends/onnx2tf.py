@@ -148,15 +148,13 @@ class Onnx2TfBackend(Backend):
             shutil.rmtree(folder, ignore_errors=True)
             tail = " | ".join(line.strip() for line in printed.getvalue().strip().splitlines()[-6:] if line.strip())
             text = f"onnx2tf conversion failed: {type(exc).__name__}: {exc} {('[' + tail + ']') if tail else ''}".strip()
-            raise ConversionFailed(re.sub(r"\x1b\[[0-9;]*m", "", text).replace(path, "<model>")) from exc  # no colours, no temporary paths
+            failure = ConversionFailed(re.sub(r"\x1b\[[0-9;]*m", "", text).replace(path, "<model>"))  # no colours, no temporary paths
+            refuse_if_invalid(model, failure)
+            raise failure from exc
         return folder, inputs, shapes, bool(feeds_layout_op)
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        try:
-            folder, inputs, shapes, channel_last = self.convert(model)
-        except ConversionFailed as exc:
-            refuse_if_invalid(model, exc)
-            raise
+        folder, inputs, shapes, channel_last = self.convert(model)
         signature = self.tf.saved_model.load(os.path.join(folder, "out")).signatures["serving_default"]
 
         def run(feeds: dict[str, Any]) -> list[Any]:  # the signature names its outputs output_0, output_1, ...
@@ -191,11 +189,7 @@ class Onnx2TfLiteRtBackend(Onnx2TfBackend):
         return f"onnx2tf {_dist_version('onnx2tf')} ai-edge-litert {_dist_version('ai-edge-litert')}"
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        try:
-            folder, inputs, shapes, channel_last = self.convert(model)
-        except ConversionFailed as exc:
-            refuse_if_invalid(model, exc)
-            raise
+        folder, inputs, shapes, channel_last = self.convert(model)
         tflite = [f for f in os.listdir(os.path.join(folder, "out")) if f.endswith("_float32.tflite")]
         if not tflite:
             raise ConversionFailed("onnx2tf wrote no float32 .tflite file")

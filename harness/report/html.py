@@ -37,6 +37,10 @@ OUTCOME_COLOURS = {
     "unsupported": "#8a8f98", "error": "#a50f15", "crash": "#2b2b2b", "timeout": "#8c510a",
     "export-failed": "#6d4c41",
 }
+#: the export matrix's cells (:mod:`.export_matrix`), in the outcome colours they stand for
+EXPORT_CELL_COLOURS = {"pass": OUTCOME_COLOURS["pass"], "wrong": OUTCOME_COLOURS["mismatch"], "rejected": OUTCOME_COLOURS["rejected"],
+                       "error": OUTCOME_COLOURS["error"], "export-failed": OUTCOME_COLOURS["export-failed"],
+                       "unspecified": OUTCOME_COLOURS["unspecified"], "skip": OUTCOME_COLOURS["skip"]}
 SERIES_COLOURS = ["#3366cc", "#dc6b19", "#2e9d4f", "#9b4dca", "#c2185b", "#00838f", "#7c6f00", "#5d4037"]
 
 
@@ -163,7 +167,7 @@ def _us(seconds: Any) -> Any:
 def _extra_tags(info) -> dict[str, Any]:
     """Tags beyond the columns, without those the case id or the columns already say."""
     extra = {k: v for k, v in info.tags.items() if k not in _CASE_TAG_KEYS}
-    if extra.get("ops") == ([info.op] if info.op else None):
+    if "ops" in extra and extra["ops"] == ([info.op] if info.op else None):  # a failed export has no ops
         extra.pop("ops")
     if extra.get("dtypes") is not None and ",".join(dtype_label(d) for d in extra["dtypes"]) == info.dtype:
         extra.pop("dtypes")
@@ -446,6 +450,8 @@ def render(report: Report) -> str:
         report=report,
         data=page_data(report),
         unspecified=report.unspecified(),
+        exports=report.export_matrix(),
+        export_cells=EXPORT_CELL_COLOURS,
         groups=report.failure_groups()[:GROUPS_SHOWN],
         outcomes=OUTCOMES,
         colours=OUTCOME_COLOURS,

@@ -21,7 +21,7 @@ from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, Change, Report
 
 #: GitHub refuses comments over 65,536 characters; stay well under
 MAX_CHARS = 60_000
-LIMITS = {"regressed": 30, "improved": 15, "groups": 25}
+LIMITS = {"regressed": 30, "improved": 15, "groups": 25, "exports": 150}
 
 
 def _cell(text: Any, width: int = 110) -> str:
@@ -136,6 +136,8 @@ def render(report: Report, folder: Path) -> str:
                                                                "spec text", "example"], tablefmt="github"))
         lines.append(_more(len(rows), LIMITS["groups"], "spec-silent points"))
 
+    lines.extend(_export_section(report))
+
     timed = report.perf.summary()
     if report.perf.onnxruntime and any(s["cases"] for s in timed.values()):
         lines.append("### Speed")
@@ -150,6 +152,31 @@ def render(report: Report, folder: Path) -> str:
     if len(text) > MAX_CHARS:  # a last resort; the caps above keep ordinary runs far below it
         text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n_(cut to fit a comment: see index.html)_\n"
     return text
+
+
+def _export_section(report: Report) -> list[str]:
+    """The export matrix (models suite): one row per model x exporter x opset, one column per
+    backend; the exporters' messages listed under it."""
+    exports = report.export_matrix()
+    if not exports.rows:
+        return []
+    out = ["### Export matrix (models: framework → exporter × opset → backend)", "",
+           "_export-failed: the exporter gave no model; rejected: the backend refused it or lacks a kernel; "
+           "wrong: it ran and computed something else; error: it broke while running; * known failure._", ""]
+    rows = []
+    for row in exports.rows[: LIMITS["exports"]]:
+        cells = [(c["cell"] + ("*" if c["known"] else "")) if c else "" for c in (row.cells.get(b) for b in exports.backends)]
+        rows.append([_cell(row.framework, 20), _cell(row.model, 40), _cell(row.exporter, 40), row.opset, *cells])
+    out.append(tabulate(rows, headers=["framework", "model", "exporter", "opset", *[_cell(b, 30) for b in exports.backends]], tablefmt="github"))
+    out.append(_more(len(exports.rows), LIMITS["exports"], "exports"))
+    failed = [r for r in exports.rows if r.export_error]
+    if failed:
+        out.append("Export failures:")
+        out.append("")
+        out.extend(f"- `{_cell(f'{r.framework}/{r.model}/{r.exporter}/opset{r.opset}', 100)}`: {_cell(r.export_error, 300)}"
+                   for r in failed[: LIMITS["exports"]])
+        out.append("")
+    return out
 
 
 def _unwarmed_note(report: Report) -> str:

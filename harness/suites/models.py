@@ -1,6 +1,7 @@
 """The ``models`` suite: whole models built in PyTorch, TensorFlow/Keras and scikit-learn and
-exported to ONNX, the framework's own outputs being the oracle; plus the light models that ship
-in the onnx wheel. The builders live in ``model_cases/``, one module per framework.
+exported to ONNX, the framework's own outputs being the oracle; the light models that ship in
+the onnx wheel; and quantized versions of the PyTorch CNN and encoder (their oracle the quantized
+model's own output, see ``model_cases/quantized_models.py``). The builders live in ``model_cases/``, one module per framework.
 
 Building trains and exports, so it happens once: each framework's cases are written in the
 ``onnx_test_runner`` layout (``model.onnx``, ``test_data_set_N/``, ``case.json`` with tags and
@@ -40,6 +41,7 @@ FRAMEWORKS = {
     "sklearn": "model_cases.sklearn_models",
     "torch": "model_cases.torch_models",
     "keras": "model_cases.keras_models",
+    "quantized": "model_cases.quantized_models",
 }
 MANIFEST = "manifest.json"
 SUITE = "models"
@@ -80,7 +82,9 @@ def cache_key(module: Any) -> str:
 
     versions = [f"{d}-{_dist_version(d)}" for d in module.DISTRIBUTIONS if _dist_version(d) != "none"]
     digest = hashlib.sha256()
-    for file in (Path(module.__file__), Path(module.__file__).with_name("_common.py")):
+    here = Path(module.__file__)
+    # a builder that builds on another's models names its module files in DEPENDS
+    for file in (here, here.with_name("_common.py"), *(here.with_name(f) for f in getattr(module, "DEPENDS", ()))):
         if file.exists():
             digest.update(file.read_bytes())
     digest.update(f"onnx {onnx.__version__} numpy {numpy.__version__}".encode())
