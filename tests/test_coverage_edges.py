@@ -143,3 +143,13 @@ def test_normalization_and_cast_attributes_are_all_varied_by_named_edges(rows):
     train = {ex.attrs["momentum"] for ex in reg[("", "BatchNormalization", 15)].edges("float32", 15)
              if ex.attrs.get("training_mode") and "momentum" in ex.attrs}
     assert {0.0, 0.5, 1.0} <= train
+
+
+def test_float_value_classes_need_an_input_that_can_hold_one():
+    def applies(op, since, dtypes):
+        return edge_classes_applying(op, onnx.defs.get_schema(op, since), dtypes, dtypes)
+
+    assert not {"nan", "inf", "neg_zero", "subnormal"} & set(applies("RandomNormal", 22, ["float32"]))  # no input at all
+    assert {"neg_zero", "subnormal"} <= set(applies("Bernoulli", 15, ["float32"]))
+    assert not {"nan", "inf"} & set(applies("Bernoulli", 15, ["float32"]))  # probabilities are in [0, 1]
+    assert "inf" in applies("Multinomial", 7, ["float32"]) and "nan" not in applies("Multinomial", 7, ["float32"])

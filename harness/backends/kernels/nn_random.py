@@ -39,12 +39,17 @@ def _dropout_train(x, ratio, rng, mask_dtype):
 
 @register("Dropout", since=1)
 def dropout_1(node):
-    # Opsets 1-11 have no run-time training switch (opsets 1 and 6 only an ``is_test`` hint whose
-    # default asks for training): an inference engine runs the test-mode behaviour, Y = X, as
-    # every runtime does. A random output could not be checked against any oracle anyway.
+    # Opsets 1 and 6: ``is_test`` nonzero is Y = X; its default 0 is training, a random dropout
+    # (judged by the comparator by its spec). Opsets 7 to 11 have no training switch: Y = X and an
+    # all-true mask, the inference behaviour opset 12 states.
     mask_dtype = np.bool_ if node.opset >= 10 else None
+    training = node.opset < 7 and not node.attrs.get("is_test", 0)
+    ratio = float(np.float32(node.attrs.get("ratio", 0.5)))
+    rng = _rng(node.attrs)
 
     def run(x):
+        if training and ratio != 0:
+            return _dropout_train(x, ratio, rng, x.dtype)
         return (x.copy(), np.ones(x.shape, dtype=mask_dtype or x.dtype))
 
     return run

@@ -1,0 +1,85 @@
+"""Helpers shared by the random operators (RandomNormal(Like), RandomUniform(Like), Bernoulli,
+Multinomial, Dropout in training mode).
+
+A random op has no value to compare: its reference draws one sample of the right shape and dtype
+(from a generator seeded by the op and the shape, so the corpus is reproducible), the case is
+marked ``Example(random=True)`` and the comparator judges a backend's output by the op's spec:
+shape and dtype exact, the support, and with enough values a test of the distribution at a
+stated false-alarm rate (``harness.compare.RandomOutput``, ``ALPHA``). Values are never compared
+across backends, and the ``seed`` attribute is set in some examples only to check it is accepted
+(the spec promises no particular stream: "may not produce the same values in different
+implementations (even if a seed is specified)", Bernoulli)."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import Example
+
+st = S.st
+
+def rng(*parts) -> np.random.Generator:
+    """A generator seeded by ``parts`` (op name, shape ...): the reference's sample is reproducible."""
+    return np.random.default_rng(zlib.crc32(repr(parts).encode()))
+
+
+def out_dtype(dtype, like=None) -> np.dtype:
+    """The numpy dtype of the ``dtype`` attribute (an ONNX TensorProto code), or ``like``'s."""
+    if dtype is None:
+        return np.asarray(like).dtype
+    return S.np_dtype(S.label_of(int(dtype)))
+
+
+def draw_shape(d, max_dims: int = 3, max_side: int = 6) -> list[int]:
+    """An output shape: mostly non-empty, sometimes big enough for a distribution test."""
+    if d(st.integers(0, 3)) == 0:
+        return [d(st.integers(10, 40)), d(st.integers(1, 4))]
+    return list(S.shapes(d, min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side))  # a scalar: an edge example
+
+
+def dtype_attr(label: str, default: str | None) -> dict:
+    """``{"dtype": code}`` unless ``label`` is the attribute's default."""
+    return {} if label == default else {"dtype": S.onnx_code(label)}
+
+
+#: quarters: exactly representable in every float output type, so a bound read back from a
+#: narrow type is the bound itself
+QUARTERS = st.integers(-16, 16).map(lambda k: k / 4)
+
+
+#: input types a *Like op copies the shape of (the schema's T1, less complex, which the harness
+#: cannot store); bfloat16 from 22
+def like_inputs(opset: int) -> tuple[str, ...]:
+    return ("float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+            "bool", "string") + (("bfloat16",) if opset >= 22 else ())
+
+
+def like_example(d, dtype: str, opset: int, attrs: dict) -> Example:
+    """A *Like example: an input of a drawn T1 type (the output type itself, or another with
+    ``dtype`` set), whose shape the output copies."""
+    in_label = dtype if d(st.booleans()) else d(st.sampled_from([t for t in like_inputs(opset) if t != "string"]))  # string: an edge
+    shape = tuple(draw_shape(d))
+    x = S.arrays(d, in_label, shape=shape)
+    extra = {} if in_label == dtype else {"dtype": S.onnx_code(dtype)}
+    return Example([x], {**attrs, **extra}, random=True)
+
+
+def like_edges(dtype: str, opset: int, attrs: dict) -> list:
+    """The *Like edge examples: every input type of T1 (values never read, special ones fed),
+    a scalar, an empty tensor and a large one for the distribution test."""
+    out = []
+    for label in like_inputs(opset):
+        x = np.resize(S.edge_values(label), (3, 5))
+        extra = {} if label == dtype else {"dtype": S.onnx_code(dtype)}
+        out.append(Example([x], {**attrs, **extra}, name=f"from_{label}", random=True))
+    f = S.np_dtype(dtype)
+    out += [
+        Example([np.zeros((), f)], dict(attrs), name="scalar", random=True),
+        Example([np.zeros((2, 0, 3), f)], dict(attrs), name="empty", random=True),
+        Example([np.resize(S.edge_values(dtype), (40, 25))], dict(attrs), name="large", random=True),
+        Example([np.zeros((20, 10), f)], {**attrs, "seed": 3.0}, name="seeded", random=True),
+    ]
+    return out

@@ -1,0 +1,41 @@
+"""RandomNormal: a tensor of the ``shape`` attribute drawn from N(mean, scale^2) (ONNX spec:
+RandomNormal-1, 22; 22 adds bfloat16). "The data type is specified by the 'dtype' argument"
+(default TensorProto::FLOAT). Judged by shape, dtype, finiteness and a Kolmogorov-Smirnov test
+against the normal distribution (harness.compare.RandomOutput); never by value."""
+
+from harness.registry import Example, Operator
+
+from ._random_util import QUARTERS, draw_shape, dtype_attr, out_dtype, rng, st
+
+op = Operator("RandomNormal")
+VERSIONS = (1, 22)
+
+@op.reference(*VERSIONS)
+def random_normal(*, shape, dtype=1, seed=None, scale=1.0, mean=0.0):
+    shape = tuple(int(s) for s in shape)
+    return rng("RandomNormal", shape, mean, scale).normal(mean, scale, shape).astype(out_dtype(dtype))
+
+def _ex(label, attrs, name=""):
+    return Example([], {**attrs, **dtype_attr(label, "float32")}, name=name, random=True)
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    attrs = {"shape": draw_shape(d)}
+    if d(st.booleans()):
+        attrs["mean"] = d(QUARTERS)
+    if d(st.booleans()):
+        attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
+    if d(st.integers(0, 3)) == 0:
+        attrs["seed"] = float(d(st.integers(0, 1000)))
+    return _ex(dtype, attrs)
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    return [
+        _ex(dtype, {"shape": [40, 25]}, "large_standard"),
+        _ex(dtype, {"shape": [30, 20], "mean": -2.5, "scale": 0.5}, "large_shifted"),
+        _ex(dtype, {"shape": []}, "scalar"),
+        _ex(dtype, {"shape": [3, 0]}, "empty"),
+        _ex(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
+        _ex(dtype, {"shape": [4], "mean": 1.0, "scale": 0.0}, "zero_scale"),
+    ]

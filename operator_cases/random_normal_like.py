@@ -1,0 +1,37 @@
+"""RandomNormalLike: N(mean, scale^2) samples of the input's shape (ONNX spec: RandomNormalLike-1,
+22). "The data type is specified by the 'dtype' argument, or copied from the input tensor if not
+provided" (T2: the float types; 22 adds bfloat16 to both). The input's values are never read: the
+sweep is over the output type (T2), and every input type of T1 is fed by an edge example
+(complex64/complex128 excepted: the harness stores no complex tensors)."""
+
+import numpy as np
+
+from harness.registry import Operator
+
+from ._random_util import QUARTERS, like_edges, like_example, out_dtype, rng, st
+
+op = Operator("RandomNormalLike", type_param="T2")
+VERSIONS = (1, 22)
+
+
+@op.reference(*VERSIONS)
+def random_normal_like(x, *, dtype=None, seed=None, scale=1.0, mean=0.0):
+    shape = np.shape(x)
+    return rng("RandomNormalLike", shape, mean, scale).normal(mean, scale, shape).astype(out_dtype(dtype, x))
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    attrs = {}
+    if d(st.booleans()):
+        attrs["mean"] = d(QUARTERS)
+    if d(st.booleans()):
+        attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
+    if d(st.integers(0, 3)) == 0:
+        attrs["seed"] = float(d(st.integers(0, 1000)))
+    return like_example(d, dtype, opset, attrs)
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    return like_edges(dtype, opset, {"mean": -1.5, "scale": 0.5})

@@ -1,0 +1,59 @@
+"""RandomUniform: a tensor of the ``shape`` attribute drawn uniformly from [low, high] (ONNX
+spec: RandomUniform-1, 22; 22 adds bfloat16). "The data type is specified by the 'dtype'
+argument" (default TensorProto::FLOAT). Judged by shape, dtype, the support [low, high] and a
+Kolmogorov-Smirnov test against the uniform distribution (harness.compare.RandomOutput).
+
+Bounds are drawn as quarters, exact in every output type, so a value rounded to the output type
+at a bound is still inside it."""
+
+import numpy as np
+
+from harness.registry import Example, Operator
+
+from ._random_util import QUARTERS, draw_shape, dtype_attr, out_dtype, rng, st
+
+op = Operator("RandomUniform")
+VERSIONS = (1, 22)
+
+
+def uniform(gen, low, high, shape, dtype):
+    """A sample in [low, high], rounded to ``dtype`` and clipped back into the bounds."""
+    return np.clip(gen.uniform(low, high, shape), low, high).astype(dtype)
+
+
+@op.reference(*VERSIONS)
+def random_uniform(*, shape, dtype=1, seed=None, high=1.0, low=0.0):
+    shape = tuple(int(s) for s in shape)
+    return uniform(rng("RandomUniform", shape, low, high), low, high, shape, out_dtype(dtype))
+
+
+def _ex(label, attrs, name=""):
+    return Example([], {**attrs, **dtype_attr(label, "float32")}, name=name, random=True)
+
+
+def draw_bounds(d) -> dict:
+    attrs = {}
+    if d(st.booleans()):
+        low, width = d(QUARTERS), d(st.integers(1, 12)) / 4
+        attrs = {"low": low, "high": low + width}
+    return attrs
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    attrs = {"shape": draw_shape(d), **draw_bounds(d)}
+    if d(st.integers(0, 3)) == 0:
+        attrs["seed"] = float(d(st.integers(0, 1000)))
+    return _ex(dtype, attrs)
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    return [
+        _ex(dtype, {"shape": [40, 25]}, "large_unit"),
+        _ex(dtype, {"shape": [30, 20], "low": -3.0, "high": -0.5}, "large_negative_range"),
+        _ex(dtype, {"shape": []}, "scalar"),
+        _ex(dtype, {"shape": [3, 0]}, "empty"),
+        _ex(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
+        _ex(dtype, {"shape": [2, 3, 4], "low": 2.0, "high": 2.5}, "narrow_range"),
+    ]
