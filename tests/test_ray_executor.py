@@ -155,13 +155,14 @@ def test_a_worker_node_killed_mid_run_loses_no_case(cluster, corpus, tmp_path):
     config = RunConfig(suites=["onnx-simple"], backends=[BackendSpec("tests.fault_backends:Slow", name="slow")],
                        corpus=corpus, store=tmp_path / "r.sqlite", executor="ray")
     store = Store(config.store)
-    seen = []
+    seen, removed = [], []
 
     def progress(total):
         def tick(result):
             seen.append(result)
             if len(seen) == 3:  # the other node has a case in flight now
                 cluster.remove_node(cluster.workers[0])
+                removed.append(total)
         return tick
 
     outcome = execute_run(config, store, say=lambda m: None, progress=progress)
@@ -169,5 +170,6 @@ def test_a_worker_node_killed_mid_run_loses_no_case(cluster, corpus, tmp_path):
     assert len(rows) == 23 and len({r["case_id"] for r in rows}) == 23
     outcomes = [r["outcome"] for r in rows]
     assert outcomes.count("pass") == 21 and "crash" not in outcomes, outcomes  # the cases in flight there ran again elsewhere
-    assert len({r["tags"]["ray_node"] for r in rows}) == 2
+    assert removed == [23]  # a node went away with 20 cases still to store
+    # (which nodes took cases before that depends on the scheduler under load: not asserted)
     cluster.workers[0] = cluster.add_node(num_cpus=1)
