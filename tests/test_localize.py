@@ -40,6 +40,19 @@ def _model(middle: list[str]) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+def _without_our_reference(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Node 3 becomes an operator our references do not cover yet (ai.onnx.ml Scaler, which keeps
+    the shape and dtype): localize must take the oracle backend's value for it."""
+    node = model.graph.node[3]
+    node.op_type, node.domain = "Scaler", "ai.onnx.ml"
+    node.attribute.extend([helper.make_attribute("offset", [0.5]), helper.make_attribute("scale", [2.0])])
+    model.opset_import.append(helper.make_opsetid("ai.onnx.ml", 1))
+    from harness.registry import load_all
+
+    assert ("ai.onnx.ml", "Scaler", 1) not in load_all(), "Scaler is covered now: pick another uncovered operator"
+    return model
+
+
 def _case(model: onnx.ModelProto) -> Case:
     x = np.random.default_rng(1).uniform(-2, 2, (3, 4)).astype(np.float32)
     return Case(id="user/chain50", suite="user", model_bytes=model.SerializeToString(), data=[DataSet({"x": x}, None)],
@@ -95,8 +108,7 @@ def test_a_crashing_backend_does_not_end_localize():
 
 
 def test_cli_localizes_a_stored_non_pass_with_the_oracle_backend(tmp_path, capsys):
-    model = _model(["Sub"])
-    model.graph.node[3].op_type = "Dropout"  # no reference of ours: the oracle is the reference backend
+    model = _without_our_reference(_model(["Sub"]))  # the oracle for that one node is the reference backend
     onnx.save(model, tmp_path / "chain50.onnx")
     store, spec = str(tmp_path / "s.sqlite"), "tests.seeded_faults:SwappedSub"
     assert main(["run", "--model", str(tmp_path / "chain50.onnx"), "--backend", spec, "--store", store, "--exit-zero", "-j", "1"]) == 0
@@ -161,8 +173,7 @@ def test_run_localize_keeps_the_node_in_the_result_and_the_html_drill_down_shows
 
 
 def test_where_the_oracle_backend_disagrees_with_our_reference_ours_is_taken_and_said():
-    model = _model(["Sub"])
-    model.graph.node[3].op_type = "Dropout"  # one node without a reference of ours: the oracle backend is used
+    model = _without_our_reference(_model(["Sub"]))  # one node without a reference of ours: the oracle backend is used
     loc = localize(_case(model), BackendSpec("reference"), oracle=BackendSpec("tests.seeded_faults:SwappedSub", name="swapped-sub"))
     assert loc.status == "agrees"  # onnx.reference computes Sub right: nothing diverges from our Sub
     said = [s for s in loc.steps if "disagree" in s]
@@ -172,8 +183,7 @@ def test_where_the_oracle_backend_disagrees_with_our_reference_ours_is_taken_and
 def test_an_oracle_that_fails_too_is_said_with_the_node_it_fails_at():
     from harness.localize import LocalizeError
 
-    model = _model(["Sub"])
-    model.graph.node[3].op_type = "Dropout"
+    model = _without_our_reference(_model(["Sub"]))
     with pytest.raises(LocalizeError, match=f"fails too at node {MIDDLE} Sub-14 'n{MIDDLE}_sub' .*no Sub here"):
         localize(_case(model), BackendSpec("reference"), oracle=BackendSpec("tests.test_localize:RaiseOnSub", name="raise-sub"))
 
