@@ -697,8 +697,8 @@ def _exact_result(ref: Callable, ins: list[Value | None], attrs: dict[str, Any],
     args = [v.wide.astype(np.float64) if v is not None and v.kind == "float" else (v.wide if v is not None else None) for v in ins]
     try:
         wide = as_list(ref(*args, **attrs))[:len(ys)]
-    except Exception:
-        return None  # the float evaluation is only a probe: the magnitude check above holds
+    except Exception as exc:  # unchecked exactness is not assumed: the node is not drawn
+        return f"exactness not checkable ({type(exc).__name__}: {exc})"[:200]
     for y, w in zip(ys, wide):
         w = np.asarray(w)
         if y.dtype.kind in "iu" and w.dtype.kind == "f" and w.size and not np.all(np.abs(np.nan_to_num(w, nan=0.0, posinf=np.inf)) <= INT_MAGNITUDE):
