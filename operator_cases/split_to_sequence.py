@@ -89,6 +89,7 @@ def edges(dtype, opset):
         Example([m], {"keepdims": 0}, name="keepdims_0"),
         Example([m, np.array(2, np.int64)], name="scalar_uneven_last"),
         Example([m, np.array(2, np.int32)], {"keepdims": 0}, name="scalar_keepdims_ignored"),
+        Example([m[:3], np.array(1, np.int64)], {"keepdims": 0}, name="scalar_one_keepdims_ignored"),
         Example([m, np.array(7, np.int64)], name="scalar_above_dim"),
         Example([m, np.array([1, 3, 1], np.int32)], {"axis": -2}, name="list_negative_axis"),
         Example([m, np.array([2], np.int64)], {"axis": 1, "keepdims": 0}, name="list_keepdims_ignored"),
