@@ -305,3 +305,19 @@ def test_onnx_tf_and_tvm_bindings_call_sequence_and_optional_inputs_unsupported(
     for value in ([A], None):
         with pytest.raises(Unsupported, match="takes tensors only"):
             TvmSession(None, vm, ["x"], 1).run({"x": value})
+
+
+def test_generated_graphs_keep_tensor_outputs():
+    """No fuzz template of this family is registered (the engine's pool holds tensors): the graphs
+    the fuzzer draws take and give tensors only, sequence-typed ops (Identity allows them) included."""
+    from harness.fuzz_api import TEMPLATES
+    from harness.suites import generated as G
+
+    load_all()
+    assert not {"SequenceConstruct", "SequenceAt", "ConcatFromSequence", "SplitToSequence", "Optional"} & set(TEMPLATES)
+    graphs = G.draw_graphs(3, seed=11)
+    assert graphs
+    for g in graphs:
+        model = G.build_model(g)
+        kinds = {v.type.WhichOneof("value") for v in [*model.graph.input, *model.graph.output]}
+        assert kinds == {"tensor_type"}
