@@ -321,3 +321,26 @@ def test_generated_graphs_keep_tensor_outputs():
         model = G.build_model(g)
         kinds = {v.type.WhichOneof("value") for v in [*model.graph.input, *model.graph.output]}
         assert kinds == {"tensor_type"}
+
+
+@pytest.mark.parametrize("op, pos", [("SequenceAt", 2), ("SequenceAt", -3), ("SequenceErase", -3), ("SequenceInsert", 3), ("SequenceInsert", -3)])
+def test_onnxruntime_refuses_positions_outside_the_accepted_range(op, pos):
+    """An out-of-range position has no result in the spec: ONNX Runtime's refusal is an `error`
+    outcome, as our reference's and the kernel engine's."""
+    pytest.importorskip("onnxruntime")
+    from harness.backends.onnxruntime import OnnxRuntimeBackend
+    from harness.case import Case, DataSet
+    from harness.execute import execute_case
+
+    ins = ["s", "t", "p"] if op == "SequenceInsert" else ["s", "p"]
+    infos = [helper.make_value_info("s", SEQ_F)] + ([helper.make_tensor_value_info("t", TP.FLOAT, [1])] if op == "SequenceInsert" else [])
+    infos.append(helper.make_tensor_value_info("p", TP.INT64, []))
+    out = helper.make_tensor_value_info("y", TP.FLOAT, [1]) if op == "SequenceAt" else helper.make_value_info("y", SEQ_F)
+    model = _seq_model(helper.make_node(op, ins, ["y"]), infos, [out])
+    feeds = {"s": [A[:1], B], "p": np.array(pos, I64), **({"t": B} if op == "SequenceInsert" else {})}
+    backend = OnnxRuntimeBackend()
+    backend.load()
+    case = Case(id="test/sequence/out_of_range", suite="test", model_bytes=model.SerializeToString(), data=[DataSet(feeds, [A[:1]])],
+                tolerance=Tolerance(0, 0), tags={})
+    result = execute_case(backend, case)
+    assert result.outcome == "error" and "Invalid sequence index" in result.message
