@@ -5,6 +5,10 @@ A value is a numpy array (ml_dtypes arrays for bfloat16, float8 and int4, as
 a sequence, a dict for a map, or ``None`` for an empty optional. Files follow the
 ``onnx_test_runner`` layout: ``input_K.pb`` / ``output_K.pb`` holding a TensorProto,
 SequenceProto, MapProto or OptionalProto as the graph's declared type says.
+
+Where a value alone cannot tell its graph type (an empty sequence, an optional), an operator
+module gives it as :class:`Typed` (value and TypeProto); a reference sees a sequence as a
+:class:`SeqList`, a list that knows its element type.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ from harness.registry import Example, Operator
 from ._sequence_util import seq_out, st
 
 op = Operator("SequenceEmpty", type_param="S")
+op.draws(11, share=0.05)  # no input: every draw of a dtype is the same node (float32 also draws the default)
 
 
 @op.reference(11)

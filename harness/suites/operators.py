@@ -6,6 +6,10 @@ A case for an op-version is built with the schema in force (attributes that beca
 the op-version's own business), stamped at its ``since_version`` (or at ``--opset N`` when that
 op-version is the one in force at N). Case ids read ``operators/Clip-11/opset11/float32/3``.
 
+Inputs and outputs may be sequences (lists) and optionals (None when empty): an example or a
+reference gives those as ``harness.values.Typed`` so that the graph declares their types, and
+the case carries the plain values (see harness/values.py).
+
 Drawing is deterministic: each (op-version, dtype) gets its own Hypothesis seed derived from
 the run's seed, so every backend sees the same inputs and a failure is replayable.
 """
