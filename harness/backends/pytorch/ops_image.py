@@ -310,8 +310,8 @@ def non_max_suppression(node, boxes, scores, max_output_boxes_per_class=None, io
             for i in order:
                 if len(keep) >= limit:
                     break
-                if score_t is not None and float(s[i]) <= score_t:
-                    break
+                if score_t is not None and not float(s[i]) >= score_t:
+                    break  # "Bounding boxes with score less than score_threshold are removed": equal stays
                 ok = True
                 for j in keep:
                     ih = (torch.minimum(y2[n, i], y2[n, j]) - torch.maximum(y1[n, i], y1[n, j])).clamp(min=0)
