@@ -146,7 +146,7 @@ def _attrs(since, attrs):
     return mode, _text(attrs.get("padding_mode"), "zeros"), int(attrs.get("align_corners", 0))
 
 
-def _taps(x_shape, grid, mode, padding, align, tie="even", move_point=False):
+def _taps(x_shape, grid, mode, padding, align, tie="even", move_point=False, round_first=False):
     """Every tap combination: (flat spatial index (N, *out), weight, valid), plus the mask of
     output positions whose grid vector is NaN (or infinite under reflection) and the pixel
     coordinates with inf replaced by a point far outside (an out-of-bound location)."""
@@ -158,7 +158,7 @@ def _taps(x_shape, grid, mode, padding, align, tie="even", move_point=False):
         if padding == "reflection":
             bad |= np.isinf(c)
     coords = [np.where(bad, 0.0, np.clip(c, -size - 4.0, 2.0 * size + 4.0)) for c, size in zip(coords, spatial)]
-    if mode == "nearest" and padding != "zeros":
+    if mode == "nearest" and padding != "zeros" and not round_first:
         # the nearest pixel to the location moved to the border or reflected by it ("use values at
         # locations reflected by the border"): move first, then round (a reflected point can land on a half)
         move_point = True
@@ -183,7 +183,7 @@ def _taps(x_shape, grid, mode, padding, align, tie="even", move_point=False):
     return combos, bad
 
 
-def _sample(x, grid, mode, padding, align, skip_zero_weight=False, tie="even", move_point=False):
+def _sample(x, grid, mode, padding, align, skip_zero_weight=False, tie="even", move_point=False, round_first=False):
     """The float64 result (N, C, *out): the sum over taps of weight x value (0 for a tap out
     of bound under zeros padding); NaN where the grid position is open (see ``_taps``)."""
     xw = np.asarray(x).astype(np.float64)
@@ -193,7 +193,7 @@ def _sample(x, grid, mode, padding, align, skip_zero_weight=False, tie="even", m
     if y.size == 0:
         return y
     flat_x = xw.reshape(n, ch, -1)
-    combos, bad = _taps(xw.shape, grid, mode, padding, align, tie, move_point)
+    combos, bad = _taps(xw.shape, grid, mode, padding, align, tie, move_point, round_first)
     for flat, w, valid in combos:
         idx = flat.reshape(n, 1, -1)
         vals = np.take_along_axis(flat_x, np.broadcast_to(idx, (n, ch, idx.shape[-1])), axis=2).reshape(y.shape)
@@ -277,6 +277,45 @@ op.spec_silent(
              "halfway between two indices') and torch.nn.functional.grid_sample (nearbyint), which the spec refers to",
     where=_tie_where,
     invariants={"a tied point takes the value of one of its two neighbouring pixels (per tied axis)": _taps_of_neighbours})
+
+
+def _reflected_tie_where(inputs, attrs, expected, since):
+    """Nearest under reflection where the location is out of bound and it, or its reflection,
+    falls halfway between two indices: rounding before or after reflecting picks different pixels."""
+    mode, padding, align = _attrs(since, attrs)
+    x, grid = inputs[0], inputs[1]
+    if mode != "nearest" or padding != "reflection" or np.size(expected[0]) == 0:
+        return [None]
+    hit = np.zeros(np.shape(grid)[:-1], dtype=bool)
+    for c, size in zip(_coords(grid, np.shape(x)[2:], align), np.shape(x)[2:]):
+        lo, hi = (0.0, size - 1.0) if align else (-0.5, size - 0.5)
+        with np.errstate(invalid="ignore"):
+            r = _reflect(np.nan_to_num(c), lo, hi)
+            half = (c - np.floor(c) == 0.5) | (r - np.floor(r) == 0.5)
+            hit |= np.isfinite(c) & ((c < lo) | (c > hi)) & half
+    return [np.broadcast_to(hit[:, None], np.shape(expected[0]))]
+
+
+def _either_rounding_order(c):
+    x, grid = c.inputs[0], c.inputs[1]
+    mode, padding, align = _attrs(c.since, c.attrs)
+    a = np.asarray(c.actual[0]).astype(np.float64)
+    ok = np.zeros(a.shape, dtype=bool)
+    for first in (False, True):
+        for tie in (TIE_RULES if c.since == 16 else ("even",)):
+            ok |= _matches(_sample(x, grid, mode, padding, align, tie=tie, round_first=first), a, x)
+    return bool(ok[c.masks[0]].all())
+
+
+op.spec_silent(
+    "reflected_tie", VERSIONS,
+    spec={16: "reflection: use values at locations reflected by the border for out-of-bound grid locations.",
+          20: "The \"nearest\" mode rounds to the nearest even index when the sampling point falls halfway between two indices."},
+    expected="reflect the location first, then take the nearest index (half to even): the pixel nearest to the reflected "
+             "location, as torch.nn.functional.grid_sample and ONNX Runtime do; rounding first (the out-of-bound point "
+             "halfway between two indices) and reflecting the index can pick the other neighbour",
+    where=_reflected_tie_where,
+    invariants={"the output is the nearest sample with the rounding taken before or after the reflection": _either_rounding_order})
 
 
 def _nonfinite_grid_where(inputs, attrs, expected, since):
