@@ -272,8 +272,8 @@ def _taps_of_neighbours(c):
 
 op.spec_silent(
     "nearest_tie", (16,),
-    spec="mode: Three interpolation modes: bilinear (default), nearest and bicubic.",
-    expected="half to even, the rule GridSample-20 states ('rounds to the nearest even index when the sampling point falls "
+    spec="using a specified interpolation method (the mode)",
+    expected="half to even (mode: 'Three interpolation modes: bilinear (default), nearest and bicubic', no rounding named), the rule GridSample-20 states ('rounds to the nearest even index when the sampling point falls "
              "halfway between two indices') and torch.nn.functional.grid_sample (nearbyint), which the spec refers to",
     where=_tie_where,
     invariants={"a tied point takes the value of one of its two neighbouring pixels (per tied axis)": _taps_of_neighbours})
@@ -309,8 +309,8 @@ def _either_rounding_order(c):
 
 op.spec_silent(
     "reflected_tie", VERSIONS,
-    spec={16: "reflection: use values at locations reflected by the border for out-of-bound grid locations.",
-          20: "The \"nearest\" mode rounds to the nearest even index when the sampling point falls halfway between two indices."},
+    spec={16: "a padding mode (for grid positions falling outside the 2-dimensional image)",
+          20: "a padding mode (for `grid` positions falling outside the 2-dimensional image)"},
     expected="reflect the location first, then take the nearest index (half to even): the pixel nearest to the reflected "
              "location, as torch.nn.functional.grid_sample and ONNX Runtime do; rounding first (the out-of-bound point "
              "halfway between two indices) and reflecting the index can pick the other neighbour",
@@ -348,8 +348,8 @@ def _nan_or_in_hull(c):
 
 op.spec_silent(
     "nonfinite_grid", VERSIONS,
-    spec="grid: ... If the grid has values outside the range of [-1, 1], the corresponding outputs will be handled as "
-         "defined by padding_mode. (nothing on a NaN location, nor on reflecting an infinite one)",
+    spec={16: "a padding mode (for grid positions falling outside the 2-dimensional image)",
+          20: "a padding mode (for `grid` positions falling outside the 2-dimensional image)"},
     expected="NaN: a position that is not a number samples no pixel; an infinite one reflected without end has no "
              "location either (under zeros or border padding an infinite position is out of bound: 0 or the border value)",
     where=_nonfinite_grid_where,
@@ -385,9 +385,8 @@ def _with_or_without_zero_taps(c):
 
 op.spec_silent(
     "zero_weight_nonfinite", VERSIONS,
-    spec={16: "mode: Three interpolation modes: bilinear (default), nearest and bicubic.",
-          20: "The \"linear\" mode includes linear and N-linear interpolation modes ... The \"cubic\" mode also includes "
-              "N-cubic interpolation modes"},
+    spec={16: "They are used to interpolate output values of `Y[N, C, H_out, W_out]`.",
+          20: "They are used to interpolate output values of `Y[n, c, h_out, w_out]`."},
     expected="NaN: every tap enters the weighted sum, and 0 x inf or 0 x NaN is NaN in IEEE arithmetic "
              "(torch.nn.functional.grid_sample multiplies every tap too); an implementation may skip taps of weight 0",
     where=_zero_weight_where,
@@ -421,8 +420,8 @@ def _either_cubic_padding(c):
 
 op.spec_silent(
     "cubic_padding", VERSIONS,
-    spec="padding_mode: ... border: use border values for out-of-bound grid locations, reflection: use values at "
-         "locations reflected by the border for out-of-bound grid locations.",
+    spec={16: "a padding mode (for grid positions falling outside the 2-dimensional image)",
+          20: "a padding mode (for `grid` positions falling outside the 2-dimensional image)"},
     expected="each of the 4 taps per axis outside the image takes the border (or reflected) pixel, the point itself is not "
              "moved: torch.nn.functional.grid_sample's bicubic, which the spec refers to, and ONNX Runtime; onnx.reference "
              "moves the point to the border (or reflects it) first and interpolates there",
@@ -451,8 +450,9 @@ def _floor_or_ceil(c):
 
 op.spec_silent(
     "int_cast", VERSIONS,
-    spec="Y: ... For integer input types, intermediate values are computed as floating point and cast to integer at the end.",
-    expected="truncation toward zero, as C's float-to-integer conversion and numpy's astype do (the cast's rounding is not named)",
+    spec="computes the output `Y` using `X` values and pixel locations from",
+    expected="truncation toward zero, as C's float-to-integer conversion and numpy's astype do: output Y says 'For integer "
+             "input types, intermediate values are computed as floating point and cast to integer at the end', naming no rounding",
     where=_int_cast_where,
     invariants={"the output is the floor or the ceiling of the interpolated value": _floor_or_ceil})
 

@@ -154,9 +154,9 @@ def _near_luma(c):
 
 op.spec_silent(
     "grayscale_of_color", (20,),
-    spec="pixel_format: Pixel format. Can be one of \"RGB\", \"BGR\", or \"Grayscale\".",
+    spec="Decoded images follow a channel-last layout: (Height, Width, Channels).",
     expected="ITU-R BT.601 luma, L = R 299/1000 + G 587/1000 + B 114/1000 (Pillow's convert('L'), OpenCV's cvtColor "
-             "RGB2GRAY); the text names no conversion from colour",
+             "RGB2GRAY); pixel_format 'Can be one of \"RGB\", \"BGR\", or \"Grayscale\"' names no conversion from colour",
     where=_gray_where,
     invariants={"each pixel is within 1 of the BT.601 luma of the colour pixel": _near_luma})
 
