@@ -30,9 +30,11 @@ integer at the end": we compute in float64 and truncate toward zero, as C's conv
 numpy's astype do; the spec does not name the rounding of that cast (spec-silent point
 ``int_cast``). Floats are computed in float64 and rounded once to X's type.
 
-Types: T1 allows string, bool and complex too; interpolating a string or a bool has no meaning
-the text gives (what is "0" of a string for zeros padding, a weighted sum of bools?), and the
-harness has no complex label, so the sweep covers the numeric types only (``op.restrict``).
+Types: T1 allows string, bool and complex too. Interpolating a string has no meaning the text
+gives (what is "0" of a string for zeros padding?) and the harness has no complex label, so the
+sweep covers the numeric types and bool (``op.restrict``). A bool X is sampled as 0 and 1 and
+the result is True where it is not 0; for nearest that copies a pixel (zeros padding: False),
+for linear and cubic the rule is ours (spec-silent point ``bool_cast``).
 
 Spec-silent points: GridSample-16's nearest ties (``nearest_tie``, the rule 20 later states: half
 to even); a NaN grid position, or an infinite one under reflection (``nonfinite_grid``: we give
@@ -64,8 +66,8 @@ op = Operator("GridSample")
 st = S.st
 VERSIONS = (16, 20, 22)
 CUBIC_A = -0.75
-NUMERIC = S.FLOATS + S.INTS
-op.restrict(*VERSIONS, dtypes=NUMERIC)  # string, bool, complex: no interpolation the spec defines (docstring)
+SWEPT = S.FLOATS + S.INTS + ("bool",)
+op.restrict(*VERSIONS, dtypes=SWEPT)  # string, complex: no interpolation the spec defines (docstring)
 
 
 def _text(v, default):
@@ -205,6 +207,8 @@ def _sample(x, grid, mode, padding, align, skip_zero_weight=False, tie="even", m
 
 def _finish(y, x):
     x = np.asarray(x)
+    if x.dtype == bool:  # False is 0, True 1; the result is True where the value is not 0 (point bool_cast)
+        return np.nan_to_num(y) != 0
     if S.is_int(S.label_of(x.dtype)):
         with np.errstate(invalid="ignore"):
             return np.trunc(np.nan_to_num(y)).astype(x.dtype)
@@ -237,6 +241,8 @@ def _matches(y, a, x):
     ceiling for an integer type (the cast is open: point int_cast), within 1e-2 relative for floats
     (the comparator has judged the closeness already; this only tells which reading was taken)."""
     with np.errstate(invalid="ignore"):
+        if np.asarray(x).dtype == bool:
+            return a == (np.nan_to_num(y) != 0)
         if S.is_int(S.label_of(np.asarray(x).dtype)):
             return (a == np.floor(y)) | (a == np.ceil(y))
         return (np.isnan(y) & np.isnan(a)) | (y == a) | (np.abs(y - a) <= 1e-2 * np.abs(y) + 1e-2)
@@ -457,6 +463,31 @@ op.spec_silent(
     invariants={"the output is the floor or the ceiling of the interpolated value": _floor_or_ceil})
 
 
+def _bool_where(inputs, attrs, expected, since):
+    mode, _, _ = _attrs(since, attrs)
+    x = np.asarray(inputs[0])
+    if x.dtype != bool or mode == "nearest" or np.size(expected[0]) == 0:
+        return [None]
+    return [np.ones(np.shape(expected[0]), dtype=bool)]
+
+
+def _false_where_zero(c):
+    """Where every tap of non-zero weight is False (the value is 0), the output is False."""
+    mode, padding, align = _attrs(c.since, c.attrs)
+    y = np.nan_to_num(_sample(c.inputs[0], c.inputs[1], mode, padding, align))
+    a = np.asarray(c.actual[0])
+    return a.shape == y.shape and not bool(a[y == 0].any())
+
+
+op.spec_silent(
+    "bool_cast", VERSIONS,
+    spec="computes the output `Y` using `X` values and pixel locations from",
+    expected="False as 0 and True as 1, interpolated in floating point, True where the value is not 0 (as Cast to bool); "
+             "the text's rule for integer types ('computed as floating point and cast to integer at the end') names no bool",
+    where=_bool_where,
+    invariants={"a sample whose taps are all False (value 0) is False": _false_where_zero})
+
+
 # -- strategy --------------------------------------------------------------------------------
 MODES = {16: ("bilinear", "nearest", "bicubic"), 20: ("linear", "nearest", "cubic")}
 PADDINGS = ("zeros", "border", "reflection")
@@ -467,6 +498,8 @@ def _since(opset):
 
 
 def _x_values(d, dtype, shape, cubic):
+    if dtype == "bool":
+        return S.arrays(d, dtype, shape=shape)
     if S.is_float(dtype):
         return S.arrays(d, dtype, shape=shape, lo=-4, hi=4)
     if dtype in S.UNSIGNED:
@@ -488,7 +521,7 @@ def draw(d, dtype, opset):
     spatial = tuple(d(st.integers(2, side)) for _ in range(r))  # size-1 axes: the edges size1_axis_*
     out = tuple(d(st.integers(1, 3)) for _ in range(r))
     attrs = {}
-    if since == 16 or S.is_int(dtype):
+    if since == 16 or S.is_int(dtype) or dtype == "bool":
         mode = modes[1]  # nearest; the others in the named edges (see the docstring)
     else:
         mode = d(st.sampled_from(modes + (None,) if r == 2 else modes[:2] + (None,)))
@@ -514,6 +547,8 @@ def draw(d, dtype, opset):
 def _edge_x(dtype, shape):
     """A ramp with distinct values (small integers, exact in every type)."""
     vals = (np.arange(int(np.prod(shape))) * 7 % 11).astype(np.float64) + (40 if dtype in S.UNSIGNED else -5)
+    if dtype == "bool":
+        return (vals.reshape(shape) % 2 == 0)
     return vals.reshape(shape).astype(S.np_dtype(dtype))
 
 

@@ -307,6 +307,10 @@ def edges(dtype, opset):
     nan_s = s.copy()
     nan_s[0, 0, 5] = np.nan
     out.append(Example([b, nan_s, _i64(10), _f32(0.5)], name="nan_score_apart"))
+    # infinite scores (no threshold): +inf is the highest, -inf the lowest; the boxes lie apart
+    inf_s = s.copy()
+    inf_s[0, 0, 5], inf_s[0, 0, 4] = np.inf, -np.inf
+    out.append(Example([b, inf_s, _i64(10), _f32(0.5)], name="inf_scores"))
     # -0.0, subnormal and huge coordinates
     odd = np.array([[[-0.0, -0.0, 1e-45, 1e-45], [-0.0, 0.0, 2.0, 2.0], [3e38, 3e38, 3.4e38, 3.4e38]]], dtype=np.float32)
     out.append(Example([odd, np.array([[[0.3, 0.2, 0.1]]], np.float32), _i64(5), _f32(0.5)], name="odd_coordinates"))
