@@ -159,7 +159,10 @@ def _taps(x_shape, grid, mode, padding, align, tie="even", move_point=False, rou
         bad |= np.isnan(c)
         if padding == "reflection":
             bad |= np.isinf(c)
-    coords = [np.where(bad, 0.0, np.clip(c, -size - 4.0, 2.0 * size + 4.0)) for c, size in zip(coords, spatial)]
+    # an infinite location under zeros or border padding is out of bound: a point a few pixels out is
+    # as good (reflection keeps every finite point: its reflection depends on how far out it lies)
+    coords = [np.where(bad, 0.0, c if padding == "reflection" else np.clip(c, -size - 4.0, 2.0 * size + 4.0))
+              for c, size in zip(coords, spatial)]
     if mode == "nearest" and padding != "zeros" and not round_first:
         # the nearest pixel to the location moved to the border or reflected by it ("use values at
         # locations reflected by the border"): move first, then round (a reflected point can land on a half)

@@ -6,8 +6,6 @@ import math
 import numpy as np
 import pytest
 
-from harness.case import Tolerance
-from harness.compare import Comparator
 from operator_cases.grid_sample import grid_sample_16, grid_sample_20
 from operator_cases.image_decoder import encode, image_decoder
 from operator_cases.non_max_suppression import SPEC_BOXES, SPEC_SCORES, non_max_suppression as nms
@@ -142,15 +140,25 @@ def test_image_decoder_gray_and_bilevel_files():
     np.testing.assert_array_equal(image_decoder(encode(g, "pbm"))[..., 0], [[0, 0], [255, 255]])
 
 
+def test_image_decoder_jpeg_point_admits_three_units():
+    from harness.registry import SilentCheck
+    from operator_cases.image_decoder import JPEG_POINT
+
+    stream = encode(np.full((8, 8, 3), 128, np.uint8), "jpeg")
+    want = image_decoder(stream)
+    assert JPEG_POINT.reached([stream], {}, [want], 20)
+    assert not JPEG_POINT.reached([encode(np.zeros((2, 2, 3), np.uint8), "png")], {}, [np.zeros((2, 2, 3), np.uint8)], 20)
+    masks = JPEG_POINT.masks([stream], {}, [want], 20)
+    (check,) = JPEG_POINT.invariants.values()
+    near = np.clip(want.astype(int) + 3, 0, 255).astype(np.uint8)
+    far = np.clip(want.astype(int) + 4, 0, 255).astype(np.uint8)
+    assert check(SilentCheck([stream], {}, [want], [near], masks, 20))
+    assert not check(SilentCheck([stream], {}, [want], [far], masks, 20))
+
+
 def test_image_decoder_invalid_stream_is_an_empty_matrix():
     # "If it can't decode for any reason ... it will return an empty matrix"
     png = encode(np.zeros((4, 4, 3), np.uint8), "png")
     assert image_decoder(png[:20]).shape == (0, 0, 3)
     assert image_decoder(np.zeros(0, np.uint8), pixel_format="Grayscale").shape == (0, 0, 1)
 
-
-def test_integer_tolerance_only_from_whole_units():
-    e, a = np.array([10, 20], np.uint8), np.array([13, 20], np.uint8)
-    assert Comparator().compare([e], [a], Tolerance(0.0, 3.0)).outcome == "pass"
-    assert Comparator().compare([e], [a + np.array([1, 0], np.uint8)], Tolerance(0.0, 3.0)).outcome == "mismatch"
-    assert Comparator().compare([e], [a], Tolerance()).outcome == "mismatch"  # default atol 1e-7: exact

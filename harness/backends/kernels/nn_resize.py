@@ -357,7 +357,8 @@ def _make_grid_sample(node, legacy):
             gi = np.where(nowhere, 0.0, g[:, :, r - 1 - i])
             L = S[i]
             c = (gi + 1) / 2 * (L - 1) if align else ((gi + 1) * L - 1) / 2
-            c = np.clip(c, -L - 4.0, 2.0 * L + 4.0)  # an infinite position is out of bound, a few pixels out is as good
+            if padding != "reflection":  # an infinite position is out of bound, a few pixels out is as good
+                c = np.clip(c, -L - 4.0, 2.0 * L + 4.0)
             if mode != "cubic":
                 if padding == "border":
                     c = np.clip(c, 0, L - 1)
