@@ -21,9 +21,11 @@ out-of-bound grid locations", border "use border values", reflection "use values
 reflected by the border": the border is the centre of the edge pixels with align_corners=1
 ("If index 0 represents the margin pixel, the reflected value at index -1 will be the same as
 the value at index 1") and their outer edge (-0.5, L - 0.5) with align_corners=0, reflected
-"until becoming in bound". For linear and nearest this per-tap rule equals clamping or
-reflecting the sampling point first; for cubic it is torch's rule (the point itself is not
-moved, each of the 4^r taps is).
+"until becoming in bound". Nearest moves the sampling point first (clamped to the border or
+reflected) and then takes the nearest pixel, as torch and ONNX Runtime do (a reflected point can
+land halfway: spec-silent point ``reflected_tie``); linear pads each tap, which equals moving
+the point first; cubic pads each of its 4^r taps and never moves the point (torch's rule;
+onnx.reference moves it: spec-silent point ``cubic_padding``).
 
 "For integer input types, intermediate values are computed as floating point and cast to
 integer at the end": we compute in float64 and truncate toward zero, as C's conversion and
@@ -37,7 +39,9 @@ the result is True where it is not 0; for nearest that copies a pixel (zeros pad
 for linear and cubic the rule is ours (spec-silent point ``bool_cast``).
 
 Spec-silent points: GridSample-16's nearest ties (``nearest_tie``, the rule 20 later states: half
-to even); a NaN grid position, or an infinite one under reflection (``nonfinite_grid``: we give
+to even); a reflected nearest point halfway between two pixels (``reflected_tie``); cubic taps
+outside the image under border or reflection padding (``cubic_padding``); a bool X interpolated
+(``bool_cast``); a NaN grid position, or an infinite one under reflection (``nonfinite_grid``: we give
 NaN); a tap of weight exactly 0 that reads inf or NaN (``zero_weight_nonfinite``: we sum every tap,
 so 0 x inf = NaN, as the weighted-sum formula evaluated in IEEE arithmetic does); the integer
 cast (``int_cast``). An infinite grid value under zeros or border padding is a location out of

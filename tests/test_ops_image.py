@@ -54,6 +54,15 @@ def test_grid_sample_nearest_rounds_half_to_even():
     np.testing.assert_array_equal(y.ravel(), [0.0, 20.0, 20.0])
 
 
+def test_grid_sample_nearest_reflects_the_point_before_rounding():
+    # four pixels 0, 10, 20, 30, align_corners=0: g = 1.5 puts c at 4.5, reflected by the edge 3.5
+    # to 2.5, halfway between 2 and 3: the even index 2 (rounding first would give 4 -> 3: 30)
+    row = ROW[..., :4]
+    assert grid_sample_20(row, grid([1.5]), mode="nearest", padding_mode="reflection").item() == 20.0
+    # border: the point moves to the last pixel, 3
+    assert grid_sample_20(row, grid([1.5]), mode="nearest", padding_mode="border").item() == 30.0
+
+
 def test_grid_sample_cubic_weights():
     # A = -0.75 at t = 0.5: weights -0.09375, 0.59375, 0.59375, -0.09375
     spike = np.array([[[0.0, 0.0, 10.0, 0.0, 0.0]]], dtype=np.float64)
