@@ -662,9 +662,10 @@ def _channel_bound(ref, ins, attrs) -> np.ndarray:
 
 @op.fuzz(nan=None, ulps=4.0, bound=_channel_bound, type_param="T1")
 def fuzz(c: Ctx) -> Plan | None:
-    """Sample a 4-D value (N, C, H, W) at a constant grid inside [-1, 1] (multiples of 1/16,
-    exact coordinates), linear or nearest (both continuous-free of ties only away from
-    halves: nearest uses a grid that never lands on a half pixel)."""
+    """Sample a 4-D value (N, C, H, W) at a constant grid: linear at multiples of 1/16 inside
+    [-1, 1] (exact coordinates, a continuous function of X), or nearest at pixel centres only (no
+    point near a half, where rounding could pick either pixel). Integer and bool graphs: none
+    (the grid is float)."""
     x = c.take("float", 0, lambda v: v.rank == 4 and v.size > 0 and all(s > 0 for s in v.shape))
     if x is None:
         return None
