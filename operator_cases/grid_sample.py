@@ -52,7 +52,7 @@ a float32 grid; 1-D, 4-D and 3-D cubic sampling, size-1 axes and the other grid 
 named edges (``one_d_*``, ``four_d_*``, ``volumetric_cubic_*``, ``size1_axis_*``, ``grid_*``), so
 the backends that lack them are classified by name. For the same reason GridSample-16's drawn
 cases and the drawn integer cases use 'nearest': onnx.reference rejects GridSample-16's own mode
-names 'bilinear' and 'bicubic' and returns zeros for integer X in linear and cubic modes (see
+names 'bilinear' and 'bicubic' and returns 0 for integer X in linear and cubic modes between pixels (see
 harness/expectations/reference.toml); the named edges ``{mode}_{padding}_align{0,1}`` hold every
 mode, padding and align_corners of every version and dtype. Drawn grids are multiples of 1/16 and sides small, so every pixel coordinate and every linear
 weight is exact in each float type the grid may have (no coordinate lands on the other side
