@@ -320,6 +320,16 @@ def _reflect(x, lo, hi):
     return np.where(np.fmod(flips, 2) == 0, lo + extra, hi - extra)
 
 
+def _grid_finish(y, dtype):
+    """GridSample's integer outputs: "computed as floating point and cast to integer at the end"
+    (the cast truncates toward zero, as C's conversion; NaN, from a NaN grid position, gives 0)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.clip(np.trunc(np.nan_to_num(y)), info.min, info.max).astype(dtype)
+    return y.astype(dtype, copy=False)
+
+
 def _make_grid_sample(node, legacy):
     attrs = node.attrs
     mode = attrs.get("mode", "bilinear" if legacy else "linear")
@@ -334,12 +344,21 @@ def _make_grid_sample(node, legacy):
         O = grid.shape[1:-1]
         P = int(np.prod(O, dtype=np.int64))
         fd = _float_dtype(x.dtype if x.dtype.kind == "f" else grid.dtype)
+        out_shape = (N, C) + tuple(O)
+        if N * C * P == 0:
+            return (np.zeros(out_shape, dtype=x.dtype),)
         g = grid.astype(np.float64).reshape(N, P, r)
+        # a NaN position (or an infinite one reflected without end) samples nothing: NaN
+        nowhere = np.isnan(g).any(axis=-1)
+        if padding == "reflection":
+            nowhere |= np.isinf(g).any(axis=-1)
         coords = []
         for i in range(r):
-            gi = g[:, :, r - 1 - i]
+            gi = np.where(nowhere, 0.0, g[:, :, r - 1 - i])
             L = S[i]
             c = (gi + 1) / 2 * (L - 1) if align else ((gi + 1) * L - 1) / 2
+            if padding != "reflection":  # an infinite position is out of bound, a few pixels out is as good
+                c = np.clip(c, -L - 4.0, 2.0 * L + 4.0)
             if mode != "cubic":
                 if padding == "border":
                     c = np.clip(c, 0, L - 1)
@@ -392,22 +411,29 @@ def _make_grid_sample(node, legacy):
                     else:
                         w = _cubic_kernel(t - o, -0.75)
                     idx, v = fix_index(base + o, S[i])
-                    if v is not None:
-                        w = np.where(v, w, 0.0)
-                    entries.append((idx * strides[i], w))
+                    entries.append((idx * strides[i], w, v))
                 per_axis.append(entries)
             y = None
             for combo in np.ndindex(*([len(offs)] * r)):
                 flat = np.zeros((N, P), dtype=np.int64)
                 w = np.ones((N, P), dtype=np.float64)
+                valid = np.ones((N, P), dtype=bool)
                 for i, k in enumerate(combo):
-                    fi, wi = per_axis[i][k]
+                    fi, wi, vi = per_axis[i][k]
                     flat = flat + fi
                     w = w * wi
-                v = np.take_along_axis(xf, flat[:, None, :], axis=2) * w[:, None, :].astype(xf.dtype)
+                    if vi is not None:
+                        valid &= vi
+                # a tap out of bound under zeros padding is 0: it adds nothing (never 0 x its clamped neighbour)
+                with np.errstate(invalid="ignore"):
+                    v = np.where(valid[:, None, :], np.take_along_axis(xf, flat[:, None, :], axis=2) * w[:, None, :].astype(xf.dtype), 0)
                 y = v if y is None else y + v
-        y = y.reshape((N, C) + tuple(O))
-        return (_finish(y, x.dtype) if x.dtype != y.dtype else y,)
+        if x.dtype.kind == "f" or x.dtype == BFLOAT16:
+            y = np.where(nowhere[:, None, :], np.nan, y)
+        else:
+            y = np.where(nowhere[:, None, :], 0, y)
+        y = y.reshape(out_shape)
+        return (_grid_finish(y, x.dtype) if x.dtype != y.dtype else y,)
 
     return run
 

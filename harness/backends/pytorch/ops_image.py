@@ -180,11 +180,32 @@ def upsample_7(node, x, *, mode="nearest", scales):
 def grid_sample(node, x, grid, *, align_corners=0, mode=None, padding_mode="zeros"):
     mode = mode or ("bilinear" if node.since == 16 else "linear")
     torch_mode = {"linear": "bilinear", "bilinear": "bilinear", "nearest": "nearest", "cubic": "bicubic", "bicubic": "bicubic"}[mode]
-    if x.dim() not in (4, 5) or (x.dim() == 5 and torch_mode == "bicubic"):
-        raise Unsupported(f"GridSample with {x.dim() - 2} spatial dimensions in mode {mode}")
+    spatial = x.dim() - 2
+    if spatial not in (1, 2, 3) or (spatial == 3 and torch_mode == "bicubic"):
+        # torch.nn.functional.grid_sample takes 4-D (any mode) and 5-D (bilinear, nearest) input only
+        raise Unsupported(f"GridSample with {spatial} spatial dimensions in mode {mode}")
     work = x if x.dtype in (torch.float32, torch.float64) else x.float()
-    y = F.grid_sample(work, grid.to(work.dtype), mode=torch_mode, padding_mode=padding_mode, align_corners=bool(align_corners))
-    return y.to(x.dtype)
+    g = grid.to(work.dtype)
+    # NaN positions (and infinite ones under reflection, reflected without end) sample nothing: NaN
+    # (spec-silent, GridSample.nonfinite_grid); an infinite position is out of bound, which torch
+    # only sees as such when it is finite: move it to 4 (beyond [-1, 1] for any size)
+    nowhere = g.isnan().any(dim=-1)
+    if padding_mode == "reflection":
+        nowhere |= g.isinf().any(dim=-1)
+    g = torch.where(g.isinf(), g.sign() * 4.0, g)
+    g = torch.where(nowhere.unsqueeze(-1), torch.zeros_like(g), g)
+    if spatial == 1:
+        # a 1-D signal as an image of height 1 sampled on its only row (y = 0 maps to row 0 with either align_corners)
+        work, g = work.unsqueeze(2), torch.stack([g[..., 0], torch.zeros_like(g[..., 0])], dim=-1).unsqueeze(1)
+    y = F.grid_sample(work, g, mode=torch_mode, padding_mode=padding_mode, align_corners=bool(align_corners))
+    if spatial == 1:
+        y, nowhere = y.squeeze(2), nowhere
+    mask = nowhere.unsqueeze(1).expand_as(y)
+    if x.dtype.is_floating_point:
+        y = torch.where(mask, torch.full_like(y, float("nan")), y)
+        return y.to(x.dtype)
+    # integer outputs: "computed as floating point and cast to integer at the end" (torch's cast truncates)
+    return torch.where(mask, torch.zeros_like(y), y).to(x.dtype)
 
 
 @lowers("AffineGrid", 20)
@@ -289,8 +310,8 @@ def non_max_suppression(node, boxes, scores, max_output_boxes_per_class=None, io
             for i in order:
                 if len(keep) >= limit:
                     break
-                if score_t is not None and float(s[i]) <= score_t:
-                    break
+                if score_t is not None and not float(s[i]) >= score_t:
+                    break  # "Bounding boxes with score less than score_threshold are removed": equal stays
                 ok = True
                 for j in keep:
                     ih = (torch.minimum(y2[n, i], y2[n, j]) - torch.maximum(y1[n, i], y1[n, j])).clamp(min=0)
