@@ -174,9 +174,12 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
 
 
 # -- spec-silent points ------------------------------------------------------------------------
+def _is_float(x) -> bool:
+    return x is not None and S.is_float(S.label_of(np.asarray(x).dtype))
+
+
 def _nonfinite(x) -> bool:
-    return x is not None and np.asarray(x).dtype != bool and np.asarray(x).dtype.kind == "f" and \
-        not bool(np.isfinite(np.asarray(x).astype(np.float64)).all())
+    return _is_float(x) and not bool(np.isfinite(np.asarray(x).astype(np.float64)).all())
 
 
 def _open_nonfinite(inputs, attrs, expected, since):
@@ -274,7 +277,7 @@ op.spec_silent(
 
 def _integer_mask(inputs, attrs, expected, since):
     m = inputs[3] if len(inputs) > 3 else None
-    if m is None or np.asarray(m).dtype == bool or np.asarray(m).dtype.kind == "f":
+    if m is None or np.asarray(m).dtype == bool or _is_float(m):
         return [None] * len(expected)
     return [np.ones(np.shape(e), bool) if k in (0, 3) else None for k, e in enumerate(expected)]
 
@@ -291,6 +294,177 @@ op.spec_silent(
              "the type constraint U allows integer masks but the text gives them no meaning",
     where=_integer_mask,
     invariants={"the outputs have the expected shapes": _same_shape})
+
+
+#: how close a backend's value must be to one of the readings of a spec-silent point (the
+#: rounding of a computation in the input type, not the gap between the readings)
+_CLOSE = {"float64": 1e-6, "float32": 1e-4, "float16": 1e-2, "bfloat16": 5e-2}
+
+
+def _close_to(actual, other, dtype_of) -> np.ndarray:
+    a = np.asarray(actual).astype(np.float64)
+    o = np.asarray(other).astype(np.float64)
+    tol = _CLOSE.get(S.label_of(np.asarray(dtype_of).dtype), 1e-2)
+    with np.errstate(all="ignore"):
+        return (np.abs(a - o) <= tol * np.maximum(1.0, np.abs(o))) | (np.isnan(a) & np.isnan(o)) | (a == o)
+
+
+def _outputs_or(alternative):
+    """Invariant: each open element equals our value or the ``alternative`` reading's (both
+    within the input type's rounding)."""
+    def holds(c) -> bool:
+        other = c.reference(*alternative(c.inputs, c.attrs)[0], **alternative(c.inputs, c.attrs)[1])
+        for k, mask in enumerate(c.masks):
+            if mask is None or k >= len(c.actual):
+                continue
+            if np.shape(c.actual[k]) != np.shape(c.expected[k]):
+                return False
+            ok = _close_to(c.actual[k], c.expected[k], c.inputs[0]) | _close_to(c.actual[k], other[k], c.inputs[0])
+            if not np.all(ok[mask]):
+                return False
+        return True
+    return holds
+
+
+def _value_outputs(expected, attrs, modes=(1, 2, 3)):
+    """Y, and qk_matmul_output when its mode shows the point."""
+    out = [np.ones(np.shape(expected[0]), bool)] + [None] * (len(expected) - 1)
+    if len(expected) > 3 and int(attrs.get("qk_matmul_output_mode", 0)) in modes:
+        out[3] = np.ones(np.shape(expected[3]), bool)
+    return out
+
+
+def _negative_softcap(inputs, attrs, expected, since):
+    if float(attrs.get("softcap", 0.0)) >= 0:
+        return [None] * len(expected)
+    return _value_outputs(expected, attrs)
+
+
+op.spec_silent(
+    "negative_softcap", VERSIONS,
+    spec={23: "softcap: Softcap value for attention weights. Default value is 0.",
+          25: "softcap: Soft cap for attention logits, applied as `softcap * tanh(logits / softcap)`. "
+              "Default value of `0.0` means no soft capping is applied."},
+    expected="the formula softcap * tanh(qk / softcap) for any non-zero softcap (the schema's function body applies it), "
+             "which for a negative softcap equals capping at |softcap|; a runtime may apply no cap unless softcap > 0",
+    where=_negative_softcap,
+    invariants={"each open element is the capped value (ours) or the uncapped one":
+                _outputs_or(lambda ins, at: (ins, {**at, "softcap": 0.0}))})
+
+
+def _mask_one_key(inputs, attrs, expected, since):
+    m = inputs[3] if len(inputs) > 3 else None
+    if m is None or np.ndim(m) == 0 or np.shape(m)[-1] != 1:
+        return [None] * len(expected)
+    k = np.asarray(inputs[1])  # Y does not show the key count: take it from K and the past
+    total = k.shape[-2] if k.ndim == 4 else k.shape[1]
+    if len(inputs) > 4 and inputs[4] is not None:
+        total += np.shape(inputs[4])[2]
+    if total <= 1:
+        return [None] * len(expected)
+    return _value_outputs(expected, attrs, modes=(2, 3))
+
+
+def _padded_mask(inputs, attrs):
+    ins = list(inputs)
+    m = np.asarray(ins[3])
+    k = np.asarray(ins[1])
+    total = (k.shape[-2] if k.ndim == 4 else k.shape[1]) + (np.shape(ins[4])[2] if len(ins) > 4 and ins[4] is not None else 0)
+    fill = np.zeros(m.shape[:-1] + (total - 1,), bool) if m.dtype == bool else np.full(m.shape[:-1] + (total - 1,), -np.inf).astype(m.dtype)
+    ins[3] = np.concatenate([m, fill], axis=-1)
+    return ins, attrs
+
+
+op.spec_silent(
+    "mask_one_key", (24, 25),
+    spec="Shape must be broadcastable to `(batch_size, q_num_heads, q_sequence_length, total_sequence_length)` [...] "
+         "The last dimension can also be shorter than `total_sequence_length` and will be padded to "
+         "`total_sequence_length` with negative infinity.",
+    expected="a mask whose last dimension is 1 is broadcast over every key (it is broadcastable, the first rule); "
+             "read as a short mask it would be padded and hide every key but the first (the schema's function body pads it)",
+    where=_mask_one_key,
+    invariants={"each open element is the broadcast reading (ours) or the padded one": _outputs_or(_padded_mask)})
+
+
+def _double_precision(inputs, attrs, expected, since):
+    p = attrs.get("softmax_precision")
+    if np.asarray(inputs[0]).dtype != np.float64 or (p is not None and int(p) != 11):  # a narrower softmax: its own point
+        return [None] * len(expected)
+    return _value_outputs(expected, attrs, modes=(0, 1, 2, 3))
+
+
+def _others_open(c) -> list:
+    """Per output, the elements another point of this case leaves open (its invariants decide there)."""
+    others = (_negative_softcap, _negative_scale, _integer_mask, _open_nonfinite) + ((_mask_one_key,) if c.since >= 24 else ())
+    out = [np.zeros(np.shape(e), bool) for e in c.expected]
+    for point in others:
+        for k, m in enumerate(point(c.inputs, c.attrs, c.expected, c.since)):
+            if m is not None and k < len(out):
+                out[k] = out[k] | np.broadcast_to(np.asarray(m, bool), out[k].shape)
+    return out
+
+
+def _within_float32_scale(c) -> bool:
+    taken = _others_open(c)
+    for k, mask in enumerate(c.masks):
+        if mask is None or k >= len(c.actual):
+            continue
+        mask = mask & ~taken[k]
+        if np.shape(c.actual[k]) != np.shape(c.expected[k]):
+            return False
+        if not np.all(_close_to(c.actual[k], c.expected[k], c.inputs[0])[mask]):
+            return False
+    return True
+
+
+op.spec_silent(
+    "float32_scale", VERSIONS,
+    spec="scale: Scaling factor applied to $Q*K^T$. Default value is `1/sqrt(head_size)`. To prevent numerical overflow, "
+         "scale `Q`, `K` by `sqrt(scale)` before matmul.",
+    expected="for double inputs, the scale 1/sqrt(head_size) (or the float attribute's value) and its square root in "
+             "double precision; the attribute is a 32-bit float and the schema's function body takes sqrt(scale) in "
+             "float, so the factor may carry float32 rounding (a relative error near 1e-7)",
+    where=_double_precision,
+    invariants={"each open element is within 1e-6 (relative) of ours": _within_float32_scale})
+
+
+_EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
+
+
+def _narrow_softmax(inputs, attrs, expected, since):
+    p = attrs.get("softmax_precision")
+    if p is None or _EPS[S.label_of(int(p))] <= _EPS[S.label_of(np.asarray(inputs[0]).dtype)]:
+        return [None] * len(expected)
+    return _value_outputs(expected, attrs, modes=(3,))
+
+
+def _within_softmax_rounding(c) -> bool:
+    eps = _EPS[S.label_of(int(c.attrs["softmax_precision"]))]
+    vmax = max(1.0, float(np.nanmax(np.abs(np.asarray(c.inputs[2]).astype(np.float64)), initial=0.0)))
+    for k, mask in enumerate(c.masks):
+        if mask is None or k >= len(c.actual):
+            continue
+        a, e = np.asarray(c.actual[k]).astype(np.float64), np.asarray(c.expected[k]).astype(np.float64)
+        if a.shape != e.shape:
+            return False
+        with np.errstate(all="ignore"):
+            ok = (np.abs(a - e) <= 16 * eps * vmax) | (np.isnan(a) & np.isnan(e)) | (a == e)
+        if not np.all(ok[mask]):
+            return False
+    return True
+
+
+op.spec_silent(
+    "softmax_arithmetic", VERSIONS,
+    spec={23: "softmax_precision: The floating-point precision used in softmax computation.",
+          25: "softmax_precision: Specifies the precision for softmax computation. If provided, the attention weights "
+              "will be cast to this type before softmax and then cast back to the original type."},
+    expected="the scores rounded to the softmax type, the softmax evaluated exactly (float64) and rounded once to that "
+             "type, then to T1; a runtime evaluating exp, the sum and the division in a type narrower than T1 rounds "
+             "each step there, which the text allows",
+    where=_narrow_softmax,
+    invariants={"each open element is within 16 units of roundoff of the softmax type (times max |V|) of ours":
+                _within_softmax_rounding})
 
 
 # -- examples ----------------------------------------------------------------------------------
@@ -401,6 +575,8 @@ def edges(dtype, opset):
         _ex(_qkv(dtype, hq=3, hkv=1, vd=1), name="mqa"),
         _ex(_qkv(dtype, past=2), {"is_causal": 1, "qk_matmul_output_mode": 3}, name="past_causal"),
         _ex(_qkv(dtype, sq=1, skv=1, past=3), {"qk_matmul_output_mode": 0}, name="decode_step"),
+        # offset = past length (2), not total - q length (3): query 0 sees keys 0..2 of 4
+        _ex(_qkv(dtype, hq=1, hkv=1, sq=1, skv=2, past=2), {"is_causal": 1, "qk_matmul_output_mode": 3}, name="causal_past_offset"),
         _ex(_qkv(dtype, past=0), name="empty_past"),
         _ex(_qkv(dtype, sq=0), name="empty_query"),
         _ex(_qkv(dtype, skv=0), {"qk_matmul_output_mode": 3}, name="empty_keys"),
@@ -450,7 +626,7 @@ def edges(dtype, opset):
             _ex([q, k, v, None, None, None, np.array([0], np.int64)], name="nonpad_zero", outputs=1),
             _ex([q, k, v, bool_mask[:, :2], None, None, nonpad], name="nonpad_short_mask", outputs=1),
             _ex(_qkv(dtype, b=2) + [None, None, None, np.array([3, 1], np.int64)], {"is_causal": 1}, name="nonpad_per_batch", outputs=1),
-            _ex([q, k, v, float_mask[:, :1]], {"qk_matmul_output_mode": 2}, name="short_mask_padded"),
+            _ex([q, k, v, float_mask[:, :2]], {"qk_matmul_output_mode": 2}, name="short_mask_padded"),
             _ex(_qkv(dtype, past=2)[:3] + [bool_mask] + _qkv(dtype, past=2)[4:], name="short_mask_with_past"),
         ]
     if since >= 25:

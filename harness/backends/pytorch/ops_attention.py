@@ -36,7 +36,8 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
     dtype = q.dtype
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    root = torch.tensor(math.sqrt(scale), dtype=dtype, device=q.device)
+    # a negative scale has no square root: the factor itself is applied to Q K^T, as the attribute defines it
+    root = torch.tensor(math.sqrt(scale) if scale >= 0 else 1.0, dtype=dtype, device=q.device)
     present_key = torch.cat([past_key, k], dim=2) if past_key is not None else k
     present_value = torch.cat([past_value, v], dim=2) if past_value is not None else v
     k, v = present_key, present_value
@@ -44,7 +45,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
 
     bias = torch.zeros((sq, skv), dtype=dtype, device=q.device)
     if attn_mask is not None:
-        if attn_mask.shape[-1] < skv:  # a mask shorter than the cache hides the rest
+        if 1 < attn_mask.shape[-1] < skv:  # a mask shorter than the cache hides the rest (a last dimension of 1 broadcasts)
             fill = False if attn_mask.dtype == torch.bool else -math.inf
             attn_mask = F.pad(attn_mask, [0, skv - attn_mask.shape[-1]], value=fill)
         if attn_mask.dtype == torch.bool:
@@ -75,17 +76,22 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
         k = k.repeat_interleave(hq // hk, dim=1)
         v = v.repeat_interleave(hq // hk, dim=1)
     qk = (q * root) @ (k * root).transpose(-1, -2)
+    if scale < 0:
+        qk = qk * scale
     raw = qk
-    if softcap and softcap > 0:
+    if softcap:  # softcap * tanh(qk / softcap) for any non-zero softcap
         qk = softcap * torch.tanh(qk / softcap)
     scores = qk + bias
     work = scores.to(dtypes.carrier(softmax_precision)) if softmax_precision else scores
-    peak = work.amax(dim=-1, keepdim=True)
-    peak = torch.where(torch.isneginf(peak), torch.zeros_like(peak), peak)
-    e = torch.exp(work - peak)
-    total = e.sum(dim=-1, keepdim=True)
-    probs = e / torch.where(total == 0, torch.ones_like(total), total)
-    masked_row = torch.isneginf(torch.amax(bias, dim=-1, keepdim=True))
+    if skv == 0:
+        probs = work
+        masked_row = torch.ones(work.shape[:-1] + (1,), dtype=torch.bool, device=q.device)
+    else:
+        peak = work.amax(dim=-1, keepdim=True)
+        peak = torch.where(torch.isneginf(peak), torch.zeros_like(peak), peak)
+        e = torch.exp(work - peak)
+        probs = e / e.sum(dim=-1, keepdim=True)  # IEEE: a row of -inf scores only is NaN (unless masked, below)
+        masked_row = torch.isneginf(torch.amax(bias, dim=-1, keepdim=True))
     probs = torch.where(masked_row, torch.zeros_like(probs), probs).to(dtype)
     y = probs @ v
     if three_d:
