@@ -1,4 +1,4 @@
-"""Attention (opsets 23, 24, 25) and RotaryEmbedding (23)."""
+"""Attention (opsets 23, 24, 25), RotaryEmbedding (23) and LinearAttention (27)."""
 
 from __future__ import annotations
 
@@ -211,5 +211,59 @@ def rotary_embedding(node):
         else:
             out = out.reshape(X.shape)
         return (np.ascontiguousarray(out),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- LinearAttention
+
+
+@register("LinearAttention", since=27)
+def linear_attention(node):
+    """The recurrence of the spec, token by token, in float32 (the schema's function body
+    computes in float and casts each output back); a native kernel because the function body's
+    ``Reshape(.., [B, T, H, -1])`` cannot resolve -1 for an empty sequence."""
+    attrs = node.attrs
+    hq, hkv = int(attrs["q_num_heads"]), int(attrs["kv_num_heads"])
+    rule = attrs.get("update_rule", "gated_delta")
+    rule = rule.decode() if isinstance(rule, bytes) else rule
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise ValueError(f"LinearAttention: unknown update_rule {rule!r}")
+    scale_attr = float(attrs.get("scale", 0.0))
+    gated, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+
+    def run(query, key, value, past_state=None, decay=None, beta=None):
+        b, t = query.shape[:2]
+        dk, dv = query.shape[2] // hq, value.shape[2] // hkv
+        f = np.float32
+        q = query.astype(f).reshape(b, t, hq, dk)
+        k = key.astype(f).reshape(b, t, hkv, dk)
+        v = value.astype(f).reshape(b, t, hkv, dv)
+        state = np.zeros((b, hkv, dk, dv), f) if past_state is None else past_state.astype(f)
+        if gated:
+            if decay is None:
+                raise ValueError(f"LinearAttention {rule}: decay is required")
+            g = decay.astype(f).reshape(b, t, hkv, decay.shape[2] // hkv)
+        if delta:
+            if beta is None:
+                raise ValueError(f"LinearAttention {rule}: beta is required")
+            be = np.broadcast_to(beta.astype(f), (b, t, hkv))
+        scale = f(scale_attr) if scale_attr else f(1.0) / np.sqrt(f(dk))
+        group = hq // hkv
+        out = np.zeros((b, t, hq, dv), dtype=query.dtype)
+        with np.errstate(all="ignore"):
+            for step in range(t):
+                kt, vt = k[:, step], v[:, step]
+                if gated:
+                    state = state * np.exp(g[:, step])[..., None]
+                if delta:
+                    retrieved = np.einsum("bhkv,bhk->bhv", state, kt)
+                    state = state + be[:, step, :, None, None] * np.einsum("bhk,bhv->bhkv", kt, vt - retrieved)
+                else:
+                    state = state + np.einsum("bhk,bhv->bhkv", kt, vt)
+                read = np.repeat(state, group, axis=1)
+                out[:, step] = (scale * np.einsum("bhk,bhkv->bhv", q[:, step], read)).astype(query.dtype)
+        state_type = past_state.dtype if past_state is not None else query.dtype
+        return out.reshape(b, t, hq * dv), state.astype(state_type)
 
     return run

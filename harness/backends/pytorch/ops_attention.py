@@ -177,10 +177,9 @@ def linear_attention(node, query, key, value, past_state=None, decay=None, beta=
     work = torch.float64 if query.dtype == torch.float64 else torch.float32
     state = past_state.to(work) if past_state is not None else torch.zeros((b, kv_num_heads, dk, dv), dtype=work, device=query.device)
     if decay is not None:
-        g = decay.to(work).reshape(b, t, kv_num_heads, -1)  # (.., 1) per head or (.., dk) per key dimension
+        g = decay.to(work).reshape(b, t, kv_num_heads, decay.shape[-1] // kv_num_heads)  # (.., 1) per head or (.., dk) per key dimension
     if beta is not None:
-        be = beta.to(work).reshape(b, t, -1)
-        be = be.expand(b, t, kv_num_heads) if be.shape[-1] == 1 else be
+        be = beta.to(work).expand(b, t, kv_num_heads)  # (B, T, Hkv) or (B, T, 1)
     group = q_num_heads // kv_num_heads
     outs = []
     for step in range(t):
@@ -195,6 +194,7 @@ def linear_attention(node, query, key, value, past_state=None, decay=None, beta=
             state = state + torch.einsum("bhk,bhv->bhkv", k_t, v_t)
         q_t = q[:, step].to(work).reshape(b, kv_num_heads, group, dk)
         outs.append(scale * torch.einsum("bhgk,bhkv->bhgv", q_t, state).reshape(b, q_num_heads * dv))
-    out = torch.stack(outs, dim=1).to(query.dtype)
-    return out, state.to(query.dtype)
+    out = torch.stack(outs, dim=1).to(query.dtype) if outs else query.new_zeros((b, 0, q_num_heads * dv))
+    # present_state has past_state's type S (the query's type when there is no past_state)
+    return out, state.to(past_state.dtype if past_state is not None else query.dtype)
 
