@@ -277,7 +277,7 @@ op.spec_silent(
 
 def _integer_mask(inputs, attrs, expected, since):
     m = inputs[3] if len(inputs) > 3 else None
-    if m is None or np.asarray(m).dtype == bool or _is_float(m):
+    if m is None or np.asarray(m).dtype == bool or np.asarray(m).dtype == np.asarray(inputs[0]).dtype:
         return [None] * len(expected)
     return [np.ones(np.shape(e), bool) if k in (0, 3) else None for k, e in enumerate(expected)]
 
@@ -287,11 +287,12 @@ def _same_shape(c) -> bool:
 
 
 op.spec_silent(
-    "integer_mask", VERSIONS,
+    "mask_type", VERSIONS,
     spec="`attn_mask`: A boolean mask where a value of `True` indicates that the element should take part in attention "
          "or a float mask of the same type as query, key, value that is added to the attention score.",
-    expected="the integer values added to the scores as numbers (the schema's function body casts the bias to T1); "
-             "the type constraint U allows integer masks but the text gives them no meaning",
+    expected="an integer mask, or a float mask of another type than Q, added to the scores as numbers (the schema's "
+             "function body casts the bias to T1); the type constraint U allows them but the text names only boolean "
+             "masks and float masks of the query's type",
     where=_integer_mask,
     invariants={"the outputs have the expected shapes": _same_shape})
 
@@ -615,7 +616,12 @@ def edges(dtype, opset):
         _ex([f(np.where(np.arange(6).reshape(1, 2, 3, 1) % 2, -0.0, 0.0)), k[..., :1], v], name="negative_zero_ties", outputs=1),
         _ex([q, k, v, np.array([[1, 0, -2]], np.int64)], name="integer_mask", outputs=1),
         _ex([q, k, v, np.array([[3, 0, 1]], np.uint8)], name="uint8_mask", outputs=1),
+        _ex([q, k, v, np.array([[0.0, -1.0, 0.5]], np.float64 if dtype != "float64" else np.float32)], name="other_float_mask", outputs=1),
+        # V (type T2) of another float type than Q, K (T1): Y is T1, present_value T2
     ]
+    mixed, t2 = _qkv(dtype, past=1), np.float16 if dtype == "float32" else np.float32
+    mixed[2], mixed[5] = mixed[2].astype(t2), mixed[5].astype(t2)
+    out.append(_ex(mixed, {"is_causal": 1}, name="value_type_differs", outputs=3))
     if since >= 24:
         nonpad = np.array([2], np.int64)
         out += [
@@ -644,7 +650,16 @@ def edges(dtype, opset):
 
 
 # -- how it enters a generated graph -------------------------------------------------------
-@op.fuzz(nan=None, ulps=8.0, type_param="T1")
+def _value_bound(ref, ins, attrs) -> np.ndarray:
+    """Y is a convex combination of V's rows: it rounds with max |V| over the keys (plus the
+    scores' rounding, which moves the weights), not with its own magnitude (which may cancel)."""
+    out = ref(*ins, **attrs)
+    y = np.asarray(out[0] if isinstance(out, (list, tuple)) else out)
+    return np.broadcast_to(max(1.0, float(np.max(np.abs(np.asarray(ins[2], dtype=np.float64)), initial=0.0))), y.shape)
+
+
+# compute_u: the scale is a 32-bit float attribute (spec-silent point Attention.float32_scale)
+@op.fuzz(nan=None, ulps=8.0, bound=_value_bound, type_param="T1", compute_u=2.0**-24)
 def fuzz(c: Ctx) -> Plan | None:
     """Self-attention of one 4-D value (batch, heads, sequence, head_size) with itself, or of a
     3-D value with one head; optionally causal. Values are bounded (softmax is smooth)."""

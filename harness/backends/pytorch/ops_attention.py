@@ -93,7 +93,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
         probs = e / e.sum(dim=-1, keepdim=True)  # IEEE: a row of -inf scores only is NaN (unless masked, below)
         masked_row = torch.isneginf(torch.amax(bias, dim=-1, keepdim=True))
     probs = torch.where(masked_row, torch.zeros_like(probs), probs).to(dtype)
-    y = probs @ v
+    y = probs @ v.to(dtype)  # V (T2) may be another float type than Q (T1); Y is T1
     if three_d:
         y = y.transpose(1, 2).reshape(y.shape[0], y.shape[2], -1)
     debug = {0: raw, 1: qk, 2: scores, 3: probs}.get(qk_matmul_output_mode, raw).to(dtype)
