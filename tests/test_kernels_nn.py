@@ -37,7 +37,7 @@ FAMILIES = {
     "rnn": ["LSTM", "GRU", "RNN"],
     "resize": ["Resize", "Upsample", "GridSample", "AffineGrid"],
     "signal": ["DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"],
-    "attention": ["Attention", "RotaryEmbedding"],
+    "attention": ["Attention", "RotaryEmbedding", "LinearAttention"],
     "misc": ["DepthToSpace", "SpaceToDepth", "Col2Im", "NonMaxSuppression", "TfIdfVectorizer", "CenterCropPad"],
     "random": ["Dropout", "Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform",
                "RandomUniformLike", "Multinomial"],

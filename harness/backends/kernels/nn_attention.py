@@ -1,4 +1,4 @@
-"""Attention (opsets 23, 24, 25) and RotaryEmbedding (23)."""
+"""Attention (opsets 23, 24, 25), RotaryEmbedding (23) and LinearAttention (27)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,14 @@ def _compute_dtype(dtype):
 
 
 def _softmax_rows(s):
-    """Softmax over the last axis; rows that are entirely -inf become zero rows (not NaN)."""
+    """Softmax over the last axis (IEEE: a row of -inf only, or holding NaN or +inf, is NaN)."""
+    if s.shape[-1] == 0:
+        return s
     m = np.max(s, axis=-1, keepdims=True)
-    dead = ~np.isfinite(m) & (m < 0)
-    m = np.where(dead, 0, m)
-    e = np.exp(s - m)
-    tot = np.sum(e, axis=-1, keepdims=True)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p = e / np.where(tot == 0, 1, tot)
-    return np.where(dead, 0, p)
+    m = np.where(np.isneginf(m), 0, m)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        e = np.exp(s - m)
+        return e / np.sum(e, axis=-1, keepdims=True)
 
 
 def _attention_factory(node, version):
@@ -49,9 +48,9 @@ def _attention_factory(node, version):
         if three_d:
             qh, kvh = int(q_heads_attr), int(kv_heads_attr)
             Sq, Skv = Q.shape[1], K.shape[1]
-            q = Q.reshape(B, Sq, qh, -1).transpose(0, 2, 1, 3)
-            k = K.reshape(B, Skv, kvh, -1).transpose(0, 2, 1, 3)
-            v = V.reshape(B, Skv, kvh, -1).transpose(0, 2, 1, 3)
+            q = Q.reshape(B, Sq, qh, Q.shape[2] // qh).transpose(0, 2, 1, 3)
+            k = K.reshape(B, Skv, kvh, K.shape[2] // kvh).transpose(0, 2, 1, 3)
+            v = V.reshape(B, Skv, kvh, V.shape[2] // kvh).transpose(0, 2, 1, 3)
         else:
             q, k, v = Q, K, V
             qh, kvh = q.shape[1], k.shape[1]
@@ -72,10 +71,13 @@ def _attention_factory(node, version):
             rep = qh // kvh
             kf = np.repeat(kf, rep, axis=1)
             vf = np.repeat(vf, rep, axis=1)
-        rs = cd(math.sqrt(scale))
-        qk = np.matmul(qf * rs, np.swapaxes(kf * rs, -1, -2))  # (B, qh, Sq, T)
+        if scale >= 0:
+            rs = cd(math.sqrt(scale))
+            qk = np.matmul(qf * rs, np.swapaxes(kf * rs, -1, -2))  # (B, qh, Sq, T)
+        else:  # sqrt(scale) is NaN: apply the factor itself, as the attribute defines it
+            qk = np.matmul(qf, np.swapaxes(kf, -1, -2)) * cd(scale)
         qk_out = qk
-        if softcap > 0:
+        if softcap != 0:  # softcap * tanh(qk / softcap), for any non-zero softcap
             qk = cd(softcap) * np.tanh(qk / cd(softcap))
             if mode == 1:
                 qk_out = qk
@@ -87,7 +89,7 @@ def _attention_factory(node, version):
                 mb = np.where(m, cd(0), cd(-np.inf))
             else:
                 mb = m.astype(cd)
-            if mb.shape[-1] < T:
+            if 1 < mb.shape[-1] < T:  # a short mask is padded with -inf; a last dimension of 1 broadcasts
                 widths = [(0, 0)] * (mb.ndim - 1) + [(0, T - mb.shape[-1])]
                 mb = np.pad(mb, widths, constant_values=-np.inf)
             while mb.ndim < 4:
@@ -117,6 +119,11 @@ def _attention_factory(node, version):
             pb = np.where(allowed, cd(0), cd(-np.inf))
             bias = pb if bias is None else bias + pb
         scores = qk if bias is None else qk + bias
+        # "a fully-masked query row (every key's combined additive bias is -inf) produces a zero output row"
+        if bias is None:
+            dead = np.zeros(qk.shape[:-1] + (1,), dtype=bool) if T else np.ones(qk.shape[:-1] + (1,), dtype=bool)
+        else:
+            dead = np.all(np.isneginf(np.broadcast_to(bias, bias.shape[:-2] + (Sq, T))), axis=-1, keepdims=True)
         if mode == 2:
             qk_out = scores
         if sm_prec is not None:
@@ -124,6 +131,7 @@ def _attention_factory(node, version):
             probs = _softmax_rows(scores.astype(sdt)).astype(cd)
         else:
             probs = _softmax_rows(scores)
+        probs = np.where(dead, cd(0), probs).astype(cd, copy=False)
         if mode == 3:
             qk_out = probs
         y = np.matmul(probs, vf)  # (B, qh, Sq, vhead)
@@ -203,5 +211,59 @@ def rotary_embedding(node):
         else:
             out = out.reshape(X.shape)
         return (np.ascontiguousarray(out),)
+
+    return run
+
+
+# --------------------------------------------------------------------------- LinearAttention
+
+
+@register("LinearAttention", since=27)
+def linear_attention(node):
+    """The recurrence of the spec, token by token, in float32 (the schema's function body
+    computes in float and casts each output back); a native kernel because the function body's
+    ``Reshape(.., [B, T, H, -1])`` cannot resolve -1 for an empty sequence."""
+    attrs = node.attrs
+    hq, hkv = int(attrs["q_num_heads"]), int(attrs["kv_num_heads"])
+    rule = attrs.get("update_rule", "gated_delta")
+    rule = rule.decode() if isinstance(rule, bytes) else rule
+    if rule not in ("linear", "gated", "delta", "gated_delta"):
+        raise ValueError(f"LinearAttention: unknown update_rule {rule!r}")
+    scale_attr = float(attrs.get("scale", 0.0))
+    gated, delta = rule in ("gated", "gated_delta"), rule in ("delta", "gated_delta")
+
+    def run(query, key, value, past_state=None, decay=None, beta=None):
+        b, t = query.shape[:2]
+        dk, dv = query.shape[2] // hq, value.shape[2] // hkv
+        f = np.float32
+        q = query.astype(f).reshape(b, t, hq, dk)
+        k = key.astype(f).reshape(b, t, hkv, dk)
+        v = value.astype(f).reshape(b, t, hkv, dv)
+        state = np.zeros((b, hkv, dk, dv), f) if past_state is None else past_state.astype(f)
+        if gated:
+            if decay is None:
+                raise ValueError(f"LinearAttention {rule}: decay is required")
+            g = decay.astype(f).reshape(b, t, hkv, decay.shape[2] // hkv)
+        if delta:
+            if beta is None:
+                raise ValueError(f"LinearAttention {rule}: beta is required")
+            be = np.broadcast_to(beta.astype(f), (b, t, hkv))
+        scale = f(scale_attr) if scale_attr else f(1.0) / np.sqrt(f(dk))
+        group = hq // hkv
+        out = np.zeros((b, t, hq, dv), dtype=query.dtype)
+        with np.errstate(all="ignore"):
+            for step in range(t):
+                kt, vt = k[:, step], v[:, step]
+                if gated:
+                    state = state * np.exp(g[:, step])[..., None]
+                if delta:
+                    retrieved = np.einsum("bhkv,bhk->bhv", state, kt)
+                    state = state + be[:, step, :, None, None] * np.einsum("bhk,bhv->bhkv", kt, vt - retrieved)
+                else:
+                    state = state + np.einsum("bhk,bhv->bhkv", kt, vt)
+                read = np.repeat(state, group, axis=1)
+                out[:, step] = (scale * np.einsum("bhk,bhkv->bhv", q[:, step], read)).astype(query.dtype)
+        state_type = past_state.dtype if past_state is not None else query.dtype
+        return out.reshape(b, t, hq * dv), state.astype(state_type)
 
     return run

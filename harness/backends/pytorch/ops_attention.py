@@ -36,7 +36,8 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
     dtype = q.dtype
     if scale is None:
         scale = 1.0 / math.sqrt(q.shape[-1])
-    root = torch.tensor(math.sqrt(scale), dtype=dtype, device=q.device)
+    # a negative scale has no square root: the factor itself is applied to Q K^T, as the attribute defines it
+    root = torch.tensor(math.sqrt(scale) if scale >= 0 else 1.0, dtype=dtype, device=q.device)
     present_key = torch.cat([past_key, k], dim=2) if past_key is not None else k
     present_value = torch.cat([past_value, v], dim=2) if past_value is not None else v
     k, v = present_key, present_value
@@ -44,7 +45,7 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
 
     bias = torch.zeros((sq, skv), dtype=dtype, device=q.device)
     if attn_mask is not None:
-        if attn_mask.shape[-1] < skv:  # a mask shorter than the cache hides the rest
+        if 1 < attn_mask.shape[-1] < skv:  # a mask shorter than the cache hides the rest (a last dimension of 1 broadcasts)
             fill = False if attn_mask.dtype == torch.bool else -math.inf
             attn_mask = F.pad(attn_mask, [0, skv - attn_mask.shape[-1]], value=fill)
         if attn_mask.dtype == torch.bool:
@@ -75,19 +76,24 @@ def attention(node, q, k, v, attn_mask=None, past_key=None, past_value=None, non
         k = k.repeat_interleave(hq // hk, dim=1)
         v = v.repeat_interleave(hq // hk, dim=1)
     qk = (q * root) @ (k * root).transpose(-1, -2)
+    if scale < 0:
+        qk = qk * scale
     raw = qk
-    if softcap and softcap > 0:
+    if softcap:  # softcap * tanh(qk / softcap) for any non-zero softcap
         qk = softcap * torch.tanh(qk / softcap)
     scores = qk + bias
     work = scores.to(dtypes.carrier(softmax_precision)) if softmax_precision else scores
-    peak = work.amax(dim=-1, keepdim=True)
-    peak = torch.where(torch.isneginf(peak), torch.zeros_like(peak), peak)
-    e = torch.exp(work - peak)
-    total = e.sum(dim=-1, keepdim=True)
-    probs = e / torch.where(total == 0, torch.ones_like(total), total)
-    masked_row = torch.isneginf(torch.amax(bias, dim=-1, keepdim=True))
+    if skv == 0:
+        probs = work
+        masked_row = torch.ones(work.shape[:-1] + (1,), dtype=torch.bool, device=q.device)
+    else:
+        peak = work.amax(dim=-1, keepdim=True)
+        peak = torch.where(torch.isneginf(peak), torch.zeros_like(peak), peak)
+        e = torch.exp(work - peak)
+        probs = e / e.sum(dim=-1, keepdim=True)  # IEEE: a row of -inf scores only is NaN (unless masked, below)
+        masked_row = torch.isneginf(torch.amax(bias, dim=-1, keepdim=True))
     probs = torch.where(masked_row, torch.zeros_like(probs), probs).to(dtype)
-    y = probs @ v
+    y = probs @ v.to(dtype)  # V (T2) may be another float type than Q (T1); Y is T1
     if three_d:
         y = y.transpose(1, 2).reshape(y.shape[0], y.shape[2], -1)
     debug = {0: raw, 1: qk, 2: scores, 3: probs}.get(qk_matmul_output_mode, raw).to(dtype)
@@ -171,10 +177,9 @@ def linear_attention(node, query, key, value, past_state=None, decay=None, beta=
     work = torch.float64 if query.dtype == torch.float64 else torch.float32
     state = past_state.to(work) if past_state is not None else torch.zeros((b, kv_num_heads, dk, dv), dtype=work, device=query.device)
     if decay is not None:
-        g = decay.to(work).reshape(b, t, kv_num_heads, -1)  # (.., 1) per head or (.., dk) per key dimension
+        g = decay.to(work).reshape(b, t, kv_num_heads, decay.shape[-1] // kv_num_heads)  # (.., 1) per head or (.., dk) per key dimension
     if beta is not None:
-        be = beta.to(work).reshape(b, t, -1)
-        be = be.expand(b, t, kv_num_heads) if be.shape[-1] == 1 else be
+        be = beta.to(work).expand(b, t, kv_num_heads)  # (B, T, Hkv) or (B, T, 1)
     group = q_num_heads // kv_num_heads
     outs = []
     for step in range(t):
@@ -189,6 +194,7 @@ def linear_attention(node, query, key, value, past_state=None, decay=None, beta=
             state = state + torch.einsum("bhk,bhv->bhkv", k_t, v_t)
         q_t = q[:, step].to(work).reshape(b, kv_num_heads, group, dk)
         outs.append(scale * torch.einsum("bhgk,bhkv->bhgv", q_t, state).reshape(b, q_num_heads * dv))
-    out = torch.stack(outs, dim=1).to(query.dtype)
-    return out, state.to(query.dtype)
+    out = torch.stack(outs, dim=1).to(query.dtype) if outs else query.new_zeros((b, 0, q_num_heads * dv))
+    # present_state has past_state's type S (the query's type when there is no past_state)
+    return out, state.to(past_state.dtype if past_state is not None else query.dtype)
 
