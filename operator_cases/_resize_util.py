@@ -323,6 +323,8 @@ def resize(x, axes: dict[int, Axis], p: dict) -> np.ndarray:
         raise ValueError(f"Resize: mode {p['mode']} on {label} (no weighted average of such values)")
     y, extra, _ = resample(x, axes, p)
     out = finish(y, x, p["mode"])
+    if extra.any() and label == "string":
+        raise ValueError("Resize: tf_crop_and_resize extrapolates a string tensor (extrapolation_value is a float)")
     if extra.any():
         fill = np.asarray(p["extrapolation_value"]).astype(np.float64)
         out = np.where(extra, finish(fill, x, "linear") if out.dtype.kind in "iu" else np.asarray(fill).astype(out.dtype), out)
@@ -377,10 +379,12 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
         g = _as_float(got)[c.masks[0]]
         return bool(np.all((g >= min(x.min(), 0) - 1e-6 * (1 + abs(x.min()))) & (g <= max(x.max(), 0) + 1e-6 * (1 + abs(x.max())))))
 
+    words = {v: "exclude_outside: If set to 1, the weight of sampling locations outside the tensor will be set "
+                "to 0 and the weight will be renormalized so that their sum is 1.0. The default value is 0." for v in versions if v >= 11}
+    if min(versions) < 11:  # Resize-10 and Upsample name no sampling locations at all
+        words[min(versions)] = "Each dimension value of the output tensor is: output_dimension = floor(input_dimension * scale)."
     op.spec_silent(
-        "outside", versions, spec={v: "exclude_outside: If set to 1, the weight of sampling locations outside the tensor will be set "
-                                      "to 0 and the weight will be renormalized so that their sum is 1.0. The default value is 0."
-                                   for v in versions if v >= 11} or "Each dimension value of the output tensor is: output_dimension = floor(input_dimension * scale).",
+        "outside", versions, spec=words,
         expected="the border element (edge padding) at a sampling location outside the input: the value every runtime we know takes; "
                  "a nearest index rounded outside is clamped to the border",
         where=outside_where,
@@ -389,15 +393,22 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
 
     def rounding_where(inputs, attrs, expected, since):
         x, axes, p = context(inputs, attrs, since)
-        if p["mode"] == "nearest" or not S.is_int(S.label_of(np.asarray(x).dtype)) or np.asarray(x).size == 0:
+        if not S.is_int(S.label_of(np.asarray(x).dtype)) or np.asarray(x).size == 0:
             return [None]
-        y, extra, _ = resample(x, axes, p)
+        y = _exact(x, axes, p)
         lo, hi = S.finite_range(S.label_of(np.asarray(x).dtype))
-        return [((y != np.rint(y)) | (y < lo) | (y > hi)) & ~extra]
+        return [(y != np.rint(y)) | (y < lo) | (y > hi)]
+
+    def _exact(x, axes, p):
+        """The float64 result before the conversion to x's integer type (extrapolated: the fill)."""
+        y, extra, _ = resample(x, axes, p)
+        if p["mode"] == "nearest":  # copies are exact; only a fill can need rounding
+            y = np.zeros(y.shape)
+        return np.where(extra, p["extrapolation_value"], y)
 
     def floor_or_ceil(c) -> bool:
         x, axes, p = context(c.inputs, c.attrs, c.since)
-        y, _, _ = resample(x, axes, p)
+        y = _exact(x, axes, p)
         lo, hi = S.finite_range(S.label_of(np.asarray(x).dtype))
         got = np.asarray(c.actual[0])
         if got.shape != y.shape:
@@ -409,7 +420,8 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
     op.spec_silent(
         "integer_rounding", versions,
         spec="In general, it calculates every value in the output tensor as a weighted average of neighborhood (a.k.a. sampling locations) in the input tensor.",
-        expected="round half to even, then saturate to the type's range (the weighted average is rarely an integer; the text gives no rounding)",
+        expected="round half to even, then saturate to the type's range (the weighted average is rarely an integer; the text gives no "
+                 "rounding); so too a fractional extrapolation_value taken by an integer output",
         where=rounding_where,
         invariants={"an exact average inside the type's range becomes its floor or its ceiling": floor_or_ceil})
 
