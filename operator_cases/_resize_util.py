@@ -358,9 +358,20 @@ def _as_float(a) -> np.ndarray:
     return np.asarray(a).astype(np.float64)
 
 
-def declare_points(op, versions: tuple[int, ...], context) -> None:
+#: Resize-11 on: the sentence that makes every output a weighted average
+AVERAGE = ("In general, it calculates every value in the output tensor as a weighted average of neighborhood "
+           "(a.k.a. sampling locations) in the input tensor.")
+
+
+def declare_points(op, versions: tuple[int, ...], context, legacy_words: dict[int, str]) -> None:
     """The spec-silent points of Resize / Upsample. ``context(inputs, attrs, since)`` -> (x, axes
-    dict, params) of a case, the same plan the reference follows."""
+    dict, params) of a case, the same plan the reference follows; ``legacy_words``: the words of the
+    versions before Resize-11, which name neither sampling locations nor averages."""
+
+    def words(text: str) -> dict[int, str]:
+        out = dict(legacy_words)
+        out.update({v: text for v in versions if v >= 11})
+        return out
 
     def outside_where(inputs, attrs, expected, since):
         x, axes, p = context(inputs, attrs, since)
@@ -379,14 +390,10 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
         g = _as_float(got)[c.masks[0]]
         return bool(np.all((g >= min(x.min(), 0) - 1e-6 * (1 + abs(x.min()))) & (g <= max(x.max(), 0) + 1e-6 * (1 + abs(x.max())))))
 
-    words = {v: "exclude_outside: If set to 1, the weight of sampling locations outside the tensor will be set "
-                "to 0 and the weight will be renormalized so that their sum is 1.0. The default value is 0." for v in versions if v >= 11}
-    if min(versions) < 11:  # Resize-10 and Upsample name no sampling locations at all
-        words[min(versions)] = "Each dimension value of the output tensor is: output_dimension = floor(input_dimension * scale)."
     op.spec_silent(
-        "outside", versions, spec=words,
+        "outside", versions, spec=words(AVERAGE),
         expected="the border element (edge padding) at a sampling location outside the input: the value every runtime we know takes; "
-                 "a nearest index rounded outside is clamped to the border",
+                 "a nearest index rounded outside is clamped to the border (exclude_outside gives such a location a weight, and no value)",
         where=outside_where,
         invariants={"the output has the expected shape, and for linear/nearest on finite data lies within [min(x, 0), max(x, 0)]":
                     lambda c: within_input_range(c) if _mode_of(c) != "cubic" else np.shape(c.actual[0]) == np.shape(c.expected[0])})
@@ -419,7 +426,7 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
 
     op.spec_silent(
         "integer_rounding", versions,
-        spec="In general, it calculates every value in the output tensor as a weighted average of neighborhood (a.k.a. sampling locations) in the input tensor.",
+        spec=words(AVERAGE),
         expected="round half to even, then saturate to the type's range (the weighted average is rarely an integer; the text gives no "
                  "rounding); so too a fractional extrapolation_value taken by an integer output",
         where=rounding_where,
@@ -446,7 +453,7 @@ def declare_points(op, versions: tuple[int, ...], context) -> None:
 
     op.spec_silent(
         "nonfinite", versions,
-        spec="In general, it calculates every value in the output tensor as a weighted average of neighborhood (a.k.a. sampling locations) in the input tensor.",
+        spec=words(AVERAGE),
         expected="a location of weight 0 is no part of the average (its NaN or inf does not reach the output); the others are summed "
                  "in IEEE arithmetic (inf - inf = NaN)",
         where=nonfinite_where,

@@ -83,7 +83,7 @@ def _context(inputs, attrs, since):
     return x, plan, p
 
 
-R.declare_points(op, VERSIONS, _context)
+R.declare_points(op, VERSIONS, _context, {10: "Resize the input tensor."})
 
 
 def _legacy_where(inputs, attrs, expected, since):
@@ -150,9 +150,9 @@ def ins_scales(inputs, since) -> bool:
 
 op.spec_silent(
     "fractional_length", (11, 13, 18, 19),
-    spec="x_original = length_resized > 1 ? start_x * (length_original - 1) + x_resized * (end_x - start_x) * (length_original - 1) / "
-         "(length_resized - 1) : 0.5 * (start_x + end_x) * (length_original - 1)",
-    expected="length_resized is the integer length of the resized tensor in pytorch_half_pixel's test and tf_crop_and_resize's "
+    spec="output_dimension = floor(input_dimension * (roi_end - roi_start) * scale)",
+    expected="the target length is fractional, and the coordinate formulas name only length_resized: we take "
+             "the integer length of the resized tensor in pytorch_half_pixel's test and tf_crop_and_resize's "
              "division (the last output then lands on end_x); align_corners and the /scale formulas take the fractional target "
              "length (the spec's resize_downsample_scales_linear_align_corners example)",
     where=_fractional_where,
@@ -242,8 +242,7 @@ def draw(d, dtype, opset):
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     since = _since(opset)
-    t = S.np_dtype(dtype) if dtype != "string" else None
-    ex = lambda x, attrs=None, name="", **kw: example(since, x if np.asarray(x).dtype == t else R.as_dtype(x, dtype), attrs, name=name, **kw)  # noqa: E731
+    ex = lambda x, attrs=None, name="", **kw: example(since, R.as_dtype(x, dtype), attrs, name=name, **kw)  # noqa: E731
     ramp = np.arange(4.0).reshape(1, 4) * 3
     out = [
         ex(np.zeros((0, 3)), {}, "empty", scales=[1.0, 2.0]),

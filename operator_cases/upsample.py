@@ -65,7 +65,7 @@ def _context(inputs, attrs, since):
     return x, R.legacy_axes(np.shape(x), _scales(inputs, attrs, since)), R.params(mode, "asymmetric", "floor")
 
 
-R.declare_points(op, VERSIONS, _context)
+R.declare_points(op, VERSIONS, _context, {1: "Upsample the input tensor."})
 
 
 def _legacy_where(inputs, attrs, expected, since):
