@@ -282,7 +282,7 @@ def edges(dtype, opset):
         ex(spatial, {"mode": "cubic"}, "cubic_downsample", scales=[0.5, 0.75]),
         ex(spatial, {"mode": "linear"}, "roi_ignored", roi=[0.5, 0.5, 0.75, 0.75], scales=[1.0, 1.5]),
         ex(spatial, {"mode": "linear"}, "sizes", sizes=[3, 5]),
-        ex(spatial.reshape(1, 1, 4, 4), {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, "spec_align_corners_fractional",
+        ex(np.arange(1.0, 9.0).reshape(1, 1, 2, 4), {"mode": "linear", "coordinate_transformation_mode": "align_corners"}, "spec_align_corners_fractional",
            scales=[1.0, 1.0, 0.6, 0.6]),
         ex(spatial, {"mode": "linear", "coordinate_transformation_mode": "pytorch_half_pixel"}, "pytorch_half_pixel_length_1", scales=[1.0, 0.25]),
         ex(spatial, {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 10.0},
