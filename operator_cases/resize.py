@@ -17,7 +17,6 @@ nearest only (no weighted average of them exists).
 
 from __future__ import annotations
 
-from fractions import Fraction
 
 import numpy as np
 
@@ -138,13 +137,13 @@ def _fractional_where(inputs, attrs, expected, since):
             hit = ax.l_out == 1 and ax.target > 1
         else:
             length = ax.l_in * (ax.roi[1] - ax.roi[0]) * ax.scale
-            hit = ax.l_out > 1 and length != ax.l_out and ins_scales(inputs, since)
+            hit = ax.l_out > 1 and length != ax.l_out and _has_scales(inputs)
         if hit:
             mask[...] = True
     return [mask]
 
 
-def ins_scales(inputs, since) -> bool:
+def _has_scales(inputs) -> bool:
     return len(inputs) > 2 and inputs[2] is not None and np.asarray(inputs[2]).size > 0
 
 

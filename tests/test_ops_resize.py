@@ -185,3 +185,64 @@ def test_empty_and_strings():
         resize_13(np.array(["a", "b"], dtype=object), None, s(2), mode="linear")
     with pytest.raises(ValueError):  # both scales and sizes
         resize_13(X22, None, s(1, 1, 2, 2), np.array([1, 1, 4, 4]))
+
+
+# -- our backends (kernel engine, torch lowering) on inputs worked by hand -----------------------
+def _run_backends(op, inputs, expected, opset, **attrs):
+    """Run one node on the kernel engine and the torch lowering; every result must pass."""
+    from onnx import helper
+
+    from harness import strategies as S
+    from harness.backends.kernels import KernelsBackend
+    from harness.case import Case, DataSet, Tolerance
+    from harness.execute import execute_case
+
+    names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
+    feeds = {n: v for n, v in zip(names, inputs) if n}
+    node = helper.make_node(op, names, ["y"], **attrs)
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info(n, S.onnx_code(S.label_of(v.dtype)), list(v.shape))
+                                            for n, v in feeds.items()],
+                              [helper.make_tensor_value_info("y", S.onnx_code(S.label_of(expected.dtype)), list(expected.shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=8)
+    case = Case(id="test/resize", suite="test", model_bytes=model.SerializeToString(), data=[DataSet(feeds, [expected])],
+                tolerance=Tolerance(1e-6, 1e-6), tags={})
+    backends = [KernelsBackend()]
+    try:
+        from harness.backends.pytorch import PyTorchBackend
+        backends.append(PyTorchBackend())
+    except ImportError:  # torch absent: the kernel engine alone
+        pass
+    for b in backends:
+        b.load()
+        result = execute_case(b, case)
+        assert result.outcome == "pass", f"{type(b).__name__}: {result.message}"
+
+
+
+def test_backends_tf_half_pixel_for_nn_shifts_at_scale_1():
+    # x_original = (j + 0.5) / 1: 0.5 and 1.5 (the border) on each axis
+    _run_backends("Resize", [np.array([[0, 1], [2, 3]], F), np.zeros(0, F), s(1, 1)], np.array([[1.5, 2], [2.5, 3]], F), 11,
+                  mode="linear", coordinate_transformation_mode="tf_half_pixel_for_nn")
+
+
+def test_backends_integer_linear_is_exact():
+    # j / 3 on [-38, 19]: -38, -38 + 57 / 3 = -19, 0, 19 and the border twice
+    _run_backends("Upsample", [np.array([-38, 19], np.int32), s(3)], np.array([-38, -19, 0, 19, 19, 19], np.int32), 9, mode="linear")
+    # 2147483647 / 2 = 1073741823.5 -> half to even 1073741824 (float32 would hold neither)
+    _run_backends("Resize", [np.array([0, 2147483647], np.int32), s(2)], np.array([0, 1073741824, 2147483647, 2147483647], np.int32), 10,
+                  mode="linear")
+
+
+def test_backends_nearest_copies():
+    _run_backends("Resize", [np.array([1, np.nan, 3], F), None, s(2)], np.array([1, 1, np.nan, np.nan, 3, 3], F), 13)
+    _run_backends("Resize", [np.array([True, False]), None, s(2)], np.array([True, True, False, False]), 13)
+
+
+def test_backends_tf_crop_and_resize_output_size_holds_the_roi():
+    # floor(4 * (0.75 - 0.25) * 2) = 4 rows, floor(4 * (1.25 + 0.25) * 1) = 6 columns; x_h = 0.75 + j * 1.5 / 3 -> rows 1, 1, 2, 2
+    # (round_prefer_floor of 0.75, 1.25, 1.75, 2.25); x_w = -0.75 + j * 4.5 / 5 = -0.75, 0.15, ..., 3.75: the first and last outside
+    y = resize_13(X44[0, 0], s(0.25, -0.25, 0.75, 1.25), s(2, 1), coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.0)
+    assert y.shape == (4, 6)
+    np.testing.assert_array_equal(y[0], [-1, 5, 6, 7, 8, -1])
+    _run_backends("Resize", [X44[0, 0], s(0.25, -0.25, 0.75, 1.25), s(2, 1)], y, 13, coordinate_transformation_mode="tf_crop_and_resize",
+                  extrapolation_value=-1.0)
