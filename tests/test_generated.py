@@ -204,6 +204,10 @@ KNOWN_REFERENCE_DEFECTS = {
                                            "('cannot reshape', 'could not broadcast'; operator_cases/crosscheck.toml)",
     ("ConvTranspose", "wrong-values"): "group > 1 with a bias: every group adds the first bias entries B[0 .. M/group) instead of "
                                        "its own (operator_cases/crosscheck.toml)",
+    ("Resize", "nan"): "nearest is formed as a weighted sum over neighbours, so a NaN spreads to outputs that select another "
+                       "element ([1, NaN, 3] x 2 gives [1, NaN, NaN, NaN, NaN, 3], not [1, 1, NaN, NaN, 3, 3]; crosscheck.toml)",
+    ("MaxPool", "wrong-values"): "1-D input with an end pad: MaxPool-22, x [1, 1, 2], kernel_shape [2], pads [0, 1] gives a [1, 1, 1] "
+                                 "output; the spec's floor((2 + 1 - 2) / 1 + 1) = 2 (drawn since Resize joined the templates)",
 }
 
 

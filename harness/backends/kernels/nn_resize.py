@@ -19,6 +19,11 @@ def _float_dtype(dtype):
     return np.float64 if np.dtype(dtype) == np.float64 else np.float32
 
 
+def _resize_float_dtype(dtype):
+    """float64 for double and for integers (float32 holds 24 bits: an int32 average would lose its low bits)."""
+    return np.float64 if np.dtype(dtype) == np.float64 or np.dtype(dtype).kind in "iu" else np.float32
+
+
 def _finish(y, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
@@ -150,7 +155,7 @@ def _resize(x, plans, p):
     outside_full = None
     float_path = p["mode"] != "nearest"
     if float_path:
-        fd = _float_dtype(x.dtype)
+        fd = _resize_float_dtype(x.dtype)
         y = y.astype(fd, copy=False)
     for axis, plan in enumerate(plans):
         if plan is None:
@@ -166,7 +171,9 @@ def _resize(x, plans, p):
             m = plan.outside.reshape(shape)
             outside_full = m if outside_full is None else (outside_full | m)
     if outside_full is not None:
-        y = np.where(outside_full, np.asarray(p["extrapolation_value"]).astype(y.dtype), y)
+        fill = np.asarray(p["extrapolation_value"], dtype=np.float64)
+        fill = _finish(fill, y.dtype) if y.dtype.kind in "iu" else fill.astype(y.dtype)  # an integer output: rounded as the averages are
+        y = np.where(outside_full, fill, y)
     if float_path:
         return _finish(y, x.dtype)
     return np.ascontiguousarray(y)
@@ -237,7 +244,8 @@ def _make_resize(node, version):
                 out_sizes[a] = int(math.floor(of))
         plans = []
         for a in range(r):
-            if out_sizes[a] == x_shape[a] and full_scales[a] == 1.0 and p["ctm"] != "tf_crop_and_resize":
+            # scale 1 maps every index to itself, except in the two modes that shift or crop
+            if out_sizes[a] == x_shape[a] and full_scales[a] == 1.0 and p["ctm"] not in ("tf_crop_and_resize", "tf_half_pixel_for_nn"):
                 plans.append(None)
                 continue
             plans.append(_axis_plan(p, x_shape[a], out_sizes[a], full_scales[a], roi_s[a], roi_e[a], out_float[a]))

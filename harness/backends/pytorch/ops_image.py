@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import onnx
 import torch
 import torch.nn.functional as F
 
@@ -21,27 +22,31 @@ from .registry import lowers
 
 
 # -- Resize ----------------------------------------------------------------------------------
-def _source_coords(mode, out_len, in_len, scale, roi):
+def _source_coords(mode, out_len, in_len, scale, roi, target):
+    """x_original for every output index (float64), and the mask of those tf_crop_and_resize puts
+    outside the input. ``target`` is the fractional length in * scale (align_corners divides
+    by it, as the spec's align_corners example); pytorch_half_pixel's test and tf_crop_and_resize's
+    division take the integer length of the resized tensor."""
     y = torch.arange(out_len, dtype=torch.float64)
-    out_f = scale * in_len
     if mode == "align_corners":
-        return (torch.zeros(out_len, dtype=torch.float64) if out_f == 1 else y * (in_len - 1) / (out_f - 1)), None
+        return (torch.zeros(out_len, dtype=torch.float64) if target == 1 else y * (in_len - 1) / (target - 1)), None
     if mode == "asymmetric":
         return y / scale, None
+    if mode == "tf_half_pixel_for_nn":
+        return (y + 0.5) / scale, None
     if mode == "tf_crop_and_resize":
         start, end = roi
-        if out_f == 1:
-            x = torch.full((out_len,), (end - start) * (in_len - 1) / 2, dtype=torch.float64)
+        if out_len > 1:
+            x = start * (in_len - 1) + y * (end - start) * (in_len - 1) / (out_len - 1)
         else:
-            x = y * (end - start) * (in_len - 1) / (out_f - 1)
-        x = x + start * (in_len - 1)
+            x = torch.full((out_len,), 0.5 * (start + end) * (in_len - 1), dtype=torch.float64)
         return x, (x < 0) | (x > in_len - 1)
     if mode == "pytorch_half_pixel":
-        return (torch.full((out_len,), -0.5, dtype=torch.float64) if out_f == 1 else (y + 0.5) / scale - 0.5), None
+        return ((y + 0.5) / scale - 0.5 if out_len > 1 else torch.zeros(out_len, dtype=torch.float64)), None
     if mode == "half_pixel":
         return (y + 0.5) / scale - 0.5, None
     if mode == "half_pixel_symmetric":
-        offset = in_len / 2 * (1 - out_len / out_f)
+        offset = in_len / 2 * (1 - out_len / target)
         return offset + (y + 0.5) / scale - 0.5, None
     raise Unsupported(f"Resize coordinate_transformation_mode {mode!r}")
 
@@ -53,24 +58,24 @@ def _cubic_kernel(d, a):
     return torch.where(d <= 1, near, torch.where(d < 2, far, torch.zeros_like(d)))
 
 
-def _coefficients(mode, ratio, scale, antialias, cubic_a, nearest_mode):
+def _nearest_index(x, nearest_mode, in_len):
+    if nearest_mode == "round_prefer_floor":
+        idx = torch.ceil(x - 0.5)
+    elif nearest_mode == "round_prefer_ceil":
+        idx = torch.floor(x + 0.5)
+    elif nearest_mode == "floor":
+        idx = torch.floor(x)
+    elif nearest_mode == "ceil":
+        idx = torch.ceil(x)
+    else:
+        raise Unsupported(f"Resize nearest_mode {nearest_mode!r}")
+    return idx.clamp(0, max(in_len - 1, 0)).to(torch.int64)
+
+
+def _coefficients(mode, ratio, scale, antialias, cubic_a):
     """(start offset, coefficients [out, n]) for neighbours base+start .. base+start+n-1,
     where base = x - ratio and ratio lies in (0, 1] (an integer x has ratio 1)."""
     r = ratio.unsqueeze(1)
-    if mode == "nearest":
-        rr = ratio
-        if nearest_mode == "round_prefer_floor":
-            up = rr > 0.5
-        elif nearest_mode == "round_prefer_ceil":
-            up = rr >= 0.5
-        elif nearest_mode == "floor":
-            up = torch.zeros_like(rr, dtype=torch.bool)
-        elif nearest_mode == "ceil":
-            up = torch.ones_like(rr, dtype=torch.bool)
-        else:
-            raise Unsupported(f"Resize nearest_mode {nearest_mode!r}")
-        up = up | (rr == 1)  # an integer coordinate is itself
-        return 0, torch.stack([(~up).double(), up.double()], dim=1)
     s = min(scale, 1.0) if antialias else 1.0
     if mode == "linear":
         start = int(math.floor(-1 / s) + 1)
@@ -89,23 +94,25 @@ def _coefficients(mode, ratio, scale, antialias, cubic_a, nearest_mode):
     return start, c
 
 
-def _resize_matrix(in_len, out_len, scale, roi, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias):
-    x, outside = _source_coords(coord_mode, out_len, in_len, scale, roi)
+def _resize_matrix(x, in_len, mode, scale, cubic_a, exclude_outside, antialias):
     base = torch.floor(x)
     ratio = x - base
     integer = ratio == 0
     ratio = torch.where(integer, torch.ones_like(ratio), ratio)
     base = torch.where(integer, base - 1, base).to(torch.int64)
-    start, coeffs = _coefficients(mode, ratio, scale, antialias, cubic_a, nearest_mode)
+    start, coeffs = _coefficients(mode, ratio, scale, antialias, cubic_a)
     idx = base.unsqueeze(1) + start + torch.arange(coeffs.shape[1]).unsqueeze(0)
     if exclude_outside:
         inside = (idx >= 0) & (idx < in_len)
         coeffs = torch.where(inside, coeffs, torch.zeros_like(coeffs))
         coeffs = coeffs / coeffs.sum(dim=1, keepdim=True)
     idx = idx.clamp(0, in_len - 1)  # edge padding
-    w = torch.zeros(out_len, in_len, dtype=torch.float64)
+    w = torch.zeros(x.shape[0], in_len, dtype=torch.float64)
     w.scatter_add_(1, idx, coeffs)
-    return w, outside
+    return w
+
+
+_RESIZE_MODES = {"nearest": "nearest", "linear": "linear", "bilinear": "linear", "cubic": "cubic"}
 
 
 @lowers("Resize", 11, 13, 18, 19)
@@ -114,10 +121,14 @@ def resize(node, x, roi=None, scales=None, sizes=None, *, antialias=0, axes=None
            mode="nearest", nearest_mode="round_prefer_floor"):
     rank = x.dim()
     axes = [a + rank if a < 0 else a for a in (axes if axes is not None else range(rank))]
+    n = len(axes)
+    crop = coordinate_transformation_mode == "tf_crop_and_resize"
     roi_v = [float(v) for v in roi.reshape(-1).tolist()] if roi is not None and roi.numel() else None
+    rois = [(roi_v[k], roi_v[k + n]) if crop and roi_v is not None else (0.0, 1.0) for k in range(n)]
     if scales is not None and scales.numel():
         scale_list = [float(v) for v in scales.reshape(-1).tolist()]
-        outs = [int(math.floor(x.shape[a] * s)) for a, s in zip(axes, scale_list)]
+        outs = [int(math.floor(x.shape[a] * (r[1] - r[0]) * s)) for a, s, r in zip(axes, scale_list, rois)]
+        targets = [x.shape[a] * s for a, s in zip(axes, scale_list)]
     elif sizes is not None and sizes.numel():
         target = ints(sizes)
         scale_list = [t / x.shape[a] for a, t in zip(axes, target)]
@@ -125,54 +136,112 @@ def resize(node, x, roi=None, scales=None, sizes=None, *, antialias=0, axes=None
             s = min(scale_list) if keep_aspect_ratio_policy == "not_larger" else max(scale_list)
             scale_list = [s] * len(axes)
             outs = [int(math.floor(s * x.shape[a] + 0.5)) for a in axes]  # round half up (spec)
+            targets = [s * x.shape[a] for a in axes]
         else:
             outs = target
+            targets = [float(t) for t in target]
     else:
         raise ValueError("Resize needs scales or sizes")
-    return _resize(x, axes, scale_list, outs, roi_v, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
-                   exclude_outside, antialias, extrapolation_value)
+    return _resize(x, axes, scale_list, outs, targets, rois, mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a,
+                   exclude_outside, antialias, extrapolation_value, node.in_type(0))
 
 
-def _resize(x, axes, scale_list, outs, roi_v, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias, extrapolation):
-    rank = x.dim()
+#: unsigned ONNX types torch carries in a wider (or same-width signed) dtype: (range, carrier holds the bits)
+_UNSIGNED = {onnx.TensorProto.UINT16: (65535, False), onnx.TensorProto.UINT32: (2**32 - 1, False),
+             onnx.TensorProto.UINT64: (2**64 - 1, True)}
+
+
+def _to_wide(x, onnx_type):
+    """Integer data as float64 values (a uint64 carried as int64 bits read back as unsigned)."""
     y = x.to(torch.float64)
-    for k, a in enumerate(axes):
-        in_len, out_len, s = x.shape[a], outs[k], scale_list[k]
-        if roi_v is not None:
-            n = len(roi_v) // 2
-            pos = a if n == rank else k
-            roi_pair = (roi_v[pos], roi_v[pos + n])
-        else:
-            roi_pair = (0.0, 1.0)
-        if math.isclose(s, 1.0) and out_len == in_len and math.isclose(roi_pair[0], 0.0) and math.isclose(roi_pair[1], 1.0):
-            continue  # the identity along this axis
-        w, outside = _resize_matrix(in_len, out_len, s, roi_pair, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias)
-        moved = y.movedim(a, -1) @ w.T.to(y.device)
-        if outside is not None:
-            moved = torch.where(outside.to(y.device), torch.full((), float(extrapolation), dtype=moved.dtype, device=y.device), moved)
-        y = moved.movedim(-1, a)
-    if x.dtype.is_floating_point:
+    if onnx_type in _UNSIGNED and _UNSIGNED[onnx_type][1]:
+        y = torch.where(x < 0, y + 2.0**64, y)
+    return y
+
+
+def _from_wide(y, x, onnx_type):
+    """float64 averages back to x's (carrier) integer dtype: rounded half to even, saturated to
+    the ONNX type's range."""
+    if onnx_type in _UNSIGNED:
+        top, bits = _UNSIGNED[onnx_type]
+        y = torch.round(y).clamp(0, float(top))
+        if bits:  # back to int64 bits
+            y = torch.where(y >= 2.0**63, y - 2.0**64, y)
+            return y.to(torch.int64)
         return y.to(x.dtype)
     info = torch.iinfo(x.dtype)
     return torch.round(y).clamp(info.min, info.max).to(x.dtype)
 
 
+def _resize(x, axes, scale_list, outs, targets, rois, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias, extrapolation,
+            onnx_type=None):
+    mode = _RESIZE_MODES.get(mode, mode)
+    if mode not in ("nearest", "linear", "cubic"):
+        raise Unsupported(f"Resize mode {mode!r}")
+    nearest = mode == "nearest"
+    if not nearest and (x.dtype == torch.bool or x.dtype.is_complex):
+        raise Unsupported(f"Resize {mode} on {x.dtype}")
+    y = x if nearest else (x.to(torch.float64) if x.dtype.is_floating_point else _to_wide(x, onnx_type))
+    outside_all = None
+    for k, a in enumerate(axes):
+        in_len, out_len, s = x.shape[a], outs[k], scale_list[k]
+        identity_map = coord_mode not in ("tf_crop_and_resize", "tf_half_pixel_for_nn")
+        if identity_map and s == 1.0 and out_len == in_len:
+            continue  # the identity along this axis
+        coords, outside = _source_coords(coord_mode, out_len, in_len, s, rois[k], targets[k])
+        if in_len == 0 or out_len == 0:
+            shape = list(y.shape)
+            shape[a] = out_len
+            y = y.new_zeros(shape)
+        elif nearest:
+            y = y.index_select(a, _nearest_index(coords, nearest_mode, in_len).to(y.device))
+        else:
+            w = _resize_matrix(coords, in_len, mode, s, cubic_a, exclude_outside, antialias)
+            y = (y.movedim(a, -1) @ w.T.to(y.device)).movedim(-1, a)
+        if outside is not None:
+            shape = [1] * x.dim()
+            shape[a] = out_len
+            m = outside.reshape(shape).to(y.device)
+            outside_all = m if outside_all is None else outside_all | m
+    if not nearest:
+        y = y.to(x.dtype) if x.dtype.is_floating_point else _from_wide(y, x, onnx_type)
+    if outside_all is not None and y.numel():
+        fill = torch.tensor(float(extrapolation), dtype=torch.float64)
+        if not x.dtype.is_floating_point and x.dtype != torch.bool:
+            fill = _from_wide(fill, x, onnx_type)
+        y = torch.where(outside_all.expand(y.shape), fill.to(y.dtype).to(y.device), y)
+    return y
+
+
+def _legacy(node, x, scales, mode):
+    """Resize-10 and Upsample: x_original = x_resized / scale, nearest by floor."""
+    s = [float(v) for v in scales]
+    outs = [int(math.floor(d * f)) for d, f in zip(x.shape, s)]
+    return _resize(x, list(range(x.dim())), s, outs, [d * f for d, f in zip(x.shape, s)], [(0.0, 1.0)] * x.dim(), mode,
+                   "asymmetric", "floor", -0.75, 0, 0, 0.0, node.in_type(0))
+
+
 @lowers("Resize", 10)
 def resize_10(node, x, scales, *, mode="nearest"):
-    # Resize-10 maps output index i to input coordinate i / scale and takes the floor for nearest
-    s = [float(v) for v in scales.reshape(-1).tolist()]
-    outs = [int(math.floor(d * f)) for d, f in zip(x.shape, s)]
-    return _resize(x, list(range(x.dim())), s, outs, None, mode, "asymmetric", "floor", -0.75, 0, 0, 0.0)
+    return _legacy(node, x, scales.reshape(-1).tolist(), mode)
 
 
 @lowers("Upsample", 9, 10)
 def upsample_9(node, x, scales, *, mode="nearest"):
-    return resize_10(node, x, scales, mode=mode)
+    return _legacy(node, x, scales.reshape(-1).tolist(), mode)
 
 
 @lowers("Upsample", 7)
 def upsample_7(node, x, *, mode="nearest", scales):
-    return resize_10(node, x, torch.tensor(scales, dtype=torch.float32), mode=mode)
+    return _legacy(node, x, [float(v) for v in torch.tensor(scales, dtype=torch.float32).tolist()], mode)
+
+
+@lowers("Upsample", 1)
+def upsample_1(node, x, *, mode="nearest", height_scale, width_scale):
+    if x.dim() != 4:
+        raise ValueError(f"Upsample-1 takes a 4-D input, not rank {x.dim()}")
+    hw = torch.tensor([height_scale, width_scale], dtype=torch.float32).tolist()
+    return _legacy(node, x, [1.0, 1.0] + hw, mode)
 
 
 # -- grids -----------------------------------------------------------------------------------
