@@ -139,7 +139,10 @@ def draw(d, dtype, opset):
         del attrs["kernel_shape"]
     if groups != 1 or d(st.integers(0, 3)) == 0:
         attrs["group"] = groups
-    wtype, ytype = d(st.sampled_from(["uint8", "int8"])), d(st.sampled_from(["uint8", "int8"]))
+    # y of x's type, w int8 or of x's type: the combinations runtimes implement; the others are
+    # the named edges saturate_*_to_* and in_range_*_to_*
+    wtype = d(st.sampled_from(sorted({dtype, "int8"}))) if dtype == "uint8" else dtype
+    ytype = dtype
     x = S.arrays(d, dtype, shape=shape)
     w = S.arrays(d, wtype, shape=(m, c // groups, *kernel))
     per_channel = d(st.booleans())
@@ -178,17 +181,27 @@ def edges(dtype, opset):
     def ws(shape, tw=np.uint8, **kw):
         return (ramp(np.int64, shape, **kw) + (8 if tw == np.uint8 else 0)).astype(tw)
 
+    # w and y of x's type (int8 weights under int8 x): what runtimes implement; the other
+    # combinations are the edges saturate_*_to_* and in_range_*_to_*
+    tw = np.int8 if dtype == "int8" else np.uint8
+    wname = "int8" if dtype == "int8" else "uint8"
+    wshift = 0 if dtype == "int8" else 8
+    _ws = ws
+
+    def ws(shape, tw=tw, **kw):  # noqa: F811
+        return _ws(shape, tw, **kw)
+
     x, w = xs((1, 2, 4, 4)), ws((3, 2, 2, 2), start=2, mod=5, offset=2)
-    xz, wz = values(dtype, shift + 1), values("uint8", 8)
-    u8 = lambda v: values("uint8", v)  # noqa: E731
-    per = u8([8, 10, 7])
+    xz, wz = values(dtype, shift + 1), values(wname, wshift)
+    u8 = lambda v: values(dtype, v if dtype == "uint8" else (np.asarray(v) - 128) // 4)  # noqa: E731
+    per = values(wname, np.array([0, 2, -1]) + wshift)
     one = f(1.0)
     out += [
         # ties: acc * 1 * 1 / 2 with odd acc is k + 0.5
         Example([x, one, xz, w, one, wz, f(2.0), u8(128)], {}, name="ties_to_even"),
         Example([x, one, xz, w, f([1.0, 0.5, 0.25]), per, f(2.0), u8(100)], {}, name="per_channel_scale_and_zero_point"),
         Example([x, one, xz, w, one, wz, f(1.0), u8(100), values("int32", [1, -2, 3])], {}, name="bias"),
-        Example([x, one, xz, w, one, wz, f(0.5), values("int8", 0), values("int32", [2**20, -(2**20), 0])], {}, name="bias_saturates"),
+        Example([x, one, xz, w, one, wz, f(0.5), u8(128), values("int32", [2**20, -(2**20), 0])], {}, name="bias_saturates"),
         Example([x, one, xz, w, f(-1.0), wz, f(1.0), u8(128)], {}, name="negative_scale"),
         Example([x, one, values(dtype, 0), w, one, wz, one, u8(100)], {"pads": [1, 0, 0, 1]}, name="pads_zero_point_0"),
         Example([x, one, xz, w, one, wz, one, u8(100)], {"pads": [1, 0, 0, 1], "strides": [2, 1]}, name="pads_nonzero_zero_point"),
@@ -196,7 +209,7 @@ def edges(dtype, opset):
         Example([x[:, :1].copy(), one, xz, w[:1, :1].copy(), one, wz, one, u8(100)], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
         Example([x, one, xz, w, one, wz, one, u8(100)], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [1, 2]},
                 name="valid_dilated_strided"),
-        Example([xs((1, 4, 3, 3)), one, xz, ws((4, 2, 2, 2)), one, u8([8, 9, 10, 11]), one, u8(50)], {"group": 2},
+        Example([xs((1, 4, 3, 3)), one, xz, ws((4, 2, 2, 2)), one, values(wname, np.array([0, 1, 2, 3]) + wshift), one, u8(50)], {"group": 2},
                 name="group2_per_channel"),
         Example([xs((2, 2, 5)), one, xz, ws((2, 2, 3)), one, wz, one, u8(60)], {"strides": [2]}, name="conv1d"),
         Example([xs((1, 1, 3, 3, 3)), one, xz, ws((2, 1, 2, 2, 2), start=2, mod=3), one, wz, one, u8(60)], {"dilations": [1, 2, 1]},

@@ -13,6 +13,10 @@ adds the float 8 types for a, b and y and float16 / bfloat16 scales (TS). A floa
 "the quantization formula" followed by Cast's conversion of opset 21 (saturating, as the op has
 no ``saturate`` attribute: +-inf to NaN for the FNUZ types).
 
+Drawn: y of a's type and b of a's type (or int8 under a uint8 a), float32 or float16 scales;
+every other combination of types (and bfloat16 scales) is a named edge, so that a runtime lacking
+one is known by name.
+
 Granularity: "Scale and zero point must have same shape. They must be either scalar (per tensor)
 or N-D tensor (per row for 'a' and per column for 'b')"; the text then names "an M element
 vector" for a 2-D a, which broadcasts (numpy) along K, not along rows, and "a K element vector"
@@ -178,8 +182,10 @@ def _scale(d, label: str) -> np.ndarray:
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
     since = opset
-    btype = d(st.sampled_from(_qtypes(since)))
-    ytype = d(st.sampled_from(_qtypes(since)))
+    # y of a's type, b int8 or of a's type: the combinations runtimes implement; every other one
+    # (and bfloat16 scales) is a named edge (extremes_*_to_*, to_*, bfloat16_scales)
+    btype = d(st.sampled_from(sorted({dtype, "int8"}))) if dtype == "uint8" else dtype
+    ytype = dtype
     stype = d(st.sampled_from(["float32", "float16"] if since >= 21 else ["float32"]))
     m, k, n = d(st.integers(1, 4)), d(st.integers(1, 4)), d(st.integers(1, 4))
     batch = d(st.sampled_from([(), (), (2,), (1,)]))
@@ -204,22 +210,23 @@ def edges(dtype, opset):
                 out.append(Example([ext, f(0.5), q(hi), bext, f(0.25), q(blo, t=bt), f(0.125), q(0, t=yt)],
                                    name=f"extremes_{bt}_to_{yt}"))
         mid = 0 if lo < 0 else 128
+        yz = q(0 if lo < 0 else 100)  # y of a's type, b int8: what runtimes implement (the others: extremes_*)
+        b8 = lambda v: q(v, t="int8")  # noqa: E731
         # ties: acc odd with scales 1, 1 and y_scale 2 -> acc / 2 = k + 0.5
         a = q(np.array([[1, 3, 5, 7], [-1, -3, -5, 2]]) + mid)
-        b = q(np.array([[1], [0], [0], [0]]), t="int8")
-        out.append(Example([a, f(1.0), q(mid), b, f(1.0), q(0, t="int8"), f(2.0), q(0 if lo < 0 else 100)], name="ties_to_even"))
-        out.append(Example([a, f(1.0), q(mid), b, f(1.0), q(0, t="int8"), f(0.001), q(0 if lo < 0 else 100)], name="saturate"))
-        out.append(Example([a, f(-1.0), q(mid), b, f(1.0), q(0, t="int8"), f(0.5), q(0 if lo < 0 else 100)], name="negative_scale"))
-        out.append(Example([a[0], f(1.0), q(mid), b, f(1.0), q(0, t="int8"), f(1.0), q(10, t="uint8")], name="1d_a"))
-        out.append(Example([a, f(1.0), q(mid), b[:, 0], f(1.0), q(0, t="int8"), f(1.0), q(10, t="uint8")], name="1d_b"))
+        b = b8(np.array([[1], [0], [0], [0]]))
+        out.append(Example([a, f(1.0), q(mid), b, f(1.0), b8(0), f(2.0), yz], name="ties_to_even"))
+        out.append(Example([a, f(1.0), q(mid), b, f(1.0), b8(0), f(0.001), yz], name="saturate"))
+        out.append(Example([a, f(-1.0), q(mid), b, f(1.0), b8(0), f(0.5), yz], name="negative_scale"))
+        out.append(Example([a[0], f(1.0), q(mid), b, f(1.0), b8(0), f(1.0), yz], name="1d_a"))
+        out.append(Example([a, f(1.0), q(mid), b[:, 0], f(1.0), b8(0), f(1.0), yz], name="1d_b"))
         a3 = q(np.arange(12).reshape(2, 2, 3) % 5 + mid)
-        b3 = q(np.array([[1, -1], [2, 0], [0, 3]]), t="int8")
-        out.append(Example([a3, f(0.5), q(mid), b3, f(0.5), q(1, t="int8"), f(0.25), q(5, t="int8")], name="batched_broadcast"))
-        out.append(Example([a3, f([[[0.5], [1.0]], [[2.0], [0.25]]]), q(mid), b3, f([[0.5, 0.25]]), q(1, t="int8"), f(0.25),
-                            q(5, t="int8")], name="per_row_a_per_column_b_scales"))
-        out.append(Example([q(np.zeros((0, 3))), f(1.0), q(mid), b3, f(1.0), q(0, t="int8"), f(1.0), q(3, t="int8")], name="empty_m"))
-        out.append(Example([q(np.zeros((2, 0))), f(1.0), q(mid), q(np.zeros((0, 2)), t="int8"), f(1.0), q(0, t="int8"), f(1.0),
-                            q(3, t="int8")], name="empty_k"))
+        b3 = b8(np.array([[1, -1], [2, 0], [0, 3]]))
+        out.append(Example([a3, f(0.5), q(mid), b3, f(0.5), b8(1), f(0.25), yz], name="batched_broadcast"))
+        out.append(Example([a3, f([[[0.5], [1.0]], [[2.0], [0.25]]]), q(mid), b3, f([[0.5, 0.25]]), b8(1), f(0.25), yz],
+                           name="per_row_a_per_column_b_scales"))
+        out.append(Example([q(np.zeros((0, 3))), f(1.0), q(mid), b3, f(1.0), b8(0), f(1.0), yz], name="empty_m"))
+        out.append(Example([q(np.zeros((2, 0))), f(1.0), q(mid), b8(np.zeros((0, 2))), f(1.0), b8(0), f(1.0), yz], name="empty_k"))
     else:
         fmax = float(S.finite_range(dtype)[1])
         a = q([[1.0, 2.0, -0.5], [fmax, -fmax, 0.0]])
@@ -228,6 +235,10 @@ def edges(dtype, opset):
         for yt in ("int8", "uint8", dtype):
             out.append(Example([a, f(1.0), z, b, f(1.0), z, f(1.0), values(yt, 0.0 if yt != "uint8" else 128)],
                                name=f"to_{yt}" if yt != dtype else "to_same_float8"))
+        for bt in S.FLOAT8:  # b and y of every other float 8 type
+            if bt != dtype:
+                out.append(Example([a, f(0.5), z, values(bt, [[1.0], [0.5], [2.0]]), f(1.0), values(bt, 0.0), f(2.0), values(bt, 0.0)],
+                                   name=f"b_and_y_{bt}"))
         specials = q([[np.nan, 1.0], [np.inf if dtype == "float8e5m2" else fmax, 1.0]])
         out.append(Example([specials, f(1.0), z, q([[1.0], [1.0]]), f(1.0), z, f(1.0), z], name="nan_inf"))
         out.append(Example([a, values("float16", 0.5), z, b, values("float16", 2.0), z, values("float16", 1.0), values("uint8", 0)],

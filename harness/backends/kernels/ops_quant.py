@@ -110,9 +110,10 @@ def dequantize_linear(node):
 def dynamic_quantize_linear(node):
     def run(x):
         x = x.astype(np.float32, copy=False)
-        lo = min(0.0, float(np.min(x))) if x.size else 0.0
-        hi = max(0.0, float(np.max(x))) if x.size else 0.0
-        scale = np.float32((hi - lo) / 255.0)
+        lo = np.float32(min(0.0, float(np.min(x)))) if x.size else np.float32(0)
+        hi = np.float32(max(0.0, float(np.max(x)))) if x.size else np.float32(0)
+        with np.errstate(over="ignore"):  # the function body's Sub and Div, in float32 (an overflow is inf)
+            scale = np.float32(np.float32(hi - lo) / np.float32(255))
         if scale == 0:
             return (np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8))
         zp = np.uint8(np.clip(np.rint(0.0 - np.float32(lo) / scale), 0, 255))

@@ -183,6 +183,8 @@ def dequantize_linear(node, x, x_scale, x_zero_point=None, *, axis=1, block_size
 
 @lowers("DynamicQuantizeLinear", 11)
 def dynamic_quantize_linear(node, x):
+    if x.numel() == 0:  # an empty range: y_scale 0, zero point 0 (spec-silent: 0 / 0 in the body)
+        return torch.zeros(x.shape, dtype=torch.uint8), torch.zeros((), dtype=torch.float32), torch.zeros((), dtype=torch.uint8)
     lo = torch.clamp(x.min(), max=0).to(torch.float32)
     hi = torch.clamp(x.max(), min=0).to(torch.float32)
     scale = (hi - lo) / 255.0
