@@ -4,8 +4,9 @@ The convolution of (x - x_zero_point) and (w - w_zero_point) (ConvInteger's, con
 geometry, groups, kernel_shape, strides, dilations, pads, auto_pad), plus the bias B, is the
 real output divided by x_scale * w_scale: "When bias is present it must be quantized using scale
 = input scale * weight scale and zero point as 0". The output is quantized as everywhere in the
-family: y = saturate(round(acc * x_scale * w_scale / y_scale) + y_zero_point), rounding half to
-even. x_scale, x_zero_point, y_scale, y_zero_point are scalars ("It's a scalar, which means a
+family: y = saturate(round(acc * x_scale * w_scale / y_scale) + y_zero_point); the text names no
+rounding, we round half to even as QuantizeLinear and QLinearMatMul say (spec-silent
+``tie_rounding``: where acc * x_scale * w_scale / y_scale is exactly k + 0.5). x_scale, x_zero_point, y_scale, y_zero_point are scalars ("It's a scalar, which means a
 per-tensor/layer quantization"); w_scale and w_zero_point are scalars or 1-D of length M (per
 output channel). x, w, y are int8 or uint8 each (T1, T2, T3), B int32.
 
@@ -42,7 +43,7 @@ def _attrs(attrs: dict) -> dict:
 
 
 def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None, *, attrs: dict,
-                 pad_with_zero_point: bool = True, float32_multiplier: bool = False) -> np.ndarray:
+                 pad_with_zero_point: bool = True, float32_multiplier: bool = False, ties: str = "even") -> np.ndarray:
     acc = convolve(x, w, x_zero_point, w_zero_point, _attrs(attrs), pad_with_zero_point).astype(object)
     m = acc.shape[1]
     nsp = acc.ndim - 2
@@ -64,7 +65,27 @@ def qlinear_conv(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_
             out[idx] = float(Fraction(int(a)) * Fraction(xs) * Fraction(float(ws[c])) / Fraction(ys))
     to = S.label_of(np.asarray(y_zero_point).dtype)
     with np.errstate(all="ignore"):
-        return to_quantized(np.rint(out) + float(f64(y_zero_point).reshape(())), to)
+        r = np.rint(out)
+        if ties != "even":
+            tie = (out - np.floor(out)) == 0.5
+            r = np.where(tie, np.floor(out) if ties == "down" else np.ceil(out), r)
+        return to_quantized(r + float(f64(y_zero_point).reshape(())), to)
+
+
+def scaled_exact(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zero_point, B=None, *, attrs: dict) -> np.ndarray:
+    """acc * x_scale * w_scale / y_scale, exactly (as a float64 array of exact halves)."""
+    acc = convolve(x, w, x_zero_point, w_zero_point, _attrs(attrs)).astype(object)
+    m, nsp = acc.shape[1], acc.ndim - 2
+    if B is not None:
+        acc = acc + np.asarray(B).astype(np.int64).astype(object).reshape((1, m) + (1,) * nsp)
+    ws = np.broadcast_to(f64(w_scale).reshape(-1), (m,))
+    xs, ys = float(f64(x_scale).reshape(())), float(f64(y_scale).reshape(()))
+    out = np.zeros(acc.shape, dtype=np.float64)
+    if ys == 0:
+        return out
+    for idx in np.ndindex(acc.shape):
+        out[idx] = float(Fraction(int(acc[idx])) * Fraction(xs) * Fraction(float(ws[idx[1]])) / Fraction(ys))
+    return out
 
 
 @op.reference(10)
@@ -74,7 +95,8 @@ def reference(x, x_scale, x_zero_point, w, w_scale, w_zero_point, y_scale, y_zer
 
 def _combos(inputs, attrs):
     ins = list(inputs) + [None] * (9 - len(inputs))
-    return [qlinear_conv(*ins, attrs=attrs, pad_with_zero_point=p, float32_multiplier=f) for p in (True, False) for f in (False, True)]
+    return [qlinear_conv(*ins, attrs=attrs, pad_with_zero_point=p, float32_multiplier=f, ties=t)
+            for p in (True, False) for f in (False, True) for t in ("even", "down", "up")]
 
 
 def _one_of(c: SilentCheck) -> bool:
@@ -99,7 +121,15 @@ def _precision(inputs, attrs, expected, since):
     return [m if m.any() else None]
 
 
-SENTENCE = "each such output is the result of one combination of the readings (padding x_zero_point or 0; exact or float32 multiplier)"
+def _ties(inputs, attrs, expected, since):
+    ins = list(inputs) + [None] * (9 - len(inputs))
+    v = scaled_exact(*ins, attrs=attrs)
+    m = (v - np.floor(v)) == 0.5
+    return [m if m.any() else None]
+
+
+SENTENCE = ("each such output is the result of one combination of the readings (padding x_zero_point or 0; exact or "
+            "float32 multiplier; a tie rounded to even, down or up)")
 op.spec_silent(
     "padding_value", (10,),
     spec="The convolution operator consumes a quantized input tensor, its scale and zero point, a quantized filter, its "
@@ -114,6 +144,13 @@ op.spec_silent(
     expected="acc * x_scale * w_scale / y_scale computed exactly and rounded half to even; the text names no precision "
              "for the requantization (a float32 multiplier can cross a near-tie)",
     where=_precision, invariants={SENTENCE: _one_of})
+op.spec_silent(
+    "tie_rounding", (10,),
+    spec="The convolution operator consumes a quantized input tensor, its scale and zero point, a quantized filter, its "
+         "scale and zero point, and output's scale and zero point, and computes the quantized output.",
+    expected="ties to even, as QuantizeLinear's and QLinearMatMul's 'rounding to nearest ties to even': QLinearConv's "
+             "text names no rounding at all",
+    where=_ties, invariants={SENTENCE: _one_of})
 
 
 # -- strategy ---------------------------------------------------------------------------------

@@ -77,8 +77,10 @@ def exact_product(a, za, b, zb) -> np.ndarray:
 
 def _scaled(acc, sa, sb, sy, reading: int) -> np.ndarray:
     """acc * sa * sb / sy as float64 per the reading: 0 exact, 1 float32 multiplier
-    fl(fl(sa * sb) / sy) then fl(acc * multiplier), 2 float32 left to right."""
+    fl(fl(sa * sb) / sy) then fl(acc * multiplier), 2 float32 left to right, 3 the multiplier in
+    the scales' own type (float16 / bfloat16 scales of QLinearMatMul-21) then fl32(acc * it)."""
     shape = acc.shape
+    slabel = S.label_of(np.asarray(sa).dtype)
     sa_, sb_, sy_ = (np.broadcast_to(f64(s), shape) for s in (sa, sb, sy))
     out = np.empty(shape, dtype=np.float64)
     for i in np.ndindex(shape):
@@ -92,8 +94,9 @@ def _scaled(acc, sa, sb, sy, reading: int) -> np.ndarray:
             continue
         with np.errstate(all="ignore"):
             a32 = float(in_type(np.float64(acc[i]), "float32"))
-            if reading == 1:
-                m = in_type(in_type(sa_[i] * sb_[i], "float32") / sy_[i], "float32")
+            if reading in (1, 3):
+                t = "float32" if reading == 1 else slabel
+                m = in_type(in_type(sa_[i] * sb_[i], t) / sy_[i], t)
                 out[i] = in_type(a32 * m, "float32")
             else:
                 out[i] = in_type(in_type(in_type(a32 * sa_[i], "float32") * sb_[i], "float32") / sy_[i], "float32")
@@ -124,12 +127,12 @@ def _same(x, y):
 
 
 def _readings(inputs):
-    return [qlinear_matmul(*inputs, reading=k) for k in range(3)]
+    return [qlinear_matmul(*inputs, reading=k) for k in range(4)]
 
 
 def _open(inputs, attrs, expected, since):
     r = _readings(inputs)
-    m = ~_same(r[0], r[1]) | ~_same(r[0], r[2])
+    m = ~_same(r[0], r[1]) | ~_same(r[0], r[2]) | ~_same(r[0], r[3])
     return [m if m.any() else None]
 
 
@@ -146,9 +149,10 @@ op.spec_silent(
     spec="The quantization formula is y = saturate((x / y_scale) + y_zero_point). For (x / y_scale), it is rounding "
          "to nearest ties to even.",
     expected="acc * a_scale * b_scale / y_scale computed exactly, then rounded half to even: the text names no "
-             "precision; a float32 multiplier (a_scale * b_scale / y_scale) or float32 steps can cross a near-tie",
+             "precision; a float32 multiplier (a_scale * b_scale / y_scale), one in the scales' type (float16) or float32 "
+             "steps can cross a near-tie",
     where=_open,
-    invariants={"each such element is the result of the exact, float32-multiplier or float32 left-to-right reading": _one_of})
+    invariants={"each such element is the result of the exact, float32-multiplier, float32 left-to-right or scale-type-multiplier reading": _one_of})
 
 
 # -- strategy ---------------------------------------------------------------------------------
