@@ -113,6 +113,7 @@ def _one_of(c: SilentCheck) -> bool:
 op.spec_silent(
     "multiplication_precision", VERSIONS,
     spec={10: "The dequantization formula is y = (x - x_zero_point) * x_scale.",
+          13: "The dequantization formula is `y = (x - x_zero_point) * x_scale`.",
           23: "The output type is determined by the attribute `output_dtype`. If `output_dtype` is not supplied then the "
               "output type is the same as `x_scale`. The output type also determines the precision of the multiplication "
               "operation."},

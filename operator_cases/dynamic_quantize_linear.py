@@ -72,7 +72,7 @@ def _zero_range(inputs, attrs, expected, since):
 
 op.spec_silent(
     "zero_range", (11,),
-    spec="intermediate_zero_point = qmin - min(x)/y_scale; y_zero_point = cast(round(saturate(intermediate_zero_point)))",
+    spec="intermediate_zero_point = qmin - min(x)/y_scale y_zero_point = cast(round(saturate(intermediate_zero_point)))",
     expected="y_zero_point 0 and y 0: with y_scale = 0 (x all zeros, empty, or a range that underflows) the steps divide "
              "0 by 0 and cast NaN to uint8; the adjusted range [0, 0] holds only the real 0",
     where=_zero_range, invariants={})

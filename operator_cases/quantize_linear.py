@@ -148,8 +148,9 @@ def _one_of_the_readings(c: SilentCheck) -> bool:
 op.spec_silent(
     "division_precision", VERSIONS,
     spec={10: "For (x / y_scale), it's rounding to the nearest even.",
-          23: "The type of y_scale determines the precision of the division operation between x and y_scale, "
-              "unless the precision attribute is specified."},
+          21: "For `(x / y_scale)`, it rounds to the nearest even.",
+          23: "The type of `y_scale` determines the precision of the division operation between `x` and `y_scale`, "
+              "unless the `precision` attribute is specified."},
     expected="x and y_scale taken as values of the precision type (float32 before 19, the scale's type for 19/21, "
              "the precision attribute or the scale's type from 23) and their quotient rounded once to it, as IEEE "
              "division in that type; with an integer scale the exact quotient. The text never says whether x is "
@@ -175,6 +176,8 @@ def _nan_to_int(inputs, attrs, expected, since):
 op.spec_silent(
     "nan_to_int", VERSIONS,
     spec={10: "The quantization formula is y = saturate ((x / y_scale) + y_zero_point). For saturation, it saturates "
+              "to [0, 255] if it's uint8, or [-128, 127] if it's int8.",
+          19: "The quantization formula is `y = saturate ((x / y_scale) + y_zero_point)`. For saturation, it saturates "
               "to [0, 255] if it's uint8, or [-128, 127] if it's int8.",
           21: "The quantization formula is `y = saturate((x / y_scale) + y_zero_point)`."},
     expected="0, as Cast.float_to_int_out_of_range takes NaN to an integer: saturate() names no NaN rule; x = NaN, "
@@ -202,10 +205,14 @@ def _nan_or_max(c: SilentCheck) -> bool:
 
 op.spec_silent(
     "fnuz_inf", (19, 21, 23, 24, 25, 28),
-    spec="The parameter defines how the conversion behaves if an input value is out of range of the destination "
-         "type. It only applies for float 8 quantization [...] All cases are fully described in two tables inserted "
-         "in the operator description.",
-    expected="Cast's table of the same opset (the tables are not in QuantizeLinear's text): with saturate, +-inf "
+    spec={19: "'y_zero_point' is usually not used for quantization to float8e4m3fn, float8e4m3fnuz, float8e5m2, "
+              "float8e5m2fnuz, but the quantization formula remains the same for consistency",
+          21: "`y_zero_point` is usually not used for quantization to float8 types, but the quantization formula remains "
+              "the same for consistency",
+          23: "`y_zero_point` is usually not used for quantization to float8 and 4bit types, but the quantization "
+              "formula remains the same for consistency"},
+    expected="Cast's table of the same opset (the saturate attribute refers to 'two tables inserted in the operator "
+             "description', which QuantizeLinear's text does not hold): with saturate, +-inf "
              "becomes NaN in float8e4m3fnuz / float8e5m2fnuz up to opset 23 (Cast-19/21/23), +-FLT_MAX from 24 (Cast-24)",
     where=_fnuz_inf,
     invariants={"each such element is NaN or +-FLT_MAX of the type": _nan_or_max})
