@@ -243,6 +243,7 @@ def edges(dtype, opset):
         Example([x, one, values(dtype, 0), w, one, wz, one, u8(100)], {"pads": [1, 0, 0, 1]}, name="pads_zero_point_0"),
         Example([x, one, xz, w, one, wz, one, u8(100)], {"pads": [1, 0, 0, 1], "strides": [2, 1]}, name="pads_nonzero_zero_point"),
         Example([x, one, xz, w, one, wz, one, u8(100)], {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, name="same_upper_strided"),
+        Example([x, one, xz, w, one, wz, one, u8(100)], {"kernel_shape": [2, 2], "strides": [1, 2]}, name="explicit_kernel_shape"),
         Example([x[:, :1].copy(), one, xz, w[:1, :1].copy(), one, wz, one, u8(100)], {"auto_pad": "SAME_LOWER"}, name="same_lower_odd"),
         Example([x, one, xz, w, one, wz, one, u8(100)], {"auto_pad": "VALID", "dilations": [2, 2], "strides": [1, 2]},
                 name="valid_dilated_strided"),

@@ -243,6 +243,9 @@ def edges(dtype, opset):
             if bt != dtype:
                 out.append(Example([a, f(0.5), z, values(bt, [[1.0], [0.5], [2.0]]), f(1.0), values(bt, 0.0), f(2.0), values(bt, 0.0)],
                                    name=f"b_and_y_{bt}"))
+        tiny = float(S.smallest_subnormal(dtype))
+        a_sub = q([[-0.0, tiny, -tiny], [tiny, tiny, 0.0]])
+        out.append(Example([a_sub, f(1.0), z, q([[1.0], [2.0], [1.0]]), f(1.0), z, f(1.0), z], name="signed_zero_subnormal"))
         specials = q([[np.nan, 1.0], [np.inf if dtype == "float8e5m2" else fmax, 1.0]])
         out.append(Example([specials, f(1.0), z, q([[1.0], [1.0]]), f(1.0), z, f(1.0), z], name="nan_inf"))
         out.append(Example([a, values("float16", 0.5), z, b, values("float16", 2.0), z, values("float16", 1.0), values("uint8", 0)],
