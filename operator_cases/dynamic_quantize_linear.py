@@ -70,12 +70,27 @@ def _zero_range(inputs, attrs, expected, since):
     return [np.ones(np.shape(expected[0]), bool), None, np.ones((), bool)]
 
 
+def _zeros_alike(c) -> bool:
+    x = np.asarray(c.inputs[0], dtype=np.float64)
+    y = np.asarray(c.actual[0]).astype(np.int64)
+    return y.shape == x.shape and len(set(y[x == 0].tolist())) <= 1
+
+
+def _scale_nan_or_without(c) -> bool:
+    """y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out."""
+    s = float(np.asarray(c.actual[1], dtype=np.float64))
+    x = np.asarray(c.inputs[0], dtype=np.float32)
+    rest = x[np.isfinite(x)]
+    return not np.isfinite(s) or s == float(dynamic_quantize(rest)[1])
+
+
 op.spec_silent(
     "zero_range", (11,),
     spec="intermediate_zero_point = qmin - min(x)/y_scale y_zero_point = cast(round(saturate(intermediate_zero_point)))",
     expected="y_zero_point 0 and y 0: with y_scale = 0 (x all zeros, empty, or a range that underflows) the steps divide "
              "0 by 0 and cast NaN to uint8; the adjusted range [0, 0] holds only the real 0",
-    where=_zero_range, invariants={})
+    where=_zero_range,
+    invariants={"every element of y whose x is 0 holds the same value (the one conversion of 0 / 0)": _zeros_alike})
 
 
 def _nonfinite(inputs, attrs, expected, since):
@@ -94,7 +109,8 @@ op.spec_silent(
     expected="NaN propagates through max and min (IEEE 754-2019 maximum, as our ReduceMax/ReduceMin references) and "
              "every output it reaches is NaN cast to uint8 (0 here); +-inf in x: inf / inf and the uint8 Cast of NaN "
              "are open, the other elements are IEEE's (y_scale = inf, y = 0)",
-    where=_nonfinite, invariants={})
+    where=_nonfinite,
+    invariants={"y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out": _scale_nan_or_without})
 
 
 @op.strategy(11)

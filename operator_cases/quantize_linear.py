@@ -173,6 +173,16 @@ def _nan_to_int(inputs, attrs, expected, since):
     return [m if m.any() else None]
 
 
+def _zero_zp_or_end(c: SilentCheck) -> bool:
+    a = f64(c.actual[0])
+    label = S.label_of(np.asarray(c.expected[0]).dtype)
+    lo, hi = S.finite_range(label)
+    zp = c.inputs[2] if len(c.inputs) > 2 and c.inputs[2] is not None else None
+    z = expand(zp, a.shape, c.attrs.get("axis", 1), c.attrs.get("block_size", 0)) if zp is not None else np.zeros(a.shape)
+    ok = (a == 0) | (a == z) | (a == lo) | (a == hi)
+    return bool(ok[c.masks[0]].all())
+
+
 op.spec_silent(
     "nan_to_int", VERSIONS,
     spec={10: "The quantization formula is y = saturate ((x / y_scale) + y_zero_point). For saturation, it saturates "
@@ -182,7 +192,8 @@ op.spec_silent(
           21: "The quantization formula is `y = saturate((x / y_scale) + y_zero_point)`."},
     expected="0, as Cast.float_to_int_out_of_range takes NaN to an integer: saturate() names no NaN rule; x = NaN, "
              "or x = 0 with a scale of 0 (0 / 0), reach it",
-    where=_nan_to_int, invariants={})
+    where=_nan_to_int,
+    invariants={"each such element is 0, the zero point, or an end of the output type's range": _zero_zp_or_end})
 
 
 def _fnuz_inf(inputs, attrs, expected, since):
