@@ -24,11 +24,13 @@
   is known by name.
 * Not drawn: x of type int2, uint2 (25 on), float6e2m3, float6e3m2 (28), and a float8e8m0 scale
   (24 on): the harness has no dtype label for them (strategies.py).
+
+No fuzz template: a generated graph holds values of one float dtype, int64 and bool
+(harness.fuzz_api.Value.kind); this op's input (a quantized integer or small-float tensor) has no kind there, so it cannot sensibly enter one.
 """
 
 from __future__ import annotations
 
-import math
 
 import numpy as np
 import onnx

@@ -29,6 +29,9 @@ y_scale. We compute it exactly and round once to an integer (ties to even); a ru
 the multiplier a_scale * b_scale / y_scale in float32 first may land on the other side of a
 near-tie. Where the readings give different outputs the elements are open; the result must be
 one of them.
+
+No fuzz template: a generated graph holds values of one float dtype, int64 and bool
+(harness.fuzz_api.Value.kind); this op's inputs and output (quantized 8-bit tensors) has no kind there, so it cannot sensibly enter one.
 """
 
 from __future__ import annotations

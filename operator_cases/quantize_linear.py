@@ -29,6 +29,9 @@
   +-inf saturates to the type's ends; a scale of 0 gives x / 0 = +-inf (saturated) or NaN (0 / 0).
 * Not drawn: the types the harness has no dtype label for (int2, uint2 from 25; float6e2m3,
   float6e3m2 from 28; a float8e8m0 scale from 24); see the report of the family.
+
+No fuzz template: a generated graph holds values of one float dtype, int64 and bool
+(harness.fuzz_api.Value.kind); this op's output (a quantized integer or small-float tensor) has no kind there, so it cannot sensibly enter one.
 """
 
 from __future__ import annotations
