@@ -15,11 +15,12 @@ quantized three ways with ``onnxruntime.quantization``:
 A quantizer that fails is an ``export-failed`` case carrying its message.
 
 Oracles. A quantized model computes something else than the float model: its expected outputs
-are the quantized model's own, computed by ``onnx.reference`` (the ``reference`` backend; our
-per-op references do not cover QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear and
-QLinearConv yet). The case is tagged ``oracle: reference``, so the reference backend's result
-is a self-check (``skip``), never a pass. The float model's framework output is reported beside
-it: the tag ``float_max_abs`` is the largest difference between the quantized oracle and the
+are the quantized model's own, computed by our per-op references (``operator_cases``: Q/DQ,
+DynamicQuantizeLinear, QLinearMatMul, QLinearConv, ConvInteger, MatMulInteger and the float ops)
+composed node by node over the graph, as ``harness.localize`` composes them; a node without a
+reference of ours makes the case an oracle error. The case is tagged ``oracle: ours``, so
+``onnx.reference`` is one more backend under test. The float model's framework output is
+reported beside it: the tag ``float_max_abs`` is the largest difference between the quantized oracle and the
 float PyTorch output over the input sets, and ``float_range`` the largest magnitude of the float
 output (so a reader sees what quantization costs).
 
@@ -125,15 +126,28 @@ def output_step(model: Any, float_model: Any, intermediates: list[dict[str, Any]
     return s * w, f"one step ({s:.3g}, {last.op_type} {last.name!r}) of the float head's input times max|W| of the head ({w:.3g})"
 
 
-def _oracle(model: Any, feeds: list[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]], list[dict[str, Any]]]:
-    """The quantized model's outputs by onnx.reference, and every intermediate value."""
-    from onnx.reference import ReferenceEvaluator
+#: the oracle: our per-op references composed over the graph (harness.localize's composer)
+ORACLE = "ours"
 
-    evaluator = ReferenceEvaluator(model)
+
+def _oracle(model: Any, feeds: list[dict[str, np.ndarray]]) -> tuple[list[list[np.ndarray]], list[dict[str, Any]]]:
+    """The quantized model's outputs by our references composed node by node (every value
+    computed from the values before it, as harness.localize does), and every intermediate value.
+    A node without a reference of ours is an oracle failure, said so (the case becomes an oracle
+    error, never a pass)."""
+    from harness.localize import _apply, _graph, reference_steps
+
+    g = _graph(model)
+    steps = reference_steps(g)
+    missing = [s for s in steps if isinstance(s, str)]
+    if missing:
+        raise ValueError(f"the composed oracle has no reference for {len(missing)} node(s): {missing[0]}")
     outs, inter = [], []
     names = [o.name for o in model.graph.output]
     for f in feeds:
-        values = evaluator.run(None, f, intermediate=True)
+        values: dict[str, Any] = {**g.initializers, **f}
+        for node, step in zip(g.nodes, steps):
+            values.update((o, y) for o, y in zip(node.output, _apply(step, node, values)) if o)
         inter.append(values)
         outs.append([np.asarray(values[n]) for n in names])
     return outs, inter
@@ -166,7 +180,7 @@ def build(say: Say) -> Iterator[BuiltModel]:
         for method in METHODS:
             name = f"{spec.name}/{method}/opset{OPSET}"
             tags = {"suite": "models", "framework": FRAMEWORK, "model": f"{spec.name}-int8", "exporter": f"{exporter} + {method}",
-                    "opset": OPSET, "quantization": method, "oracle": "reference", **versions, **shape_tags(spec.input_sets, spec.seq_axis)}
+                    "opset": OPSET, "quantization": method, "oracle": ORACLE, **versions, **shape_tags(spec.input_sets, spec.seq_axis)}
             try:  # the quantizer's failure is this model's export failure
                 with tempfile.TemporaryDirectory() as tmp, quiet_output():
                     float_path, out_path = os.path.join(tmp, "float.onnx"), os.path.join(tmp, "quantized.onnx")

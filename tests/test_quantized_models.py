@@ -39,7 +39,7 @@ def test_quantized_oracle_and_one_step_tolerance(tmp_path, method):
     model = onnx.load(tmp_path / "q.onnx")
     ops = {n.op_type for n in model.graph.node}
     assert {"dynamic": "MatMulInteger", "static-qdq": "QuantizeLinear", "static-qoperator": "QLinearMatMul"}[method] in ops
-    assert all(n.domain in ("", "ai.onnx") for n in model.graph.node)  # standard ops only: onnx.reference can be the oracle
+    assert all(n.domain in ("", "ai.onnx") for n in model.graph.node)  # standard ops only: our references compose over them (the oracle)
     expected, inter = Q._oracle(model, [{"x": x} for x in xs])
     atol, why = Q.output_step(model, float_model, inter)
     w2_max = float(np.abs(numpy_helper.to_array(float_model.graph.initializer[1])).max())
@@ -83,3 +83,21 @@ def test_output_step_after_the_last_quantized_tensor():
     # a float MatMul after it: one input step times the largest weight
     atol, why = Q.output_step(_tail_model("MatMul"), _tail_model("MatMul"), [])
     assert atol == pytest.approx(0.05 * 3.0) and "max|W|" in why
+
+
+def test_composed_oracle_is_ours_and_refuses_a_node_without_a_reference():
+    # DequantizeLinear (scale 0.5, zero point 10) then Relu: (x - 10) * 0.5 clipped at 0, by hand
+    inits = [numpy_helper.from_array(np.array(0.5, np.float32), "s"), numpy_helper.from_array(np.array(10, np.uint8), "z")]
+    nodes = [helper.make_node("DequantizeLinear", ["q", "s", "z"], ["d"]), helper.make_node("Relu", ["d"], ["y"])]
+    graph = helper.make_graph(nodes, "dq", [helper.make_tensor_value_info("q", TensorProto.UINT8, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    (out,), (values,) = Q._oracle(model, [{"q": np.array([0, 10, 13, 255], np.uint8)}])
+    assert out[0].tolist() == [0.0, 0.0, 1.5, 122.5] and values["d"].tolist() == [-5.0, 0.0, 1.5, 122.5]
+    assert Q.ORACLE == "ours"
+    scaler = helper.make_node("Scaler", ["x"], ["y"], domain="ai.onnx.ml", scale=[2.0])
+    graph = helper.make_graph([scaler], "ml", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    ml = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid("ai.onnx.ml", 1)], ir_version=10)
+    with pytest.raises(ValueError, match="no reference"):
+        Q._oracle(ml, [{"x": np.ones(2, np.float32)}])

@@ -58,6 +58,9 @@ def quantize(x, scale, zero_point, out_dtype, axis, block_size, saturate, precis
         return np.clip(q, lo, hi).astype(out_dtype)
     if zero_point is not None:
         q = q.astype(np.float32) + widen(broadcast_param(zero_point, x, axis, block_size))
+    if out_dtype == np.dtype(ml_dtypes.float4_e2m1fn):
+        # float4.md's Cast table: NaN -> 6 (the type has no NaN); ml_dtypes would give -0
+        q = np.where(np.isnan(q), np.float32(6), q)
     return cast(q.astype(np.float32), out_dtype, saturate)
 
 
@@ -107,9 +110,10 @@ def dequantize_linear(node):
 def dynamic_quantize_linear(node):
     def run(x):
         x = x.astype(np.float32, copy=False)
-        lo = min(0.0, float(np.min(x))) if x.size else 0.0
-        hi = max(0.0, float(np.max(x))) if x.size else 0.0
-        scale = np.float32((hi - lo) / 255.0)
+        lo = np.float32(min(0.0, float(np.min(x)))) if x.size else np.float32(0)
+        hi = np.float32(max(0.0, float(np.max(x)))) if x.size else np.float32(0)
+        with np.errstate(over="ignore"):  # the function body's Sub and Div, in float32 (an overflow is inf)
+            scale = np.float32(np.float32(hi - lo) / np.float32(255))
         if scale == 0:
             return (np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8))
         zp = np.uint8(np.clip(np.rint(0.0 - np.float32(lo) / scale), 0, 255))

@@ -157,7 +157,9 @@ def quantize_linear(node, x, y_scale, y_zero_point=None, *, axis=1, block_size=0
     if to in _TORCH_FLOAT8 or to == TP.FLOAT4E2M1:
         if y_zero_point is not None:
             q = q + _expand_param(y_zero_point, x, axis, block_size).to(q.dtype)
-        return to_float8(q, to, bool(saturate)) if to in _TORCH_FLOAT8 else to_float4e2m1(q)
+        if to == TP.FLOAT4E2M1:  # float4.md's Cast table: NaN -> 6 (the type has no NaN)
+            return to_float4e2m1(torch.where(torch.isnan(q), torch.full_like(q, 6.0), q))
+        return to_float8(q, to, bool(saturate))
     q = torch.round(q.to(torch.float64))  # round half to even
     if y_zero_point is not None:
         q = q + _exact_value(_expand_param(y_zero_point, x, axis, block_size), to).to(torch.float64)
@@ -181,6 +183,8 @@ def dequantize_linear(node, x, x_scale, x_zero_point=None, *, axis=1, block_size
 
 @lowers("DynamicQuantizeLinear", 11)
 def dynamic_quantize_linear(node, x):
+    if x.numel() == 0:  # an empty range: y_scale 0, zero point 0 (spec-silent: 0 / 0 in the body)
+        return torch.zeros(x.shape, dtype=torch.uint8), torch.zeros((), dtype=torch.float32), torch.zeros((), dtype=torch.uint8)
     lo = torch.clamp(x.min(), max=0).to(torch.float32)
     hi = torch.clamp(x.max(), min=0).to(torch.float32)
     scale = (hi - lo) / 255.0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import torch
+from onnx import TensorProto as TP
 
 from ._util import widen
 from .registry import lowers
@@ -71,10 +72,32 @@ def matmul_integer(node, a, b, a_zero_point=None, b_zero_point=None):
 
 @lowers("QLinearMatMul", 10, 21)
 def qlinear_matmul(node, a, a_scale, a_zp, b, b_scale, b_zp, y_scale, y_zp):
-    acc = torch.matmul(_centered(a, a_zp, per_row=True), _centered(b, b_zp)).to(torch.float64)
-    a_s = a_scale.to(torch.float64)
-    a_s = a_s.reshape(-1, 1) if a_s.numel() > 1 else a_s
-    y = acc * a_s * b_scale.to(torch.float64) / y_scale.to(torch.float64)
-    y = torch.round(y) + y_zp.to(torch.float64)  # round half to even
-    info = torch.iinfo(y_zp.dtype)
-    return y.clamp(info.min, info.max).to(y_zp.dtype)
+    """y = saturate(round(((a - a_zp) @ (b - b_zp)) * a_scale * b_scale / y_scale) + y_zp), in
+    float64 (exact for 8-bit products); float 8 inputs and outputs (QLinearMatMul-21) through
+    their exact values and Cast's saturating conversion. Scales and zero points of the N-D per
+    row ([.., M, 1]) / per column ([.., 1, N]) forms broadcast; a 1-D one of a is per row."""
+    from .ops_cast import _INT_RANGE, to_float8
+
+    f64 = torch.float64
+
+    def centred(x, zp, per_row):
+        zp = zp.to(f64)
+        if per_row and zp.dim() == 1 and zp.numel() > 1:
+            zp = zp.reshape(-1, 1)
+        return x.to(f64) - zp
+
+    acc = torch.matmul(centred(a, a_zp, True), centred(b, b_zp, False))
+    a_s = a_scale.to(f64)
+    a_s = a_s.reshape(-1, 1) if a_s.dim() == 1 and a_s.numel() > 1 else a_s
+    y = acc * a_s * b_scale.to(f64) / y_scale.to(f64)
+    to = node.in_type(7)
+    if to in _INT_RANGE:
+        y = torch.round(y) + y_zp.to(f64)  # round half to even
+        lo, hi = _INT_RANGE[to]
+        return y.clamp(lo, hi).to(y_zp.dtype)
+    # float 8 output: Cast-21's saturating table (+-inf to NaN in the FNUZ types)
+    v = y + y_zp.to(f64)
+    out = to_float8(v, to, True)
+    if to in (TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2FNUZ):
+        out = torch.where(torch.isinf(v), torch.full_like(out, float("nan")), out)
+    return out
