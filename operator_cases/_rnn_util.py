@@ -76,8 +76,9 @@ def _text(v: Any) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
 
-def activation_functions(kind: str, attrs: dict, num_dir: int) -> list[list[tuple[Any, float, float]]]:
-    """Per direction, the (fn, alpha, beta) of each activation slot."""
+def activation_functions(kind: str, attrs: dict, num_dir: int, defaults: dict | None = None) -> list[list[tuple[Any, float, float]]]:
+    """Per direction, the (fn, alpha, beta) of each activation slot (``defaults``: name ->
+    (alpha, beta) in place of the table's, for the spec-silent points' invariants)."""
     per = len(KINDS[kind][1])
     names = [_text(n) for n in (attrs.get("activations") or [])]
     if not names:
@@ -94,6 +95,8 @@ def activation_functions(kind: str, attrs: dict, num_dir: int) -> list[list[tupl
         if key is None:
             raise ValueError(f"{kind}: activation {name!r} is not one the spec lists")
         fn, da, db = ACTIVATIONS[key]
+        if defaults and key in defaults:
+            da, db = defaults[key]
         a = (alphas.pop(0) if alphas else da) if da is not None else 0.0
         b = (betas.pop(0) if betas else db) if db is not None else 0.0
         out.append((fn, a, b))
@@ -108,8 +111,11 @@ def _act(slot, x, clip):
 
 
 def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *,
-               attrs: dict, layout: int = 0, transpose_r: bool = True) -> list[np.ndarray]:
-    """[Y, Y_h] (LSTM: [Y, Y_h, Y_c]) in float64 (the caller rounds to T)."""
+               attrs: dict, layout: int = 0, transpose_r: bool = True, defaults: dict | None = None,
+               clip_cell: str = "") -> list[np.ndarray]:
+    """[Y, Y_h] (LSTM: [Y, Y_h, Y_c]) in float64 (the caller rounds to T). ``defaults`` and
+    ``clip_cell`` ("" ours: h(Ct) unclipped; "h": h(clip(Ct)); "state": Ct itself clipped) give
+    the other readings of the spec-silent points."""
     gates, _ = KINDS[kind]
     direction = _text(attrs.get("direction", "forward"))
     if direction == "foward":  # GRU-1's schema default is spelled so; its doc says forward (default)
@@ -142,7 +148,7 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
     lens = np.full(Bsz, T, dtype=np.int64) if sequence_lens is None else np.asarray(sequence_lens).astype(np.int64).reshape(-1)
     if lens.shape != (Bsz,) or np.any(lens < 0) or np.any(lens > T):
         raise ValueError(f"{kind}: sequence_lens {lens} for seq_length {T}, batch {Bsz}")
-    acts = activation_functions(kind, attrs, num_dir)
+    acts = activation_functions(kind, attrs, num_dir, defaults)
     clip = attrs.get("clip")
     clip = None if clip is None else float(clip)
     ys, hs, cs = [], [], []
@@ -182,8 +188,10 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
                 fg = 1.0 - i if int(attrs.get("input_forget", 0)) else _act(f, pre[:, 2 * H:3 * H] + pf * c, clip)
                 cc = _act(g, pre[:, 3 * H:], clip)
                 cn = fg * c + i * cc
+                if clip_cell == "state" and clip is not None:
+                    cn = np.clip(cn, -clip, clip)
                 o = _act(f, pre[:, H:2 * H] + po * cn, clip)
-                hn = o * _act(ha, cn, None)
+                hn = o * _act(ha, cn, clip if clip_cell == "h" else None)
             m = live[:, None]
             h, c = np.where(m, hn, h), np.where(m, cn, c)
             y[t[live], cols[live]] = hn[live]
@@ -216,11 +224,13 @@ def make_reference(kind: str, module: str = __name__, transpose_r: bool = True):
 def _padded(inputs, attrs, expected, since):
     """Y past each entry's length (and Y_h, Y_c of an entry of length 0)."""
     lens = inputs[4] if len(inputs) > 4 else None
-    if lens is None or not expected:
-        return [None] * len(expected)
     x = np.asarray(inputs[0])
     layout = int(attrs.get("layout", 0))
-    T = x.shape[1] if layout else x.shape[0]
+    T, Bsz = (x.shape[1], x.shape[0]) if layout else x.shape[:2]
+    if lens is None and T == 0:  # seq_length 0: every entry has length 0
+        lens = np.zeros(Bsz, dtype=np.int64)
+    if lens is None or not expected:
+        return [None] * len(expected)
     lens = np.asarray(lens).astype(np.int64).reshape(-1)
     pad = np.arange(T)[:, None] >= lens[None, :]  # (T, B)
     masks: list[Any] = []
@@ -264,10 +274,94 @@ def declare_padding(op: Operator, versions: tuple[int, ...]) -> None:
         "padding", versions,
         spec="sequence_lens: Optional tensor specifying lengths of the sequences in a batch. If not specified - assumed all sequences in the batch to have length `seq_length`.",
         expected="zeros in Y at the steps past an entry's length (ONNX Runtime and cuDNN write zeros there); an entry of length 0 "
-                 "keeps its initial state as Y_h (Y_c): no step is processed",
+                 "(or every entry when seq_length is 0) keeps its initial state as Y_h (Y_c): no step is processed, and 'The last "
+                 "output value of the hidden' of no step is the state the recurrence starts from",
         where=_padded,
         invariants={"a padded element of Y is 0 or the entry's final hidden state; Y_h (Y_c) of a length-0 entry is its initial state or 0":
                     _padding_invariant})
+
+
+def _variants_of(kind: str, inputs: list, attrs: dict, readings: list[dict]) -> list[list[np.ndarray]]:
+    """The outputs (float64) under other readings of a spec-silent point (keywords of recurrence)."""
+    a = dict(attrs)
+    layout = int(a.pop("layout", 0))
+    a.pop("output_sequence", None)
+    ins = list(inputs) + [None] * (8 - len(inputs))
+    with np.errstate(all="ignore"):
+        return [recurrence(kind, *ins[:8], attrs=a, layout=layout, **r) for r in readings]
+
+
+def _close(a, b) -> np.ndarray:
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    return np.isclose(a, b, rtol=1e-2, atol=1e-3) | (np.isnan(a) & np.isnan(b))
+
+
+def declare_readings(op: Operator, kind: str, name: str, versions: tuple[int, ...], *, spec: str, expected: str,
+                     applies, readings: list[dict], invariant: str) -> None:
+    """A spec-silent point whose alternatives are other readings of the text: the open elements
+    are those where some reading differs from ours; a backend keeps the invariant when its
+    outputs are, as a whole, those of one of the readings (ours included)."""
+
+    def where(inputs, attrs, expected_, since):
+        if not applies(inputs, attrs) or not expected_:
+            return [None] * len(expected_)
+        ours = _variants_of(kind, inputs, attrs, [{}])[0]
+        masks = [np.zeros(np.shape(e), dtype=bool) for e in expected_]
+        for other in _variants_of(kind, inputs, attrs, readings):
+            for k, e in enumerate(expected_):
+                masks[k] |= ~_close(ours[k], other[k])
+        return masks
+
+    def keeps(c) -> bool:
+        if len(c.actual) != len(c.expected):
+            return False
+        for outs in _variants_of(kind, c.inputs, c.attrs, [{}] + readings):
+            if all(np.shape(a) == np.shape(e) and bool(np.all(_close(a, o))) for a, o, e in zip(c.actual, outs, c.expected)):
+                return True
+        return False
+
+    op.spec_silent(name, versions, spec=spec, expected=expected, where=where, invariants={invariant: keeps})
+
+
+def _uses_default(name: str, slot_kind: str):
+    """The node uses activation ``name`` with its alpha (or beta) left to the default."""
+
+    def applies(inputs, attrs) -> bool:
+        names = [_text(n).lower() for n in attrs.get("activations") or []]
+        if name.lower() not in names:
+            return False
+        takers = [n for n in names if _BY_LOWER[n] in (ALPHA_RANGE if slot_kind == "alpha" else BETA_RANGE)]
+        given = len(attrs.get("activation_alpha" if slot_kind == "alpha" else "activation_beta") or [])
+        return any(n == name.lower() for n in takers[given:])
+
+    return applies
+
+
+def declare_points(op: Operator, kind: str, versions: tuple[int, ...]) -> None:
+    """Every spec-silent point of ``kind``: padding; ScaledTanh's defaults; (LSTM) clip and h."""
+    declare_padding(op, versions)
+    st_default = _uses_default("ScaledTanh", "alpha")
+    declare_readings(
+        op, kind, "scaled_tanh_defaults", versions,
+        spec="activation_alpha: Optional scaling values used by some activation functions. [...] Default values are the same as "
+             "of corresponding ONNX operators. (ScaledTanh(x) - alpha*Tanh(beta*x); the retired ScaledTanh operator gave its "
+             "alpha and beta no default)",
+        expected="alpha = 1.0 and beta = 1.0 (Tanh itself, as the other scale defaults of the table, Affine's alpha, Elu's, "
+                 "ThresholdedRelu's, are 1.0)",
+        applies=lambda ins, at: st_default(ins, at) or _uses_default("ScaledTanh", "beta")(ins, at),
+        readings=[{"defaults": {"ScaledTanh": (a, b)}} for a, b in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))],
+        invariant="the outputs are those of ScaledTanh with default alpha and beta each 1.0 or 0.0 (an unset float attribute)")
+    if kind == "LSTM":
+        declare_readings(
+            op, kind, "clip_cell", versions,
+            spec="clip: Cell clip threshold. Clipping bounds the elements of a tensor in the range of [-threshold, +threshold] "
+                 "and is applied to the input of activations.",
+            expected="the gates' pre-activations are clipped (it, ft, ct, ot, peephole terms included); Ct, the input of h in "
+                     "Ht = ot (.) h(Ct), is not (ONNX Runtime's reading); 'Cell clip' may also mean h(clip(Ct)) or a clipped "
+                     "cell state (cuDNN's cell clip)",
+            applies=lambda ins, at: at.get("clip") is not None,
+            readings=[{"clip_cell": "h"}, {"clip_cell": "state"}],
+            invariant="the outputs are those of one reading: h's input unclipped, h's input clipped, or the cell state clipped")
 
 
 # -- examples ----------------------------------------------------------------------------------
@@ -297,31 +391,31 @@ def inputs_list(kind: str, X, W, R, B=None, lens=None, h0=None, c0=None, P=None)
 
 
 def draw_example(kind: str, since: int, d, dtype: str) -> Example:
+    """Drawn: every direction, a padded batch (sequence_lens with some entry shorter than
+    seq_length), optional inputs present or absent, every activation with its alpha / beta given,
+    clip, input_forget, linear_before_reset, the optional outputs. hidden_size is always set and
+    layout is 0: layout 1, hidden_size absent, sequence_lens absent or all full and the
+    parameters' defaults are named edges, so that what a backend lacks (ONNX Runtime: layout 1;
+    onnx.reference: sequence_lens) is known by case id, not by what was drawn."""
     gates, defaults = KINDS[kind]
     direction = d(st.sampled_from(DIRECTIONS))
     nd = 2 if direction == "bidirectional" else 1
-    T, Bsz, I, H = d(st.integers(1, 4)), d(st.integers(1, 3)), d(st.integers(1, 3)), d(st.integers(1, 3))
-    layout = d(st.integers(0, 1)) if since >= 14 else 0
-    attrs: dict[str, Any] = {}
+    T, Bsz, I, H = d(st.integers(2, 4)), d(st.integers(1, 3)), d(st.integers(1, 3)), d(st.integers(1, 3))
+    attrs: dict[str, Any] = {"hidden_size": H}
     if direction != "forward" or d(st.booleans()):
         attrs["direction"] = direction
-    if d(st.integers(0, 3)):
-        attrs["hidden_size"] = H
-    if layout or (since >= 14 and d(st.booleans())):
-        attrs["layout"] = layout
-    xs = (Bsz, T, I) if layout else (T, Bsz, I)
-    X = S.arrays(d, dtype, shape=xs, lo=-2.0, hi=2.0)
+    if since >= 14 and d(st.booleans()):
+        attrs["layout"] = 0
+    X = S.arrays(d, dtype, shape=(T, Bsz, I), lo=-2.0, hi=2.0)
     W = S.arrays(d, dtype, shape=(nd, gates * H, I), lo=-1.0, hi=1.0)
     R = S.arrays(d, dtype, shape=(nd, gates * H, H), lo=-1.0, hi=1.0)
     B = S.arrays(d, dtype, shape=(nd, 2 * gates * H), lo=-1.0, hi=1.0) if d(st.booleans()) else None
-    lens = None
-    if d(st.booleans()):
-        lens = np.array([d(st.integers(1, T)) for _ in range(Bsz)], dtype=np.int32)
-    hs = (Bsz, nd, H) if layout else (nd, Bsz, H)
-    h0 = S.arrays(d, dtype, shape=hs, lo=-1.0, hi=1.0) if d(st.booleans()) else None
+    short = d(st.integers(0, Bsz - 1))
+    lens = np.array([d(st.integers(1, T - 1 if b == short else T)) for b in range(Bsz)], dtype=np.int32)
+    h0 = S.arrays(d, dtype, shape=(nd, Bsz, H), lo=-1.0, hi=1.0) if d(st.booleans()) else None
     c0 = P = None
     if kind == "LSTM":
-        c0 = S.arrays(d, dtype, shape=hs, lo=-1.0, hi=1.0) if d(st.booleans()) else None
+        c0 = S.arrays(d, dtype, shape=(nd, Bsz, H), lo=-1.0, hi=1.0) if d(st.booleans()) else None
         P = S.arrays(d, dtype, shape=(nd, 3 * H), lo=-1.0, hi=1.0) if d(st.booleans()) else None
         if d(st.integers(0, 3)) == 0:
             attrs["input_forget"] = 1
@@ -332,10 +426,10 @@ def draw_example(kind: str, since: int, d, dtype: str) -> Example:
         attrs["activations"] = names
         alphas = [d(st.floats(*ALPHA_RANGE[n], width=32)) for n in names if n in ALPHA_RANGE]
         betas = [d(st.floats(*BETA_RANGE[n], width=32)) for n in names if n in BETA_RANGE]
-        if alphas and d(st.integers(0, 3)):
-            attrs["activation_alpha"] = alphas[: d(st.integers(1, len(alphas)))]
-        if betas and d(st.integers(0, 3)):
-            attrs["activation_beta"] = betas[: d(st.integers(1, len(betas)))]
+        if alphas:
+            attrs["activation_alpha"] = alphas
+        if betas:
+            attrs["activation_beta"] = betas
     if d(st.integers(0, 3)) == 0:
         attrs["clip"] = d(st.floats(0.25, 3.0, width=32))
     if since == 1 or (kind == "GRU" and since == 3):
@@ -415,7 +509,8 @@ def edge_examples(kind: str, since: int, dtype: str) -> list[Example]:
                                                         "activation_beta": [0.125, 0.375, 0.625][:2 * per]}, "bidirectional_activations", full))
     # ThresholdedRelu at its threshold: "x if x >= alpha else 0" (the doc's table)
     tie = [_cast(np.ones((1, 1, 1)), dtype), _cast(np.ones((1, gates, 1)), dtype), _cast(np.zeros((1, gates, 1)), dtype)]
-    out.append(_ex(kind, tie + [None] * 5, {"hidden_size": 1, "activations": ["ThresholdedRelu"] * per, "activation_alpha": [1.0] * per},
+    tie_acts = ["Sigmoid", "ThresholdedRelu"] if kind == "GRU" else ["ThresholdedRelu"] * per  # GRU: z = r = sigmoid(1), ht = 1 or 0
+    out.append(_ex(kind, tie + [None] * 5, {"hidden_size": 1, "activations": tie_acts, "activation_alpha": [1.0] * per},
                    "thresholded_relu_at_alpha", full))
     # specials
     X, W, R, B, _, h0, c0, P = _base(kind, dtype, 70, T=3, Bsz=3, I=1)

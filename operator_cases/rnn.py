@@ -10,7 +10,7 @@ and LSTM in _rnn_util.
 
 from harness.registry import Operator
 
-from ._rnn_util import declare_padding, edges, make_reference, strategy
+from ._rnn_util import declare_points, edges, make_reference, strategy
 
 op = Operator("RNN", type_param="T")
 VERSIONS = (1, 7, 14, 22)
@@ -18,4 +18,4 @@ VERSIONS = (1, 7, 14, 22)
 rnn = op.reference(*VERSIONS)(make_reference("RNN", __name__))
 op.strategy(*VERSIONS)(strategy("RNN", __name__))
 op.edges(*VERSIONS)(edges("RNN", __name__))
-declare_padding(op, VERSIONS)
+declare_points(op, "RNN", VERSIONS)
