@@ -272,8 +272,8 @@ def _padding_invariant(c) -> bool:
 def declare_padding(op: Operator, versions: tuple[int, ...]) -> None:
     op.spec_silent(
         "padding", versions,
-        spec="sequence_lens: Optional tensor specifying lengths of the sequences in a batch. If not specified - assumed all sequences in the batch to have length `seq_length`.",
-        expected="zeros in Y at the steps past an entry's length (ONNX Runtime and cuDNN write zeros there); an entry of length 0 "
+        spec="`t` - time step (t-1 means previous time step)",
+        expected="(the doc names no padding; sequence_lens says only 'Optional tensor specifying lengths of the sequences in a batch') zeros in Y at the steps past an entry's length (ONNX Runtime and cuDNN write zeros there); an entry of length 0 "
                  "(or every entry when seq_length is 0) keeps its initial state as Y_h (Y_c): no step is processed, and 'The last "
                  "output value of the hidden' of no step is the state the recurrence starts from",
         where=_padded,
@@ -343,10 +343,9 @@ def declare_points(op: Operator, kind: str, versions: tuple[int, ...]) -> None:
     st_default = _uses_default("ScaledTanh", "alpha")
     declare_readings(
         op, kind, "scaled_tanh_defaults", versions,
-        spec="activation_alpha: Optional scaling values used by some activation functions. [...] Default values are the same as "
-             "of corresponding ONNX operators. (ScaledTanh(x) - alpha*Tanh(beta*x); the retired ScaledTanh operator gave its "
-             "alpha and beta no default)",
-        expected="alpha = 1.0 and beta = 1.0 (Tanh itself, as the other scale defaults of the table, Affine's alpha, Elu's, "
+        spec="Below are optional [...] ScaledTanh(x)",
+        expected="(activation_alpha / activation_beta: 'Default values are the same as of corresponding ONNX operators', and the "
+                 "retired ScaledTanh operator gave its alpha and beta no default) alpha = 1.0 and beta = 1.0 (Tanh itself, as the other scale defaults of the table, Affine's alpha, Elu's, "
                  "ThresholdedRelu's, are 1.0)",
         applies=lambda ins, at: st_default(ins, at) or _uses_default("ScaledTanh", "beta")(ins, at),
         readings=[{"defaults": {"ScaledTanh": (a, b)}} for a, b in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))],
@@ -354,9 +353,9 @@ def declare_points(op: Operator, kind: str, versions: tuple[int, ...]) -> None:
     if kind == "LSTM":
         declare_readings(
             op, kind, "clip_cell", versions,
-            spec="clip: Cell clip threshold. Clipping bounds the elements of a tensor in the range of [-threshold, +threshold] "
-                 "and is applied to the input of activations.",
-            expected="the gates' pre-activations are clipped (it, ft, ct, ot, peephole terms included); Ct, the input of h in "
+            spec="Ct = ft (.) Ct-1 + it (.) ct [...] Ht = ot (.) h(Ct)",
+            expected="(clip: 'Cell clip threshold. Clipping bounds the elements of a tensor in the range of [-threshold, +threshold] "
+                     "and is applied to the input of activations.') the gates' pre-activations are clipped (it, ft, ct, ot, peephole terms included); Ct, the input of h in "
                      "Ht = ot (.) h(Ct), is not (ONNX Runtime's reading); 'Cell clip' may also mean h(clip(Ct)) or a clipped "
                      "cell state (cuDNN's cell clip)",
             applies=lambda ins, at: at.get("clip") is not None,
