@@ -28,9 +28,25 @@ requested Y is the sequence.
 
 Sequence lengths: ``sequence_lens[b]`` steps of batch entry b are processed (the reverse
 direction from step ``len - 1`` down to 0); Y_h (Y_c) is the state after the entry's last
-processed step. What Y holds past an entry's length, and Y_h of an entry of length 0, the spec
-does not say (spec-silent point ``padding``): we write zeros to Y there (as ONNX Runtime and
-cuDNN do) and keep the initial state for a length-0 entry (no step processed).
+processed step.
+
+Spec-silent points (declared by ``declare_points``):
+
+* ``padding``: what Y holds past an entry's length, and Y_h of an entry of length 0 (or of
+  every entry when seq_length is 0): zeros in Y (as ONNX Runtime and cuDNN), the initial state;
+* ``scaled_tanh_defaults``: ScaledTanh's alpha and beta when not given (the retired operator
+  had no defaults): 1.0 and 1.0;
+* ``clip_cell`` (LSTM): whether "Cell clip [...] applied to the input of activations" reaches
+  h's input Ct (or the cell state itself): we clip the gates' pre-activations only.
+
+Each declares as its invariant that a backend's outputs are those of one of the readings.
+
+Drawn examples always pad (an entry shorter than seq_length, its effect visible in the
+outputs), set hidden_size and use layout 0, and give every alpha / beta an activation takes;
+layout 1, hidden_size absent, no or full sequence_lens, the parameters' defaults, NaN, inf,
+empty shapes and the ThresholdedRelu tie are named edges. So what a backend lacks (ONNX
+Runtime: layout 1, the defaults; onnx.reference: sequence_lens, activations, clip) is known
+by case id and recorded in its expectations, not by what happened to be drawn.
 """
 
 from __future__ import annotations
@@ -495,7 +511,7 @@ def edge_examples(kind: str, since: int, dtype: str) -> list[Example]:
     ins = _base(kind, dtype, 5, T=0)
     out.append(_ex(kind, ins, {"hidden_size": H}, "seq_length_0", full))
     ins = _base(kind, dtype, 6, Bsz=0)
-    out.append(_ex(kind, ins, {"hidden_size": H, "direction": "bidirectional"} if False else {"hidden_size": H}, "batch_0", full))
+    out.append(_ex(kind, ins, {"hidden_size": H}, "batch_0", full))
     out.append(_ex(kind, _base(kind, dtype, 7), {}, "hidden_size_absent", full))
     for k in range(min_outputs(kind, since), full + 1):
         out.append(_ex(kind, _base(kind, dtype, 8), {"hidden_size": H}, f"outputs_{k}", k))
