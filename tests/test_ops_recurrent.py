@@ -169,3 +169,24 @@ def test_invalid_inputs_are_refused():
         rnn(np.zeros((2, 1, 1)), np.ones((1, 1, 1)), np.ones((1, 1, 1)), hidden_size=2)
     with pytest.raises(ValueError):
         rnn(np.zeros((2, 1, 1)), np.ones((1, 1, 1)), np.ones((1, 1, 1)), activations=["Gelu"])
+
+
+def test_padding_point_opens_only_the_padded_steps_and_checks_them():
+    from harness.registry import SPEC_SILENT, SilentCheck
+
+    point = SPEC_SILENT["RNN.padding"]
+    X, W, R = a(2, 1, 1, [1.0, 2.0]), a(1, 1, 1, [0.5]), a(1, 1, 1, [0.25])
+    lens = np.array([1], np.int32)
+    inputs, attrs = [X, W, R, None, lens], {"hidden_size": 1}
+    expected = rnn(*inputs, **attrs)
+    masks = point.masks(inputs, attrs, expected, 7)
+    assert masks[0].ravel().tolist() == [False, True] and not masks[1].any()
+    (invariant,) = point.invariants.values()
+    h = math.tanh(0.5)
+
+    def keeps(y1):
+        actual = [a(2, 1, 1, 1, [h, y1]), a(1, 1, 1, [h])]
+        return invariant(SilentCheck(inputs, attrs, expected, actual, masks, 7))
+
+    assert keeps(0.0) and keeps(h)  # zeros, or the entry's state carried on
+    assert not keeps(0.3)
