@@ -496,3 +496,17 @@ def test_roi_align_max_is_the_largest_interpolated_sample():
                     output_height=1, output_width=1, sampling_ratio=2)
     blocks = [x[0, 0, i:i + 2, j:j + 2].mean() for i in (0, 1) for j in (0, 1)]  # 2, 3, 5, 6
     assert y.item() == pytest.approx(max(blocks))
+
+
+def test_rnn_thresholded_relu_keeps_x_at_alpha_and_empty_shapes_run():
+    # the recurrent ops' table: "ThresholdedRelu(x) - x if x >= alpha else 0"; Ht = f(Xt * W) with W = 1, R = 0
+    one = np.ones((1, 1, 1), np.float32)
+    (y,) = run_node("RNN", [one, one, np.zeros((1, 1, 1), np.float32)], outputs=("Y",), hidden_size=1,
+                    activations=["ThresholdedRelu"], activation_alpha=[1.0])
+    assert y.ravel().tolist() == [1.0]
+    # seq_length 0 and batch 0: empty Y, Y_h the initial state (zeros when absent)
+    W, R = np.ones((1, 4, 2), np.float32), np.ones((1, 4, 1), np.float32)
+    y, yh, yc = run_node("LSTM", [np.zeros((0, 2, 2), np.float32), W, R], outputs=("Y", "Y_h", "Y_c"), hidden_size=1)
+    assert y.shape == (0, 1, 2, 1) and yh.shape == (1, 2, 1) and not yh.any() and not yc.any()
+    y, yh = run_node("GRU", [np.zeros((3, 0, 2), np.float32), W[:, :3], R[:, :3]], outputs=("Y", "Y_h"), hidden_size=1)
+    assert y.shape == (3, 1, 0, 1) and yh.shape == (1, 0, 1)

@@ -294,6 +294,7 @@ def test_two_jobs_on_two_cores_run_torch_with_one_thread_unless_told(monkeypatch
     assert results[0].tags["threads"] == expected  # torch.get_num_threads() inside the worker
 
 
+<<<<<<< HEAD
 def _sequence_case(node, inputs, outputs, feeds, expected, opset=18):
     return _case(_model([node], inputs, outputs, opset=opset, ir=8), feeds, expected, case_id="test/pytorch/sequence")
 
@@ -328,3 +329,37 @@ def test_split_to_sequence_of_an_empty_axis_is_the_empty_sequence(backend):
     result = execute_case(backend, _sequence_case(node, [_info("x", TP.FLOAT, [0, 3])], [helper.make_value_info("y", _SEQ_F)],
                                                   {"x": np.zeros((0, 3), np.float32)}, [[]]))
     assert result.outcome == "pass", result.message
+=======
+def _one_node(backend, op, opset, inputs, n_out, **attrs):
+    names = [f"i{k}" for k in range(len(inputs))]
+    node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attrs)
+    model = _model([node], [_info(n, TP.FLOAT, list(v.shape)) for n, v in zip(names, inputs)],
+                   [_info(f"o{k}", TP.FLOAT, None) for k in range(n_out)], opset=opset, ir=7)
+    return backend.prepare(model).run(dict(zip(names, inputs)))
+
+
+def test_lstm_clip_bounds_the_peephole_terms_too(backend):
+    # "clip ... is applied to the input of activations": it = f(clip(Xt*Wi + Pi*Ct-1)); X = W = 1, R = 0, C0 = 2, Pi = Pf = 1
+    f = np.float32
+    x, w, r = np.ones((1, 1, 1), f), np.ones((1, 4, 1), f), np.zeros((1, 4, 1), f)
+    b, h0, c0, p = np.zeros((1, 8), f), np.zeros((1, 1, 1), f), np.full((1, 1, 1), 2.0, f), np.ones((1, 3), f)
+    node = helper.make_node("LSTM", ["x", "w", "r", "b", "", "h0", "c0", "p"], ["", "", "y_c"], hidden_size=1, clip=0.5)
+    feeds = {"x": x, "w": w, "r": r, "b": b, "h0": h0, "c0": c0, "p": p}
+    model = _model([node], [_info(k, TP.FLOAT, list(v.shape)) for k, v in feeds.items()], [_info("y_c", TP.FLOAT, [1, 1, 1])], opset=14)
+    (y_c,) = backend.prepare(model).run(feeds)
+    sig = 1 / (1 + np.exp(-0.5))  # i = f = sigmoid(clip(1 + 2)) = sigmoid(0.5)
+    want = sig * 2.0 + sig * np.tanh(0.5)  # Ct = ft * Ct-1 + it * tanh(clip(1))
+    np.testing.assert_allclose(y_c.ravel(), [want], rtol=1e-6)
+
+
+def test_recurrent_version_1_softplus_and_thresholded_relu(backend):
+    f = np.float32
+    one, zero = np.ones((1, 1, 1), f), np.zeros((1, 1, 1), f)
+    (y,) = _one_node(backend, "RNN", 1, [one * 100.0, one, zero], 1, hidden_size=1, activations=["Softplus"])
+    np.testing.assert_allclose(y.ravel(), [100.0], rtol=1e-6)  # log(1 + e^100): no overflow to inf
+    (y,) = _one_node(backend, "RNN", 7, [one, one, zero], 1, hidden_size=1, activations=["ThresholdedRelu"], activation_alpha=[1.0])
+    assert y.ravel().tolist() == [1.0]  # "x if x >= alpha else 0"
+    y, y_h = _one_node(backend, "GRU", 1, [one, np.ones((1, 3, 1), f), np.zeros((1, 3, 1), f)], 2, hidden_size=1)
+    z = 1 / (1 + np.exp(-1.0))
+    np.testing.assert_allclose(y_h.ravel(), [(1 - z) * np.tanh(1.0)], rtol=1e-6)
+>>>>>>> i19-rnn

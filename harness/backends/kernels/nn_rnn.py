@@ -31,7 +31,7 @@ _ACTS = {
     "sigmoid": (_sigmoid, None, None),
     "affine": (lambda x, a, b: a * x + b, 1.0, 0.0),
     "leakyrelu": (lambda x, a, b: np.where(x >= 0, x, a * x), 0.01, None),
-    "thresholdedrelu": (lambda x, a, b: np.where(x > a, x, 0), 1.0, None),
+    "thresholdedrelu": (lambda x, a, b: np.where(x >= a, x, 0), 1.0, None),  # the RNN doc: "x if x >= alpha else 0"
     "scaledtanh": (lambda x, a, b: a * np.tanh(b * x), 1.0, 1.0),
     "hardsigmoid": (lambda x, a, b: np.clip(a * x + b, 0, 1), 0.2, 0.5),
     "elu": (lambda x, a, b: np.where(x >= 0, x, a * (np.exp(np.minimum(x, 0)) - 1)), 1.0, None),
@@ -150,7 +150,7 @@ def _run_recurrence(attrs, node, x, W, R, B, sequence_lens, init_states, cell, n
         else:
             wb = rb = np.zeros(ngates * H, dtype=dt)
         xd = _direction_input(su.x, lens, reverse)
-        xw = np.matmul(xd.reshape(T * Bsz, -1), Wd.T).reshape(T, Bsz, ngates * H)
+        xw = np.matmul(xd.reshape(T * Bsz, xd.shape[-1]), Wd.T).reshape(T, Bsz, ngates * H)  # T or batch may be 0
         ctx = dict(H=H, wb=wb, rb=rb, R=Rd, RT=np.ascontiguousarray(Rd.T), acts=acts[d], clip=clip, d=d)
         y, fin = cell(xw, [s[d] if s is not None else None for s in states], lens, ctx, dt)
         Ys.append(_undo_reverse(y, lens, reverse))

@@ -26,10 +26,10 @@ def _activation(name: str, params: tuple[float, ...]):
         "tanh": torch.tanh,
         "relu": torch.relu,
         "softsign": lambda x: x / (1 + x.abs()),
-        "softplus": lambda x: torch.log1p(torch.exp(x)),
+        "softplus": lambda x: torch.logaddexp(x, torch.zeros_like(x)),  # log(1 + e^x) without overflowing e^x
         "affine": lambda x: a * x + b,
         "leakyrelu": lambda x: torch.where(x < 0, a * x, x),
-        "thresholdedrelu": lambda x: torch.where(x > a, x, torch.zeros_like(x)),
+        "thresholdedrelu": lambda x: torch.where(x >= a, x, torch.zeros_like(x)),  # the RNN doc: "x if x >= alpha else 0"
         "scaledtanh": lambda x: a * torch.tanh(b * x),
         "hardsigmoid": lambda x: torch.clamp(a * x + b, 0, 1),
         "elu": lambda x: torch.where(x < 0, a * torch.expm1(x), x),
@@ -57,8 +57,21 @@ def _activations(names, alphas, betas, per_direction: int, defaults: list[str], 
     return [fns[d * per_direction:(d + 1) * per_direction] for d in range(num_directions)]
 
 
+_WIDE = (torch.float16, torch.bfloat16)
+
+
 def _prepare(x, layout):
     return x.transpose(0, 1) if layout else x  # to [seq, batch, input]
+
+
+def _widen(*ts):
+    """float16 / bfloat16 evaluated in float32 (the recurrence compounds a narrow type's rounding
+    at every step), other types as they are."""
+    return [t.float() if t is not None and t.dtype in _WIDE else t for t in ts]
+
+
+def _narrow(outs, like):
+    return tuple(o.to(like.dtype) for o in outs)
 
 
 def _reverse_prefix(x, lens):
@@ -92,7 +105,7 @@ def _run(x, cell, h0, c0, lens, reverse):
         else:
             ys.append(nh)
         h, c = nh, nc
-    y = torch.stack(ys, 0)
+    y = torch.stack(ys, 0) if ys else x.new_zeros((0, x.shape[1], h.shape[-1]))
     if reverse:
         y = _reverse_prefix(y, lens)
     return y, h, c
@@ -110,12 +123,21 @@ def _outputs(node, ys, hs, cs, layout):
 
 
 def _directions(direction):
-    return {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
+    if isinstance(direction, bytes):
+        direction = direction.decode()
+    # GRU-1's schema default is spelled "foward" (its doc: "forward (default)")
+    table = {"forward": [False], "foward": [False], "reverse": [True], "bidirectional": [False, True]}
+    if direction not in table:
+        raise ValueError(f"RNN direction {direction!r}")
+    return table[direction]
 
 
-@lowers("LSTM", 7, 14, 22)
+@lowers("LSTM", 1, 7, 14, 22)
 def lstm(node, x, w, r, b=None, sequence_lens=None, initial_h=None, initial_c=None, p=None, *, activation_alpha=None,
-         activation_beta=None, activations=None, clip=None, direction="forward", hidden_size=None, input_forget=0, layout=0):
+         activation_beta=None, activations=None, clip=None, direction="forward", hidden_size=None, input_forget=0, layout=0,
+         output_sequence=0):
+    like = x
+    x, w, r, b, initial_h, initial_c, p = _widen(x, w, r, b, initial_h, initial_c, p)
     x = _prepare(x, layout)
     hidden = r.shape[-1]
     dirs = _directions(direction)
@@ -133,26 +155,28 @@ def lstm(node, x, w, r, b=None, sequence_lens=None, initial_h=None, initial_c=No
 
         def cell(xt, h, c, wd=wd, rd=rd, bias=bias, pi=pi, po=po, pf=pf, f=f, g=g, h_act=h_act):
             gates = xt @ wd.T + h @ rd.T + bias
-            if clip is not None:
-                gates = gates.clamp(-clip, clip)
             gi, go, gf, gc = gates.split(hidden, dim=-1)
-            i = f(gi + pi * c)
-            ff = 1 - i if input_forget else f(gf + pf * c)
-            cc = g(gc)
+            # "clip ... is applied to the input of activations": the peephole terms are part of that input
+            i = f(_clamp(gi + pi * c, clip))
+            ff = 1 - i if input_forget else f(_clamp(gf + pf * c, clip))
+            cc = g(_clamp(gc, clip))
             c_new = ff * c + i * cc
-            o = f(go + po * c_new)
+            o = f(_clamp(go + po * c_new, clip))
             return o * h_act(c_new), c_new
 
         y, h_last, c_last = _run(x, cell, h0, c0, lens, reverse)
         ys.append(y)
         hs.append(h_last)
         cs.append(c_last)
-    return _outputs(node, ys, hs, cs, layout)
+    return _narrow(_outputs(node, ys, hs, cs, layout), like)
 
 
-@lowers("GRU", 7, 14, 22)
+@lowers("GRU", 1, 3, 7, 14, 22)
 def gru(node, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation_alpha=None, activation_beta=None,
-        activations=None, clip=None, direction="forward", hidden_size=None, layout=0, linear_before_reset=0):
+        activations=None, clip=None, direction="forward", hidden_size=None, layout=0, linear_before_reset=0,
+        output_sequence=0):
+    like = x
+    x, w, r, b, initial_h = _widen(x, w, r, b, initial_h)
     x = _prepare(x, layout)
     hidden = r.shape[-1]
     dirs = _directions(direction)
@@ -189,12 +213,14 @@ def gru(node, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation
         y, h_last, _ = _run(x, cell, h0, None, lens, reverse)
         ys.append(y)
         hs.append(h_last)
-    return _outputs(node, ys, hs, None, layout)
+    return _narrow(_outputs(node, ys, hs, None, layout), like)
 
 
-@lowers("RNN", 7, 14, 22)
+@lowers("RNN", 1, 7, 14, 22)
 def rnn(node, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation_alpha=None, activation_beta=None,
-        activations=None, clip=None, direction="forward", hidden_size=None, layout=0):
+        activations=None, clip=None, direction="forward", hidden_size=None, layout=0, output_sequence=0):
+    like = x
+    x, w, r, b, initial_h = _widen(x, w, r, b, initial_h)
     x = _prepare(x, layout)
     hidden = r.shape[-1]
     dirs = _directions(direction)
@@ -217,7 +243,11 @@ def rnn(node, x, w, r, b=None, sequence_lens=None, initial_h=None, *, activation
         y, h_last, _ = _run(x, cell, h0, None, lens, reverse)
         ys.append(y)
         hs.append(h_last)
-    return _outputs(node, ys, hs, None, layout)
+    return _narrow(_outputs(node, ys, hs, None, layout), like)
+
+
+def _clamp(v, clip):
+    return v if clip is None else v.clamp(-clip, clip)
 
 
 def _initial(state, layout, d, batch, hidden, x):
