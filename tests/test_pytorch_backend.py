@@ -294,7 +294,6 @@ def test_two_jobs_on_two_cores_run_torch_with_one_thread_unless_told(monkeypatch
     assert results[0].tags["threads"] == expected  # torch.get_num_threads() inside the worker
 
 
-<<<<<<< HEAD
 def _sequence_case(node, inputs, outputs, feeds, expected, opset=18):
     return _case(_model([node], inputs, outputs, opset=opset, ir=8), feeds, expected, case_id="test/pytorch/sequence")
 
@@ -329,7 +328,8 @@ def test_split_to_sequence_of_an_empty_axis_is_the_empty_sequence(backend):
     result = execute_case(backend, _sequence_case(node, [_info("x", TP.FLOAT, [0, 3])], [helper.make_value_info("y", _SEQ_F)],
                                                   {"x": np.zeros((0, 3), np.float32)}, [[]]))
     assert result.outcome == "pass", result.message
-=======
+
+
 def _one_node(backend, op, opset, inputs, n_out, **attrs):
     names = [f"i{k}" for k in range(len(inputs))]
     node = helper.make_node(op, names, [f"o{k}" for k in range(n_out)], **attrs)
@@ -362,4 +362,3 @@ def test_recurrent_version_1_softplus_and_thresholded_relu(backend):
     y, y_h = _one_node(backend, "GRU", 1, [one, np.ones((1, 3, 1), f), np.zeros((1, 3, 1), f)], 2, hidden_size=1)
     z = 1 / (1 + np.exp(-1.0))
     np.testing.assert_allclose(y_h.ravel(), [(1 - z) * np.tanh(1.0)], rtol=1e-6)
->>>>>>> i19-rnn
