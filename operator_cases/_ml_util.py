@@ -211,3 +211,283 @@ def edge_matrix(dtype: str, cols: int) -> np.ndarray:
     out = np.zeros(n * cols, dtype=v.dtype)
     out[: v.size] = v
     return out.reshape(n, cols)
+
+
+# -- tree ensembles ---------------------------------------------------------------------------------
+# A tree is nested dicts: a leaf {"leaf": [(target, weight), ...]} or an interior node
+# {"f": feature, "v": threshold, "mode": "BRANCH_LEQ", "nan_true": 0 or 1, "t": node, "e": node,
+#  "members": [...] (BRANCH_MEMBER)}. The references decode the attributes into this form (as the
+# spec describes them) and walk it; the strategies draw it and encode it.
+MODES = ("BRANCH_LEQ", "BRANCH_LT", "BRANCH_GTE", "BRANCH_GT", "BRANCH_EQ", "BRANCH_NEQ", "BRANCH_MEMBER")
+AGGREGATES = ("AVERAGE", "SUM", "MIN", "MAX")
+GRID = (-1.5, -1.0, -0.5, 0.0, 0.5, 1.0, 2.0)
+
+
+def goes_true(node: dict, v: float) -> bool:
+    if np.isnan(v):  # 'if a value is missing (NaN), use the 'true' or 'false' branch based on the value in this array'
+        return bool(node["nan_true"])
+    m, s = node["mode"], node["v"]
+    if m == "BRANCH_LEQ":
+        return v <= s
+    if m == "BRANCH_LT":
+        return v < s
+    if m == "BRANCH_GTE":
+        return v >= s
+    if m == "BRANCH_GT":
+        return v > s
+    if m == "BRANCH_EQ":
+        return v == s
+    if m == "BRANCH_NEQ":
+        return v != s
+    if m == "BRANCH_MEMBER":
+        return v in node["members"]
+    raise ValueError(f"unknown node mode {m!r}")
+
+
+def leaf_of(tree: dict, row: np.ndarray) -> dict:
+    node = tree
+    for _ in range(100000):
+        if "leaf" in node:
+            return node
+        node = node["t"] if goes_true(node, float(row[node["f"]])) else node["e"]
+    raise ValueError("tree walk does not end (a cycle in the node ids)")
+
+
+def forest_scores(trees: list, x: np.ndarray, n_targets: int, aggregate: str) -> tuple[np.ndarray, np.ndarray]:
+    """[N, n_targets] aggregated leaf weights (float64) and the mask of (row, target) some tree voted for.
+    SUM and AVERAGE add every vote (AVERAGE then divides by the number of trees); MIN and MAX take the
+    least and the largest vote; a target no tree voted for scores 0 (spec-silent ``no_vote``)."""
+    x = np.asarray(x).astype(np.float64)
+    n = x.shape[0]
+    out = np.zeros((n, n_targets))
+    voted = np.zeros((n, n_targets), dtype=bool)
+    for i in range(n):
+        per = [[] for _ in range(n_targets)]
+        for tree in trees:
+            contrib: dict[int, float] = {}
+            for t, w in leaf_of(tree, x[i])["leaf"]:
+                contrib[t] = contrib.get(t, 0.0) + w
+            for t, w in contrib.items():
+                per[t].append(w)
+        for t, ws in enumerate(per):
+            if not ws:
+                continue
+            voted[i, t] = True
+            if aggregate in ("SUM", "AVERAGE"):
+                out[i, t] = math.fsum(ws)
+            elif aggregate == "MIN":
+                out[i, t] = min(ws)
+            elif aggregate == "MAX":
+                out[i, t] = max(ws)
+            else:
+                raise ValueError(f"unknown aggregate_function {aggregate!r}")
+    if aggregate == "AVERAGE" and trees:
+        out = out / len(trees)
+    return out, voted
+
+
+# drawing --------------------------------------------------------------------------------------
+def draw_tree(rng: np.random.Generator, n_features: int, n_targets: int, depth: int, modes: tuple[str, ...],
+              targets_per_leaf: tuple[int, int] = (1, 2), weights=(-2.0, 2.0)) -> dict:
+    if depth == 0 or rng.random() < 0.2:
+        k = int(rng.integers(targets_per_leaf[0], min(targets_per_leaf[1], n_targets) + 1))
+        ts = rng.choice(n_targets, size=k, replace=False)
+        return {"leaf": [(int(t), float(np.float32(rng.uniform(*weights)))) for t in ts]}
+    mode = str(rng.choice(modes))
+    node = {"f": int(rng.integers(0, n_features)), "v": float(rng.choice(GRID)), "mode": mode, "nan_true": int(rng.integers(0, 2))}
+    if mode == "BRANCH_MEMBER":
+        node["members"] = [float(v) for v in rng.choice(GRID, size=int(rng.integers(1, 4)), replace=False)]
+    node["t"] = draw_tree(rng, n_features, n_targets, depth - 1, modes, targets_per_leaf, weights)
+    node["e"] = draw_tree(rng, n_features, n_targets, depth - 1, modes, targets_per_leaf, weights)
+    return node
+
+
+def draw_rows(rng: np.random.Generator, dtype: str, n: int, f: int, nan: bool = True) -> np.ndarray:
+    """Rows on the thresholds' grid (ties with the splits) mixed with other values, NaN among them."""
+    vals = rng.choice(np.array(GRID + (0.25, -3.0, 3.0)), size=(n, f))
+    if S.is_float(dtype):
+        vals = np.where(rng.random((n, f)) < 0.3, rng.uniform(-3, 3, (n, f)), vals)
+        if nan:
+            vals = np.where(rng.random((n, f)) < 0.1, np.nan, vals)
+        return vals.astype(S.np_dtype(dtype))
+    return np.round(vals).astype(S.np_dtype(dtype))
+
+
+def _walk(tree: dict):
+    """(node, id) in breadth-first order, ids from 0 within the tree."""
+    order, queue = [], [tree]
+    while queue:
+        node = queue.pop(0)
+        order.append(node)
+        if "leaf" not in node:
+            queue += [node["t"], node["e"]]
+    return {id(n): k for k, n in enumerate(order)}, order
+
+
+def encode_legacy(trees: list, prefix: str, as_tensor: bool = False) -> dict:
+    """TreeEnsembleRegressor/Classifier attributes (prefix 'target' or 'class')."""
+    a: dict = {k: [] for k in ("nodes_treeids", "nodes_nodeids", "nodes_featureids", "nodes_values", "nodes_modes",
+                               "nodes_truenodeids", "nodes_falsenodeids", "nodes_missing_value_tracks_true",
+                               f"{prefix}_treeids", f"{prefix}_nodeids", f"{prefix}_ids", f"{prefix}_weights")}
+    for t, tree in enumerate(trees):
+        ids, order = _walk(tree)
+        for node in order:
+            k = ids[id(node)]
+            a["nodes_treeids"].append(t)
+            a["nodes_nodeids"].append(k)
+            if "leaf" in node:
+                a["nodes_featureids"].append(0)
+                a["nodes_values"].append(0.0)
+                a["nodes_modes"].append("LEAF")
+                a["nodes_truenodeids"].append(0)
+                a["nodes_falsenodeids"].append(0)
+                a["nodes_missing_value_tracks_true"].append(0)
+                for target, w in node["leaf"]:
+                    a[f"{prefix}_treeids"].append(t)
+                    a[f"{prefix}_nodeids"].append(k)
+                    a[f"{prefix}_ids"].append(target)
+                    a[f"{prefix}_weights"].append(w)
+            else:
+                a["nodes_featureids"].append(node["f"])
+                a["nodes_values"].append(node["v"])
+                a["nodes_modes"].append(node["mode"])
+                a["nodes_truenodeids"].append(ids[id(node["t"])])
+                a["nodes_falsenodeids"].append(ids[id(node["e"])])
+                a["nodes_missing_value_tracks_true"].append(node["nan_true"])
+    if as_tensor:
+        a["nodes_values_as_tensor"] = np.asarray(a.pop("nodes_values"), dtype=np.float64)
+        a[f"{prefix}_weights_as_tensor"] = np.asarray(a.pop(f"{prefix}_weights"), dtype=np.float64)
+    return a
+
+
+def decode_legacy(a: dict, prefix: str) -> list:
+    """The trees of TreeEnsembleRegressor/Classifier attributes: nodes by (tree id, node id), the
+    children ids within the node's tree, the votes ({prefix}_*) at LEAF nodes."""
+    values = a.get("nodes_values_as_tensor")
+    values = np.asarray(values if values is not None else a.get("nodes_values", []), dtype=np.float64).reshape(-1)
+    weights = a.get(f"{prefix}_weights_as_tensor")
+    weights = np.asarray(weights if weights is not None else a.get(f"{prefix}_weights", []), dtype=np.float64).reshape(-1)
+    treeids, nodeids = list(a["nodes_treeids"]), list(a["nodes_nodeids"])
+    modes = [as_str(m) for m in a["nodes_modes"]]
+    nan_true = list(a.get("nodes_missing_value_tracks_true") or [0] * len(modes))
+    nodes: dict = {}
+    for k, (t, n) in enumerate(zip(treeids, nodeids)):
+        if modes[k] == "LEAF":
+            nodes[(t, n)] = {"leaf": []}
+        else:
+            nodes[(t, n)] = {"f": int(a["nodes_featureids"][k]), "v": float(values[k]), "mode": modes[k], "nan_true": int(nan_true[k])}
+    for k, (t, n) in enumerate(zip(treeids, nodeids)):
+        if modes[k] != "LEAF":
+            nodes[(t, n)]["t"] = nodes[(t, int(a["nodes_truenodeids"][k]))]
+            nodes[(t, n)]["e"] = nodes[(t, int(a["nodes_falsenodeids"][k]))]
+    for t, n, c, w in zip(a[f"{prefix}_treeids"], a[f"{prefix}_nodeids"], a[f"{prefix}_ids"], weights):
+        nodes[(t, n)]["leaf"].append((int(c), float(w)))
+    roots = []
+    for t in sorted(set(treeids)):  # the root: the node no other node of its tree points at
+        inside = {n for (tt, n) in nodes if tt == t}
+        children = {int(c) for k, tt in enumerate(treeids) if tt == t and modes[k] != "LEAF"
+                    for c in (a["nodes_truenodeids"][k], a["nodes_falsenodeids"][k])}
+        (root,) = sorted(inside - children)[:1]
+        roots.append(nodes[(t, root)])
+    return roots
+
+
+def encode_v5(trees: list, dtype: str) -> dict:
+    """TreeEnsemble-5 attributes: interior nodes and leaves in their own arrays; a one-leaf tree is an
+    interior node whose two branches name the same leaf (the spec's own rule)."""
+    dt = S.np_dtype(dtype)
+    f, s, m, tid, tleaf, fid, fleaf, nan, members = [], [], [], [], [], [], [], [], []
+    lt, lw, roots = [], [], []
+
+    def leaf(node):
+        first = len(lt)
+        for target, w in node["leaf"][:1]:  # TreeEnsemble-5: one (target, weight) per leaf
+            lt.append(target)
+            lw.append(w)
+        return first
+
+    def interior(node):
+        k = len(f)
+        f.append(node["f"]), s.append(node["v"]), m.append(MODES.index(node["mode"])), nan.append(node["nan_true"])
+        tid.append(0), tleaf.append(0), fid.append(0), fleaf.append(0)
+        if node["mode"] == "BRANCH_MEMBER":
+            members.append(node["members"])
+        for branch, ids, leafs in (("t", tid, tleaf), ("e", fid, fleaf)):
+            child = node[branch]
+            if "leaf" in child:
+                ids[k], leafs[k] = leaf(child), 1
+            else:
+                ids[k], leafs[k] = interior(child), 0
+        return k
+
+    for tree in trees:
+        if "leaf" in tree:
+            k = len(f)
+            f.append(0), s.append(0.0), m.append(0), nan.append(0)
+            j = leaf(tree)
+            tid.append(j), tleaf.append(1), fid.append(j), fleaf.append(1)
+            roots.append(k)
+        else:
+            roots.append(interior(tree))
+    a = {"tree_roots": roots, "nodes_featureids": f, "nodes_splits": np.asarray(s, dtype=dt), "nodes_modes": np.asarray(m, dtype=np.uint8),
+         "nodes_truenodeids": tid, "nodes_trueleafs": tleaf, "nodes_falsenodeids": fid, "nodes_falseleafs": fleaf,
+         "nodes_missing_value_tracks_true": nan, "leaf_targetids": lt, "leaf_weights": np.asarray(lw, dtype=dt)}
+    if members:
+        flat = []
+        for k, group in enumerate(members):
+            flat += group + ([float("nan")] if k < len(members) - 1 else [])
+        a["membership_values"] = np.asarray(flat, dtype=dt)
+    return a
+
+
+def decode_v5(a: dict) -> list:
+    """The trees of TreeEnsemble-5 attributes (interior nodes, leaves, roots; BRANCH_MEMBER sets in
+    node order from membership_values split at NaN)."""
+    modes = [int(v) for v in np.asarray(a["nodes_modes"]).reshape(-1)]
+    splits = np.asarray(a["nodes_splits"]).astype(np.float64).reshape(-1)
+    nan_true = list(a.get("nodes_missing_value_tracks_true") or [0] * len(modes))
+    sets: list = []
+    if a.get("membership_values") is not None:
+        current: list = []
+        for v in np.asarray(a["membership_values"]).astype(np.float64).reshape(-1):
+            if np.isnan(v):
+                sets.append(current)
+                current = []
+            else:
+                current.append(float(v))
+        sets.append(current)
+    member_of = {}
+    for k, mode in enumerate(modes):
+        if mode == 6:
+            member_of[k] = sets[len(member_of)]
+    weights = np.asarray(a["leaf_weights"]).astype(np.float64).reshape(-1)
+    leaves = [{"leaf": [(int(t), float(w))]} for t, w in zip(a["leaf_targetids"], weights)]
+    nodes = [{"f": int(a["nodes_featureids"][k]), "v": float(splits[k]), "mode": MODES[modes[k]], "nan_true": int(nan_true[k]),
+              "members": member_of.get(k, [])} for k in range(len(modes))]
+    for k, node in enumerate(nodes):
+        node["t"] = leaves[a["nodes_truenodeids"][k]] if a["nodes_trueleafs"][k] else nodes[a["nodes_truenodeids"][k]]
+        node["e"] = leaves[a["nodes_falsenodeids"][k]] if a["nodes_falseleafs"][k] else nodes[a["nodes_falsenodeids"][k]]
+    return [nodes[r] for r in a["tree_roots"]]
+
+
+def declare_no_vote_point(op: Operator, versions: tuple[int, ...], voted_of, output: int = 0) -> None:
+    """MIN/MAX over the trees when no tree votes for a target: the spec gives no value."""
+
+    def where(inputs, attrs, expected, since):
+        agg = attrs.get("aggregate_function", "SUM")
+        agg = AGGREGATES[agg] if isinstance(agg, (int, np.integer)) else as_str(agg)
+        if agg not in ("MIN", "MAX"):
+            return [None] * len(expected)
+        voted = voted_of(inputs, attrs)
+        out: list = [None] * len(expected)
+        if voted is not None and (~voted).any():
+            out[output] = ~voted
+        return out
+
+    op.spec_silent(
+        "no_vote", versions,
+        spec="aggregate_function: 'Defines how to aggregate leaf values within a target. One of 'AVERAGE,' 'SUM,' 'MIN,' 'MAX.''",
+        expected="a target no tree votes for scores 0 before base values and the post transform (an empty sum's value; "
+                 "the MIN or MAX of no vote has none)",
+        where=where,
+        invariants={"the output keeps its shape": lambda c: np.shape(c.actual[output]) == np.shape(c.expected[output])})

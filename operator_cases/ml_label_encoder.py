@@ -126,6 +126,30 @@ op.spec_silent(
                 + [c.attrs.get("default_float", -0.0), c.attrs.get("default_int64", -1), c.attrs.get("default_string", "_Unused")])))})
 
 
+def _repeated_class(inputs, attrs, expected, since):
+    x = np.asarray(inputs[0])
+    classes = [as_str(c) for c in attrs.get("classes_strings", [])]
+    twice = {c for c in classes if classes.count(c) > 1}
+    if x.dtype != object or not twice:
+        return [None]
+    return [np.vectorize(lambda v: as_str(v) in twice, otypes=[bool])(x) if x.size else None]
+
+
+def _one_of_the_indices(c):
+    classes = [as_str(v) for v in c.attrs.get("classes_strings", [])]
+    x, y = np.asarray(c.inputs[0]), np.asarray(c.actual[0])
+    return bool(all(classes[int(v)] == as_str(s) if 0 <= int(v) < len(classes) else False
+                    for s, v in zip(x[c.masks[0]], y[c.masks[0]])))
+
+
+op.spec_silent(
+    "repeated_class", (1,),
+    spec="When converting from strings to integers, the string is looked up in the list and the index at which it is found is used as the converted value.",
+    expected="the first index of a string listed twice in classes_strings: a look-up in a list finds its first occurrence (list.index)",
+    where=_repeated_class,
+    invariants={"the value is an index at which classes_strings holds the string": _one_of_the_indices})
+
+
 # -- strategies -----------------------------------------------------------------------------------
 def _values_of(d, kind, k):
     if kind == "string":

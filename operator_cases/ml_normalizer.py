@@ -5,7 +5,7 @@ The spec's formulas: "Max: Y = X / max(X)", "L1: Y = X / sum(X)", "L2: Y = sqrt(
 and "if the divisor is zero, Y == X". We read them as the usual norms: max(X) is the row's largest
 value (not of |X|: the text says max), L1's sum is of |X| (the L1 norm; the text's sum(X) without
 the bars) and L2 keeps the sign of X (X / sqrt(sum(X^2)), the L2 normalization; the text's
-sqrt(X^2/...) would drop it). Spec-silent points: ``l1_sign`` (a row with negative values: sum(X)
+sqrt(X^2/...) would drop it). The output has the input's shape ([C] stays [C]). Spec-silent points: ``l1_sign`` (a row with negative values: sum(X)
 or sum(|X|)) and ``l2_sign`` (the sign of a negative value). Computed in float64, rounded once.
 """
 
@@ -26,7 +26,7 @@ def normalizer(x, *, norm="MAX"):
     norm = as_str(norm)
     with np.errstate(all="ignore"):
         if rows.shape[-1] == 0:
-            return float_out(rows)
+            return float_out(x)
         if norm == "MAX":
             div = np.max(rows, axis=-1, keepdims=True)
         elif norm == "L1":
@@ -34,7 +34,7 @@ def normalizer(x, *, norm="MAX"):
         else:
             div = np.sqrt(np.sum(rows * rows, axis=-1, keepdims=True))
         y = np.where(div == 0, rows, rows / np.where(div == 0, 1.0, div))
-    return float_out(y)
+    return float_out(y.reshape(x.shape))
 
 
 def _negative_rows(name):
@@ -43,7 +43,7 @@ def _negative_rows(name):
             return [None]
         x = np.asarray(inputs[0]).astype(np.float64)
         rows = x.reshape(1, -1) if x.ndim == 1 else x
-        return [np.broadcast_to(np.any(rows < 0, axis=-1, keepdims=True), rows.shape) if rows.size else None]
+        return [np.broadcast_to(np.any(rows < 0, axis=-1, keepdims=True), rows.shape).reshape(x.shape) if rows.size else None]
     return where
 
 

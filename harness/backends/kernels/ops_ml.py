@@ -300,7 +300,9 @@ def label_encoder_v1(node):
     classes = node.attrs.get("classes_strings", [])
     default_int = node.attrs.get("default_int64", -1)
     default_str = node.attrs.get("default_string", "_Unused")
-    to_index = {c: i for i, c in enumerate(classes)}
+    to_index: dict = {}
+    for i, c in enumerate(classes):
+        to_index.setdefault(c, i)  # a look-up in the list finds the first occurrence
 
     def run(x):
         if x.dtype == object:
@@ -372,6 +374,7 @@ def normalizer(node):
     norm = node.attrs.get("norm", "MAX")
 
     def run(x):
+        shape = x.shape
         x = np.atleast_2d(x.astype(np.float32))
         if norm == "MAX":
             d = np.max(x, axis=1, keepdims=True)
@@ -379,7 +382,7 @@ def normalizer(node):
             d = np.sum(np.abs(x), axis=1, keepdims=True)
         else:
             d = np.sqrt(np.sum(x * x, axis=1, keepdims=True))
-        return ((x / np.where(d == 0, 1, d)).astype(np.float32),)
+        return ((x / np.where(d == 0, 1, d)).astype(np.float32).reshape(shape),)
 
     return run
 
@@ -423,8 +426,8 @@ def one_hot_encoder(node):
 
     def run(x):
         flat = x.reshape(-1).tolist()
-        if x.dtype.kind == "f":
-            flat = [int(v) for v in flat]
+        if x.dtype.kind == "f":  # cast as Cast does (toward zero); NaN and infinities are no category
+            flat = [int(v) if math.isfinite(v) else None for v in flat]
         out = np.zeros((len(flat), len(cats)), dtype=np.float32)
         for row, v in enumerate(flat):
             k = index.get(v)
@@ -446,7 +449,7 @@ def feature_vectorizer(node):
         cols = []
         for x, d in zip(xs, dims):
             x = np.atleast_2d(x.astype(np.float32))
-            x = x.reshape(x.shape[0], -1)
+            x = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
             if x.shape[1] < d:
                 x = np.pad(x, ((0, 0), (0, d - x.shape[1])))
             cols.append(x[:, :d])
