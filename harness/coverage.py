@@ -351,7 +351,9 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
     reached = {"integer"} if S.is_int(dtype) else {"bool"} if dtype == "bool" else set()
     if "overflow" in ex.name:  # an explicit example built to overflow (exp of 12 in float16, ...)
         reached.add("overflow")
-    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple))]
+    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple, dict))]
+    # a map's values reach the classes too (DictVectorizer, CastMap)
+    present += [np.array(list(x.values())) for x in ex.inputs if isinstance(x, dict)]
     # a tensor attribute's values (Constant's, ConstantOfShape's ``value``) reach the classes too
     present += [v for v in ex.attrs.values() if isinstance(v, np.ndarray)]
     for x in present:

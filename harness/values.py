@@ -76,8 +76,31 @@ def write_value(path: Path, value: Any, name: str, type_proto: onnx.TypeProto | 
     Path(path).write_bytes(to_proto(value, name, type_proto).SerializeToString())
 
 
+class TypedMap(dict):
+    """A map value that names its key and value element types (ONNX codes), so that an empty map
+    (or one of Python scalars) still has a type: ``TypedMap({1: 0.5}, key=INT64, value=FLOAT)``."""
+
+    def __init__(self, items: Any = (), key: int = onnx.TensorProto.INT64, value: int = onnx.TensorProto.FLOAT) -> None:
+        super().__init__(items)
+        self.key_type, self.value_type = key, value
+
+
+def _map_type(value: dict) -> onnx.TypeProto:
+    if isinstance(value, TypedMap):
+        key, val = value.key_type, value.value_type
+    else:
+        if not value:
+            raise ValueError("an empty plain dict has no key or value type: use values.TypedMap")
+        k, v = next(iter(value.items()))
+        key = onnx.TensorProto.STRING if isinstance(k, str) else onnx.TensorProto.INT64
+        val = dtype_to_onnx(np.asarray(v).dtype)
+    return onnx.helper.make_map_type_proto(key, onnx.helper.make_tensor_type_proto(val, None))
+
+
 def infer_type(value: Any) -> onnx.TypeProto:
     """A TypeProto describing ``value``, for values whose graph type is unknown."""
+    if isinstance(value, dict):
+        return _map_type(value)
     if isinstance(value, list):
         inner = infer_type(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
         return onnx.helper.make_sequence_type_proto(inner)

@@ -491,3 +491,27 @@ def declare_no_vote_point(op: Operator, versions: tuple[int, ...], voted_of, out
                  "the MIN or MAX of no vote has none)",
         where=where,
         invariants={"the output keeps its shape": lambda c: np.shape(c.actual[output]) == np.shape(c.expected[output])})
+
+
+# -- support vector machines --------------------------------------------------------------------------
+KERNELS = ("LINEAR", "POLY", "RBF", "SIGMOID")
+
+
+def svm_kernel(kind: str, params, x: np.ndarray, sv: np.ndarray) -> np.ndarray:
+    """[N, S] kernel values, libsvm's definitions (Chang & Lin, LIBSVM: a library for support vector
+    machines, ACM TIST 2011, section 2): linear x.v, polynomial (gamma x.v + coef0)^degree,
+    RBF exp(-gamma |x - v|^2), sigmoid tanh(gamma x.v + coef0); kernel_params = [gamma, coef0, degree]."""
+    p = [float(np.float32(v)) for v in (list(params or []) + [0.0, 0.0, 0.0])[:3]]
+    gamma, coef0, degree = p
+    with np.errstate(all="ignore"):
+        dot = x @ sv.T if x.shape[0] and sv.shape[0] else np.zeros((x.shape[0], sv.shape[0]))
+        if kind == "LINEAR":
+            return dot
+        if kind == "POLY":
+            return (gamma * dot + coef0) ** degree
+        if kind == "RBF":
+            d2 = np.array([[np.sum((xi - v) ** 2) for v in sv] for xi in x]).reshape(x.shape[0], sv.shape[0])
+            return np.exp(-gamma * d2)
+        if kind == "SIGMOID":
+            return np.tanh(gamma * dot + coef0)
+    raise ValueError(f"unknown kernel_type {kind!r}")

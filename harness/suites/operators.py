@@ -33,6 +33,7 @@ from .. import strategies as S
 from ..case import Case, DataSet
 from ..registry import Example, OpVersion, broken_modules, load_all, spec_silent_points
 from ..tolerances import default_for
+from ..values import infer_type
 from .frozen import digest, load_or_build, without_local_constants
 
 DEFAULT_EXAMPLES = 20
@@ -111,6 +112,8 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
 
 
 def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
+    if isinstance(value, (dict, list)):  # a map, a sequence (ZipMap's sequence of maps)
+        return onnx.helper.make_value_info(name, infer_type(value))
     arr = np.asarray(value)
     code = S.onnx_code(S.label_of(arr.dtype))
     return onnx.helper.make_tensor_value_info(name, code, list(arr.shape))
@@ -118,7 +121,7 @@ def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
 
 def _outputs(value: Any) -> list[np.ndarray]:
     if isinstance(value, (list, tuple)):
-        return [np.asarray(v) for v in value]
+        return [v if isinstance(v, (dict, list)) else np.asarray(v) for v in value]  # a map or a sequence stays one
     return [np.asarray(value)]
 
 
@@ -140,7 +143,7 @@ def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto],
 def _tags(opv: OpVersion, opset: int, dtype: str, inputs: list[Any], name: str) -> dict[str, Any]:
     return {
         "suite": "operators", "op": opv.op, "domain": schema.DOMAINS.get(opv.domain, opv.domain), "since_version": opv.since,
-        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(v).dtype) for v in inputs if v is not None}) or [dtype],
+        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(v).dtype) for v in inputs if v is not None and not isinstance(v, (dict, list))}) or [dtype],
         "dtype": dtype, "example": name, "ops": [opv.op],
     }
 
@@ -172,7 +175,7 @@ def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: 
         model = _node_model(opv, opset, in_infos, in_names, out_infos, attrs)
     except Exception as exc:  # the oracle failed on this example: a case the user sees as an error, with the exception
         return oracle_error_case(opv, dtype, opset, index, exc, feeds, in_infos, in_names, example.attrs)
-    out_dtype = S.label_of(expected[0].dtype) if expected else dtype
+    out_dtype = S.label_of(expected[0].dtype) if expected and isinstance(expected[0], np.ndarray) else dtype
     tags = _tags(opv, opset, dtype, inputs, example.name or index)
     if example.random:
         tags["random"] = opv.op
@@ -259,10 +262,26 @@ def check_case(case: Case) -> None:
     except Exception as exc:
         raise OracleError(f"{case.id}: invalid model: {exc}") from exc
     for out, exp in zip(inferred.graph.output, case.data[0].expected or []):
+        if isinstance(exp, (dict, list)):  # a map or a sequence: its type as a whole
+            if _type_text(out.type) != _type_text(infer_type(exp)):
+                raise OracleError(f"{case.id}: reference output {out.name} is {infer_type(exp)}, the schema says {out.type}")
+            continue
         want = out.type.tensor_type.elem_type
         got = S.onnx_code(S.label_of(np.asarray(exp).dtype))
         if want != got:
             raise OracleError(f"{case.id}: reference output {out.name} is {S.label_of(got)}, the schema says {S.label_of(want)}")
+
+
+def _type_text(tp: onnx.TypeProto) -> str:
+    """A type without its shapes: ``seq(map(string,tensor(float)))``."""
+    kind = tp.WhichOneof("value")
+    if kind == "sequence_type":
+        return f"seq({_type_text(tp.sequence_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({tp.map_type.key_type},{_type_text(tp.map_type.value_type)})"
+    if kind == "optional_type":
+        return f"optional({_type_text(tp.optional_type.elem_type)})"
+    return f"tensor({tp.tensor_type.elem_type})"
 
 
 def iter_op_versions(ctx: Any) -> Iterator[tuple[OpVersion, int]]:
