@@ -50,11 +50,27 @@ def to_proto(value: Any, name: str, type_proto: onnx.TypeProto | None = None) ->
         elem = type_proto.sequence_type.elem_type  # type: ignore[union-attr]
         return numpy_helper.from_list(list(value), name, _elem_code(elem))
     if kind == "map_type":
-        return numpy_helper.from_dict(value, name)
+        return _map_proto(value, name, type_proto.map_type)  # type: ignore[union-attr]
     if kind == "optional_type":
         elem = type_proto.optional_type.elem_type  # type: ignore[union-attr]
         return numpy_helper.from_optional(value, name, _elem_code(elem))
     return numpy_helper.from_array(np.asarray(value) if not isinstance(value, np.ndarray) else value, name)
+
+
+def _map_proto(value: dict, name: str, map_type: Any) -> onnx.MapProto:
+    """A MapProto of the declared key and value types (numpy_helper.from_dict refuses an empty map
+    and string keys): keys as int64s or string_keys, values a sequence of scalar tensors."""
+    proto = onnx.MapProto(name=name, key_type=map_type.key_type)
+    keys = list(value)
+    if map_type.key_type == onnx.TensorProto.STRING:
+        proto.string_keys.extend(k.encode() if isinstance(k, str) else bytes(k) for k in keys)
+    else:
+        proto.keys.extend(int(k) for k in keys)
+    code = map_type.value_type.tensor_type.elem_type
+    dtype = object if code == onnx.TensorProto.STRING else onnx.helper.tensor_dtype_to_np_dtype(code)
+    proto.values.CopyFrom(numpy_helper.from_list([np.asarray(value[k], dtype=dtype) for k in keys], "", onnx.SequenceProto.TENSOR)
+                          if keys else onnx.SequenceProto(elem_type=onnx.SequenceProto.TENSOR))
+    return proto
 
 
 def _elem_code(type_proto: onnx.TypeProto) -> int:

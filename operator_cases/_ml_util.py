@@ -25,6 +25,15 @@ ML = "ai.onnx.ml"
 TRANSFORMS = ("NONE", "SOFTMAX", "LOGISTIC", "SOFTMAX_ZERO", "PROBIT")
 
 
+def plain_attrs(attrs: dict) -> dict:
+    """Attributes as the references read them: a TENSOR attribute (a TensorProto when they come
+    from a model, as the spec-silent checks get them) as a numpy array."""
+    import onnx
+    from onnx import numpy_helper
+
+    return {k: numpy_helper.to_array(v) if isinstance(v, onnx.TensorProto) else v for k, v in attrs.items()}
+
+
 def as_str(v) -> str:
     return v.decode() if isinstance(v, bytes) else str(v)
 
@@ -363,6 +372,7 @@ def encode_legacy(trees: list, prefix: str, as_tensor: bool = False) -> dict:
 def decode_legacy(a: dict, prefix: str) -> list:
     """The trees of TreeEnsembleRegressor/Classifier attributes: nodes by (tree id, node id), the
     children ids within the node's tree, the votes ({prefix}_*) at LEAF nodes."""
+    a = plain_attrs(a)
     values = a.get("nodes_values_as_tensor")
     values = np.asarray(values if values is not None else a.get("nodes_values", []), dtype=np.float64).reshape(-1)
     weights = a.get(f"{prefix}_weights_as_tensor")
@@ -443,6 +453,7 @@ def encode_v5(trees: list, dtype: str) -> dict:
 def decode_v5(a: dict) -> list:
     """The trees of TreeEnsemble-5 attributes (interior nodes, leaves, roots; BRANCH_MEMBER sets in
     node order from membership_values split at NaN)."""
+    a = plain_attrs(a)
     modes = [int(v) for v in np.asarray(a["nodes_modes"]).reshape(-1)]
     splits = np.asarray(a["nodes_splits"]).astype(np.float64).reshape(-1)
     nan_true = list(a.get("nodes_missing_value_tracks_true") or [0] * len(modes))

@@ -18,19 +18,21 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._ml_util import (AGGREGATES, ML, MODES, TRANSFORMS, declare_no_vote_point, declare_transform_points, decode_v5,
+from ._ml_util import (plain_attrs, AGGREGATES, ML, MODES, TRANSFORMS, declare_no_vote_point, declare_transform_points, decode_v5,
                        draw_rows, draw_tree, encode_v5, forest_scores, post_transform)
 
 op = Operator("TreeEnsemble", domain=ML)
 
 
 def _scores(x, attrs):
+    attrs = plain_attrs(attrs)
     trees = decode_v5(attrs)
     return forest_scores(trees, np.asarray(x), int(attrs["n_targets"]), AGGREGATES[int(attrs.get("aggregate_function", 1))])
 
 
 @op.reference(5)
 def tree_ensemble(x, **attrs):
+    attrs = plain_attrs(attrs)
     scores, _ = _scores(x, attrs)
     with np.errstate(all="ignore"):
         return post_transform(scores, int(attrs.get("post_transform", 0))).astype(np.asarray(x).dtype)

@@ -18,7 +18,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._ml_util import (AGGREGATES, ML, MODES, TRANSFORMS, as_str, declare_no_vote_point, declare_transform_points, decode_legacy,
+from ._ml_util import (plain_attrs, AGGREGATES, ML, MODES, TRANSFORMS, as_str, declare_no_vote_point, declare_transform_points, decode_legacy,
                        draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform)
 
 op = Operator("TreeEnsembleRegressor", domain=ML)
@@ -27,6 +27,7 @@ LEGACY_MODES = MODES[:-1]
 
 
 def _scores(x, attrs):
+    attrs = plain_attrs(attrs)
     trees = decode_legacy(attrs, "target")
     n_targets = int(attrs.get("n_targets", 1))
     x = np.asarray(x)
@@ -35,6 +36,7 @@ def _scores(x, attrs):
 
 @op.reference(*VERSIONS)
 def tree_ensemble_regressor(x, **attrs):
+    attrs = plain_attrs(attrs)
     scores, _ = _scores(x, attrs)
     base = attrs.get("base_values_as_tensor")
     base = base if base is not None else attrs.get("base_values")

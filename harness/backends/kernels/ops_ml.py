@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import onnx
 
 from .ops_elementwise import erf
 from .registry import register
@@ -191,7 +192,7 @@ def _legacy_forest(a: dict, prefix: str, n_targets: int) -> Forest:
     feature, split, mode, tid, tleaf, fid, fleaf, nan_true = [], [], [], [], [], [], [], []
     interior: dict[int, int] = {}
     tracks = a.get("nodes_missing_value_tracks_true", [0] * len(modes))
-    values = a.get("nodes_values", [0.0] * len(modes))
+    values = a["nodes_values_as_tensor"] if "nodes_values_as_tensor" in a else a.get("nodes_values", [0.0] * len(modes))
     for k, m in enumerate(modes):
         if m != "LEAF":
             interior[k] = len(interior)
@@ -230,7 +231,8 @@ def _legacy_forest(a: dict, prefix: str, n_targets: int) -> Forest:
         else:
             roots.append(interior[k])
     leaves = [leaf_of[index[(t, n)]] for t, n in zip(a[f"{prefix}_treeids"], a[f"{prefix}_nodeids"])]
-    w, has = _leaf_matrix(len(leaf_of), n_targets, leaves, a[f"{prefix}_ids"], a[f"{prefix}_weights"])
+    weights = a[f"{prefix}_weights_as_tensor"] if f"{prefix}_weights_as_tensor" in a else a[f"{prefix}_weights"]
+    w, has = _leaf_matrix(len(leaf_of), n_targets, leaves, a[f"{prefix}_ids"], weights)
     return Forest(roots, feature, split, mode, tid, tleaf, fid, fleaf, nan_true, {}, w, has, a.get("aggregate_function", "SUM"))
 
 
@@ -239,7 +241,7 @@ def tree_ensemble_regressor(node):
     a = node.attrs
     n_targets = a.get("n_targets", 1)
     forest = _legacy_forest(a, "target", n_targets)
-    base = np.asarray(a.get("base_values", [0.0] * n_targets), dtype=np.float64)
+    base = np.asarray(a["base_values_as_tensor"] if "base_values_as_tensor" in a else a.get("base_values", [0.0] * n_targets), dtype=np.float64)
     how = a.get("post_transform", "NONE")
 
     def run(x):
@@ -255,20 +257,15 @@ def tree_ensemble_classifier(node):
     class_ids = a["class_ids"]
     n_classes = max(labels.size, max(class_ids, default=0) + 1)
     forest = _legacy_forest(a, "class", n_classes)
-    base = np.asarray(a.get("base_values", [0.0] * n_classes), dtype=np.float64)
+    base = np.asarray(a["base_values_as_tensor"] if "base_values_as_tensor" in a else a.get("base_values", [0.0] * n_classes), dtype=np.float64)
     how = a.get("post_transform", "NONE")
-    # binary case: every weight scores one class; the other class gets its complement (its
-    # negation when a post transform follows), the convention onnxruntime also uses
-    binary = labels.size == 2 and len(set(class_ids)) == 1
-    scored = class_ids[0] if class_ids else 0
+    # each class scores the sum of its own votes, also in the binary layout (two labels, votes
+    # for one class): the other class scores its base value (the spec's text; ONNX Runtime
+    # derives it from the voted class instead, a convention the spec does not state)
 
     def run(x):
         scores = forest.scores(x)
         scores = scores + base[: scores.shape[1]] if base.size else scores
-        if binary:
-            s = scores[:, scored]
-            other = 1 - s if how in ("NONE", "PROBIT") else -s
-            scores = np.stack([other, s], axis=1)
         scores = post_transform(scores, how)
         y = labels[np.argmax(scores, axis=1)]
         return (np.asarray(y, dtype=labels.dtype), scores.astype(np.float32))
@@ -327,10 +324,18 @@ def label_encoder(node):
         default = a.get("default_int64", -1)
     else:
         default = a.get("default_float", -0.0)
-    table = {_lookup_key(k): v for k, v in zip(keys.tolist(), values.tolist())}
+    if node.opset < 4:  # -2: "bit-wise comparison is used" (-0.0 is not 0.0); the first of repeated keys
+        bits = (lambda v: np.float32(v).tobytes()) if keys.dtype.kind == "f" else (lambda v: v)
+        table = {}
+        for k, v in zip(keys.tolist(), values.tolist()):
+            table.setdefault(bits(k), v)
+        key_of = bits
+    else:  # -4: NaN matches any NaN, the last repeated key wins
+        table = {_lookup_key(k): v for k, v in zip(keys.tolist(), values.tolist())}
+        key_of = _lookup_key
 
     def run(x):
-        flat = [table.get(_lookup_key(v), default) for v in x.reshape(-1).tolist()]
+        flat = [table.get(key_of(v), default) for v in x.reshape(-1).tolist()]
         out = np.empty(len(flat), dtype=values.dtype) if values.dtype == object else np.array(flat, dtype=values.dtype)
         if values.dtype == object:
             out[:] = flat
@@ -364,7 +369,7 @@ def scaler(node):
     scale = np.asarray(node.attrs.get("scale", [1.0]), dtype=np.float32)
 
     def run(x):
-        return (((x.astype(np.float32) - offset) * scale).astype(np.float32),)
+        return (((x.astype(np.float64) - offset.astype(np.float64)) * scale.astype(np.float64)).astype(np.float32),)
 
     return run
 
@@ -375,7 +380,7 @@ def normalizer(node):
 
     def run(x):
         shape = x.shape
-        x = np.atleast_2d(x.astype(np.float32))
+        x = np.atleast_2d(x.astype(np.float64))  # a float64 input is divided before rounding
         if norm == "MAX":
             d = np.max(x, axis=1, keepdims=True)
         elif norm == "L1":
@@ -411,7 +416,7 @@ def linear_regressor(node):
     how = a.get("post_transform", "NONE")
 
     def run(x):
-        y = np.atleast_2d(x.astype(np.float32)) @ coef.T + intercepts
+        y = np.atleast_2d(x.astype(np.float64)) @ coef.T.astype(np.float64) + intercepts.astype(np.float64)
         return (post_transform(y, how).astype(np.float32),)
 
     return run
@@ -562,13 +567,19 @@ def dict_vectorizer(node):
     index = {k: i for i, k in enumerate(vocab)}
 
     def run(mapping):
+        code = getattr(mapping, "value_type", None)  # a TypedMap names its value type
         values = list(mapping.values())
-        sample = np.asarray(values[:1])
-        dtype = sample.dtype if values else np.dtype(np.float32)
-        out = np.zeros((1, len(vocab)), dtype=object if dtype.kind in "OUS" else dtype)
+        if code is not None:
+            dtype = np.dtype(object) if code == 8 else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+        else:
+            dtype = np.asarray(values[:1]).dtype if values else np.dtype(np.float32)
+        strings = dtype.kind in "OUS"
+        out = np.zeros(len(vocab), dtype=object if strings else dtype)
+        if strings:
+            out[:] = ""  # a string tensor's zero
         for k, v in mapping.items():
             if k in index:
-                out[0, index[k]] = v
+                out[index[k]] = v
         return (out,)
 
     return run
