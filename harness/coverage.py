@@ -93,7 +93,11 @@ def spec_silent_rows() -> list[SilentRow]:
     for point in sorted(SPEC_SILENT.values(), key=lambda p: p.id):
         unquoted = []
         for since in point.versions:
-            doc = _words(schema.schema_at(point.op, since).doc or "")
+            sch = schema.schema_at(point.op, since, point.domain)
+            # the doc, and the descriptions of the attributes, inputs and outputs (ai.onnx.ml
+            # defines much of an operator there)
+            doc = _words(" ".join([sch.doc or ""] + [a.description for a in sch.attributes.values()]
+                                  + [f.description for f in list(sch.inputs) + list(sch.outputs)]))
             if not all(_words(part) in doc for part in point.spec_at(since).split("[...]")):
                 unquoted.append(f"{point.op}-{since}")
         quotes = {point.spec_at(v): v for v in sorted(point.versions, reverse=True)}

@@ -146,17 +146,21 @@ def _softmax_zero_kept(output: int):
 
 
 def declare_transform_points(op: Operator, versions: tuple[int, ...], output: int) -> None:
-    """The post transforms the spec names and never defines: PROBIT and SOFTMAX_ZERO."""
+    """The post transforms the spec names and never defines: PROBIT and SOFTMAX_ZERO (the spec
+    text quoted is the post_transform attribute's description, all there is)."""
+    from harness import schema
+
+    words = {v: " ".join(schema.schema_at(op.name, v, ML).attributes["post_transform"].description.split()) for v in versions}
     op.spec_silent(
         "probit", versions,
-        spec="post_transform: 'Indicates the transform to apply to the score. One of 'NONE,' 'SOFTMAX,' 'LOGISTIC,' 'SOFTMAX_ZERO,' or 'PROBIT'' (no formula)",
+        spec=words,
         expected="the probit function, the standard normal quantile sqrt(2) * erfinv(2s - 1), computed in float64 "
                  "(NaN outside [0, 1], -inf/+inf at 0/1): its textbook meaning; a backend may approximate erfinv",
         where=lambda inputs, attrs, expected, since: _rows_with(attrs, expected, "PROBIT", output),
         invariants={"the value is within 1e-2 of the quantile, with its sign (that of score - 0.5)": _probit_kept(output)})
     op.spec_silent(
         "softmax_zero", versions,
-        spec="post_transform: 'One of 'NONE,' 'SOFTMAX,' 'LOGISTIC,' 'SOFTMAX_ZERO,' or 'PROBIT'' (no formula)",
+        spec=words,
         expected="a softmax over the row's nonzero scores, a score of exactly 0 staying 0 and a row of zeros staying zeros "
                  "(the name's meaning); ONNX Runtime counts |score| <= 1e-7 as zero",
         where=lambda inputs, attrs, expected, since: _rows_with(attrs, expected, "SOFTMAX_ZERO", output),
@@ -171,7 +175,7 @@ def _tied_rows(expected: list, output: int = 1):
     return (np.sum(z == top, axis=1) > 1)
 
 
-def declare_tie_point(op: Operator, versions: tuple[int, ...], labels_of) -> None:
+def declare_tie_point(op: Operator, versions: tuple[int, ...], labels_of, spec: str) -> None:
     """Two classes sharing the highest score: the spec does not say which label wins."""
 
     def where(inputs, attrs, expected, since):
@@ -190,7 +194,7 @@ def declare_tie_point(op: Operator, versions: tuple[int, ...], labels_of) -> Non
 
     op.spec_silent(
         "tie", versions,
-        spec="Y: 'Classification outputs (one class per example)'; Z: 'Classification scores ([N,E] - one score for each class and example)'",
+        spec=spec,
         expected="the first of the classes sharing the highest score (numpy.argmax; the order of the class labels)",
         where=where, invariants={"the label is one of the classes with the highest score": holds})
 
@@ -497,7 +501,7 @@ def declare_no_vote_point(op: Operator, versions: tuple[int, ...], voted_of, out
 
     op.spec_silent(
         "no_vote", versions,
-        spec="aggregate_function: 'Defines how to aggregate leaf values within a target. One of 'AVERAGE,' 'SUM,' 'MIN,' 'MAX.''",
+        spec="Defines how to aggregate leaf values within a target.",
         expected="a target no tree votes for scores 0 before base values and the post transform (an empty sum's value; "
                  "the MIN or MAX of no vote has none)",
         where=where,

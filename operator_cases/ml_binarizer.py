@@ -34,7 +34,7 @@ def _nan_cells(inputs, attrs, expected, since):
 op.spec_silent(
     "nan", (1,),
     spec="Maps the values of the input tensor to either 0 or 1, element-wise, based on the outcome of a comparison "
-         "against a threshold value. threshold: 'Values greater than this are mapped to 1, others to 0.'",
+         "against a threshold value. [...] Values greater than this are mapped to 1, others to 0.",
     expected="0: a NaN is not greater than the threshold (IEEE 754 comparison), so it is one of the 'others'",
     where=_nan_cells,
     invariants={"a NaN maps to 0, 1 or NaN": lambda c: bool(np.all(np.isin(np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]], [0.0, 1.0])

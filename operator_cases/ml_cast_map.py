@@ -68,14 +68,14 @@ def _reads_back(c):
 
 op.spec_silent(
     "to_string", (1,),
-    spec="cast_to: 'A string indicating the desired element type of the output tensor, one of 'TO_FLOAT', 'TO_STRING', 'TO_INT64'.'",
+    spec="A string indicating the desired element type of the output tensor, one of 'TO_FLOAT', 'TO_STRING', 'TO_INT64'.",
     expected="the shortest decimal that reads back as the float32 value (Python repr; 'nan', 'inf'); the spec names no format",
     where=_to_string_open,
     invariants={"each string reads back as the value (within float32 precision)": _reads_back})
 op.spec_silent(
     "sparse_gap", (1,),
-    spec="map_form: 'Indicates whether to only output as many values as are in the input (dense), or position the input based on "
-         "using the key of the map as the index of the output (sparse).'",
+    spec="Indicates whether to only output as many values as are in the input (dense), or position the input based on "
+         "using the key of the map as the index of the output (sparse).",
     expected="a position no key names holds 0 (\"\" for strings): the zero of the type",
     where=lambda inputs, attrs, expected, since: [np.array([[k not in inputs[0] for k in range(int(attrs.get("max_map", 1)))]])
                                                  if as_str(attrs.get("map_form", "DENSE")) == "SPARSE" else None],

@@ -43,7 +43,7 @@ def _mismatched(inputs, attrs, expected, since):
 
 op.spec_silent(
     "dims", (1,),
-    spec="inputdimensions: 'The size of each input in the input list'",
+    spec="The size of each input in the input list",
     expected="an input wider than its declared size gives its first columns, a narrower one is padded with zeros",
     where=_mismatched,
     invariants={"the output has sum(inputdimensions) columns": lambda c: np.shape(c.actual[0]) == np.shape(c.expected[0])})

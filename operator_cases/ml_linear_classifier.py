@@ -51,7 +51,7 @@ def linear_classifier(x, *, coefficients, intercepts=None, classlabels_ints=None
 
 post_transform_ = post_transform
 declare_transform_points(op, (1,), 1)
-declare_tie_point(op, (1,), _labels)
+declare_tie_point(op, (1,), _labels, "Classification outputs (one class per example). [...] Classification scores ([N,E] - one score for each class and example")
 
 
 def _binary(inputs, attrs, expected, since):
@@ -73,7 +73,7 @@ def _sign_rule(c):
 
 op.spec_silent(
     "binary", (1,),
-    spec="coefficients: 'A collection of weights of the model(s).'; Z: 'Classification scores ([N,E] - one score for each class and example'",
+    spec="A collection of weights of the model(s). [...] Classification scores ([N,E] - one score for each class and example",
     expected="one weight vector for two labels scores the second label; the first scores its negation: Z = transform([-s, s]), "
              "Y = labels[1] where s > 0, labels[0] otherwise",
     where=_binary,

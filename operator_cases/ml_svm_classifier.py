@@ -154,7 +154,7 @@ def _among_winners(c):
 
 op.spec_silent(
     "vote_tie", (1,),
-    spec="Y: 'Classification outputs (one class per example).'",
+    spec="Classification outputs (one class per example).",
     expected="the first of the classes with the most one-vs-one votes (libsvm's svm_predict_values)",
     where=_vote_tie, invariants={"the label is one of the classes with the most votes": _among_winners})
 
@@ -165,8 +165,8 @@ def _raw(inputs, attrs, expected, since):
 
 op.spec_silent(
     "raw_scores", (1,),
-    spec="Z: 'Class scores (one per class per example), if prob_a and prob_b are provided they are probabilities for each class, "
-         "otherwise they are raw scores.'",
+    spec="Class scores (one per class per example), if prob_a and prob_b are provided they are probabilities for each class, "
+         "otherwise they are raw scores.",
     expected="the one-vs-one votes per class (one score per class, as the text asks; the decision values are one per pair of classes)",
     where=_raw, invariants={"Z has one row per example": lambda c: np.shape(c.actual[1])[:1] == np.shape(c.expected[1])[:1]})
 

@@ -48,7 +48,7 @@ def tree_ensemble_classifier(x, **attrs):
 
 
 declare_transform_points(op, VERSIONS, 1)
-declare_tie_point(op, VERSIONS, _labels)
+declare_tie_point(op, VERSIONS, _labels, "N, Top class for each point [...] The class score for each class, for each point, a tensor of shape [N,E].")
 
 
 def _binary(inputs, attrs, expected, since):
