@@ -101,6 +101,15 @@ class TypedMap(dict):
         self.key_type, self.value_type = key, value
 
 
+class TypedSeq(list):
+    """A sequence value that names its element type (a TypeProto), so that an empty one still has a
+    type (ZipMap over an empty batch: ``TypedSeq([], elem=map(int64, tensor(float)))``)."""
+
+    def __init__(self, items: Any = (), elem: onnx.TypeProto | None = None) -> None:
+        super().__init__(items)
+        self.elem_type = elem
+
+
 def _map_type(value: dict) -> onnx.TypeProto:
     if isinstance(value, TypedMap):
         key, val = value.key_type, value.value_type
@@ -117,6 +126,8 @@ def infer_type(value: Any) -> onnx.TypeProto:
     """A TypeProto describing ``value``, for values whose graph type is unknown."""
     if isinstance(value, dict):
         return _map_type(value)
+    if isinstance(value, TypedSeq) and value.elem_type is not None:
+        return onnx.helper.make_sequence_type_proto(value.elem_type)
     if isinstance(value, list):
         inner = infer_type(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
         return onnx.helper.make_sequence_type_proto(inner)

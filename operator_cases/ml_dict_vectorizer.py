@@ -101,4 +101,6 @@ def edges(dtype, opset):
         out += [_example(dtype, string_keys, vocab, vocab[:2], [4, 8] if dtype != "string" else ["4", "8"], name=f"spec_example_{'s' if string_keys else 'i'}"),
                 _example(dtype, string_keys, vocab, vocab, [e[0], e[1], e[-2], e[-1]], name=f"edge_values_{'s' if string_keys else 'i'}"),
                 _example(dtype, string_keys, vocab, [], [], name=f"empty_map_{'s' if string_keys else 'i'}")]
+        if S.is_float(dtype):  # the smallest subnormal and normal, both signs
+            out.append(_example(dtype, string_keys, vocab, vocab, [e[7], e[8], e[9], -e[9]], name=f"subnormal_{'s' if string_keys else 'i'}"))
     return out

@@ -4,14 +4,16 @@ to the row's values; the output is the sequence of the N maps (ONNX spec: ZipMap
 "The columns of the tensor correspond one-by-one to the keys specified by the attributes. There
 must be as many columns as keys." Keys are classlabels_int64s (map(int64, float)) or
 classlabels_strings (map(string, float)). Values are copied (NaN, infinities and -0.0 kept). Not
-drawn: a 1-D input (the text speaks of columns only) and an empty batch (an empty sequence carries
-no element type here to declare the graph output with).
+drawn: a 1-D input (the text speaks of columns only). An empty batch gives an empty sequence.
 """
 
 import numpy as np
+import onnx
+from onnx import TensorProto
 
 from harness import strategies as S
 from harness.registry import Example, Operator
+from harness.values import TypedSeq
 
 from ._ml_util import ML, as_str
 
@@ -24,7 +26,9 @@ def zip_map(x, *, classlabels_int64s=None, classlabels_strings=None):
     keys = [as_str(k) for k in classlabels_strings] if classlabels_strings is not None else [int(k) for k in classlabels_int64s]
     if x.shape[-1] != len(keys):
         raise ValueError(f"{x.shape[-1]} columns for {len(keys)} keys")
-    return ([{k: np.float32(v) for k, v in zip(keys, row)} for row in x.reshape(-1, len(keys))],)
+    key = TensorProto.STRING if classlabels_strings is not None else TensorProto.INT64
+    elem = onnx.helper.make_map_type_proto(key, onnx.helper.make_tensor_type_proto(TensorProto.FLOAT, None))
+    return (TypedSeq([{k: np.float32(v) for k, v in zip(keys, row)} for row in x.reshape(-1, len(keys))], elem=elem),)
 
 
 def _keys(d, k, strings):
@@ -45,4 +49,5 @@ def edges(dtype, opset):
     m = np.stack([e, e[::-1]])
     return [Example([m], {"classlabels_int64s": list(range(-3, e.size - 3))}, name="edge_values_int_keys"),
             Example([m], {"classlabels_strings": [f"k{i}" for i in range(e.size)]}, name="edge_values_string_keys"),
-            Example([np.array([[0.25]], dtype=np.float32)], {"classlabels_strings": [""]}, name="one_empty_string_key")]
+            Example([np.array([[0.25]], dtype=np.float32)], {"classlabels_strings": [""]}, name="one_empty_string_key"),
+            Example([np.zeros((0, 2), dtype=np.float32)], {"classlabels_int64s": [1, 2]}, name="empty")]
