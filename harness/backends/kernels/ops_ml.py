@@ -3,7 +3,8 @@ TreeEnsembleRegressor/Classifier), linear models, SVMRegressor, label encoding, 
 DictVectorizer, CastMap) and the simple feature transforms (ArrayFeatureExtractor, Binarizer,
 Scaler, Normalizer, Imputer, OneHotEncoder, FeatureVectorizer, CategoryMapper).
 
-Not implemented: SVMClassifier (one-vs-one voting with Platt-scaled probabilities)."""
+SVMClassifier follows libsvm (one-vs-one votes, Platt-scaled pairwise probabilities coupled as
+Wu, Lin & Weng 2004 describe)."""
 
 from __future__ import annotations
 
@@ -607,5 +608,74 @@ def cast_map(node):
         out = np.empty((1, len(values)), dtype=dtype)
         out[0, :] = values
         return (out,)
+
+    return run
+
+
+# -- SVM classification ----------------------------------------------------------------------------
+
+
+def _pairwise_coupling(r: np.ndarray) -> np.ndarray:
+    """Class probabilities from pairwise ones (Wu, Lin & Weng 2004, method 2), iterated as libsvm's
+    multiclass_probability does (at most max(100, k) sweeps, stop at 0.005 / k)."""
+    k = r.shape[0]
+    q = -r.T * r  # Q[t][j] = -r[j][t] * r[t][j] off the diagonal
+    np.fill_diagonal(q, (r * r).sum(axis=0) - np.diag(r) ** 2)
+    p = np.full(k, 1.0 / k)
+    for _ in range(max(100, k)):
+        qp = q @ p
+        pqp = p @ qp
+        if np.abs(qp - pqp).max() < 0.005 / k:
+            break
+        for t in range(k):
+            diff = (pqp - qp[t]) / q[t, t]
+            p[t] += diff
+            pqp = (pqp + diff * (diff * q[t, t] + 2 * qp[t])) / (1 + diff) ** 2
+            qp = (qp + diff * q[t]) / (1 + diff)
+            p /= 1 + diff
+    return p
+
+
+@register("SVMClassifier", since=1, domain=ML)
+def svm_classifier(node):
+    a = node.attrs
+    labels = _class_labels({**a, "classlabels_ints": a.get("classlabels_ints", [])})
+    per_class = np.asarray(a["vectors_per_class"], dtype=np.int64)
+    n_classes, n_sv = per_class.size, int(per_class.sum())
+    coef = np.asarray(a["coefficients"], dtype=np.float64).reshape(n_classes - 1, n_sv)
+    rho = np.asarray(a["rho"], dtype=np.float64)
+    kind = a.get("kernel_type", "LINEAR")
+    params = a.get("kernel_params", [])
+    how = a.get("post_transform", "NONE")
+    proba = "prob_a" in a and "prob_b" in a
+    bounds = np.concatenate([[0], np.cumsum(per_class)])
+    pairs = [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+    def run(x):
+        x = np.atleast_2d(x.astype(np.float64))
+        sv = np.asarray(a["support_vectors"], dtype=np.float64).reshape(n_sv, x.shape[1])
+        kv = _svm_kernel(kind, params, sv, x) if x.shape[0] else np.zeros((0, n_sv))
+        dec = np.zeros((x.shape[0], len(pairs)))
+        votes = np.zeros((x.shape[0], n_classes))
+        for p, (i, j) in enumerate(pairs):
+            si, sj = slice(bounds[i], bounds[i + 1]), slice(bounds[j], bounds[j + 1])
+            dec[:, p] = kv[:, si] @ coef[j - 1, si] + kv[:, sj] @ coef[i, sj] + rho[p]
+            wins = dec[:, p] > 0
+            votes[wins, i] += 1
+            votes[~wins, j] += 1
+        if proba:
+            f = dec * np.asarray(a["prob_a"], dtype=np.float64) + np.asarray(a["prob_b"], dtype=np.float64)
+            with np.errstate(over="ignore"):
+                pair_p = np.clip(np.where(f >= 0, np.exp(-f) / (1 + np.exp(-f)), 1 / (1 + np.exp(f))), 1e-7, 1 - 1e-7)
+            scores = np.zeros((x.shape[0], n_classes))
+            for n in range(x.shape[0]):
+                r = np.zeros((n_classes, n_classes))
+                for p, (i, j) in enumerate(pairs):
+                    r[i, j], r[j, i] = pair_p[n, p], 1 - pair_p[n, p]
+                scores[n] = _pairwise_coupling(r)
+        else:
+            scores = votes
+        y = labels[np.argmax(scores, axis=1)] if x.shape[0] else labels[:0]
+        return (np.asarray(y, dtype=labels.dtype), post_transform(scores, how).astype(np.float32))
 
     return run
