@@ -28,11 +28,11 @@ def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> A
     if kind == "sequence_type":
         proto = onnx.SequenceProto()
         proto.ParseFromString(data)
-        return numpy_helper.to_list(proto)
+        return _str_keys(numpy_helper.to_list(proto))
     if kind == "map_type":
         proto = onnx.MapProto()
         proto.ParseFromString(data)
-        return numpy_helper.to_dict(proto)
+        return _str_keys(numpy_helper.to_dict(proto))
     if kind == "optional_type":
         proto = onnx.OptionalProto()
         proto.ParseFromString(data)
@@ -44,10 +44,24 @@ def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> A
     return numpy_helper.to_array(proto)
 
 
+def _str_keys(value: Any) -> Any:
+    """String map keys as ``str`` (``numpy_helper.to_dict`` gives bytes), in maps and sequences of maps."""
+    if isinstance(value, dict):
+        return {k.decode() if isinstance(k, bytes) else k: v.item() if isinstance(v, np.ndarray) and v.dtype == object and v.ndim == 0 else v
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_str_keys(v) for v in value]
+    return value
+
+
 def to_proto(value: Any, name: str, type_proto: onnx.TypeProto | None = None) -> Any:
     kind = _kind(type_proto)
     if kind == "sequence_type":
         elem = type_proto.sequence_type.elem_type  # type: ignore[union-attr]
+        if elem.HasField("map_type"):  # maps of the declared types (from_list would guess them)
+            seq = onnx.SequenceProto(name=name, elem_type=onnx.SequenceProto.MAP)
+            seq.map_values.extend(_map_proto(v, "", elem.map_type) for v in value)
+            return seq
         return numpy_helper.from_list(list(value), name, _elem_code(elem))
     if kind == "map_type":
         return _map_proto(value, name, type_proto.map_type)  # type: ignore[union-attr]
