@@ -236,7 +236,9 @@ class Comparator:
                 return _Result(WRONG_DTYPE, f"expected a map, got {type(a).__name__}")
             if set(e) != set(a):
                 return _Result(WRONG_SHAPE, f"map keys differ: {sorted(set(e) ^ set(a))[:5]}")
-            return self._value([e[k] for k in sorted(e)], [a[k] for k in sorted(e)], tol, spec)
+            # a binding gives map values as Python scalars: they take the expected value's type
+            got = [np.asarray(a[k], dtype=np.asarray(e[k]).dtype) if type(a[k]) in (float, int) else a[k] for k in sorted(e)]
+            return self._value([e[k] for k in sorted(e)], got, tol, spec)
         return self._array(np.asarray(e), np.asarray(a), tol, spec, mask)
 
     def _array(self, e: np.ndarray, a: np.ndarray, tol: Tolerance, spec: RandomOutput | None, mask: Any = None) -> _Result:

@@ -93,7 +93,11 @@ def spec_silent_rows() -> list[SilentRow]:
     for point in sorted(SPEC_SILENT.values(), key=lambda p: p.id):
         unquoted = []
         for since in point.versions:
-            doc = _words(schema.schema_at(point.op, since).doc or "")
+            sch = schema.schema_at(point.op, since, point.domain)
+            # the doc, and the descriptions of the attributes, inputs and outputs (ai.onnx.ml
+            # defines much of an operator there)
+            doc = _words(" ".join([sch.doc or ""] + [a.description for a in sch.attributes.values()]
+                                  + [f.description for f in list(sch.inputs) + list(sch.outputs)]))
             if not all(_words(part) in doc for part in point.spec_at(since).split("[...]")):
                 unquoted.append(f"{point.op}-{since}")
         quotes = {point.spec_at(v): v for v in sorted(point.versions, reverse=True)}
@@ -353,7 +357,7 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
         reached.add("overflow")
     from .values import Typed, leaves
 
-    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple, Typed))]
+    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple, dict, Typed))]
     # a sequence's elements and an optional's content (harness.values.Typed) reach the classes
     # as tensors do; an empty sequence is an empty input
     for x in ex.inputs:
@@ -361,6 +365,8 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
             present += leaves(x)
             if isinstance(x.value, list) and not x.value:
                 reached.add("empty")
+    # a map's values reach the classes too (DictVectorizer, CastMap)
+    present += [np.array(list(x.values())) for x in ex.inputs if isinstance(x, dict)]
     # a tensor attribute's values (Constant's, ConstantOfShape's ``value``) reach the classes too
     present += [v for v in ex.attrs.values() if isinstance(v, np.ndarray)]
     for x in present:

@@ -133,6 +133,8 @@ class SpecSilentPoint:
     #: what must hold whatever the choice, by a sentence saying it
     invariants: dict[str, Invariant] = field(default_factory=dict)
     module: str = ""
+    #: the operator's domain ("" for ai.onnx)
+    domain: str = ""
 
     def spec_at(self, since: int) -> str:
         if isinstance(self.spec, str):
@@ -213,7 +215,7 @@ class Operator:
         while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
             frame = frame.f_back
         point = SpecSilentPoint(f"{self.name}.{name}", self.name, tuple(versions), spec, expected, where, dict(invariants or {}),
-                                frame.f_globals.get("__name__", ""))
+                                frame.f_globals.get("__name__", ""), self.domain)
         if point.id in SPEC_SILENT:
             raise ValueError(f"spec-silent point {point.id} declared twice")
         SPEC_SILENT[point.id] = point
@@ -268,7 +270,8 @@ def load_all(allow_broken: bool = False) -> dict[tuple[str, str, int], OpVersion
 
 def spec_silent_points(op: str, since: int, domain: str = "") -> list[SpecSilentPoint]:
     """The spec-silent points declared for one op-version (its module must be loaded)."""
-    return [p for p in SPEC_SILENT.values() if p.op == op and since in p.versions and not domain]
+    domain = schema.canonical_domain(domain)
+    return [p for p in SPEC_SILENT.values() if p.op == op and since in p.versions and p.domain == domain]
 
 
 def spec_silent_point(point_id: str) -> SpecSilentPoint:

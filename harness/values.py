@@ -32,11 +32,11 @@ def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> A
     if kind == "sequence_type":
         proto = onnx.SequenceProto()
         proto.ParseFromString(data)
-        return numpy_helper.to_list(proto)
+        return _str_keys(numpy_helper.to_list(proto))
     if kind == "map_type":
         proto = onnx.MapProto()
         proto.ParseFromString(data)
-        return numpy_helper.to_dict(proto)
+        return _str_keys(numpy_helper.to_dict(proto))
     if kind == "optional_type":
         proto = onnx.OptionalProto()
         proto.ParseFromString(data)
@@ -48,17 +48,47 @@ def from_proto_bytes(data: bytes, type_proto: onnx.TypeProto | None = None) -> A
     return numpy_helper.to_array(proto)
 
 
+def _str_keys(value: Any) -> Any:
+    """String map keys as ``str`` (``numpy_helper.to_dict`` gives bytes), in maps and sequences of maps."""
+    if isinstance(value, dict):
+        return {k.decode() if isinstance(k, bytes) else k: v.item() if isinstance(v, np.ndarray) and v.dtype == object and v.ndim == 0 else v
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_str_keys(v) for v in value]
+    return value
+
+
 def to_proto(value: Any, name: str, type_proto: onnx.TypeProto | None = None) -> Any:
     kind = _kind(type_proto)
     if kind == "sequence_type":
         elem = type_proto.sequence_type.elem_type  # type: ignore[union-attr]
+        if elem.HasField("map_type"):  # maps of the declared types (from_list would guess them)
+            seq = onnx.SequenceProto(name=name, elem_type=onnx.SequenceProto.MAP)
+            seq.map_values.extend(_map_proto(v, "", elem.map_type) for v in value)
+            return seq
         return numpy_helper.from_list(list(value), name, _elem_code(elem))
     if kind == "map_type":
-        return numpy_helper.from_dict(value, name)
+        return _map_proto(value, name, type_proto.map_type)  # type: ignore[union-attr]
     if kind == "optional_type":
         elem = type_proto.optional_type.elem_type  # type: ignore[union-attr]
         return numpy_helper.from_optional(value, name, _elem_code(elem))
     return numpy_helper.from_array(np.asarray(value) if not isinstance(value, np.ndarray) else value, name)
+
+
+def _map_proto(value: dict, name: str, map_type: Any) -> onnx.MapProto:
+    """A MapProto of the declared key and value types (numpy_helper.from_dict refuses an empty map
+    and string keys): keys as int64s or string_keys, values a sequence of scalar tensors."""
+    proto = onnx.MapProto(name=name, key_type=map_type.key_type)
+    keys = list(value)
+    if map_type.key_type == onnx.TensorProto.STRING:
+        proto.string_keys.extend(k.encode() if isinstance(k, str) else bytes(k) for k in keys)
+    else:
+        proto.keys.extend(int(k) for k in keys)
+    code = map_type.value_type.tensor_type.elem_type
+    dtype = object if code == onnx.TensorProto.STRING else onnx.helper.tensor_dtype_to_np_dtype(code)
+    proto.values.CopyFrom(numpy_helper.from_list([np.asarray(value[k], dtype=dtype) for k in keys], "", onnx.SequenceProto.TENSOR)
+                          if keys else onnx.SequenceProto(elem_type=onnx.SequenceProto.TENSOR))
+    return proto
 
 
 def _elem_code(type_proto: onnx.TypeProto) -> int:
@@ -80,8 +110,42 @@ def write_value(path: Path, value: Any, name: str, type_proto: onnx.TypeProto | 
     Path(path).write_bytes(to_proto(value, name, type_proto).SerializeToString())
 
 
+class TypedMap(dict):
+    """A map value that names its key and value element types (ONNX codes), so that an empty map
+    (or one of Python scalars) still has a type: ``TypedMap({1: 0.5}, key=INT64, value=FLOAT)``."""
+
+    def __init__(self, items: Any = (), key: int = onnx.TensorProto.INT64, value: int = onnx.TensorProto.FLOAT) -> None:
+        super().__init__(items)
+        self.key_type, self.value_type = key, value
+
+
+class TypedSeq(list):
+    """A sequence value that names its element type (a TypeProto), so that an empty one still has a
+    type (ZipMap over an empty batch: ``TypedSeq([], elem=map(int64, tensor(float)))``)."""
+
+    def __init__(self, items: Any = (), elem: onnx.TypeProto | None = None) -> None:
+        super().__init__(items)
+        self.elem_type = elem
+
+
+def _map_type(value: dict) -> onnx.TypeProto:
+    if isinstance(value, TypedMap):
+        key, val = value.key_type, value.value_type
+    else:
+        if not value:
+            raise ValueError("an empty plain dict has no key or value type: use values.TypedMap")
+        k, v = next(iter(value.items()))
+        key = onnx.TensorProto.STRING if isinstance(k, str) else onnx.TensorProto.INT64
+        val = dtype_to_onnx(np.asarray(v).dtype)
+    return onnx.helper.make_map_type_proto(key, onnx.helper.make_tensor_type_proto(val, None))
+
+
 def infer_type(value: Any) -> onnx.TypeProto:
     """A TypeProto describing ``value``, for values whose graph type is unknown."""
+    if isinstance(value, dict):
+        return _map_type(value)
+    if isinstance(value, TypedSeq) and value.elem_type is not None:
+        return onnx.helper.make_sequence_type_proto(value.elem_type)
     if isinstance(value, list):
         inner = infer_type(value[0]) if value else onnx.helper.make_tensor_type_proto(onnx.TensorProto.FLOAT, None)
         return onnx.helper.make_sequence_type_proto(inner)

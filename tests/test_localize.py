@@ -40,16 +40,25 @@ def _model(middle: list[str]) -> onnx.ModelProto:
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
 
 
+UNCOVERED = "test.localize.uncovered"  # a made-up domain: no module of ours will ever cover it
+
+
 def _without_our_reference(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Node 3 becomes an operator our references do not cover yet (ai.onnx.ml Scaler, which keeps
-    the shape and dtype): localize must take the oracle backend's value for it."""
+    """Node 3 becomes an operator our references do not cover (ScaleShift of a made-up domain,
+    defined by a model-local function y = 2x - 1, so every backend runs it and the shape and dtype
+    are kept): localize must take the oracle backend's value for it. The body has no Sub, the op
+    the seeded faulty backends get wrong."""
     node = model.graph.node[3]
-    node.op_type, node.domain = "Scaler", "ai.onnx.ml"
-    node.attribute.extend([helper.make_attribute("offset", [0.5]), helper.make_attribute("scale", [2.0])])
-    model.opset_import.append(helper.make_opsetid("ai.onnx.ml", 1))
+    node.op_type, node.domain = "ScaleShift", UNCOVERED
+    del node.attribute[:]
+    body = [helper.make_node("Constant", [], ["two"], value=numpy_helper.from_array(np.array(2.0, np.float32))),
+            helper.make_node("Constant", [], ["minus_one"], value=numpy_helper.from_array(np.array(-1.0, np.float32))),
+            helper.make_node("Mul", ["x", "two"], ["twice"]), helper.make_node("Add", ["twice", "minus_one"], ["y"])]
+    model.functions.append(helper.make_function(UNCOVERED, "ScaleShift", ["x"], ["y"], body, [helper.make_opsetid("", 17)]))
+    model.opset_import.append(helper.make_opsetid(UNCOVERED, 1))
     from harness.registry import load_all
 
-    assert ("ai.onnx.ml", "Scaler", 1) not in load_all(), "Scaler is covered now: pick another uncovered operator"
+    assert not any(domain == UNCOVERED for domain, _, _ in load_all()), "the made-up domain is covered: pick another"
     return model
 
 

@@ -37,7 +37,7 @@ from .. import strategies as S
 from ..case import Case, DataSet
 from ..registry import Example, OpVersion, broken_modules, load_all, spec_silent_points
 from ..tolerances import default_for
-from ..values import Typed, innermost_elem, leaves, reference_value, type_text
+from ..values import Typed, TypedSeq, infer_type, innermost_elem, leaves, reference_value, type_text
 from .frozen import digest, load_or_build, without_local_constants
 
 DEFAULT_EXAMPLES = 20
@@ -126,7 +126,9 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
 def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
     if isinstance(value, Typed):
         return onnx.helper.make_value_info(name, value.type)
-    if isinstance(value, list):  # a sequence: its elements' type, shapes left open (they may differ)
+    if isinstance(value, (dict, TypedSeq)) or (isinstance(value, list) and value and isinstance(value[0], dict)):
+        return onnx.helper.make_value_info(name, infer_type(value))  # a map, a sequence of maps (ZipMap's output)
+    if isinstance(value, list):  # a sequence of tensors: its elements' type, shapes left open (they may differ)
         if not value:
             raise OracleError(f"{name}: an empty sequence needs its element type: give it as harness.values.Typed")
         code = S.onnx_code(S.label_of(np.asarray(value[0]).dtype))
@@ -142,13 +144,15 @@ def _outputs(value: Any) -> list[Any]:
     """A reference's result as a list of outputs: a list or tuple holds the outputs; a sequence
     or optional output comes as :class:`Typed` (a bare list inside is a sequence)."""
     if isinstance(value, (list, tuple)):
-        return [v if isinstance(v, (Typed, list)) else np.asarray(v) for v in value]
-    return [value if isinstance(value, Typed) else np.asarray(value)]
+        return [v if isinstance(v, (Typed, list, dict)) else np.asarray(v) for v in value]
+    return [value if isinstance(value, (Typed, dict)) else np.asarray(value)]
 
 
 def _plain(value: Any) -> Any:
     value = value.value if isinstance(value, Typed) else value
-    return list(value) if isinstance(value, list) else value  # a plain list: what backends and the corpus hold
+    if isinstance(value, list) and not isinstance(value, TypedSeq):
+        return list(value)  # a plain list: what backends and the corpus hold
+    return value
 
 
 def _label(value: Any) -> str | None:
@@ -175,7 +179,7 @@ def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto],
 def _tags(opv: OpVersion, opset: int, dtype: str, inputs: list[Any], name: str) -> dict[str, Any]:
     return {
         "suite": "operators", "op": opv.op, "domain": schema.DOMAINS.get(opv.domain, opv.domain), "since_version": opv.since,
-        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(t).dtype) for v in inputs for t in leaves(v)}) or [dtype],
+        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(t).dtype) for v in inputs if not isinstance(v, dict) for t in leaves(v)}) or [dtype],
         "dtype": dtype, "example": name, "ops": [opv.op],
     }
 
@@ -299,6 +303,11 @@ def check_case(case: Case) -> None:
     except Exception as exc:
         raise OracleError(f"{case.id}: invalid model: {exc}") from exc
     for out, declared, exp in zip(inferred.graph.output, model.graph.output, case.data[0].expected or []):
+        if isinstance(exp, (dict, TypedSeq)) or (isinstance(exp, list) and any(isinstance(e, dict) for e in exp)):
+            # a map or a sequence of maps: its type as a whole
+            if type_text(out.type) != type_text(infer_type(exp)):
+                raise OracleError(f"{case.id}: reference output {out.name} is {type_text(infer_type(exp))}, the schema says {type_text(out.type)}")
+            continue
         if out.type.WhichOneof("value") != "tensor_type" or isinstance(exp, list) or exp is None:
             # a sequence or optional: the kind and element type the schema infers are the ones the reference declared
             if type_text(out.type) != type_text(declared.type):

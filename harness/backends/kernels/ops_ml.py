@@ -3,13 +3,15 @@ TreeEnsembleRegressor/Classifier), linear models, SVMRegressor, label encoding, 
 DictVectorizer, CastMap) and the simple feature transforms (ArrayFeatureExtractor, Binarizer,
 Scaler, Normalizer, Imputer, OneHotEncoder, FeatureVectorizer, CategoryMapper).
 
-Not implemented: SVMClassifier (one-vs-one voting with Platt-scaled probabilities)."""
+SVMClassifier follows libsvm (one-vs-one votes, Platt-scaled pairwise probabilities coupled as
+Wu, Lin & Weng 2004 describe)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import onnx
 
 from .ops_elementwise import erf
 from .registry import register
@@ -191,7 +193,7 @@ def _legacy_forest(a: dict, prefix: str, n_targets: int) -> Forest:
     feature, split, mode, tid, tleaf, fid, fleaf, nan_true = [], [], [], [], [], [], [], []
     interior: dict[int, int] = {}
     tracks = a.get("nodes_missing_value_tracks_true", [0] * len(modes))
-    values = a.get("nodes_values", [0.0] * len(modes))
+    values = a["nodes_values_as_tensor"] if "nodes_values_as_tensor" in a else a.get("nodes_values", [0.0] * len(modes))
     for k, m in enumerate(modes):
         if m != "LEAF":
             interior[k] = len(interior)
@@ -230,7 +232,8 @@ def _legacy_forest(a: dict, prefix: str, n_targets: int) -> Forest:
         else:
             roots.append(interior[k])
     leaves = [leaf_of[index[(t, n)]] for t, n in zip(a[f"{prefix}_treeids"], a[f"{prefix}_nodeids"])]
-    w, has = _leaf_matrix(len(leaf_of), n_targets, leaves, a[f"{prefix}_ids"], a[f"{prefix}_weights"])
+    weights = a[f"{prefix}_weights_as_tensor"] if f"{prefix}_weights_as_tensor" in a else a[f"{prefix}_weights"]
+    w, has = _leaf_matrix(len(leaf_of), n_targets, leaves, a[f"{prefix}_ids"], weights)
     return Forest(roots, feature, split, mode, tid, tleaf, fid, fleaf, nan_true, {}, w, has, a.get("aggregate_function", "SUM"))
 
 
@@ -239,7 +242,7 @@ def tree_ensemble_regressor(node):
     a = node.attrs
     n_targets = a.get("n_targets", 1)
     forest = _legacy_forest(a, "target", n_targets)
-    base = np.asarray(a.get("base_values", [0.0] * n_targets), dtype=np.float64)
+    base = np.asarray(a["base_values_as_tensor"] if "base_values_as_tensor" in a else a.get("base_values", [0.0] * n_targets), dtype=np.float64)
     how = a.get("post_transform", "NONE")
 
     def run(x):
@@ -255,20 +258,15 @@ def tree_ensemble_classifier(node):
     class_ids = a["class_ids"]
     n_classes = max(labels.size, max(class_ids, default=0) + 1)
     forest = _legacy_forest(a, "class", n_classes)
-    base = np.asarray(a.get("base_values", [0.0] * n_classes), dtype=np.float64)
+    base = np.asarray(a["base_values_as_tensor"] if "base_values_as_tensor" in a else a.get("base_values", [0.0] * n_classes), dtype=np.float64)
     how = a.get("post_transform", "NONE")
-    # binary case: every weight scores one class; the other class gets its complement (its
-    # negation when a post transform follows), the convention onnxruntime also uses
-    binary = labels.size == 2 and len(set(class_ids)) == 1
-    scored = class_ids[0] if class_ids else 0
+    # each class scores the sum of its own votes, also in the binary layout (two labels, votes
+    # for one class): the other class scores its base value (the spec's text; ONNX Runtime
+    # derives it from the voted class instead, a convention the spec does not state)
 
     def run(x):
         scores = forest.scores(x)
         scores = scores + base[: scores.shape[1]] if base.size else scores
-        if binary:
-            s = scores[:, scored]
-            other = 1 - s if how in ("NONE", "PROBIT") else -s
-            scores = np.stack([other, s], axis=1)
         scores = post_transform(scores, how)
         y = labels[np.argmax(scores, axis=1)]
         return (np.asarray(y, dtype=labels.dtype), scores.astype(np.float32))
@@ -300,7 +298,9 @@ def label_encoder_v1(node):
     classes = node.attrs.get("classes_strings", [])
     default_int = node.attrs.get("default_int64", -1)
     default_str = node.attrs.get("default_string", "_Unused")
-    to_index = {c: i for i, c in enumerate(classes)}
+    to_index: dict = {}
+    for i, c in enumerate(classes):
+        to_index.setdefault(c, i)  # a look-up in the list finds the first occurrence
 
     def run(x):
         if x.dtype == object:
@@ -325,10 +325,18 @@ def label_encoder(node):
         default = a.get("default_int64", -1)
     else:
         default = a.get("default_float", -0.0)
-    table = {_lookup_key(k): v for k, v in zip(keys.tolist(), values.tolist())}
+    if node.opset < 4:  # -2: "bit-wise comparison is used" (-0.0 is not 0.0); the first of repeated keys
+        bits = (lambda v: np.float32(v).tobytes()) if keys.dtype.kind == "f" else (lambda v: v)
+        table = {}
+        for k, v in zip(keys.tolist(), values.tolist()):
+            table.setdefault(bits(k), v)
+        key_of = bits
+    else:  # -4: NaN matches any NaN, the last repeated key wins
+        table = {_lookup_key(k): v for k, v in zip(keys.tolist(), values.tolist())}
+        key_of = _lookup_key
 
     def run(x):
-        flat = [table.get(_lookup_key(v), default) for v in x.reshape(-1).tolist()]
+        flat = [table.get(key_of(v), default) for v in x.reshape(-1).tolist()]
         out = np.empty(len(flat), dtype=values.dtype) if values.dtype == object else np.array(flat, dtype=values.dtype)
         if values.dtype == object:
             out[:] = flat
@@ -362,7 +370,7 @@ def scaler(node):
     scale = np.asarray(node.attrs.get("scale", [1.0]), dtype=np.float32)
 
     def run(x):
-        return (((x.astype(np.float32) - offset) * scale).astype(np.float32),)
+        return (((x.astype(np.float64) - offset.astype(np.float64)) * scale.astype(np.float64)).astype(np.float32),)
 
     return run
 
@@ -372,14 +380,15 @@ def normalizer(node):
     norm = node.attrs.get("norm", "MAX")
 
     def run(x):
-        x = np.atleast_2d(x.astype(np.float32))
+        shape = x.shape
+        x = np.atleast_2d(x.astype(np.float64))  # a float64 input is divided before rounding
         if norm == "MAX":
             d = np.max(x, axis=1, keepdims=True)
         elif norm == "L1":
             d = np.sum(np.abs(x), axis=1, keepdims=True)
         else:
             d = np.sqrt(np.sum(x * x, axis=1, keepdims=True))
-        return ((x / np.where(d == 0, 1, d)).astype(np.float32),)
+        return ((x / np.where(d == 0, 1, d)).astype(np.float32).reshape(shape),)
 
     return run
 
@@ -408,7 +417,7 @@ def linear_regressor(node):
     how = a.get("post_transform", "NONE")
 
     def run(x):
-        y = np.atleast_2d(x.astype(np.float32)) @ coef.T + intercepts
+        y = np.atleast_2d(x.astype(np.float64)) @ coef.T.astype(np.float64) + intercepts.astype(np.float64)
         return (post_transform(y, how).astype(np.float32),)
 
     return run
@@ -423,8 +432,8 @@ def one_hot_encoder(node):
 
     def run(x):
         flat = x.reshape(-1).tolist()
-        if x.dtype.kind == "f":
-            flat = [int(v) for v in flat]
+        if x.dtype.kind == "f":  # cast as Cast does (toward zero); NaN and infinities are no category
+            flat = [int(v) if math.isfinite(v) else None for v in flat]
         out = np.zeros((len(flat), len(cats)), dtype=np.float32)
         for row, v in enumerate(flat):
             k = index.get(v)
@@ -446,7 +455,7 @@ def feature_vectorizer(node):
         cols = []
         for x, d in zip(xs, dims):
             x = np.atleast_2d(x.astype(np.float32))
-            x = x.reshape(x.shape[0], -1)
+            x = x.reshape(x.shape[0], int(np.prod(x.shape[1:])))
             if x.shape[1] < d:
                 x = np.pad(x, ((0, 0), (0, d - x.shape[1])))
             cols.append(x[:, :d])
@@ -559,13 +568,19 @@ def dict_vectorizer(node):
     index = {k: i for i, k in enumerate(vocab)}
 
     def run(mapping):
+        code = getattr(mapping, "value_type", None)  # a TypedMap names its value type
         values = list(mapping.values())
-        sample = np.asarray(values[:1])
-        dtype = sample.dtype if values else np.dtype(np.float32)
-        out = np.zeros((1, len(vocab)), dtype=object if dtype.kind in "OUS" else dtype)
+        if code is not None:
+            dtype = np.dtype(object) if code == 8 else np.dtype(onnx.helper.tensor_dtype_to_np_dtype(code))
+        else:
+            dtype = np.asarray(values[:1]).dtype if values else np.dtype(np.float32)
+        strings = dtype.kind in "OUS"
+        out = np.zeros(len(vocab), dtype=object if strings else dtype)
+        if strings:
+            out[:] = ""  # a string tensor's zero
         for k, v in mapping.items():
             if k in index:
-                out[0, index[k]] = v
+                out[index[k]] = v
         return (out,)
 
     return run
@@ -593,5 +608,74 @@ def cast_map(node):
         out = np.empty((1, len(values)), dtype=dtype)
         out[0, :] = values
         return (out,)
+
+    return run
+
+
+# -- SVM classification ----------------------------------------------------------------------------
+
+
+def _pairwise_coupling(r: np.ndarray) -> np.ndarray:
+    """Class probabilities from pairwise ones (Wu, Lin & Weng 2004, method 2), iterated as libsvm's
+    multiclass_probability does (at most max(100, k) sweeps, stop at 0.005 / k)."""
+    k = r.shape[0]
+    q = -r.T * r  # Q[t][j] = -r[j][t] * r[t][j] off the diagonal
+    np.fill_diagonal(q, (r * r).sum(axis=0) - np.diag(r) ** 2)
+    p = np.full(k, 1.0 / k)
+    for _ in range(max(100, k)):
+        qp = q @ p
+        pqp = p @ qp
+        if np.abs(qp - pqp).max() < 0.005 / k:
+            break
+        for t in range(k):
+            diff = (pqp - qp[t]) / q[t, t]
+            p[t] += diff
+            pqp = (pqp + diff * (diff * q[t, t] + 2 * qp[t])) / (1 + diff) ** 2
+            qp = (qp + diff * q[t]) / (1 + diff)
+            p /= 1 + diff
+    return p
+
+
+@register("SVMClassifier", since=1, domain=ML)
+def svm_classifier(node):
+    a = node.attrs
+    labels = _class_labels({**a, "classlabels_ints": a.get("classlabels_ints", [])})
+    per_class = np.asarray(a["vectors_per_class"], dtype=np.int64)
+    n_classes, n_sv = per_class.size, int(per_class.sum())
+    coef = np.asarray(a["coefficients"], dtype=np.float64).reshape(n_classes - 1, n_sv)
+    rho = np.asarray(a["rho"], dtype=np.float64)
+    kind = a.get("kernel_type", "LINEAR")
+    params = a.get("kernel_params", [])
+    how = a.get("post_transform", "NONE")
+    proba = "prob_a" in a and "prob_b" in a
+    bounds = np.concatenate([[0], np.cumsum(per_class)])
+    pairs = [(i, j) for i in range(n_classes) for j in range(i + 1, n_classes)]
+
+    def run(x):
+        x = np.atleast_2d(x.astype(np.float64))
+        sv = np.asarray(a["support_vectors"], dtype=np.float64).reshape(n_sv, x.shape[1])
+        kv = _svm_kernel(kind, params, sv, x) if x.shape[0] else np.zeros((0, n_sv))
+        dec = np.zeros((x.shape[0], len(pairs)))
+        votes = np.zeros((x.shape[0], n_classes))
+        for p, (i, j) in enumerate(pairs):
+            si, sj = slice(bounds[i], bounds[i + 1]), slice(bounds[j], bounds[j + 1])
+            dec[:, p] = kv[:, si] @ coef[j - 1, si] + kv[:, sj] @ coef[i, sj] + rho[p]
+            wins = dec[:, p] > 0
+            votes[wins, i] += 1
+            votes[~wins, j] += 1
+        if proba:
+            f = dec * np.asarray(a["prob_a"], dtype=np.float64) + np.asarray(a["prob_b"], dtype=np.float64)
+            with np.errstate(over="ignore"):
+                pair_p = np.clip(np.where(f >= 0, np.exp(-f) / (1 + np.exp(-f)), 1 / (1 + np.exp(f))), 1e-7, 1 - 1e-7)
+            scores = np.zeros((x.shape[0], n_classes))
+            for n in range(x.shape[0]):
+                r = np.zeros((n_classes, n_classes))
+                for p, (i, j) in enumerate(pairs):
+                    r[i, j], r[j, i] = pair_p[n, p], 1 - pair_p[n, p]
+                scores[n] = _pairwise_coupling(r)
+        else:
+            scores = votes
+        y = labels[np.argmax(scores, axis=1)] if x.shape[0] else labels[:0]
+        return (np.asarray(y, dtype=labels.dtype), post_transform(scores, how).astype(np.float32))
 
     return run
