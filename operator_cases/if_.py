@@ -1,0 +1,130 @@
+"""If: run then_branch when cond is true, else_branch otherwise (ONNX spec: If-1, 11, 13, 16,
+19, 21, 23, 24, 25).
+
+"then_branch: Graph to run if condition is true. Has N outputs: values you wish to be live-out
+to the enclosing scope. The number of outputs must match the number of outputs in the
+else_branch." If-1: "The return values in the `then_branch` and `else_branch` must be of the
+same shape and same data type"; from If-11 they "may produce tensors with the same element type
+and different shapes". Later versions only widen the types V (sequences from 13, optionals from
+16, float8 from 19, 4-bit from 21, float4 from 23, ...). The branch taken is evaluated by our
+own references (operator_cases._control_util.run_graph), the values in scope (x0, the
+condition) captured by name.
+
+Drawn branches: the subgraph's own initializers passed out through Identity, a Constant node,
+Add of two initializers (float32/float64/int32/int64), and a nested If whose condition is the
+outer x0 captured two scopes out. Every tensor type V allows and our strategies know is swept;
+the branches move the type's edge values (NaN, +-inf, -0.0, subnormals, extremes) untouched.
+Not drawn: sequence and optional outputs (their ops' references belong to the sequence family).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness import strategies as S
+from harness.registry import Example, Operator
+
+from ._control_util import allows, arith_ok, edge_array, graph, init, node, run_graph, top_scope, values, vi
+
+op = Operator("If", type_param="V")
+VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
+st = S.st
+
+
+def _if(cond, then_branch, else_branch, outer, opset):
+    c = np.asarray(cond)
+    if c.size != 1:
+        raise ValueError(f"If: cond holds {c.size} elements, the spec wants a single one")
+    branch = then_branch if bool(c.reshape(-1)[0]) else else_branch
+    return tuple(run_graph(branch, [], outer, opset))
+
+
+def _make(since: int):
+    def if_ref(cond, *, then_branch, else_branch, _outer=None, _opset=None):
+        outer = top_scope([cond]) if _outer is None else _outer
+        return _if(cond, then_branch, else_branch, outer, since if _opset is None else _opset)
+
+    if_ref.__name__ = f"if_{since}"
+    return if_ref
+
+
+for _v in VERSIONS:
+    op.reference(_v)(_make(_v))
+# If-1 is at opset 1 (IR 3), where a subgraph initializer must also be a graph input and a
+# branch has no inputs: its data comes from Constant nodes, and Constant-1 holds float16,
+# float and double only
+op.restrict(1, dtypes=("float16", "float32", "float64"))
+
+
+# -- branches -----------------------------------------------------------------------------
+def branch(prefix: str, kind: str, arrays: list[np.ndarray], dtype: str, opset: int, rng_arrays=None):
+    """A branch with one output per array: ``kind`` init (initializer -> Identity), constant (a
+    Constant node), add (Add of the array minus one and a ones initializer), nested (an If on the
+    captured x0 whose both branches give the arrays)."""
+    nodes, inits, outs = [], [], []
+    for k, arr in enumerate(arrays):
+        out = f"{prefix}_y{k}"
+        outs.append(vi(out, dtype, arr.shape))
+        if kind == "constant" or opset < 9:  # IR 3 (opsets 1-8): a subgraph initializer must be a graph input
+            nodes.append(node("Constant", [], [out], value=init(f"{prefix}_v{k}", arr)))
+        elif kind == "add":
+            one = np.ones(arr.shape, arr.dtype)
+            inits += [init(f"{prefix}_a{k}", arr - one), init(f"{prefix}_b{k}", one)]
+            nodes.append(node("Add", [f"{prefix}_a{k}", f"{prefix}_b{k}"], [out]))
+        else:
+            inits.append(init(f"{prefix}_c{k}", arr))
+            nodes.append(node("Identity", [f"{prefix}_c{k}"], [out]))
+    if kind == "nested":
+        inner_then = branch(prefix + "t", "init", arrays, dtype, opset)
+        inner_else = branch(prefix + "e", "init", [np.flip(a) if a.ndim else a for a in arrays], dtype, opset)
+        nodes = [node("If", ["x0"], [o.name for o in outs], then_branch=inner_then, else_branch=inner_else)]
+        inits = []
+    return graph(prefix, nodes, [], outs, inits)
+
+
+def kinds(dtype: str, opset: int) -> list[str]:
+    out = ["init", "nested"]
+    if allows("Constant", opset, dtype):
+        out.append("constant")
+    if arith_ok(dtype, opset):
+        out.append("add")
+    return out
+
+
+def example(cond, then_arrays, else_arrays, dtype, opset, then_kind="init", else_kind="init", name=""):
+    attrs = {"then_branch": branch("then", then_kind, then_arrays, dtype, opset),
+             "else_branch": branch("else", else_kind, else_arrays, dtype, opset)}
+    return Example([np.asarray(cond, dtype=bool)], attrs, name=name)
+
+
+@op.strategy(*VERSIONS)
+def draw(d, dtype, opset):
+    n_out = d(st.integers(1, 2))
+    shapes_then = [S.shapes(d, 0, 3, 0, 3) for _ in range(n_out)]
+    # If-1: both branches of the same shape; from If-11 the shapes may differ
+    shapes_else = shapes_then if opset < 11 or d(st.booleans()) else [S.shapes(d, 0, 3, 0, 3) for _ in range(n_out)]
+    then_arrays = [values(d, dtype, s) for s in shapes_then]
+    else_arrays = [values(d, dtype, s) for s in shapes_else]
+    menu = kinds(dtype, opset)
+    cond = np.array(d(st.booleans())) if d(st.booleans()) else np.array([d(st.booleans())])
+    return example(cond, then_arrays, else_arrays, dtype, opset, d(st.sampled_from(menu)), d(st.sampled_from(menu)))
+
+
+@op.edges(*VERSIONS)
+def edges(dtype, opset):
+    e = edge_array(dtype)
+    other = np.full(e.shape, "", dtype=object) if dtype == "string" else np.zeros_like(e)
+    out = [example(True, [e], [other], dtype, opset, name="then_edge_values"),
+           example(False, [other], [e], dtype, opset, name="else_edge_values"),
+           example(np.array([False]), [other.reshape(1, -1)], [e.reshape(1, -1)], dtype, opset, name="cond_rank1"),
+           example(True, [np.zeros((2, 0), e.dtype)], [np.zeros((2, 0), e.dtype)], dtype, opset, name="empty"),
+           example(False, [e[:2], e[-1:].reshape(())], [e[-2:], e[0:1].reshape(())], dtype, opset,
+                   "nested", "nested", name="nested_two_outputs")]
+    if opset >= 11:  # "may produce tensors with the same element type and different shapes"
+        out += [example(True, [e[:3]], [e.reshape(1, -1)], dtype, opset, name="shapes_differ_then"),
+                example(False, [e[:3]], [e.reshape(1, -1)], dtype, opset, name="shapes_differ_else")]
+    if allows("Constant", opset, dtype):
+        out.append(example(True, [e], [other], dtype, opset, "constant", "init", name="constant_node"))
+    if arith_ok(dtype, opset):
+        out.append(example(False, [other[:2]], [e[:2]], dtype, opset, "init", "add", name="add_in_branch"))
+    return out
