@@ -60,7 +60,8 @@ def loop(node):
         i = 0
         while keep and (limit is None or i < limit):
             outs = body.run_args((np.array(i, dtype=np.int64), np.array(keep), *carried), outer)
-            keep = bool(np.asarray(outs[0]).reshape(-1)[0])
+            if cond is not None:  # Loop spec: without a cond input the body's "cond = ...; // ignored"
+                keep = bool(np.asarray(outs[0]).reshape(-1)[0])
             carried = outs[1 : 1 + n_carried]
             for acc, value in zip(scans, outs[1 + n_carried :]):
                 acc.append(value)

@@ -20,11 +20,25 @@ def if_(node, cond, *, then_branch, else_branch, outer):
     return tuple(branch.run({}, outer))
 
 
-def _stack_scan(values, node, k):
+def _element_shape(body, j):
+    """The static shape the body declares for its output ``j``, or None."""
+    if body is None or j >= len(body.output_types) or not body.output_types[j].HasField("tensor_type"):
+        return None
+    tt = body.output_types[j].tensor_type
+    if not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim):
+        return None
+    return tuple(d.dim_value for d in tt.shape.dim)
+
+
+def _stack_scan(values, node, k, body=None, j=None):
+    """The iterations' values stacked on a new axis 0; with zero iterations, 0 rows of the
+    element shape the body declares for its output ``j`` (Loop/Scan: the concatenation of no
+    values of that shape)."""
     if values:
         return torch.stack(values, 0)
     dtype = dtypes.CARRIER.get(node.out_type(k) or 0, torch.float32)
-    return torch.zeros((0,), dtype=dtype, device=node.device)
+    shape = _element_shape(body, j) if j is not None else None
+    return torch.zeros((0, *(shape or ())), dtype=dtype, device=node.device)
 
 
 @lowers("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -51,7 +65,7 @@ def loop(node, trip_count=None, cond=None, *carried, body, outer):
     n_scan = len(node.outputs) - n_carried
     if not scans:
         scans = [[] for _ in range(n_scan)]
-    return tuple(state) + tuple(_stack_scan(v, node, n_carried + k) for k, v in enumerate(scans))
+    return tuple(state) + tuple(_stack_scan(v, node, n_carried + k, body, 1 + n_carried + k) for k, v in enumerate(scans))
 
 
 @lowers("Scan", 9, 11, 16, 19, 21, 23, 24, 25)
