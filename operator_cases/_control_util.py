@@ -162,6 +162,10 @@ def values(d: Any, dtype: str, shape: tuple[int, ...]) -> np.ndarray:
     [-4, 4] for floats, anything for the other types (they are only moved)."""
     if dtype in ARITH:
         return S.arrays(d, dtype, shape=shape, lo=-4, hi=4)
+    if dtype == "string":  # non-empty strings: a string lost on the way shows (it reads as "")
+        n = int(np.prod(shape)) if shape else 1
+        vals = d(S.st.lists(S.st.text(alphabet="abcXYZ019 _", min_size=1, max_size=5), min_size=n, max_size=n))
+        return np.array(vals, dtype=object).reshape(shape)
     return S.arrays(d, dtype, shape=shape)
 
 

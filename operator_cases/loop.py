@@ -159,7 +159,7 @@ def draw(d, dtype, opset):
     if dtype == "string":  # see the string entry of harness/expectations/onnxruntime.toml: string bodies scan strings for 2+ iterations
         menu = [k for k in menu if k in ("pass", "grow")]
     kind = d(st.sampled_from(menu))
-    shape = S.shapes(d, 1 if kind == "grow" else 0, 2, 0, 3)
+    shape = S.shapes(d, 1 if kind == "grow" else 0, 2, 1 if dtype == "string" else 0, 3)
     v = values(d, dtype, shape)
     extra = [values(d, dtype, shape)] if d(st.booleans()) else []
     # (M, cond) given, M only, or cond only (a body that ends the loop: once, count)
