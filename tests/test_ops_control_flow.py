@@ -1,0 +1,128 @@
+"""Control flow (If, Loop, Scan): the spec's own Loop sample and hand-worked scans against our
+references, which evaluate their bodies through our own composed references."""
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from harness.registry import load_all
+from harness.suites.operators import build_case
+from operator_cases import if_, loop, scan
+from operator_cases._control_util import graph, init, node, run_graph, vi
+
+load_all()
+IF, LOOP, SCAN9, SCAN11 = if_.op._entry(16).reference, loop.op._entry(13).reference, scan.op._entry(9).reference, scan.op._entry(11).reference
+
+
+def _const_branch(name, arr):
+    return graph(name, [node("Identity", [f"{name}_c"], [f"{name}_y"])], [], [vi(f"{name}_y", "float32", arr.shape)],
+                 [init(f"{name}_c", arr)])
+
+
+def test_if_takes_the_branch_of_the_condition_and_shapes_may_differ():
+    then_b, else_b = _const_branch("t", np.array([1.0, 2.0], np.float32)), _const_branch("e", np.array([[3.0]], np.float32))
+    (y,) = IF(np.array(True), then_branch=then_b, else_branch=else_b)
+    np.testing.assert_array_equal(y, [1.0, 2.0])
+    (y,) = IF(np.array([False]), then_branch=then_b, else_branch=else_b)
+    assert y.shape == (1, 1) and y[0, 0] == 3.0
+
+
+def test_if_nested_reads_the_outer_condition_by_name():
+    inner = graph("t", [node("If", ["x0"], ["t_y"], then_branch=_const_branch("tt", np.array([7.0], np.float32)),
+                             else_branch=_const_branch("te", np.array([8.0], np.float32)))], [], [vi("t_y", "float32", (1,))])
+    (y,) = IF(np.array(True), then_branch=inner, else_branch=_const_branch("e", np.array([9.0], np.float32)))
+    assert y.tolist() == [7.0]  # x0 (true) read two scopes out
+
+
+def _spec_sample_body():
+    """The Loop spec's body-net: my_local = a + b_in; b_out = a - b_in; keepgoing_out = my_local > b_out; user_defined_val = b_in + b_in."""
+    nodes = [node("Add", ["a", "b_in"], ["my_local"]), node("Sub", ["a", "b_in"], ["b_out"]),
+             node("Greater", ["my_local", "b_out"], ["keepgoing_out"]), node("Add", ["b_in", "b_in"], ["user_defined_val"])]
+    return graph("body", nodes, [vi("i", "int64", ()), vi("keepgoing_in", "bool", ()), vi("b_in", "int64", ())],
+                 [vi("keepgoing_out", "bool", ()), vi("b_out", "int64", ()), vi("user_defined_val", "int64", ())])
+
+
+def test_loop_spec_sample():
+    # a = 3, b = 6, keepgoing = true, max_trip_count = 10. By hand: iteration 0: my_local = 9,
+    # b_out = -3, 9 > -3 goes on, value 12; iteration 1: my_local = 0, b_out = 6, 0 > 6 stops, value -6
+    b_final, vals = LOOP(np.array(10, np.int64), np.array(True), np.array(6, np.int64), body=_spec_sample_body(),
+                         _outer={"a": np.array(3, np.int64)})
+    assert int(b_final) == 6
+    np.testing.assert_array_equal(vals, [12, -6])
+
+
+def test_loop_without_cond_input_ignores_the_body_condition():
+    # input (trip_count, ""): "cond = ...; // ignored": all 4 iterations run although the body says stop
+    b_final, vals = LOOP(np.array(4, np.int64), None, np.array(6, np.int64), body=_spec_sample_body(), _outer={"a": np.array(3, np.int64)})
+    np.testing.assert_array_equal(vals, [12, -6, 12, -6])
+    assert int(b_final) == 6
+
+
+def test_loop_zero_trips_gives_initial_values_and_empty_scans_of_the_declared_shape():
+    g = loop.body("pass", "float32", (2,), 13)
+    v = np.array([1.5, np.nan], np.float32)
+    for M, cond in ((0, True), (-1, None), (3, False)):
+        out_v, scan_v, iters = LOOP(None if M is None else np.array(M, np.int64), None if cond is None else np.array(cond), v, body=g)
+        np.testing.assert_array_equal(out_v, v)
+        assert scan_v.shape == (0, 2) and scan_v.dtype == np.float32 and iters.shape == (0,) and iters.dtype == np.int64
+
+
+def test_loop_carried_value_grows_and_scan_stacks_on_a_new_axis():
+    g = loop.body("grow", "int64", (2,), 13)
+    x2 = np.array([1, 2], np.int64)
+    out_v, scan_v, iters = LOOP(np.array(3, np.int64), None, x2, body=g)
+    assert out_v.tolist() == [1, 2, 1, 2, 1, 2, 1, 2]  # x2 concatenated once per iteration
+    assert scan_v.shape == (3, 2) and iters.tolist() == [0, 1, 2]
+
+
+def test_loop_nested_if_reads_body_and_outer_values():
+    g = loop.body("nested_if", "int64", (2,), 13, stop=1)
+    x2 = np.array([5, 6], np.int64)
+    # iterations 0 and 1 (i < 1 for i = 0 only): then keeps v_in, else takes x2: v stays x2
+    out_v, scan_v, iters = LOOP(np.array(2, np.int64), np.array(True), x2, body=g)
+    assert scan_v.tolist() == [[5, 6], [5, 6]] and iters.tolist() == [0, 1]
+
+
+def test_scan_cumsum_and_directions():
+    g = scan.body("cumsum", "float32", 1, 1, (2,))
+    x = np.array([[1, 2], [3, 4], [5, 6]], np.float32)
+    s, y = SCAN9(np.zeros(2, np.float32), x, body=g, num_scan_inputs=1)
+    assert s.tolist() == [9, 12] and y.tolist() == [[1, 2], [4, 6], [9, 12]]
+    s, y = SCAN9(np.zeros(2, np.float32), x, body=g, num_scan_inputs=1, scan_input_directions=[1])
+    assert s.tolist() == [9, 12] and y.tolist() == [[5, 6], [8, 10], [9, 12]]
+    s, y = SCAN9(np.zeros(2, np.float32), x, body=g, num_scan_inputs=1, scan_output_directions=[1])
+    assert y.tolist() == [[9, 12], [4, 6], [1, 2]]  # prepended: the last iteration first
+
+
+def test_scan_axes_and_negative_axes():
+    g = scan.body("pass", "int64", 0, 1, (2,))
+    x = np.array([[0, 1, 2], [3, 4, 5]], np.int64)  # scanned along axis 1: elements [0, 3], [1, 4], [2, 5]
+    (y,) = SCAN9(x, body=g, num_scan_inputs=1, scan_input_axes=[1])
+    assert y.tolist() == [[0, 3], [1, 4], [2, 5]]
+    (y,) = SCAN11(x, body=g, num_scan_inputs=1, scan_input_axes=[-1], scan_output_axes=[-1])
+    assert y.tolist() == x.tolist()
+    with pytest.raises(ValueError):  # negative axes only from Scan-11
+        SCAN9(x, body=g, num_scan_inputs=1, scan_input_axes=[-1])
+
+
+def test_scan_zero_length():
+    g = scan.body("cumsum", "float32", 1, 1, (2,))
+    s, y = SCAN9(np.array([1, 2], np.float32), np.zeros((0, 2), np.float32), body=g, num_scan_inputs=1)
+    assert s.tolist() == [1, 2] and y.shape == (0, 2)
+
+
+
+def test_run_graph_refuses_a_name_defined_nowhere():
+    g = graph("g", [node("Identity", ["nowhere"], ["y"])], [], [vi("y", "float32", (1,))])
+    with pytest.raises(ValueError, match="nowhere"):
+        run_graph(g, [], {}, 13)
+
+
+def test_case_inputs_are_named_as_the_top_scope_expects():
+    opv = load_all()[("", "Loop", 13)]
+    ex = loop.example(2, None, np.array([1.0, 2.0], np.float32), "grow", "float32", 13)
+    case = build_case(opv, ex, "float32", 13, "t")
+    names = [i.name for i in case.load_model().graph.input]
+    assert names == ["x0", "x2"]  # M is x0, the absent cond leaves x1 unnamed, v_initial is x2 (captured by the grow body)
+    assert case.data[0].expected[0].tolist() == [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
+    assert helper.get_attribute_value(case.load_model().graph.node[0].attribute[0]).name == "loop_grow"
