@@ -81,7 +81,8 @@ def _scan(body, graph, states, scan_inputs, in_axes, in_dirs, out_axes, out_dirs
     for t in range(length):
         slices = []
         for x, ax, rev in zip(scan_inputs, in_axes, in_dirs):
-            slices.append(np.take(x, length - 1 - t if rev else t, axis=ax))
+            # np.take of a rank-1 object array gives a Python str: keep it a 0-d array of the input's dtype
+            slices.append(np.array(np.take(x, length - 1 - t if rev else t, axis=ax), dtype=x.dtype))
         outs = body.run_args((*states, *slices), outer)
         states = outs[:n_states]
         for acc, value in zip(collected, outs[n_states:]):

@@ -94,9 +94,9 @@ def scan(node, *inputs, body, num_scan_inputs, scan_input_axes=None, scan_input_
         values = outs[k] if outs else []
         if out_dirs[k]:
             values = values[::-1]
-        y = _stack_scan(values, node, n_state + k)
+        y = _stack_scan(values, node, n_state + k, body, n_state + k)
         axis = out_axes[k] + y.dim() if out_axes[k] < 0 else out_axes[k]
-        stacked.append(y.movedim(0, axis) if values else y)
+        stacked.append(y.movedim(0, axis))
     return tuple(state) + tuple(stacked)
 
 
