@@ -624,7 +624,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--dim", action="append", default=[], metavar="NAME=VALUE", help="bind a dynamic dimension of --model inputs ('INPUT[AXIS]=VALUE' for an unnamed one)")
     r.add_argument("--oracle", default="reference", help="backend computing expected outputs for --model without stored outputs (default reference)")
     r.add_argument("--models-cache", help="where the models suite keeps built models (default: next to the corpus)")
-    r.add_argument("--framework", action="append", help="models suite: only these frameworks (torch, keras, sklearn, light, quantized)")
+    r.add_argument("--framework", action="append", help="models suite: only these frameworks (torch, transformers, keras, sklearn, light, quantized)")
     r.add_argument("--rebuild-models", action="store_true", help="models suite: rebuild the cache")
     r.add_argument("--memory-limit", type=float, default=8.0, metavar="GIB", help="memory per worker; a breach is crash (default 8)")
     r.add_argument("--cpu-limit", type=float, metavar="SECONDS", help="CPU seconds per case; a breach is timeout")

@@ -351,7 +351,16 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
     reached = {"integer"} if S.is_int(dtype) else {"bool"} if dtype == "bool" else set()
     if "overflow" in ex.name:  # an explicit example built to overflow (exp of 12 in float16, ...)
         reached.add("overflow")
-    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple))]
+    from .values import Typed, leaves
+
+    present = [x for x in ex.inputs if x is not None and not isinstance(x, (list, tuple, Typed))]
+    # a sequence's elements and an optional's content (harness.values.Typed) reach the classes
+    # as tensors do; an empty sequence is an empty input
+    for x in ex.inputs:
+        if isinstance(x, Typed):
+            present += leaves(x)
+            if isinstance(x.value, list) and not x.value:
+                reached.add("empty")
     # a tensor attribute's values (Constant's, ConstantOfShape's ``value``) reach the classes too
     present += [v for v in ex.attrs.values() if isinstance(v, np.ndarray)]
     for x in present:

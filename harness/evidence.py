@@ -23,6 +23,8 @@ VALUES = 12
 WINDOW = 16
 INPUTS = 8
 OUTPUTS = 8
+#: elements shown of a sequence
+ELEMENTS = 4
 
 
 def _text(v: Any) -> Any:
@@ -43,6 +45,11 @@ def _array(value: Any) -> np.ndarray | None:
 
 def tensor(value: Any, values: int = VALUES) -> dict[str, Any]:
     """Shape, dtype and the first ``values`` values of one tensor (``describe`` for a sequence, map, None)."""
+    if isinstance(value, (list, tuple)):  # a sequence: its length and its first elements, each a tensor's evidence
+        shown = [tensor(v, values) for v in list(value)[:ELEMENTS]]
+        kinds = ", ".join(t["text"] if t.get("kind") == "other" else f"{t['dtype']}[{','.join(map(str, t['shape']))}]" for t in shown)
+        more = ", ..." if len(value) > ELEMENTS else ""
+        return {"kind": "other", "text": f"sequence of {len(value)}: [{kinds}{more}]", "length": len(value), "elements": shown}
     a = _array(value)
     if a is None:
         return {"kind": "other", "text": describe(value)}

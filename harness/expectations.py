@@ -16,9 +16,10 @@ it names (``variants = ["onnxruntime"]``: the optimizing session only).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import fnmatchcase, translate
 from pathlib import Path
 
 from .execute import FAILURES, OUTCOMES, Result
@@ -41,6 +42,44 @@ class Expectation:
 
 class ExpectationError(ValueError):
     pass
+
+
+_GLOB = re.compile(r"[*?[]")
+
+
+class Entries(list):
+    """The loaded entries, in order, with an index that finds the ones matching a case id without
+    trying every glob: a run checks each of thousands of results against hundreds of entries."""
+
+    def matching(self, backend: str, case_id: str) -> list[Expectation]:
+        """The entries matching (backend, case_id), in file order (the first one decides)."""
+        index = getattr(self, "_index", None)
+        if index is None or index[0] != len(self):
+            index = self._index = (len(self), _build_index(self))
+        by_prefix, lengths = index[1]
+        found = [hit for size in lengths.get(backend, ()) if size <= len(case_id)
+                 for hit in by_prefix.get((backend, case_id[:size]), ())]
+        return [entry for _, entry, match in sorted(found, key=lambda hit: hit[0]) if match(case_id)]
+
+
+def _build_index(entries: list[Expectation]) -> tuple[dict, dict]:
+    """Entries by (backend, the literal prefix of their pattern), and per backend the prefix lengths
+    in use: a case id can only match a pattern whose literal prefix it starts with."""
+    by_prefix: dict[tuple[str, str], list] = {}
+    lengths: dict[str, set[int]] = {}
+    for order, entry in enumerate(entries):
+        glob = _GLOB.search(entry.case)
+        prefix = entry.case[:glob.start()] if glob else entry.case
+        match = re.compile(translate(entry.case)).match if glob else entry.case.__eq__
+        by_prefix.setdefault((entry.backend, prefix), []).append((order, entry, match))
+        lengths.setdefault(entry.backend, set()).add(len(prefix))
+    return by_prefix, lengths
+
+
+def matching(entries: list[Expectation], backend: str, case_id: str) -> list[Expectation]:
+    if isinstance(entries, Entries):
+        return entries.matching(backend, case_id)
+    return [e for e in entries if e.backend == backend and fnmatchcase(case_id, e.case)]
 
 
 def base_of(name: str) -> str | None:
@@ -72,7 +111,7 @@ def load_file(path: Path, backend: str | None = None, variant: str | None = None
     return entries
 
 
-def load(backends: list[str], extra_files: list[Path] = ()) -> list[Expectation]:
+def load(backends: list[str], extra_files: list[Path] = ()) -> Entries:
     entries: list[Expectation] = []
     for name in backends:
         file = BUILTIN_DIR / f"{name}.toml"
@@ -83,22 +122,19 @@ def load(backends: list[str], extra_files: list[Path] = ()) -> list[Expectation]
             entries.extend(load_file(BUILTIN_DIR / f"{base}.toml", base, variant=name))
     for file in extra_files:
         entries.extend(load_file(Path(file)))
-    return [e for e in entries if e.backend in backends]
+    return Entries(e for e in entries if e.backend in backends)
 
 
 def apply(result: Result, entries: list[Expectation]) -> Result:
     result.raw_outcome = result.outcome
     if result.outcome == "skip":  # not run: no expectation can be met or missed
         return result
-    for entry in entries:
-        if not entry.matches(result):
-            continue
+    for entry in matching(entries, result.backend, result.case_id)[:1]:
         if result.outcome == "pass":
             result.outcome = "xpass"
         elif entry.outcome == result.outcome or (entry.outcome == "fail" and result.outcome in FAILURES):
             result.outcome = "xfail"
         result.reason = entry.reason + (f" ({entry.link})" if entry.link else "")
-        break
     return result
 
 
@@ -114,12 +150,12 @@ def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suite
     ran: set[int] = set()  # entries matching a result that ran
     skipped: set[int] = set()  # entries matching a skipped result
     for backend, case_id, outcome in results:
-        matching = [id(e) for e in entries if e.backend == backend and fnmatchcase(case_id, e.case)]
+        hits = [id(e) for e in matching(entries, backend, case_id)]
         if outcome == "skip":
-            skipped.update(matching)
-        elif matching:
-            used.add(matching[0])
-            ran.update(matching)
+            skipped.update(hits)
+        elif hits:
+            used.add(hits[0])
+            ran.update(hits)
 
     def is_stale(e: Expectation) -> bool:
         if id(e) in used:

@@ -5,6 +5,10 @@ A value is a numpy array (ml_dtypes arrays for bfloat16, float8 and int4, as
 a sequence, a dict for a map, or ``None`` for an empty optional. Files follow the
 ``onnx_test_runner`` layout: ``input_K.pb`` / ``output_K.pb`` holding a TensorProto,
 SequenceProto, MapProto or OptionalProto as the graph's declared type says.
+
+Where a value alone cannot tell its graph type (an empty sequence, an optional), an operator
+module gives it as :class:`Typed` (value and TypeProto); a reference sees a sequence as a
+:class:`SeqList`, a list that knows its element type.
 """
 
 from __future__ import annotations
@@ -120,3 +124,96 @@ def describe(value: Any) -> str:
         return f"map x{len(value)}"
     arr = np.asarray(value)
     return f"{dtype_name(arr.dtype)}[{','.join(str(d) for d in arr.shape)}]"
+
+
+class Typed:
+    """A value with its ONNX type spelled out, for the values whose type the value alone cannot
+    tell: an empty sequence (its element type), an optional (empty or not: ``None`` or the
+    element), a sequence declared with unknown element shapes. An operator module gives one as
+    an input or a reference output; the case carries ``value`` and declares ``type`` in the graph."""
+
+    __slots__ = ("value", "type")
+
+    def __init__(self, value: Any, type_proto: onnx.TypeProto) -> None:
+        self.value = value
+        self.type = type_proto
+
+    def __repr__(self) -> str:
+        return f"Typed({describe(self.value)}: {type_text(self.type)})"
+
+
+def tensor_type(elem: int, shape: Any = None) -> onnx.TypeProto:
+    return onnx.helper.make_tensor_type_proto(elem, shape)
+
+
+def sequence_type(elem: int) -> onnx.TypeProto:
+    """``seq(tensor(elem))`` with element shapes left unknown (the elements may differ)."""
+    return onnx.helper.make_sequence_type_proto(tensor_type(elem))
+
+
+def optional_type(inner: onnx.TypeProto) -> onnx.TypeProto:
+    return onnx.helper.make_optional_type_proto(inner)
+
+
+def type_text(tp: onnx.TypeProto | None) -> str:
+    """``seq(tensor(float))``, ``optional(tensor(int64))``: a type's kind and element, no shapes."""
+    if tp is None:
+        return "?"
+    kind = tp.WhichOneof("value")
+    if kind == "sequence_type":
+        return f"seq({type_text(tp.sequence_type.elem_type)})"
+    if kind == "optional_type":
+        return f"optional({type_text(tp.optional_type.elem_type)})"
+    if kind == "map_type":
+        return f"map({tp.map_type.key_type},{type_text(tp.map_type.value_type)})"
+    if kind == "tensor_type":
+        elem = tp.tensor_type.elem_type
+        return f"tensor({onnx.helper.tensor_dtype_to_string(elem).split('.')[-1].lower() if elem else '?'})"
+    return kind or "?"
+
+
+def leaves(value: Any) -> list[Any]:
+    """The tensors inside a value (a sequence's elements, an optional's content; none for an
+    empty optional or sequence), unwrapping :class:`Typed`."""
+    if isinstance(value, Typed):
+        value = value.value
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return [leaf for v in value for leaf in leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in leaves(v)]
+    return [value]
+
+
+def innermost_elem(tp: onnx.TypeProto) -> int:
+    """The tensor element type at the bottom of a sequence/optional type (0 when unknown)."""
+    kind = tp.WhichOneof("value")
+    if kind == "sequence_type":
+        return innermost_elem(tp.sequence_type.elem_type)
+    if kind == "optional_type":
+        return innermost_elem(tp.optional_type.elem_type)
+    if kind == "tensor_type":
+        return tp.tensor_type.elem_type
+    return 0
+
+
+class SeqList(list):
+    """A sequence as a reference sees it: a list that knows its element type (``elem``, an ONNX
+    element type), so that an empty sequence still has one."""
+
+    elem: int = 0
+
+    def __init__(self, items: Any = (), elem: int = 0) -> None:
+        super().__init__(items)
+        self.elem = elem
+
+
+def reference_value(value: Any) -> Any:
+    """What a reference is given for an input: :class:`Typed` unwrapped, a sequence (or an
+    optional holding one) as a :class:`SeqList` carrying its element type."""
+    if not isinstance(value, Typed):
+        return value
+    if isinstance(value.value, list):
+        return SeqList(value.value, innermost_elem(value.type))
+    return value.value

@@ -92,3 +92,18 @@ variants = ["onnxruntime"]
     r = X.apply(Result("onnx-node/test_dft_axis", "onnxruntime:CUDAExecutionProvider", "mismatch"), X.load(["onnxruntime:CUDAExecutionProvider"]))
     assert r.outcome == "xfail" and r.reason == "every session"
     assert X.base_of("exec:python runner.py") is None and X.base_of("pytorch-compile") is None
+
+
+def test_the_index_finds_the_same_entries_in_the_same_order_as_trying_every_glob():
+    backends = [p.stem for p in X.BUILTIN_DIR.glob("*.toml")]
+    entries = X.load(backends)
+    checked = 0
+    for backend in backends:
+        own = [e for e in entries if e.backend == backend]
+        # ids built from every third pattern (globs filled in two ways) and one that matches nothing
+        ids = {e.case.replace("*", fill).replace("?", "q") for e in own[::3] for fill in ("", "x/y")} | {"operators/Nope-1/opset1/float32/0"}
+        for case_id in sorted(ids):
+            slow = [e for e in own if X.fnmatchcase(case_id, e.case)]
+            assert entries.matching(backend, case_id) == slow, (backend, case_id)
+            checked += bool(slow)
+    assert checked > 500  # the ids really hit entries

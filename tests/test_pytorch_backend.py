@@ -292,3 +292,39 @@ def test_two_jobs_on_two_cores_run_torch_with_one_thread_unless_told(monkeypatch
     Runner([BackendSpec("pytorch", options)], jobs=2).run([(relu_case("t/threads"), "pytorch")], results.append)
     assert results[0].outcome == "pass", results[0].message
     assert results[0].tags["threads"] == expected  # torch.get_num_threads() inside the worker
+
+
+def _sequence_case(node, inputs, outputs, feeds, expected, opset=18):
+    return _case(_model([node], inputs, outputs, opset=opset, ir=8), feeds, expected, case_id="test/pytorch/sequence")
+
+
+_SEQ_F = helper.make_sequence_type_proto(helper.make_tensor_type_proto(TP.FLOAT, None))
+
+
+@pytest.mark.parametrize("op, pos", [("SequenceAt", -3), ("SequenceAt", 2), ("SequenceErase", -3), ("SequenceInsert", 3), ("SequenceInsert", -3)])
+def test_sequence_positions_outside_the_spec_range_are_errors(backend, op, pos):
+    """SequenceAt/Erase accept [-n, n - 1], SequenceInsert [-n, n]: never Python's wrap-around or clamping."""
+    a, b = np.array([1.0], np.float32), np.array([2.0], np.float32)
+    ins = ["s", "t", "p"] if op == "SequenceInsert" else ["s", "p"]
+    infos = [helper.make_value_info("s", _SEQ_F)] + ([_info("t", TP.FLOAT, [1])] if op == "SequenceInsert" else []) + [_info("p", TP.INT64, [])]
+    out = _info("y", TP.FLOAT, [1]) if op == "SequenceAt" else helper.make_value_info("y", _SEQ_F)
+    feeds = {"s": [a, b], "p": np.array(pos, np.int64), **({"t": a} if op == "SequenceInsert" else {})}
+    result = execute_case(backend, _sequence_case(helper.make_node(op, ins, ["y"]), infos, [out], feeds, [a]))
+    assert result.outcome == "error", result.message
+
+
+def test_sequence_insert_at_n_appends_and_minus_one_goes_before_the_last(backend):
+    a, b, t = (np.array([v], np.float32) for v in (1.0, 2.0, 9.0))
+    infos = [helper.make_value_info("s", _SEQ_F), _info("t", TP.FLOAT, [1]), _info("p", TP.INT64, [])]
+    node = helper.make_node("SequenceInsert", ["s", "t", "p"], ["y"])
+    for pos, want in ((2, [a, b, t]), (-1, [a, t, b]), (-2, [t, a, b])):
+        result = execute_case(backend, _sequence_case(node, infos, [helper.make_value_info("y", _SEQ_F)],
+                                                      {"s": [a, b], "t": t, "p": np.array(pos, np.int64)}, [want]))
+        assert result.outcome == "pass", (pos, result.message)
+
+
+def test_split_to_sequence_of_an_empty_axis_is_the_empty_sequence(backend):
+    node = helper.make_node("SplitToSequence", ["x"], ["y"])
+    result = execute_case(backend, _sequence_case(node, [_info("x", TP.FLOAT, [0, 3])], [helper.make_value_info("y", _SEQ_F)],
+                                                  {"x": np.zeros((0, 3), np.float32)}, [[]]))
+    assert result.outcome == "pass", result.message

@@ -74,7 +74,7 @@ class OrtSession(Session):
 
     def _bind(self, name: str, value: Any) -> Any:
         if value is None:
-            raise Unsupported(f"onnxruntime binding: input {name!r} is an empty optional, which the Python binding cannot pass")
+            return None  # an empty optional: the binding passes None as one (OptionalHasElement gives false)
         if isinstance(value, list):
             return [self._bind(name, v) for v in value]
         if not isinstance(value, np.ndarray) or value.dtype.kind in "OUS":
@@ -120,7 +120,8 @@ class OrtSession(Session):
 
 
 #: ORT's messages for something it does not implement (kernel, op, op-version)
-_MISSING = re.compile(r"NOT_IMPLEMENTED|No Op registered for|is not a registered function/op|not supported", re.I)
+_MISSING = re.compile(r"NOT_IMPLEMENTED|No Op registered for|is not a registered function/op|not supported|"
+                      r"MLDataType for: .* is not currently registered or supported", re.I)
 #: ORT refusing at load what its own schemas or versions do not cover: a missing type or version
 #: when the ONNX checker accepts the model (else ``prepare`` raised ``Rejected``): "Type Error:
 #: Type 'tensor(int32)' of input parameter (x) of operator (Det) ... is invalid", "Unsupported

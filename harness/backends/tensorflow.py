@@ -50,8 +50,12 @@ class TensorFlowSession(Session):
         self.renamed = renamed
 
     def run(self, feeds: dict[str, Any]) -> list[Any]:
-        # onnx-tf's TensorflowRep.run builds tf.constant from each value (lists for sequences,
-        # None for empty optionals) and calls the tf.function it traced for the graph
+        # onnx-tf's TensorflowRep.run builds tf.constant from each value (lists for sequences)
+        # and calls the tf.function it traced for the graph; tf.constant(None) has no tensor,
+        # so an empty optional cannot cross the binding
+        for name, value in feeds.items():
+            if value is None:
+                raise Unsupported(f"onnx-tf binding: input {name!r} is an empty optional; TensorflowRep.run makes a tf.constant of every input, and None has none")
         outputs = self.rep.run({self.renamed.get(name, name): value for name, value in feeds.items()})
         return [_plain(v) for v in outputs]
 

@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 import numpy as np
 import onnx
 
-from ..values import plain_value
+from ..values import describe, plain_value
 from .base import Backend, Session, Unavailable, Unsupported
 
 _UNSUPPORTED_ERRORS = ("OpNotImplemented", "OpAttributeUnImplemented")
@@ -50,6 +50,8 @@ class TvmSession(Session):
         args = []
         for name in self.input_names:
             value = feeds[name]
+            if value is None or isinstance(value, list):
+                raise Unsupported(f"tvm binding: input {name!r} is {describe(value)}; the Relax VM takes tensors only (no sequence or optional input)")
             if not isinstance(value, np.ndarray) or value.dtype.kind in "OUS":
                 raise Unsupported(f"tvm binding: input {name!r} is a {type(value).__name__} of {getattr(value, 'dtype', '-')}; the Relax VM takes tensors only")
             if value.dtype.name in _SUB_BYTE:
@@ -60,6 +62,8 @@ class TvmSession(Session):
         return [self._value(o) for o in outputs]
 
     def _value(self, out: Any) -> Any:
+        if out is None:  # an empty optional
+            return None
         if hasattr(out, "numpy"):
             return plain_value(out.numpy())
         if type(out).__name__ == "Shape":  # a Shape op's result stays a shape value in Relax

@@ -42,6 +42,7 @@ FRAMEWORKS = {
     "torch": "model_cases.torch_models",
     "keras": "model_cases.keras_models",
     "quantized": "model_cases.quantized_models",
+    "transformers": "model_cases.transformer_models",
 }
 MANIFEST = "manifest.json"
 SUITE = "models"

@@ -6,6 +6,10 @@ A case for an op-version is built with the schema in force (attributes that beca
 the op-version's own business), stamped at its ``since_version`` (or at ``--opset N`` when that
 op-version is the one in force at N). Case ids read ``operators/Clip-11/opset11/float32/3``.
 
+Inputs and outputs may be sequences (lists) and optionals (None when empty): an example or a
+reference gives those as ``harness.values.Typed`` so that the graph declares their types, and
+the case carries the plain values (see harness/values.py).
+
 Drawing is deterministic: each (op-version, dtype) gets its own Hypothesis seed derived from
 the run's seed, so every backend sees the same inputs and a failure is replayable.
 """
@@ -33,6 +37,7 @@ from .. import strategies as S
 from ..case import Case, DataSet
 from ..registry import Example, OpVersion, broken_modules, load_all, spec_silent_points
 from ..tolerances import default_for
+from ..values import Typed, innermost_elem, leaves, reference_value, type_text
 from .frozen import digest, load_or_build, without_local_constants
 
 DEFAULT_EXAMPLES = 20
@@ -56,11 +61,19 @@ def dtypes_for(opv: OpVersion, opset: int) -> list[str]:
     param = opv.type_param
     if param is None:
         param = sch.inputs[0].type_str if sch.inputs else next(iter(allowed), None)
-    labels = [S.label_from_type_str(t) for t in allowed.get(param, [param] if param and param.startswith("tensor(") else [])]
-    labels = [l for l in labels if l]
+    labels = [S.label_from_type_str(_element_type_str(t)) for t in allowed.get(param, [param] if param and param.startswith("tensor(") else [])]
+    labels = list(dict.fromkeys(l for l in labels if l))  # seq(tensor(x)) and optional(tensor(x)) both sweep x once
     if opv.dtypes is not None:
         labels = [l for l in labels if l in opv.dtypes]
     return labels
+
+
+def _element_type_str(type_str: str) -> str:
+    """``seq(tensor(float))``, ``optional(seq(tensor(float)))`` -> ``tensor(float)``: a sequence or
+    optional type parameter sweeps the element types it allows."""
+    while type_str.startswith(("seq(", "optional(")) and type_str.endswith(")"):
+        type_str = type_str[type_str.index("(") + 1:-1]
+    return type_str
 
 
 def _seed_for(base: int, *parts: Any) -> int:
@@ -111,15 +124,37 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
 
 
 def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:
+    if isinstance(value, Typed):
+        return onnx.helper.make_value_info(name, value.type)
+    if isinstance(value, list):  # a sequence: its elements' type, shapes left open (they may differ)
+        if not value:
+            raise OracleError(f"{name}: an empty sequence needs its element type: give it as harness.values.Typed")
+        code = S.onnx_code(S.label_of(np.asarray(value[0]).dtype))
+        return onnx.helper.make_value_info(name, onnx.helper.make_sequence_type_proto(onnx.helper.make_tensor_type_proto(code, None)))
+    if value is None:
+        raise OracleError(f"{name}: an optional value needs its type: give it as harness.values.Typed")
     arr = np.asarray(value)
     code = S.onnx_code(S.label_of(arr.dtype))
     return onnx.helper.make_tensor_value_info(name, code, list(arr.shape))
 
 
-def _outputs(value: Any) -> list[np.ndarray]:
+def _outputs(value: Any) -> list[Any]:
+    """A reference's result as a list of outputs: a list or tuple holds the outputs; a sequence
+    or optional output comes as :class:`Typed` (a bare list inside is a sequence)."""
     if isinstance(value, (list, tuple)):
-        return [np.asarray(v) for v in value]
-    return [np.asarray(value)]
+        return [v if isinstance(v, (Typed, list)) else np.asarray(v) for v in value]
+    return [value if isinstance(value, Typed) else np.asarray(value)]
+
+
+def _plain(value: Any) -> Any:
+    value = value.value if isinstance(value, Typed) else value
+    return list(value) if isinstance(value, list) else value  # a plain list: what backends and the corpus hold
+
+
+def _label(value: Any) -> str | None:
+    """The element dtype of a value (a tensor, a sequence's first element), None when it has none."""
+    found = leaves(value)
+    return S.label_of(np.asarray(found[0]).dtype) if found else None
 
 
 def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto], in_names: list[str],
@@ -140,7 +175,7 @@ def _node_model(opv: OpVersion, opset: int, in_infos: list[onnx.ValueInfoProto],
 def _tags(opv: OpVersion, opset: int, dtype: str, inputs: list[Any], name: str) -> dict[str, Any]:
     return {
         "suite": "operators", "op": opv.op, "domain": schema.DOMAINS.get(opv.domain, opv.domain), "since_version": opv.since,
-        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(v).dtype) for v in inputs if v is not None}) or [dtype],
+        "opset": opset, "dtypes": sorted({S.label_of(np.asarray(t).dtype) for v in inputs for t in leaves(v)}) or [dtype],
         "dtype": dtype, "example": name, "ops": [opv.op],
     }
 
@@ -155,8 +190,13 @@ def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: 
     while inputs and inputs[-1] is None:
         inputs.pop()
     in_names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
-    feeds = {n: v for n, v in zip(in_names, inputs) if n}
-    in_infos = [_value_info(n, v) for n, v in feeds.items()]
+    typed = {n: v for n, v in zip(in_names, inputs) if n}
+    feeds = {n: _plain(v) for n, v in typed.items()}
+    inputs = [reference_value(v) for v in inputs]  # the reference sees values: a list for a sequence, None for an empty optional
+    try:
+        in_infos = [_value_info(n, v) for n, v in typed.items()]
+    except OracleError as exc:
+        return oracle_error_case(opv, dtype, opset, index, exc)
     try:
         with np.errstate(all="ignore"):
             # a reference whose output count is the node's alone (Split into equal parts) takes it as ``n_outputs``
@@ -164,15 +204,15 @@ def build_case(opv: OpVersion, example: Example, dtype: str, opset: int, index: 
             extra = {"n_outputs": example.outputs} if wants_count else {}
             expected = _outputs(opv.reference(*inputs, **example.attrs, **extra))
         n_out = example.outputs or len(expected)
-        expected = expected[:n_out]
+        out_infos = [_value_info(f"y{i}", v) for i, v in enumerate(expected[:n_out])]  # an output of a dtype ONNX lacks
+        expected = [_plain(v) for v in expected[:n_out]]
         with np.errstate(all="ignore"):
             silent = [p.id for p in spec_silent_points(opv.op, opv.since, opv.domain) if p.reached(inputs, example.attrs, expected, opv.since)]
         attrs = {k: _attr_value(sch, k, v) for k, v in example.attrs.items()}
-        out_infos = [_value_info(f"y{i}", v) for i, v in enumerate(expected)]  # an output of a dtype ONNX lacks
         model = _node_model(opv, opset, in_infos, in_names, out_infos, attrs)
     except Exception as exc:  # the oracle failed on this example: a case the user sees as an error, with the exception
         return oracle_error_case(opv, dtype, opset, index, exc, feeds, in_infos, in_names, example.attrs)
-    out_dtype = S.label_of(expected[0].dtype) if expected else dtype
+    out_dtype = (_label(expected[0]) or dtype) if expected else dtype
     tags = _tags(opv, opset, dtype, inputs, example.name or index)
     if example.random:
         tags["random"] = opv.op
@@ -258,7 +298,17 @@ def check_case(case: Case) -> None:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     except Exception as exc:
         raise OracleError(f"{case.id}: invalid model: {exc}") from exc
-    for out, exp in zip(inferred.graph.output, case.data[0].expected or []):
+    for out, declared, exp in zip(inferred.graph.output, model.graph.output, case.data[0].expected or []):
+        if out.type.WhichOneof("value") != "tensor_type" or isinstance(exp, list) or exp is None:
+            # a sequence or optional: the kind and element type the schema infers are the ones the reference declared
+            if type_text(out.type) != type_text(declared.type):
+                raise OracleError(f"{case.id}: reference output {out.name} is {type_text(declared.type)}, the schema says {type_text(out.type)}")
+            want = innermost_elem(out.type)
+            for leaf in leaves(exp):
+                got = S.onnx_code(S.label_of(np.asarray(leaf).dtype))
+                if want != got:
+                    raise OracleError(f"{case.id}: an element of reference output {out.name} is {S.label_of(got)}, the schema says {S.label_of(want)}")
+            continue
         want = out.type.tensor_type.elem_type
         got = S.onnx_code(S.label_of(np.asarray(exp).dtype))
         if want != got:

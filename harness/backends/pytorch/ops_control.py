@@ -128,17 +128,23 @@ def sequence_construct(node, *xs):
     return list(xs)
 
 
-def _position(pos, n, default):
+def _position(pos, n, default, insert=False):
+    """A position as an index: "Negative value means counting positions from the back"; the
+    accepted range is [-n, n - 1] ([-n, n] to insert), outside it an error (never Python's
+    wrap-around or list.insert's clamping)."""
     if pos is None:
         return default
     p = int(scalar(pos))
+    hi = n if insert else n - 1
+    if not -n <= p <= hi:
+        raise IndexError(f"sequence position {p} outside the accepted range [-{n}, {hi}]")
     return p + n if p < 0 else p
 
 
 @lowers("SequenceInsert", 11)
 def sequence_insert(node, seq, x, position=None):
     out = list(seq)
-    out.insert(_position(position, len(seq), len(seq)), x)
+    out.insert(_position(position, len(seq), len(seq), insert=True), x)
     return out
 
 
@@ -149,6 +155,8 @@ def sequence_at(node, seq, position):
 
 @lowers("SequenceErase", 11)
 def sequence_erase(node, seq, position=None):
+    if not seq:
+        raise IndexError("SequenceErase of an empty sequence")
     out = list(seq)
     del out[_position(position, len(seq), len(seq) - 1)]
     return out
@@ -167,6 +175,8 @@ def concat_from_sequence(node, seq, *, axis, new_axis=0):
 @lowers("SplitToSequence", 11, 24)
 def split_to_sequence(node, x, split=None, *, axis=0, keepdims=1):
     a = axis + x.dim() if axis < 0 else axis
+    if x.shape[a] == 0 and (split is None or split.dim() == 0):
+        return []  # no chunk of an empty axis (torch.split would give one empty chunk)
     if split is None:
         parts = list(torch.split(x, 1, dim=a))
         return [p.squeeze(a) for p in parts] if not keepdims else parts
