@@ -1,5 +1,5 @@
-"""Scan: iterate a body over slices of scan inputs, carrying state variables (ONNX spec: Scan-9,
-11, 16, 19, 21, 23, 24, 25; Scan-8 is not covered yet, see below).
+"""Scan: iterate a body over slices of scan inputs, carrying state variables (ONNX spec: Scan-8,
+9, 11, 16, 19, 21, 23, 24, 25).
 
 Scan-9 on, the spec's pseudo-code:
 
@@ -22,10 +22,14 @@ declares.
 Scan-8: "the batch-axis is required to be 0 ... The sequence axis or scan axis is required to be
 1"; each batch entry is scanned on its own, for sequence_lens[batch] steps when given, and "the
 scan_outputs will consist of a sequence of same length as the input, padded to the
-maximum-sequence-length ... The remaining values have an undefined value". Not registered yet:
-a first draft found onnx.reference returning sequence_lens as an output, ONNX Runtime refusing
-a zero entry of sequence_lens and the kernel engine failing to stack padded batches; each needs
-its classification, and the padding is a spec-silent point to declare.
+maximum-sequence-length ... Note scan-outputs will have size max_sequence_length, but only first
+N values will be meaningful. The remaining values have an undefined value". The padded rows are
+a spec-silent point (``Scan.padding``): we fill them with zeros ("" for strings, False for
+bool), and whatever a backend puts there the first N rows of every batch entry must be the
+scan's. ``directions`` 1 scans the N meaningful elements of a batch entry backward (positions
+N-1 down to 0: the entry's sequence is its first N elements, "variable length sequences of
+length <= the maximum-sequence-length"). A zero in sequence_lens (the loop runs zero times:
+the initial states and N = 0 meaningful rows) is a named edge.
 
 Bodies (evaluated by our own references, operator_cases._control_util.run_graph): pass (states
 and scan elements through Identity), cumsum (the state adds each element: float32/float64/
@@ -98,6 +102,83 @@ def _make(since: int):
 
 for _v in VERSIONS:
     op.reference(_v)(_make(_v))
+
+
+def _pad_value(dtype: np.dtype):
+    return "" if dtype == object else np.zeros((), dtype)
+
+
+@op.reference(8)
+def scan_8(sequence_lens, *inputs, body, num_scan_inputs, directions=None, _outer=None, _opset=None):
+    m = num_scan_inputs
+    n = len(inputs) - m
+    k = len(body.output) - n
+    states, scans = list(inputs[:n]), list(inputs[n:])
+    if m < 1:
+        raise ValueError("Scan-8 without scan inputs")
+    batch, max_len = scans[0].shape[0], scans[0].shape[1]
+    if any(x.shape[:2] != (batch, max_len) for x in scans) or any(s.shape[:1] != (batch,) for s in states):
+        raise ValueError("Scan-8 inputs of different batch sizes or maximum sequence lengths")
+    lens = [max_len] * batch if sequence_lens is None else [int(v) for v in np.asarray(sequence_lens).reshape(-1)]
+    if len(lens) != batch or not all(0 <= v <= max_len for v in lens):
+        raise ValueError(f"Scan-8 sequence_lens {lens} for batch {batch} and maximum length {max_len}")
+    outer = top_scope([sequence_lens, *inputs]) if _outer is None else _outer
+    opset = 8 if _opset is None else _opset
+    bst: list[list] = [[] for _ in range(n)]
+    bso: list[list] = [[] for _ in range(k)]
+    for b in range(batch):
+        carried, ys = _scan([s[b] for s in states], [x[b][:lens[b]] for x in scans], body, [0] * m, directions or [0] * m,
+                            [0] * k, [0] * k, outer, opset, 8)
+        for acc, v in zip(bst, carried):
+            acc.append(np.asarray(v))
+        for acc, y in zip(bso, ys):
+            padded = np.full((max_len, *y.shape[1:]), _pad_value(y.dtype), dtype=y.dtype)  # "an undefined value": Scan.padding
+            padded[:y.shape[0]] = y
+            acc.append(padded)
+    out_states = [np.stack(acc) if acc else np.asarray(s[:0]) for acc, s in zip(bst, states)]
+    out_scans = [np.stack(acc) if acc else np.zeros((0, max_len, *empty_stack(body.output[n + j]).shape[1:]),
+                                                    dtype=empty_stack(body.output[n + j]).dtype) for j, acc in enumerate(bso)]
+    return (*out_states, *out_scans)
+
+
+def _padded_rows(inputs: list, attrs: dict, expected: list, since: int) -> list:
+    """Open: the rows of every scan output past the batch entry's sequence_lens."""
+    lens = inputs[0]
+    m = attrs["num_scan_inputs"]
+    n = len(inputs) - 1 - m
+    if lens is None:
+        return [None] * len(expected)
+    out: list = [None] * n
+    for y in expected[n:]:
+        mask = np.zeros(np.shape(y), dtype=bool)
+        for b, v in enumerate(np.asarray(lens).reshape(-1)):
+            mask[b, int(v):] = True
+        out.append(mask)
+    return out
+
+
+def _meaningful_rows_kept(c) -> bool:
+    """Every row not open (the first sequence_lens[b] of batch entry b) equals ours."""
+    for mask, got, want in zip(c.masks, c.actual, c.expected):
+        if mask is None:
+            continue
+        got, want = np.asarray(got), np.asarray(want)
+        if got.shape != want.shape:
+            return False
+        keep = ~mask
+        a, b = got[keep], want[keep]
+        if not np.all((a == b) | ((a != a) & (b != b))):
+            return False
+    return True
+
+
+op.spec_silent(
+    "padding", (8,),
+    spec="The remaining values have an undefined value.",
+    expected="zeros (\"\" for strings, False for bool): the spec names no value; zero is the fill a fresh buffer "
+             "of the output's type has",
+    where=_padded_rows,
+    invariants={"the first sequence_lens[batch] rows of every scan output are the scan's": _meaningful_rows_kept})
 
 
 # -- bodies -------------------------------------------------------------------------------
@@ -186,4 +267,52 @@ def edges(dtype, opset):
         out += [example([], [x2], "pass", dtype, {"scan_input_axes": [-1], "scan_output_axes": [-1]}, name="negative_axes"),
                 example([], [x2], "pass", dtype, {"scan_input_axes": [-2], "scan_output_axes": [-2],
                                                   "scan_output_directions": [1]}, name="negative_axes_prepend")]
+    return out
+
+
+# -- Scan-8: batch axis 0, sequence axis 1, optional sequence_lens ---------------------------
+def lens_of(values_: list[int] | None):
+    return None if values_ is None else np.array(values_, np.int64)
+
+
+@op.strategy(8)
+def draw_8(d, dtype, opset):
+    """Drawn: batch 1 to 3, maximum length 1 to 4, lengths 1 to the maximum (or no
+    sequence_lens), directions drawn. A zero in sequence_lens is a named edge (ONNX Runtime
+    refuses it, see harness/expectations/onnxruntime.toml)."""
+    kind = d(st.sampled_from(kinds(dtype, opset)))
+    elem = S.shapes(d, 1 if dtype == "string" else 0, 2, 1, 3)
+    batch, max_len = d(st.integers(1, 3)), d(st.integers(1, 4))
+    m = d(st.integers(1, 2))
+    n_states = 1 if kind != "pass" else d(st.integers(0, 2))
+    states = [values(d, dtype, (batch, *elem)) for _ in range(n_states)]
+    scans = [values(d, dtype, (batch, max_len, *elem)) for _ in range(m)]
+    lens = [d(st.integers(1, max_len)) for _ in range(batch)] if d(st.booleans()) else None
+    attrs = {"directions": [d(st.integers(0, 1)) for _ in range(m)]} if d(st.booleans()) else {}
+    return example(states, scans, kind, dtype, attrs, lens=lens_of(lens), opset=8)
+
+
+@op.edges(8)
+def edges_8(dtype, opset):
+    e = edge_array(dtype)
+    x = e.reshape(1, -1, 1)  # batch 1, length len(e), elements of shape (1,)
+    s = e[:1].reshape(1, 1)
+    n = x.shape[1]
+    x2 = np.stack([x[0], x[0][::-1]])  # batch 2
+    s2 = np.concatenate([s, s])
+    out = [example([s], [x], "pass", dtype, opset=8, name="edge_values"),
+           example([s], [x], "pass", dtype, lens=lens_of([n]), opset=8, name="full_lens"),
+           example([s2], [x2], "pass", dtype, lens=lens_of([n, min(2, n)]), opset=8, name="padded_batch"),
+           example([s2], [x2], "pass", dtype, {"directions": [1]}, lens=lens_of([max(n - 1, 1), min(2, n)]), opset=8, name="padded_reverse"),
+           example([s2], [x2, x2], "pass", dtype, {"directions": [0, 1]}, lens=lens_of([min(3, n), n]), opset=8,
+                   name="bidirectional_padded"),
+           example([s2], [x2], "pass", dtype, lens=lens_of([0, n]), opset=8, name="zero_sequence_len")]
+    if dtype not in ("float32", "int64"):
+        return out
+    x3 = np.arange(12).astype(e.dtype).reshape(2, 3, 2)  # batch 2, length 3, elements (2,)
+    z = np.zeros((2, 2), e.dtype)
+    out += [example([z], [x3], "cumsum", dtype, opset=8, name="cumsum"),
+            example([z], [x3], "cumsum", dtype, lens=lens_of([1, 3]), opset=8, name="cumsum_padded"),
+            example([z], [x3], "cumsum", dtype, {"directions": [1]}, lens=lens_of([2, 3]), opset=8, name="cumsum_reverse_padded"),
+            example([], [x3], "pass", dtype, lens=lens_of([3, 1]), opset=8, name="no_states")]
     return out

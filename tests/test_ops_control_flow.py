@@ -126,3 +126,42 @@ def test_case_inputs_are_named_as_the_top_scope_expects():
     assert names == ["x0", "x2"]  # M is x0, the absent cond leaves x1 unnamed, v_initial is x2 (captured by the grow body)
     assert case.data[0].expected[0].tolist() == [1.0, 2.0, 1.0, 2.0, 1.0, 2.0]
     assert helper.get_attribute_value(case.load_model().graph.node[0].attribute[0]).name == "loop_grow"
+
+
+def test_scan_8_batches_sequence_lens_and_padding():
+    SCAN8 = scan.op._entry(8).reference
+    g = scan.body("cumsum", "int64", 1, 1, (2,))
+    x = np.arange(12, dtype=np.int64).reshape(2, 3, 2)  # batch 2, length 3, elements (2,)
+    z = np.zeros((2, 2), np.int64)
+    # batch 0 takes 1 step ([0, 1]), batch 1 all 3 ([6, 7] + [8, 9] + [10, 11]); row 1 and 2 of batch 0 are padding
+    s, y = SCAN8(np.array([1, 3], np.int64), z, x, body=g, num_scan_inputs=1)
+    assert s.tolist() == [[0, 1], [24, 27]]
+    assert y.shape == (2, 3, 2) and y[0, 0].tolist() == [0, 1] and y[1].tolist() == [[6, 7], [14, 16], [24, 27]]
+    assert y[0, 1:].tolist() == [[0, 0], [0, 0]]  # our choice for "an undefined value"
+    # reverse over the first N elements only: batch 0 scans [2, 3] then [0, 1]
+    s, y = SCAN8(np.array([2, 0], np.int64), z, x, body=g, num_scan_inputs=1, directions=[1])
+    assert s.tolist() == [[2, 4], [0, 0]] and y[0, :2].tolist() == [[2, 3], [2, 4]]
+    # no sequence_lens: every batch entry runs the maximum length
+    s, _ = SCAN8(None, z, x, body=g, num_scan_inputs=1)
+    assert s.tolist() == [[6, 9], [24, 27]]
+    with pytest.raises(ValueError):
+        SCAN8(np.array([4, 1], np.int64), z, x, body=g, num_scan_inputs=1)
+
+
+def test_scan_8_padding_is_a_spec_silent_point_with_the_meaningful_rows_fixed():
+    from harness.registry import SPEC_SILENT, SilentCheck
+
+    point = SPEC_SILENT["Scan.padding"]
+    g = scan.body("pass", "int64", 0, 1, (1,))
+    x = np.array([[[1], [2]], [[3], [4]]], np.int64)
+    inputs, attrs = [np.array([1, 2], np.int64), x], {"body": g, "num_scan_inputs": 1}
+    expected = list(scan.op._entry(8).reference(*inputs, **attrs))
+    masks = point.masks(inputs, attrs, expected, 8)
+    assert masks[0].tolist() == [[[False], [True]], [[False], [False]]]
+    holds = point.invariants["the first sequence_lens[batch] rows of every scan output are the scan's"]
+    other = expected[0].copy()
+    other[0, 1] = 99  # another fill of the padded row keeps the invariant
+    assert holds(SilentCheck(inputs, attrs, expected, [other], masks, 8))
+    other[0, 0] = 98  # a changed meaningful row breaks it
+    assert not holds(SilentCheck(inputs, attrs, expected, [other], masks, 8))
+    assert not point.reached([None, x], attrs, expected, 8)

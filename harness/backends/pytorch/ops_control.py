@@ -114,7 +114,16 @@ def scan_8(node, sequence_lens, *inputs, body, num_scan_inputs, directions=None,
             xs = [x[: lens[b]] for x in xs]
         per_batch.append(scan(node, *state, *xs, body=body, num_scan_inputs=num_scan_inputs,
                               scan_input_directions=directions, outer=outer))
-    return tuple(torch.stack([r[k] for r in per_batch], 0) for k in range(len(per_batch[0])))
+    max_len = inputs[n_state].shape[1]
+    out = []
+    for k in range(len(per_batch[0])):
+        rows = [r[k] for r in per_batch]
+        if k >= n_state and any(r.shape[0] < max_len for r in rows):
+            # "scan-outputs will have size max_sequence_length, but only first N values will be
+            # meaningful": rows past a shorter sequence_lens[batch] are zero-filled
+            rows = [torch.cat([r, r.new_zeros((max_len - r.shape[0], *r.shape[1:]))]) for r in rows]
+        out.append(torch.stack(rows, 0))
+    return tuple(out)
 
 
 # -- sequences -------------------------------------------------------------------------------
