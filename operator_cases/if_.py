@@ -20,6 +20,7 @@ Not drawn: sequence and optional outputs (their ops' references belong to the se
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from harness import strategies as S
 from harness.registry import Example, Operator
@@ -51,9 +52,19 @@ def _make(since: int):
 for _v in VERSIONS:
     op.reference(_v)(_make(_v))
 # If-1 is at opset 1 (IR 3), where a subgraph initializer must also be a graph input and a
-# branch has no inputs: its data comes from Constant nodes, and Constant-1 holds float16,
-# float and double only
-op.restrict(1, dtypes=("float16", "float32", "float64"))
+# branch has no inputs: its data comes from Constant nodes. Constant-1 holds float16, float and
+# double only: integer and bool branch values are double Constants through Cast-1 (values a
+# double holds exactly); Cast-1 casts no strings and no complex, so those are not swept
+INTS = ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64")
+op.restrict(1, dtypes=("float16", "float32", "float64", *INTS, "bool"))
+
+
+def _exact_in_double(a: np.ndarray) -> np.ndarray:
+    """The elements of an integer array a double holds exactly (|v| <= 2**53): If-1's integer
+    branch values pass through a double Constant."""
+    if a.dtype.kind not in "iu":
+        return a
+    return a[np.abs(a.astype(np.float64)) <= 2.0**53]
 
 
 # -- branches -----------------------------------------------------------------------------
@@ -65,7 +76,12 @@ def branch(prefix: str, kind: str, arrays: list[np.ndarray], dtype: str, opset: 
     for k, arr in enumerate(arrays):
         out = f"{prefix}_y{k}"
         outs.append(vi(out, dtype, arr.shape))
-        if kind == "constant" or opset < 9:  # IR 3 (opsets 1-8): a subgraph initializer must be a graph input
+        if opset < 9 and not allows("Constant", opset, dtype):
+            # Constant-1 holds float16, float and double only: an integer or bool branch value is
+            # a double Constant cast to the type (Cast-1 names it by string: "INT32", "BOOL")
+            nodes += [node("Constant", [], [f"{prefix}_d{k}"], value=init(f"{prefix}_v{k}", arr.astype(np.float64))),
+                      node("Cast", [f"{prefix}_d{k}"], [out], to=onnx.TensorProto.DataType.Name(S.onnx_code(dtype)))]
+        elif kind == "constant" or opset < 9:  # IR 3 (opsets 1-8): a subgraph initializer must be a graph input
             nodes.append(node("Constant", [], [out], value=init(f"{prefix}_v{k}", arr)))
         elif kind == "add":
             one = np.ones(arr.shape, arr.dtype)
@@ -103,8 +119,9 @@ def draw(d, dtype, opset):
     shapes_then = [S.shapes(d, 0, 3, 0, 3) for _ in range(n_out)]
     # If-1: both branches of the same shape; from If-11 the shapes may differ
     shapes_else = shapes_then if opset < 11 or d(st.booleans()) else [S.shapes(d, 0, 3, 0, 3) for _ in range(n_out)]
-    then_arrays = [values(d, dtype, s) for s in shapes_then]
-    else_arrays = [values(d, dtype, s) for s in shapes_else]
+    pick = (lambda s: S.arrays(d, dtype, shape=s, lo=0, hi=100)) if opset < 9 and dtype in INTS else (lambda s: values(d, dtype, s))
+    then_arrays = [pick(s) for s in shapes_then]
+    else_arrays = [pick(s) for s in shapes_else]
     menu = kinds(dtype, opset)
     cond = np.array(d(st.booleans())) if d(st.booleans()) else np.array([d(st.booleans())])
     return example(cond, then_arrays, else_arrays, dtype, opset, d(st.sampled_from(menu)), d(st.sampled_from(menu)))
@@ -112,7 +129,7 @@ def draw(d, dtype, opset):
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
-    e = edge_array(dtype)
+    e = edge_array(dtype) if opset >= 9 else _exact_in_double(edge_array(dtype))
     other = np.full(e.shape, "", dtype=object) if dtype == "string" else np.zeros_like(e)
     out = [example(True, [e], [other], dtype, opset, name="then_edge_values"),
            example(False, [other], [e], dtype, opset, name="else_edge_values"),

@@ -306,7 +306,9 @@ def edges_8(dtype, opset):
            example([s2], [x2], "pass", dtype, {"directions": [1]}, lens=lens_of([max(n - 1, 1), min(2, n)]), opset=8, name="padded_reverse"),
            example([s2], [x2, x2], "pass", dtype, {"directions": [0, 1]}, lens=lens_of([min(3, n), n]), opset=8,
                    name="bidirectional_padded"),
-           example([s2], [x2], "pass", dtype, lens=lens_of([0, n]), opset=8, name="zero_sequence_len")]
+           example([s2], [x2], "pass", dtype, lens=lens_of([0, n]), opset=8, name="zero_sequence_len"),
+           example([np.zeros((2, 0), e.dtype)], [np.zeros((2, 3, 0), e.dtype)], "pass", dtype, lens=lens_of([1, 3]), opset=8,
+                   name="empty_elements")]
     if dtype not in ("float32", "int64"):
         return out
     x3 = np.arange(12).astype(e.dtype).reshape(2, 3, 2)  # batch 2, length 3, elements (2,)

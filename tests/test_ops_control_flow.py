@@ -165,3 +165,14 @@ def test_scan_8_padding_is_a_spec_silent_point_with_the_meaningful_rows_fixed():
     other[0, 0] = 98  # a changed meaningful row breaks it
     assert not holds(SilentCheck(inputs, attrs, expected, [other], masks, 8))
     assert not point.reached([None, x], attrs, expected, 8)
+
+
+def test_if_1_integer_and_bool_branches_cast_a_double_constant():
+    IF1 = if_.op._entry(1).reference
+    then_b = if_.branch("then", "init", [np.array([3, -2], np.int32)], "int32", 1)
+    else_b = if_.branch("else", "init", [np.array([7, 0], np.int32)], "int32", 1)
+    assert [n.op_type for n in then_b.node] == ["Constant", "Cast"]  # Constant-1 holds no int32
+    (y,) = IF1(np.array(False), then_branch=then_b, else_branch=else_b)
+    assert y.dtype == np.int32 and y.tolist() == [7, 0]
+    (y,) = IF1(np.array([True]), then_branch=if_.branch("t", "init", [np.array([0.0, 2.5])], "bool", 1), else_branch=else_b)
+    assert y.dtype == bool and y.tolist() == [False, True]  # Cast to bool: "zero to False, nonzero to True"
