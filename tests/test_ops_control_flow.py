@@ -176,3 +176,22 @@ def test_if_1_integer_and_bool_branches_cast_a_double_constant():
     assert y.dtype == np.int32 and y.tolist() == [7, 0]
     (y,) = IF1(np.array([True]), then_branch=if_.branch("t", "init", [np.array([0.0, 2.5])], "bool", 1), else_branch=else_b)
     assert y.dtype == bool and y.tolist() == [False, True]  # Cast to bool: "zero to False, nonzero to True"
+
+
+def test_sequence_map_samples_tensors_and_sequences():
+    from harness.values import SeqList
+    from operator_cases import sequence_map as sm
+
+    SM = sm.op._entry(17).reference
+    a = SeqList([np.array([1, 2], np.int64), np.array(5, np.int64)])
+    b = SeqList([np.array([10, 20], np.int64), np.array(-5, np.int64)])
+    (y,) = SM(a, b, body=sm.body("add_seq", "int64"))  # sample i of both sequences: [11, 22], 0
+    assert [v.tolist() for v in y.value] == [[11, 22], 0]
+    (y,) = SM(a, np.array([1], np.int64), body=sm.body("add_tensor", "int64"))  # the tensor goes whole to every sample
+    assert [v.tolist() for v in y.value] == [[2, 3], [6]]
+    y0, y1 = SM(a, np.array([7], np.int64), body=sm.body("tensor", "int64"))
+    assert [v.tolist() for v in y1.value] == [[7], [7]] and len(y0.value) == 2
+    (y,) = SM(SeqList([]), body=sm.body("identity", "float32"))  # zero samples: an empty sequence of the body's type
+    assert y.value == [] and y.type.sequence_type.elem_type.tensor_type.elem_type == 1
+    with pytest.raises(ValueError):  # "Any other sequence inputs should have the same number of samples"
+        SM(a, SeqList([np.array(1, np.int64)]), body=sm.body("zip", "int64"))
