@@ -31,6 +31,7 @@ from onnx import helper, numpy_helper
 
 from harness import schema
 from harness import strategies as S
+from harness.values import reference_value
 
 OUTER = "x{}"
 #: dtypes whose bodies may do arithmetic (Add/Mul/Sub/Neg, Less on the iteration count): the
@@ -96,8 +97,8 @@ def run_graph(graph: onnx.GraphProto, args: list[Any], outer: dict[str, Any], op
         with np.errstate(all="ignore"):
             result = ref(*[env[i] if i else None for i in node.input], **attrs)
         for name, value in zip(node.output, _outputs_of(result, node)):
-            if name:
-                env[name] = value
+            if name:  # a sequence or optional (Typed) flows on as the value a reference is given
+                env[name] = reference_value(value)
     return [env[o.name] for o in graph.output]
 
 

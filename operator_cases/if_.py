@@ -14,7 +14,11 @@ Drawn branches: the subgraph's own initializers passed out through Identity, a C
 Add of two initializers (float32/float64/int32/int64), and a nested If whose condition is the
 outer x0 captured two scopes out. Every tensor type V allows and our strategies know is swept;
 the branches move the type's edge values (NaN, +-inf, -0.0, subnormals, extremes) untouched.
-Not drawn: sequence and optional outputs (their ops' references belong to the sequence family).
+Sequence outputs (If-13 on: SequenceConstruct of initializers, SequenceEmpty) and optional
+outputs (If-16 on: Optional of an initializer or of a sequence, the empty Optional of a type)
+are named edges, for the element types V allows as seq(tensor(...)) and optional(...) at the
+version: the branch taken gives the value, the other one a different kind (an empty sequence, an
+empty optional), so the branch taken shows.
 """
 
 from __future__ import annotations
@@ -24,6 +28,9 @@ import onnx
 
 from harness import strategies as S
 from harness.registry import Example, Operator
+from harness.values import Typed, optional_type, sequence_type, tensor_type
+
+from harness import schema
 
 from ._control_util import allows, arith_ok, edge_array, graph, init, node, run_graph, top_scope, values, vi
 
@@ -32,12 +39,20 @@ VERSIONS = (1, 11, 13, 16, 19, 21, 23, 24, 25)
 st = S.st
 
 
+def _typed(value, info: onnx.ValueInfoProto):
+    """A branch output as the If's output: a sequence or optional as a Typed of the type the
+    branch declares (an empty one keeps its element type), a tensor as is."""
+    if info.type.WhichOneof("value") in ("sequence_type", "optional_type"):
+        return Typed(list(value) if isinstance(value, list) else value, info.type)
+    return value
+
+
 def _if(cond, then_branch, else_branch, outer, opset):
     c = np.asarray(cond)
     if c.size != 1:
         raise ValueError(f"If: cond holds {c.size} elements, the spec wants a single one")
     branch = then_branch if bool(c.reshape(-1)[0]) else else_branch
-    return tuple(run_graph(branch, [], outer, opset))
+    return tuple(_typed(v, info) for v, info in zip(run_graph(branch, [], outer, opset), branch.output))
 
 
 def _make(since: int):
@@ -144,4 +159,72 @@ def edges(dtype, opset):
         out.append(example(True, [e], [other], dtype, opset, "constant", "init", name="constant_node"))
     if arith_ok(dtype, opset):
         out.append(example(False, [other[:2]], [e[:2]], dtype, opset, "init", "add", name="add_in_branch"))
+    return out + seq_edges(dtype, opset)
+
+
+# -- sequence and optional outputs (If-13 on, If-16 on) --------------------------------------
+def _v_allows(opset: int, type_str: str) -> bool:
+    sch = schema.schema_at("If", opset)
+    return type_str in schema.allowed_types(sch).get("V", [])
+
+
+def seq_ok(dtype: str, opset: int) -> bool:
+    return opset >= 13 and _v_allows(opset, f"seq({_type_name(dtype)})") and allows("SequenceConstruct", opset, dtype)
+
+
+def opt_ok(dtype: str, opset: int) -> bool:
+    return opset >= 16 and _v_allows(opset, f"optional({_type_name(dtype)})") and allows("Optional", opset, dtype, "V")
+
+
+def _type_name(dtype: str) -> str:
+    """``float32`` -> ``tensor(float)``: the schema's spelling of the tensor type."""
+    for t in schema.allowed_types(schema.schema_at("If", 25)).get("V", []):
+        if t.startswith("tensor(") and S.label_from_type_str(t) == dtype:
+            return t
+    return f"tensor({dtype})"
+
+
+def seq_branch(prefix: str, kind: str, arrays: list[np.ndarray], dtype: str) -> onnx.GraphProto:
+    """One output: ``seq`` SequenceConstruct of the arrays (initializers), ``seq_empty``
+    SequenceEmpty of the dtype, ``opt`` Optional of the first array, ``opt_empty`` the empty
+    Optional of tensor(dtype), ``opt_seq`` Optional of SequenceConstruct of the arrays."""
+    code = S.onnx_code(dtype)
+    inits = [init(f"{prefix}_c{k}", a) for k, a in enumerate(arrays)] if kind in ("seq", "opt", "opt_seq") else []
+    names = [t.name for t in inits]
+    out = f"{prefix}_y"
+    if kind == "seq":
+        nodes, tp = [node("SequenceConstruct", names, [out])], sequence_type(code)
+    elif kind == "seq_empty":
+        nodes, tp = [node("SequenceEmpty", [], [out], dtype=code)], sequence_type(code)
+    elif kind == "opt":
+        nodes, tp = [node("Optional", names[:1], [out])], optional_type(tensor_type(code))
+        inits = inits[:1]
+    elif kind == "opt_empty":
+        nodes, tp = [node("Optional", [], [out], type=tensor_type(code))], optional_type(tensor_type(code))
+    elif kind == "opt_seq":
+        nodes = [node("SequenceConstruct", names, [f"{prefix}_s"]), node("Optional", [f"{prefix}_s"], [out])]
+        tp = optional_type(sequence_type(code))
+    else:
+        raise ValueError(kind)
+    return graph(prefix, nodes, [], [onnx.helper.make_value_info(out, tp)], inits)
+
+
+def seq_example(cond, then_kind, then_arrays, else_kind, else_arrays, dtype, name):
+    return Example([np.asarray(cond, dtype=bool)], {"then_branch": seq_branch("then", then_kind, then_arrays, dtype),
+                                                     "else_branch": seq_branch("else", else_kind, else_arrays, dtype)}, name=name)
+
+
+def seq_edges(dtype: str, opset: int) -> list[Example]:
+    e = edge_array(dtype)
+    parts = [e, e[:1].reshape(()), np.zeros((2, 0), e.dtype)]
+    out = []
+    if seq_ok(dtype, opset):
+        out += [seq_example(True, "seq", parts, "seq_empty", [], dtype, "sequence_then"),
+                seq_example(False, "seq", parts, "seq", parts[:1], dtype, "sequence_else_shorter"),
+                seq_example(False, "seq", parts, "seq_empty", [], dtype, "sequence_empty_taken")]
+    if opt_ok(dtype, opset):
+        out += [seq_example(True, "opt", [e], "opt_empty", [], dtype, "optional_then"),
+                seq_example(False, "opt", [e], "opt_empty", [], dtype, "optional_empty_taken")]
+        if seq_ok(dtype, opset) and _v_allows(opset, f"optional(seq({_type_name(dtype)}))"):
+            out.append(seq_example(True, "opt_seq", parts, "opt_seq", parts[:1], dtype, "optional_sequence"))
     return out

@@ -195,3 +195,23 @@ def test_sequence_map_samples_tensors_and_sequences():
     assert y.value == [] and y.type.sequence_type.elem_type.tensor_type.elem_type == 1
     with pytest.raises(ValueError):  # "Any other sequence inputs should have the same number of samples"
         SM(a, SeqList([np.array(1, np.int64)]), body=sm.body("zip", "int64"))
+
+
+def test_if_sequence_and_optional_outputs_keep_the_branch_type():
+    IF16 = if_.op._entry(16).reference
+    a, b = np.array([1.0, np.nan], np.float32), np.zeros((2, 0), np.float32)
+    then_b, else_b = if_.seq_branch("t", "seq", [a, b], "float32"), if_.seq_branch("e", "seq_empty", [], "float32")
+    (y,) = IF16(np.array(True), then_branch=then_b, else_branch=else_b)
+    assert len(y.value) == 2 and y.value[1].shape == (2, 0) and np.isnan(y.value[0][1])
+    (y,) = IF16(np.array(False), then_branch=then_b, else_branch=else_b)
+    assert y.value == [] and y.type.sequence_type.elem_type.tensor_type.elem_type == 1  # empty, still seq(tensor(float))
+    (y,) = IF16(np.array(True), then_branch=if_.seq_branch("t", "opt", [a], "float32"),
+                else_branch=if_.seq_branch("e", "opt_empty", [], "float32"))
+    assert y.type.HasField("optional_type") and y.value.shape == (2,)  # the element itself, no extra axis
+    (y,) = IF16(np.array(False), then_branch=if_.seq_branch("t", "opt", [a], "float32"),
+                else_branch=if_.seq_branch("e", "opt_empty", [], "float32"))
+    assert y.value is None and y.type.HasField("optional_type")
+    (y,) = IF16(np.array(True), then_branch=if_.seq_branch("t", "opt_seq", [a, b, a], "float32"),
+                else_branch=if_.seq_branch("e", "opt_seq", [a], "float32"))
+    assert len(y.value) == 3 and y.type.optional_type.elem_type.HasField("sequence_type")
+    assert not if_.seq_ok("float32", 11) and not if_.opt_ok("float32", 13) and if_.opt_ok("float32", 16)
