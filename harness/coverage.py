@@ -369,7 +369,10 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
     present += [np.array(list(x.values())) for x in ex.inputs if isinstance(x, dict)]
     # a tensor attribute's values (Constant's, ConstantOfShape's ``value``) reach the classes too
     present += [v for v in ex.attrs.values() if isinstance(v, np.ndarray)]
-    for x in present:
+    # and so do the values a node carries in its subgraphs (If's branches, Loop's and Scan's
+    # bodies): their initializers and Constant values flow through the node to its outputs
+    carried = [v for g in ex.attrs.values() for v in _subgraph_values(g)]
+    for x in present + carried:
         a = np.asarray(x)
         if a.ndim and a.size == 0:
             reached.add("empty")
@@ -398,6 +401,28 @@ def _reach(op: str, sch: Any, dtype: str, ex: Any) -> set[str]:
     if any(c.startswith("attr:") for c in reached):
         reached.add("non_default_attrs")
     return reached
+
+
+def _subgraph_values(value: Any) -> list[Any]:
+    """The tensors a GRAPH attribute holds: its initializers and tensor attributes (Constant's
+    ``value``), nested subgraphs' included."""
+    import onnx
+    from onnx import numpy_helper
+
+    graphs = [value] if isinstance(value, onnx.GraphProto) else [g for g in value if isinstance(g, onnx.GraphProto)] \
+        if isinstance(value, (list, tuple)) else []
+    out: list[Any] = []
+    for g in graphs:
+        out += [numpy_helper.to_array(t) for t in g.initializer]
+        for n in g.node:
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.TENSOR:
+                    out.append(numpy_helper.to_array(a.t))
+                elif a.type == onnx.AttributeProto.GRAPH:
+                    out += _subgraph_values(a.g)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    out += _subgraph_values(list(a.graphs))
+    return out
 
 
 def edge_classes_applying(op: str, sch: Any, dtypes: list[str], allowed: list[str]) -> list[str]:

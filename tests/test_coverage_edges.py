@@ -153,3 +153,26 @@ def test_float_value_classes_need_an_input_that_can_hold_one():
     assert {"neg_zero", "subnormal"} <= set(applies("Bernoulli", 15, ["float32"]))
     assert not {"nan", "inf"} & set(applies("Bernoulli", 15, ["float32"]))  # probabilities are in [0, 1]
     assert "inf" in applies("Multinomial", 7, ["float32"]) and "nan" not in applies("Multinomial", 7, ["float32"])
+
+
+def test_values_carried_in_subgraphs_reach_the_classes():
+    """An If's branch initializers and Constant values (nested subgraphs too) flow through it."""
+    from operator_cases._control_util import graph, init, node, vi
+
+    def branch(name, arr, constant=False):
+        if constant:
+            return graph(name, [node("Constant", [], [f"{name}_y"], value=init(f"{name}_v", arr))], [], [vi(f"{name}_y", "float32", arr.shape)])
+        return graph(name, [node("Identity", [f"{name}_c"], [f"{name}_y"])], [], [vi(f"{name}_y", "float32", arr.shape)],
+                     [init(f"{name}_c", arr)])
+
+    f = np.float32
+    plain = branch("p", np.array([1.0, 2.0], f))
+    cond = np.array(True)
+    assert reached("If", 16, ("float32", Example([cond], {"then_branch": plain, "else_branch": plain}))) == set()
+    assert reached("If", 16, ("float32", Example([cond], {"then_branch": branch("t", np.array([np.nan], f)),
+                                                          "else_branch": plain}))) == {"nan"}
+    assert reached("If", 16, ("float32", Example([cond], {"then_branch": plain,
+                                                          "else_branch": branch("e", np.array([-0.0], f), constant=True)}))) == {"neg_zero"}
+    inner = graph("n", [node("If", ["x0"], ["n_y"], then_branch=branch("nt", np.zeros((2, 0), f)), else_branch=branch("ne", np.array([np.inf], f)))],
+                  [], [vi("n_y", "float32", None)])
+    assert reached("If", 16, ("float32", Example([cond], {"then_branch": inner, "else_branch": plain}))) == {"empty", "inf"}

@@ -60,7 +60,8 @@ def loop(node):
         i = 0
         while keep and (limit is None or i < limit):
             outs = body.run_args((np.array(i, dtype=np.int64), np.array(keep), *carried), outer)
-            keep = bool(np.asarray(outs[0]).reshape(-1)[0])
+            if cond is not None:  # Loop spec: without a cond input the body's "cond = ...; // ignored"
+                keep = bool(np.asarray(outs[0]).reshape(-1)[0])
             carried = outs[1 : 1 + n_carried]
             for acc, value in zip(scans, outs[1 + n_carried :]):
                 acc.append(value)
@@ -80,7 +81,8 @@ def _scan(body, graph, states, scan_inputs, in_axes, in_dirs, out_axes, out_dirs
     for t in range(length):
         slices = []
         for x, ax, rev in zip(scan_inputs, in_axes, in_dirs):
-            slices.append(np.take(x, length - 1 - t if rev else t, axis=ax))
+            # np.take of a rank-1 object array gives a Python str: keep it a 0-d array of the input's dtype
+            slices.append(np.array(np.take(x, length - 1 - t if rev else t, axis=ax), dtype=x.dtype))
         outs = body.run_args((*states, *slices), outer)
         states = outs[:n_states]
         for acc, value in zip(collected, outs[n_states:]):
@@ -139,8 +141,21 @@ def scan_v8(node):
             final, stacked = _scan(body, graph, states, scans, [0] * m, directions, [0] * n_scan_out, [0] * n_scan_out, outer)
             per_batch_states.append(final)
             per_batch_scans.append(stacked)
-        states_out = [np.stack([s[k] for s in per_batch_states]) for k in range(n_states)]
-        scans_out = [np.stack([s[k] for s in per_batch_scans]) for k in range(n_scan_out)]
+        max_len = inputs[n_states].shape[1]
+        states_out = [np.stack([s[k] for s in per_batch_states]) if batch else inputs[k][:0] for k in range(n_states)]
+        scans_out = []
+        for k in range(n_scan_out):
+            # Scan-8: "scan-outputs will have size max_sequence_length, but only first N values
+            # will be meaningful": rows past a shorter sequence_lens[batch] are zero-filled
+            rows = [s[k] for s in per_batch_scans]
+            element = rows[0].shape[1:] if rows else _empty_scan(graph, n_states + k).shape[1:]
+            dtype = rows[0].dtype if rows else _output_dtype(graph, n_states + k)
+            out = np.zeros((batch, max_len, *element), dtype=dtype)
+            if dtype == object:
+                out[...] = ""
+            for b, r in enumerate(rows):
+                out[b, : r.shape[0]] = r
+            scans_out.append(out)
         return (*states_out, *scans_out)
 
     return run

@@ -121,6 +121,13 @@ def cast(node, x, *, to, saturate=1, round_mode="up"):
     return cast_to(x, node.in_type(0), to, bool(saturate), round_mode)
 
 
+@lowers("Cast", 1)
+def cast_1(node, x, *, to):
+    """Cast-1 names the target type by string ("FLOAT", "INT32", ...)."""
+    name = to.decode() if isinstance(to, bytes) else to
+    return cast_to(x, node.in_type(0), TP.DataType.Value(name) if isinstance(name, str) else int(name), True, "up")
+
+
 @lowers("CastLike", 15, 19, 21, 23, 24, 25)
 def cast_like(node, x, like, *, saturate=1, round_mode="up"):
     to = node.in_type(1) or dtypes.onnx_type_of(like)

@@ -20,11 +20,25 @@ def if_(node, cond, *, then_branch, else_branch, outer):
     return tuple(branch.run({}, outer))
 
 
-def _stack_scan(values, node, k):
+def _element_shape(body, j):
+    """The static shape the body declares for its output ``j``, or None."""
+    if body is None or j >= len(body.output_types) or not body.output_types[j].HasField("tensor_type"):
+        return None
+    tt = body.output_types[j].tensor_type
+    if not tt.HasField("shape") or any(not d.HasField("dim_value") for d in tt.shape.dim):
+        return None
+    return tuple(d.dim_value for d in tt.shape.dim)
+
+
+def _stack_scan(values, node, k, body=None, j=None):
+    """The iterations' values stacked on a new axis 0; with zero iterations, 0 rows of the
+    element shape the body declares for its output ``j`` (Loop/Scan: the concatenation of no
+    values of that shape)."""
     if values:
         return torch.stack(values, 0)
     dtype = dtypes.CARRIER.get(node.out_type(k) or 0, torch.float32)
-    return torch.zeros((0,), dtype=dtype, device=node.device)
+    shape = _element_shape(body, j) if j is not None else None
+    return torch.zeros((0, *(shape or ())), dtype=dtype, device=node.device)
 
 
 @lowers("Loop", 1, 11, 13, 16, 19, 21, 23, 24, 25)
@@ -51,7 +65,7 @@ def loop(node, trip_count=None, cond=None, *carried, body, outer):
     n_scan = len(node.outputs) - n_carried
     if not scans:
         scans = [[] for _ in range(n_scan)]
-    return tuple(state) + tuple(_stack_scan(v, node, n_carried + k) for k, v in enumerate(scans))
+    return tuple(state) + tuple(_stack_scan(v, node, n_carried + k, body, 1 + n_carried + k) for k, v in enumerate(scans))
 
 
 @lowers("Scan", 9, 11, 16, 19, 21, 23, 24, 25)
@@ -80,9 +94,9 @@ def scan(node, *inputs, body, num_scan_inputs, scan_input_axes=None, scan_input_
         values = outs[k] if outs else []
         if out_dirs[k]:
             values = values[::-1]
-        y = _stack_scan(values, node, n_state + k)
+        y = _stack_scan(values, node, n_state + k, body, n_state + k)
         axis = out_axes[k] + y.dim() if out_axes[k] < 0 else out_axes[k]
-        stacked.append(y.movedim(0, axis) if values else y)
+        stacked.append(y.movedim(0, axis))
     return tuple(state) + tuple(stacked)
 
 
@@ -100,7 +114,16 @@ def scan_8(node, sequence_lens, *inputs, body, num_scan_inputs, directions=None,
             xs = [x[: lens[b]] for x in xs]
         per_batch.append(scan(node, *state, *xs, body=body, num_scan_inputs=num_scan_inputs,
                               scan_input_directions=directions, outer=outer))
-    return tuple(torch.stack([r[k] for r in per_batch], 0) for k in range(len(per_batch[0])))
+    max_len = inputs[n_state].shape[1]
+    out = []
+    for k in range(len(per_batch[0])):
+        rows = [r[k] for r in per_batch]
+        if k >= n_state and any(r.shape[0] < max_len for r in rows):
+            # "scan-outputs will have size max_sequence_length, but only first N values will be
+            # meaningful": rows past a shorter sequence_lens[batch] are zero-filled
+            rows = [torch.cat([r, r.new_zeros((max_len - r.shape[0], *r.shape[1:]))]) for r in rows]
+        out.append(torch.stack(rows, 0))
+    return tuple(out)
 
 
 # -- sequences -------------------------------------------------------------------------------
