@@ -346,7 +346,8 @@ NUMPY_OPS = {
     "Concat": lambda *xs, axis: np.concatenate(xs, axis=axis),
     "Exp": np.exp,
     "Identity": lambda x: x,
-    "LeakyRelu": lambda x, alpha=np.float32(0.01): np.where(x < 0, x * alpha, x),  # a FLOAT attribute: its default is float32(0.01)
+    # a FLOAT attribute: its default is float32(0.01); the product in the graph's dtype
+    "LeakyRelu": lambda x, alpha=np.float32(0.01): np.where(x < 0, (x * alpha).astype(x.dtype), x),
     "MatMul": np.matmul,
     "Max": lambda *xs: functools.reduce(np.maximum, xs),
     "Min": lambda *xs: functools.reduce(np.minimum, xs),
