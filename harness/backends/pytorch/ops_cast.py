@@ -95,7 +95,10 @@ def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, ro
         raise Unsupported("torch has no string tensors (Cast to or from string)")
     if to not in dtypes.CARRIER:
         raise Unsupported(f"Cast to {dtypes.type_name(to)}")
-    v = _exact_value(x, src)
+    integral = to == TP.BOOL or to in _INT_RANGE or to in (TP.INT64, TP.UINT64)
+    # uint64 to an integer type keeps the carrier's bits (wrapping is on the low bits); only a float
+    # target needs the unsigned value, which float64 holds only up to 2**53
+    v = x if integral and src == TP.UINT64 else _exact_value(x, src)
     if hasattr(TP, "FLOAT8E8M0") and to == TP.FLOAT8E8M0:
         return to_float8e8m0(v, saturate, round_mode)
     if to == TP.BOOL:
