@@ -20,7 +20,9 @@ own rule for JPEG chroma upsampling ("fancy" upsampling, libjpeg-turbo's default
 libjpeg does.
 
 "an empty matrix": we return shape (0, 0, channels) of the requested pixel format (a rank-3
-image with no pixels).
+image with no pixels). The text gives no shape, so this is a choice, but not yet a spec-silent
+point: the comparator re-judges value mismatches at such points, not shapes, so a runtime that
+returns another empty shape reads as wrong-shape.
 
 Spec-silent point ``grayscale_of_color``: the text does not say how a colour image becomes
 "Grayscale"; we take ITU-R BT.601 luma, L = R 299/1000 + G 587/1000 + B 114/1000 (Pillow's
