@@ -17,10 +17,11 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .cast import convert, draw_attrs, draw_source, edge_cases, targets
+from .cast import NAN_TO_FLOAT4, convert, draw_attrs, draw_source, edge_cases, targets
 
 op = Operator("CastLike")
 st = S.st
+op.spec_silent("nan_to_float4e2m1", (23, 24, 25), **NAN_TO_FLOAT4)
 
 
 @op.reference(15)
