@@ -60,6 +60,12 @@ def test_torch_float_to_int4_rounds_half_to_even():
     assert y.tolist() == [12, 0, 14]
 
 
+def test_torch_finite_float64_beyond_float32_saturates_to_fnuz_max_at_cast_19():
+    # 1e300 is finite: "[x] > FLT_MAX | FLT_MAX" (240), not the "Inf | NaN" row
+    y = cast_to(torch.tensor([1e300, -1e300, math.inf], dtype=torch.float64), TP.DOUBLE, TP.FLOAT8E4M3FNUZ, fnuz_inf_nan=True)
+    assert y[:2].tolist() == [240.0, -240.0] and math.isnan(y[2])
+
+
 @pytest.mark.parametrize("opset, expected", [(19, [math.nan, math.nan, 240.0]), (24, [240.0, -240.0, 240.0])])
 def test_torch_inf_to_fnuz_follows_the_version_table(opset, expected):
     node = helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT8E4M3FNUZ)

@@ -45,8 +45,8 @@ def _exact_value(x: torch.Tensor, code: int | None) -> torch.Tensor:
 def to_float8(v: torch.Tensor, code: int, saturate: bool, fnuz_inf_nan: bool = False) -> torch.Tensor:
     """``fnuz_inf_nan``: the saturating table of Cast-19..23 sends +-inf to NaN for the FNUZ types
     ('Inf | FLT_MAX | NaN | FLT_MAX | NaN'); Cast-24 changed that row to +-FLT_MAX."""
+    inf = torch.isinf(v)  # before float32: a float64 beyond float32's range is finite, not an infinity
     v = v.to(torch.float32)
-    inf = torch.isinf(v)
     if saturate:
         top = _FLOAT8_MAX[code]
         v = torch.where(torch.isnan(v), v, v.clamp(-top, top))
