@@ -108,8 +108,9 @@ def _zero_or_six(c) -> bool:
 
 
 NAN_TO_FLOAT4 = dict(
-    expected="6 (the type's largest value, as +-inf and out-of-range values saturate to +-6): the reading of the "
-             "float4e2m1 note (docs/docs/technical/float4.md) this reference was written from. The operator text names "
+    expected="6 (the type's largest value, as +-inf and out-of-range values saturate to +-6): the float4e2m1 note "
+             "(docs/docs/technical/float4.md) as this reference's author read it (the note is no part of the operator text, and "
+             "its cast table could not be re-read when this point was declared). The operator text names "
              "no result, and onnx's own node cases (test_cast_FLOAT_to_FLOAT4E2M1, input 'NaN') expect -0 (0x8), what "
              "ml_dtypes gives, so neither value is the spec's",
     where=_nan_to_float4,
