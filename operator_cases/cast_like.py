@@ -17,10 +17,14 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .cast import convert, draw_attrs, draw_source, edge_cases, targets
+from .cast import NAN_TO_FLOAT4, convert, draw_attrs, draw_source, edge_cases, targets
 
 op = Operator("CastLike")
 st = S.st
+op.spec_silent("nan_to_float4e2m1", (23, 24, 25), **NAN_TO_FLOAT4,
+               spec="The operator casts the elements of a given input tensor (the first input) to the same data type as the "
+                    "elements of the second input tensor. See documentation of the Cast operator for further details.[...]"
+                    "It only applies for float 8 conversion (float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz")
 
 
 @op.reference(15)

@@ -42,12 +42,17 @@ def _exact_value(x: torch.Tensor, code: int | None) -> torch.Tensor:
     return x
 
 
-def to_float8(v: torch.Tensor, code: int, saturate: bool) -> torch.Tensor:
+def to_float8(v: torch.Tensor, code: int, saturate: bool, fnuz_inf_nan: bool = False) -> torch.Tensor:
+    """``fnuz_inf_nan``: the saturating table of Cast-19..23 sends +-inf to NaN for the FNUZ types
+    ('Inf | FLT_MAX | NaN | FLT_MAX | NaN'); Cast-24 changed that row to +-FLT_MAX."""
+    inf = torch.isinf(v)  # before float32: a float64 beyond float32's range is finite, not an infinity
     v = v.to(torch.float32)
     if saturate:
         top = _FLOAT8_MAX[code]
         v = torch.where(torch.isnan(v), v, v.clamp(-top, top))
     out = v.to(_TORCH_FLOAT8[code]).to(torch.float32)
+    if saturate and fnuz_inf_nan and code in (TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2FNUZ):
+        out = torch.where(inf, torch.full_like(out, float("nan")), out)
     if not saturate and code == TP.FLOAT8E4M3FN:
         # torch saturates e4m3fn; without saturation what rounds past 448 (beyond the 464
         # midpoint) is NaN, as is infinity (Cast, float 8 table for saturate=0)
@@ -90,7 +95,8 @@ def to_float8e8m0(v: torch.Tensor, saturate: bool, round_mode: str) -> torch.Ten
     return torch.where(special | (exponent == 0xFF), torch.full_like(value, float("nan")), value)
 
 
-def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, round_mode: str = "up") -> torch.Tensor:
+def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, round_mode: str = "up",
+            fnuz_inf_nan: bool = False) -> torch.Tensor:
     if to == TP.STRING or src == TP.STRING:
         raise Unsupported("torch has no string tensors (Cast to or from string)")
     if to not in dtypes.CARRIER:
@@ -104,9 +110,12 @@ def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, ro
     if to == TP.BOOL:
         return v != 0
     if to in _TORCH_FLOAT8:
-        return to_float8(v, to, saturate)
+        return to_float8(v, to, saturate, fnuz_inf_nan)
     if to == TP.FLOAT4E2M1:
         return to_float4e2m1(v)
+    if to in (TP.INT4, TP.UINT4) and v.dtype.is_floating_point:
+        # int4.md: "Cast to a 4 bit type is done by rounding to the nearest-integer (with ties to even)"
+        v = torch.round(v.to(torch.float64))
     carrier = dtypes.CARRIER[to]
     if to in dtypes.WRAPPED or to in (TP.UINT32, TP.UINT16):
         whole = v.to(torch.int64) if v.dtype != torch.int64 else v  # floats truncate toward zero
@@ -121,7 +130,7 @@ def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, ro
 
 @lowers("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
 def cast(node, x, *, to, saturate=1, round_mode="up"):
-    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode)
+    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode, 19 <= node.since < 24)
 
 
 @lowers("Cast", 1)
@@ -134,7 +143,7 @@ def cast_1(node, x, *, to):
 @lowers("CastLike", 15, 19, 21, 23, 24, 25)
 def cast_like(node, x, like, *, saturate=1, round_mode="up"):
     to = node.in_type(1) or dtypes.onnx_type_of(like)
-    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode)
+    return cast_to(x, node.in_type(0), to, bool(saturate), round_mode, 19 <= node.since < 24)
 
 
 # -- quantization ----------------------------------------------------------------------------
