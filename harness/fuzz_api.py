@@ -86,6 +86,12 @@ class Plan:
     n_acc: int = 0
     #: outputs to request (optional outputs left out); None: every output the reference returns
     n_outputs: int | None = None
+    #: pool values a subgraph attribute (If's branches, a Loop body) reads from the enclosing
+    #: scope by name. They are the node's inputs to the engine (NaN, perturbation, pruning) but
+    #: not to the ONNX node, and the reference gets them as ``_outer`` (name -> value) and the
+    #: graph's opset as ``_opset``, the convention of operator_cases._control_util.run_graph.
+    #: Only values of the pool (their names are fixed) can be captured.
+    captures: list[Value] = field(default_factory=list)
 
 
 @dataclass
@@ -211,6 +217,10 @@ class Ctx:
                 a, b = max(0, low), min(1, high)
             return self.rng.integers(a, b + 1, size=shape).astype(np.float64)
         return self.rng.uniform(lo, hi, size=shape)
+
+    def fresh(self, stem: str) -> str:
+        """A name prefix no other value of the graph has (for the values inside a subgraph)."""
+        return f"{stem}{len(self.b.nodes)}_"
 
     def ints(self, values: list[int] | np.ndarray) -> Value:
         return self.const(np.asarray(values, dtype=np.int64), "int")

@@ -255,6 +255,8 @@ class Node:
     spec_index: int
     n_acc: int = 0
     n_outputs: int | None = None
+    #: pool values its subgraph attributes read from the enclosing scope (Plan.captures)
+    captures: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -315,10 +317,20 @@ class Graph:
         for name, arr in self.initializers.items():
             lines.append(f"  initializer {name}: {arr.dtype}{list(arr.shape)}" + (f" = {arr.tolist()}" if arr.size <= 8 else ""))
         for n in self.nodes:
-            attrs = ", ".join(f"{k}={v!r}" for k, v in n.attrs.items())
-            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''})")
+            attrs = ", ".join(f"{k}={_attr_text(v)}" for k, v in n.attrs.items())
+            caps = f"; captures {', '.join(n.captures)}" if n.captures else ""
+            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''}{caps})")
         lines.append(f"  outputs: {', '.join(v.name for v in self.outputs)}")
         return "\n".join(lines)
+
+
+def _attr_text(v: Any) -> str:
+    """An attribute as describe() shows it: a subgraph as its nodes on one line."""
+    if isinstance(v, onnx.GraphProto):
+        inits = "".join(f"{t.name}={numpy_helper.to_array(t).tolist()}; " for t in v.initializer)
+        body = "; ".join(f"{', '.join(n.output)} = {n.op_type}({', '.join(n.input)})" for n in v.node)
+        return f"graph({', '.join(i.name for i in v.input)}) {{ {inits}{body} }} -> {', '.join(o.name for o in v.output)}"
+    return repr(v)
 
 
 def is_exact(dtype: str) -> bool:
@@ -467,18 +479,28 @@ class Builder:
             plan = None
         if plan is None:
             return f"{op}: no value fits"
-        return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose)
+        return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose,
+                             captures=plan.captures)
 
     def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
                  n_outputs: int | None = None, index: int = -1, expose: bool = False,
-                 out_names: list[str] | None = None) -> str | None:
+                 out_names: list[str] | None = None, captures: list[Value] = ()) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
-        (and its outputs to the pool); return None, or why it cannot be placed."""
+        (and its outputs to the pool); return None, or why it cannot be placed. ``captures``
+        (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``."""
         tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
         while ins and ins[-1] is None:
             ins.pop()
+        captures = list(captures)
+        if any(v.const or not v.name for v in captures):
+            return f"{op}: a captured value must be a named pool value"
+        n_in = len(ins)
+        ref = self.registry[("", op, since)].reference
+        if captures:
+            ref = _with_scope(ref, n_in, [v.name for v in captures], self.opset)
+            ins = ins + captures
         wide_in = [v.wide if v is not None else None for v in ins]
         nan_in = any(v is not None and v.has_nan for v in ins)
         if nan_in and tmpl.nan is None:
@@ -487,7 +509,6 @@ class Builder:
             return f"{op}: input outside the safe domain"
         if self.config.value_aware and tmpl.stable is not None and not tmpl.stable(ins, attrs, self.u):
             return f"{op}: near a tie or an equality"
-        ref = self.registry[("", op, since)].reference
         plan = Plan(ins, attrs, n_acc, n_outputs)
         try:
             ys = as_list(ref(*wide_in, **attrs))[:n_outputs]
@@ -509,10 +530,10 @@ class Builder:
             if why:
                 return f"{op}: {why}"
         # place the node
-        names = [self._name_input(v) for v in ins]
+        names = [self._name_input(v) for v in ins[:n_in]]
         outs = out_names or [f"v{len(self.nodes)}" + (f"_{i}" if len(ys) > 1 else "") for i in range(len(ys))]
         depth = 1 + max([v.depth for v in ins if v is not None] or [0])
-        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs))
+        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures]))
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
             self.pool.append(v)
@@ -622,11 +643,21 @@ class Builder:
 
     # -- outputs -----------------------------------------------------------------------------
     def finish(self) -> Graph:
-        consumed = {name for n in self.nodes for name in n.inputs}
+        consumed = {name for n in self.nodes for name in [*n.inputs, *n.captures]}
         outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
         used_inputs = [v for v in self.inputs if v.name in consumed]
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
                      self.skipped, self.nan_assumed, self.config)
+
+
+def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Callable:
+    """``ref`` taking the captured values as positional arguments after its ``n_in`` inputs
+    and passing them on as the enclosing scope (Plan.captures)."""
+
+    def call(*args: Any, **attrs: Any) -> Any:
+        return ref(*args[:n_in], **attrs, _outer=dict(zip(names, args[n_in:])), _opset=opset)
+
+    return call
 
 
 def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -731,7 +762,7 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     for node in reversed(g.nodes):
         if any(o in needed for o in node.outputs):
             keep.append(node)
-            needed.update(i for i in node.inputs if i)
+            needed.update(i for i in [*node.inputs, *node.captures] if i)
     keep.reverse()
     ops = {n.op for n in keep}
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
@@ -810,11 +841,11 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
         for k, node in enumerate(g.nodes):
             if k in drop:
                 continue
-            if any(i and i not in names for i in node.inputs):
+            if any(i and i not in names for i in [*node.inputs, *node.captures]):
                 continue  # fed by a dropped node: dead once that node is gone
             ins = [names[i] if i else None for i in node.inputs]
             why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
-                             out_names=list(node.outputs))
+                             out_names=list(node.outputs), captures=[names[i] for i in node.captures])
             if why:
                 return None
             names.update({v.name: v for v in b.pool[-len(node.outputs):]})
