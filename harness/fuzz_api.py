@@ -79,6 +79,23 @@ class Value:
 
 
 @dataclass
+class Step:
+    """A helper node a plan places before its own node (SequenceConstruct before the
+    ConcatFromSequence that consumes it, a comparison that computes If's condition). Its inputs
+    are pool values, constants, or :meth:`Ctx.local` values naming an earlier step's output;
+    its outputs are the plan's own (a sequence never enters the pool, which holds tensors)."""
+
+    op: str
+    inputs: list[Value | None]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+#: the kind of a value only a plan's steps and node see (Ctx.local)
+LOCAL = "local"
+
+
+@dataclass
 class Plan:
     inputs: list[Value | None]
     attrs: dict[str, Any] = field(default_factory=dict)
@@ -92,6 +109,10 @@ class Plan:
     #: graph's opset as ``_opset``, the convention of operator_cases._control_util.run_graph.
     #: Only values of the pool (their names are fixed) can be captured.
     captures: list[Value] = field(default_factory=list)
+    #: helper nodes placed before the node, in order (see :class:`Step`); the engine evaluates
+    #: the steps and the node together, as one function of the pool values and constants they
+    #: read, and checks, perturbs and judges that whole as it does one node
+    steps: list[Step] = field(default_factory=list)
 
 
 @dataclass
@@ -221,6 +242,11 @@ class Ctx:
     def fresh(self, stem: str) -> str:
         """A name prefix no other value of the graph has (for the values inside a subgraph)."""
         return f"{stem}{len(self.b.nodes)}_"
+
+    def local(self, name: str) -> Value:
+        """The output ``name`` of one of the plan's steps, as an input of a later step or of
+        the node (it never enters the pool)."""
+        return Value(name, LOCAL, np.zeros(0), np.zeros(0), 0)
 
     def ints(self, values: list[int] | np.ndarray) -> Value:
         return self.const(np.asarray(values, dtype=np.int64), "int")

@@ -275,11 +275,45 @@ def fuzz(c):
     if x is None or x.const:
         return None
     other = c.take("float", 1, lambda v: v.shape == x.shape and not v.const and v.name != x.name)
-    cond = c.take("bool", 2, lambda v: v.size == 1 and not v.const) if c.pick(2) else None
+    pre = c.fresh("if")
+    mode = c.pick(3)
+    steps, cond = [], None
+    if mode == 1:
+        cond = c.take("bool", 2, lambda v: v.size == 1 and not v.const)
+    elif mode == 2:
+        steps, cond = _computed_cond(c, pre)
     if cond is None:
         cond = c.const(np.array(bool(c.pick(2))) if c.pick(2) else np.array([bool(c.pick(2))]), "bool")
-    pre = c.fresh("if")
     then_b = _fuzz_branch(c, pre + "t_", x, other, c.dtype, c.opset)
     else_b = _fuzz_branch(c, pre + "e_", x, other, c.dtype, c.opset)
     caps = [x] + ([other] if other is not None and any(other.name in n.input for g in (then_b, else_b) for n in g.node) else [])
-    return Plan([cond], {"then_branch": then_b, "else_branch": else_b}, captures=caps)
+    return Plan([cond], {"then_branch": then_b, "else_branch": else_b}, captures=caps, steps=steps)
+
+
+def _computed_cond(c, pre: str):
+    """cond = ReduceSum(v) > 0 of a pool value v, as two helper steps, or (no steps, None) when
+    the sum sits within its error of 0 (the branch taken would then be a coin toss: error of
+    the sum = twice v's error estimate plus n units of roundoff of sum |v|, the classic bound)
+    or when an integer sum could wrap (spec-silent overflow)."""
+    from harness.fuzz_api import PERTURB, ROUNDOFF, Step
+
+    if c.dtype == "bool" or not (allows("ReduceSum", c.opset, c.dtype) and allows("Greater", c.opset, c.dtype)):
+        return [], None
+    v = c.take("float", 1, lambda v: not v.has_nan)
+    if v is None:
+        return [], None
+    wide = v.wide.astype(np.float64)
+    total = float(np.sum(wide))
+    u = ROUNDOFF.get(c.dtype, 0.0)
+    slack = PERTURB * float(np.sum(v.err)) + 4 * (v.size + 1) * u * float(np.sum(np.abs(wide)))
+    if c.exact:
+        lo, hi = S.finite_range(c.dtype)
+        if not (lo <= float(np.sum(np.minimum(wide, 0))) and float(np.sum(np.maximum(wide, 0))) <= hi):
+            return [], None
+        if total == 0:  # a sum of 0 gives false exactly; kept
+            slack = -1.0
+    elif abs(total) <= slack or total == 0:
+        return [], None
+    zero = c.const(np.zeros((), dtype=S.np_dtype(c.dtype)) if c.exact else np.zeros(()))
+    s, cond = pre + "sum", pre + "cond"
+    return [Step("ReduceSum", [v], [s], {"keepdims": 0}), Step("Greater", [c.local(s), zero], [cond])], c.local(cond)

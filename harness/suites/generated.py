@@ -82,12 +82,14 @@ from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
 from ..fuzz_api import (
+    LOCAL,
     MAX_ELEMENTS,
     NAN_ASSUMED,
     PERTURB,
     ROUNDOFF,
     Ctx,
     Plan,
+    Step,
     Template,
     Value,
     as_list,
@@ -96,6 +98,7 @@ from ..fuzz_api import (
 from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..registry import load_all
 from ..tolerances import default_for
+from ..values import reference_value
 from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
@@ -257,6 +260,8 @@ class Node:
     n_outputs: int | None = None
     #: pool values its subgraph attributes read from the enclosing scope (Plan.captures)
     captures: list[str] = field(default_factory=list)
+    #: helper nodes placed before it (Plan.steps): (op, since, input names, output names, attrs)
+    steps: list[tuple[str, int, list[str], list[str], dict[str, Any]]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
@@ -317,6 +322,9 @@ class Graph:
         for name, arr in self.initializers.items():
             lines.append(f"  initializer {name}: {arr.dtype}{list(arr.shape)}" + (f" = {arr.tolist()}" if arr.size <= 8 else ""))
         for n in self.nodes:
+            for op, since, ins, outs, sattrs in n.steps:
+                text = ", ".join(f"{k}={_attr_text(v)}" for k, v in sattrs.items())
+                lines.append(f"  {', '.join(outs)} = {op}-{since}({', '.join(ins)}{'; ' + text if text else ''})")
             attrs = ", ".join(f"{k}={_attr_text(v)}" for k, v in n.attrs.items())
             caps = f"; captures {', '.join(n.captures)}" if n.captures else ""
             lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''}{caps})")
@@ -480,11 +488,11 @@ class Builder:
         if plan is None:
             return f"{op}: no value fits"
         return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose,
-                             captures=plan.captures)
+                             captures=plan.captures, steps=plan.steps)
 
     def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
                  n_outputs: int | None = None, index: int = -1, expose: bool = False,
-                 out_names: list[str] | None = None, captures: list[Value] = ()) -> str | None:
+                 out_names: list[str] | None = None, captures: list[Value] = (), steps: list[Step] = ()) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
         (and its outputs to the pool); return None, or why it cannot be placed. ``captures``
         (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``."""
@@ -501,6 +509,17 @@ class Builder:
         if captures:
             ref = _with_scope(ref, n_in, [v.name for v in captures], self.opset)
             ins = ins + captures
+        main_ins = ins
+        step_rows: list[tuple[str, int, list[Value | None], list[str], dict[str, Any]]] = []
+        if steps:
+            step_rows = []
+            for st_ in steps:
+                sch = schema.schema_at(st_.op, self.opset)
+                if sch is None or ("", st_.op, sch.since_version) not in self.registry:
+                    return f"{op}: helper {st_.op} has no reference at opset {self.opset}"
+                step_rows.append((st_.op, sch.since_version, list(st_.inputs), list(st_.outputs),
+                                  _as_stored(st_.op, self.opset, st_.attrs)))
+            ref, ins = _with_steps(ref, step_rows, main_ins, self.registry)
         wide_in = [v.wide if v is not None else None for v in ins]
         nan_in = any(v is not None and v.has_nan for v in ins)
         if nan_in and tmpl.nan is None:
@@ -530,10 +549,11 @@ class Builder:
             if why:
                 return f"{op}: {why}"
         # place the node
-        names = [self._name_input(v) for v in ins[:n_in]]
+        names = [self._name_input(v) for v in main_ins[:n_in]]
+        rows = [(o, s_, [self._name_input(v) for v in vs], outs_, a) for o, s_, vs, outs_, a in step_rows]
         outs = out_names or [f"v{len(self.nodes)}" + (f"_{i}" if len(ys) > 1 else "") for i in range(len(ys))]
-        depth = 1 + max([v.depth for v in ins if v is not None] or [0])
-        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures]))
+        depth = 1 + len(step_rows) + max([v.depth for v in ins if v is not None] or [0])
+        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows))
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
             self.pool.append(v)
@@ -643,7 +663,7 @@ class Builder:
 
     # -- outputs -----------------------------------------------------------------------------
     def finish(self) -> Graph:
-        consumed = {name for n in self.nodes for name in [*n.inputs, *n.captures]}
+        consumed = {name for n in self.nodes for name in [*n.inputs, *n.captures, *(i for s in n.steps for i in s[2])]}
         outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
         used_inputs = [v for v in self.inputs if v.name in consumed]
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
@@ -658,6 +678,43 @@ def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Calla
         return ref(*args[:n_in], **attrs, _outer=dict(zip(names, args[n_in:])), _opset=opset)
 
     return call
+
+
+def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], registry: Any) -> tuple[Callable, list[Value]]:
+    """The node and its helper steps as one function of the values they read from the pool
+    and constants (Plan.steps), and those values: what the engine evaluates, checks and
+    perturbs in place of the node alone."""
+    ext: list[Value] = []
+    for v in [v for _, _, vs, _, _ in steps for v in vs] + list(main_ins):
+        if v is not None and v.kind != LOCAL and not any(v is e for e in ext):
+            ext.append(v)
+
+    def slot(v: Value | None) -> Any:
+        if v is None:
+            return None
+        if v.kind == LOCAL:
+            return ("local", v.name)
+        return ("ext", next(k for k, e in enumerate(ext) if e is v))
+
+    plan_steps = [(registry[("", o, s_)].reference, [slot(v) for v in vs], outs, a) for o, s_, vs, outs, a in steps]
+    main_slots = [slot(v) for v in main_ins]
+
+    def call(*args: Any, **attrs: Any) -> Any:
+        env: dict[str, Any] = {}
+
+        def get(s: Any) -> Any:
+            if s is None:
+                return None
+            return args[s[1]] if s[0] == "ext" else env[s[1]]
+
+        for r, slots, outs, a in plan_steps:
+            result = r(*[get(s) for s in slots], **a)
+            # one output: the value itself (a sequence is a list); several: a tuple or list of them
+            vals = [result] if len(outs) == 1 and not isinstance(result, tuple) else list(result)
+            env.update(zip(outs, map(reference_value, vals)))
+        return ref(*[get(s) for s in main_slots], **attrs)
+
+    return call, ext
 
 
 def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -762,7 +819,8 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     for node in reversed(g.nodes):
         if any(o in needed for o in node.outputs):
             keep.append(node)
-            needed.update(i for i in [*node.inputs, *node.captures] if i)
+            locals_ = {o for _, _, _, outs, _ in node.steps for o in outs}
+            needed.update(i for i in [*node.inputs, *node.captures, *(i for s in node.steps for i in s[2])] if i and i not in locals_)
     keep.reverse()
     ops = {n.op for n in keep}
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
@@ -841,11 +899,20 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
         for k, node in enumerate(g.nodes):
             if k in drop:
                 continue
-            if any(i and i not in names for i in [*node.inputs, *node.captures]):
+            locals_ = {o for _, _, _, outs, _ in node.steps for o in outs}
+            reads = [*node.inputs, *node.captures, *(i for s in node.steps for i in s[2])]
+            if any(i and i not in names and i not in locals_ for i in reads):
                 continue  # fed by a dropped node: dead once that node is gone
-            ins = [names[i] if i else None for i in node.inputs]
+
+            def value(i: str) -> Value | None:
+                if not i:
+                    return None
+                return Value(i, LOCAL, np.zeros(0), np.zeros(0), 0) if i in locals_ else names[i]
+
+            ins = [value(i) for i in node.inputs]
+            steps = [Step(op, [value(i) for i in si], list(so), dict(sa)) for op, _, si, so, sa in node.steps]
             why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
-                             out_names=list(node.outputs), captures=[names[i] for i in node.captures])
+                             out_names=list(node.outputs), captures=[names[i] for i in node.captures], steps=steps)
             if why:
                 return None
             names.update({v.name: v for v in b.pool[-len(node.outputs):]})
@@ -903,6 +970,12 @@ def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
 def build_model(g: Graph) -> onnx.ModelProto:
     nodes = []
     for i, n in enumerate(g.nodes):
+        for k, (op, _, ins, outs, attrs) in enumerate(n.steps):
+            ssch = schema.schema_at(op, g.opset)
+            step = helper.make_node(op, ins, outs, name=f"n{i}_{k}_{op}")
+            step.attribute.extend(helper.make_attribute(a, _attr_value(ssch, a, v), attr_type=int(ssch.attributes[a].type))
+                                  for a, v in attrs.items())
+            nodes.append(step)
         sch = schema.schema_at(n.op, g.opset)
         node = helper.make_node(n.op, n.inputs, n.outputs, name=f"n{i}_{n.op}")
         node.attribute.extend(helper.make_attribute(k, _attr_value(sch, k, v), attr_type=int(sch.attributes[k].type))
