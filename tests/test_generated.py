@@ -467,3 +467,60 @@ def test_run_command_takes_the_generated_suite(tmp_path):
     # of KNOWN_REFERENCE_DEFECTS): every case passes and the command says so
     assert [outcome for _, outcome in rows] == ["pass"] * 5, rows
     assert proc.returncode == 0, proc.stderr
+
+
+# -- plans of more than one node: helper steps and subgraph captures --------------------------
+def _plain_run(model: onnx.ModelProto, feeds: dict) -> list[np.ndarray]:
+    """onnx.reference on the whole model: independent of our references and of the engine's
+    composition of steps and captures."""
+    from onnx.reference import ReferenceEvaluator
+
+    return ReferenceEvaluator(model).run(None, feeds)
+
+
+@pytest.mark.parametrize("ops", [("ConcatFromSequence", "Transpose"), ("SequenceAt", "Neg"), ("If", "Neg", "Add")])
+def test_steps_and_captures_compose_as_the_model_computes(ops):
+    """Sequences built and consumed in one plan (Plan.steps), If's condition computed by steps
+    and its branches reading captured pool values (Plan.captures): the model holds the helper
+    nodes, its inputs and outputs stay tensors, and the composed expected values are what an
+    independent evaluator of the model gives (copies exactly, If within the graph's tolerance)."""
+    graphs = G.draw_graphs(25, seed=3, config=G.GenConfig(ops=ops, opsets=(13, 17, 21), dtypes=("float32", "float64", "int32"),
+                                                           nan_rate=0.0, max_nodes=6))
+    assert len(graphs) == 25
+    helpers = captured = 0
+    for g in graphs:
+        model = G.check_graph(g)
+        kinds = {v.type.WhichOneof("value") for v in [*model.graph.input, *model.graph.output]}
+        assert kinds == {"tensor_type"}
+        helpers += sum(len(n.steps) for n in g.nodes)
+        captured += sum(len(n.captures) for n in g.nodes)
+        assert len(model.graph.node) == len(g.nodes) + sum(len(n.steps) for n in g.nodes)
+        got = _plain_run(model, g.feeds())
+        for a, e, t in zip(got, g.expected(), g.tolerances()):
+            assert a.shape == e.shape and a.dtype == e.dtype, g.describe()
+            assert np.allclose(a, e, rtol=t.rtol, atol=t.atol, equal_nan=True), g.describe()
+        # graph surgery keeps what steps and subgraphs read
+        for h in G.prefixes(g):
+            G.check_graph(h)
+    if "If" in ops:
+        assert captured and helpers  # conditions computed by ReduceSum > 0 were drawn
+    else:
+        assert helpers
+
+
+def test_a_step_reading_a_dropped_value_drops_the_node():
+    """Cutting the node that feeds a step (or a capture) turns its output into a graph input:
+    the step and the capture then read that input (the model stays valid and evaluates)."""
+    graphs = G.draw_graphs(10, seed=5, config=G.GenConfig(ops=("If", "ConcatFromSequence", "Relu"), dtypes=("float32",),
+                                                           nan_rate=0.0, max_nodes=6))
+    cuts = 0
+    for g in graphs:
+        for k in range(len(g.nodes)):
+            h = G.cut(g, k)
+            if h is None or not h.nodes:
+                continue
+            cuts += 1
+            model = G.check_graph(h)
+            for a, e, t in zip(_plain_run(model, h.feeds()), h.expected(), h.tolerances()):
+                assert np.allclose(a, e, rtol=t.rtol, atol=t.atol, equal_nan=True), h.describe()
+    assert cuts >= 5
