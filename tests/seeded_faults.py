@@ -281,6 +281,7 @@ class OurReferences(ReferenceBackend):
     def prepare(self, model: onnx.ModelProto):
         from harness import schema
         from harness.registry import load_all
+        from harness.values import Typed, reference_value
 
         registry = load_all()
         opset = schema.opset_of(model, "")
@@ -291,7 +292,8 @@ class OurReferences(ReferenceBackend):
             for a in node.attribute:
                 value = onnx.helper.get_attribute_value(a)
                 attrs[a.name] = value.decode() if isinstance(value, bytes) else value
-            steps.append((registry[("", node.op_type, since)].reference, list(node.input), list(node.output), attrs))
+            scoped = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
+            steps.append((registry[("", node.op_type, since)].reference, list(node.input), list(node.output), attrs, scoped))
         inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
         outputs = [o.name for o in model.graph.output]
 
@@ -299,10 +301,14 @@ class OurReferences(ReferenceBackend):
             def run(self, feeds):
                 env = {**inits, **feeds}
                 with np.errstate(all="ignore"):
-                    for ref, ins, outs, attrs in steps:
-                        ys = ref(*[env[i] if i else None for i in ins], **attrs)
-                        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-                        env.update({name: np.asarray(y) for name, y in zip(outs, ys)})
+                    for ref, ins, outs, attrs, scoped in steps:
+                        # a node with a subgraph sees the values in scope (the convention of
+                        # operator_cases._control_util.run_graph); a sequence flows on as the
+                        # value a reference is given (SeqList), a tensor in the graph's type
+                        extra = {"_outer": dict(env), "_opset": opset} if scoped else {}
+                        ys = ref(*[env[i] if i else None for i in ins], **attrs, **extra)
+                        ys = [ys] if isinstance(ys, Typed) else (list(ys) if isinstance(ys, (list, tuple)) else [ys])
+                        env.update({name: reference_value(y) if isinstance(y, Typed) else np.asarray(y) for name, y in zip(outs, ys)})
                 return [env[o] for o in outputs]
 
         return Session()

@@ -98,7 +98,7 @@ from ..fuzz_api import (
 from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..registry import load_all
 from ..tolerances import default_for
-from ..values import reference_value
+from ..values import Typed, reference_value
 from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
@@ -709,8 +709,8 @@ def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], regist
 
         for r, slots, outs, a in plan_steps:
             result = r(*[get(s) for s in slots], **a)
-            # one output: the value itself (a sequence is a list); several: a tuple or list of them
-            vals = [result] if len(outs) == 1 and not isinstance(result, tuple) else list(result)
+            # a sequence is one Typed value; several outputs come as a tuple or list
+            vals = [result] if isinstance(result, Typed) or not isinstance(result, (list, tuple)) else list(result)
             env.update(zip(outs, map(reference_value, vals)))
         return ref(*[get(s) for s in main_slots], **attrs)
 
