@@ -517,6 +517,8 @@ class Builder:
                 sch = schema.schema_at(st_.op, self.opset)
                 if sch is None or ("", st_.op, sch.since_version) not in self.registry:
                     return f"{op}: helper {st_.op} has no reference at opset {self.opset}"
+                if (f"{st_.op}-{sch.since_version}", self.dtype) in self.config.exclude:
+                    return f"{op}: helper {st_.op}-{sch.since_version} not drawn at {self.dtype}"
                 step_rows.append((st_.op, sch.since_version, list(st_.inputs), list(st_.outputs),
                                   _as_stored(st_.op, self.opset, st_.attrs)))
             ref, ins = _with_steps(ref, step_rows, main_ins, self.registry)
