@@ -622,6 +622,11 @@ def fuzz_bound(kind: str):
     the zero initial state), plus 1 (the gates and states themselves: |h|, |c| <= 1 per step)."""
 
     def bound(ref, ins, attrs):
+        # ins are the values the plan reads: [X, W, R, B?], or with the Reshape step
+        # [the pool value, X's shape (int64), W, R, B?]
+        ins = list(ins)
+        if len(ins) > 1 and np.asarray(ins[1]).dtype.kind in "iu":
+            ins = [np.reshape(ins[0], tuple(int(d) for d in ins[1]))] + ins[2:]
         x, w, r = (np.abs(np.asarray(a, dtype=np.float64)) for a in ins[:3])
         pre = np.einsum("dgi,tbi->tbdg", w, x)  # (T, B, dirs, gates*H)
         pre = pre + np.sum(r, axis=-1)[None, None]
@@ -637,7 +642,8 @@ def fuzz_bound(kind: str):
 
 def fuzz_plan(kind: str):
     """The plan of an RNN / GRU / LSTM node: a rank-3 pool value as X [seq_length, batch_size,
-    input_size] (layout 0), a hidden size of 1 to 3, W, R (and B) constants in [-0.5, 0.5] with
+    input_size] (layout 0), or any pool value reshaped to [its first dim, 1, the rest] by a
+    Reshape step (every element a step of its own when the rest exceeds 16), a hidden size of 1 to 3, W, R (and B) constants in [-0.5, 0.5] with
     every row of |R| summing below 1 (so an error of the state does not grow from step to step:
     the activations' slopes are at most 1), forward, reverse or both directions, default
     activations, no sequence_lens and no initial state (the padding and the length-0 entry are
@@ -655,12 +661,25 @@ def fuzz_plan(kind: str):
     gates, _ = KINDS[kind]
 
     def plan(c):
-        from harness.fuzz_api import Plan
+        from harness.fuzz_api import Plan, Step
 
-        x = c.take("float", 0, lambda v: v.rank == 3 and v.size > 0 and v.shape[0] >= 1)
+        x = c.take("float", 0, lambda v: v.size > 0)
         if x is None:
             return None
-        T, _, I = x.shape
+        steps = []
+        if x.rank != 3 or c.pick(4) == 3:
+            # the value reshaped to [seq_length, 1, rest] (its first dim as the sequence), or
+            # with one step of every element when that makes input_size too large
+            T = x.shape[0] if x.rank else 1
+            if x.size // T > 16:
+                T = x.size
+            shape = (T, 1, x.size // T)
+            name = c.fresh("rnn") + "x"
+            steps = [Step("Reshape", [x, c.ints(list(shape))], [name])]
+            xin = c.local(name)
+        else:
+            shape, xin = x.shape, x
+        T, _, I = shape
         H = c.choice(FUZZ_HIDDEN)
         direction = c.choice(["forward", "reverse", "bidirectional"])
         nd = 2 if direction == "bidirectional" else 1
@@ -668,7 +687,7 @@ def fuzz_plan(kind: str):
         r = c.rng.uniform(-0.5, 0.5, (nd, gates * H, H))
         rows = np.sum(np.abs(r), axis=-1, keepdims=True)
         r = np.where(rows > 0.9, r * (0.9 / np.maximum(rows, 1e-30)), r)
-        ins = [x, w, c.const(r)]
+        ins = [xin, w, c.const(r)]
         if c.pick(2):
             ins.append(c.const(c.rng.uniform(-0.5, 0.5, (nd, 2 * gates * H))))
         attrs = {"hidden_size": H}
@@ -678,7 +697,7 @@ def fuzz_plan(kind: str):
             attrs["linear_before_reset"] = 1
         per_step = I + H + 2 + 4
         n_acc = T * per_step * ((T + 2) if kind == "LSTM" else 1)
-        return Plan(ins, attrs, n_acc=n_acc, n_outputs=1)
+        return Plan(ins, attrs, n_acc=n_acc, n_outputs=1, steps=steps)
 
     return plan
 
