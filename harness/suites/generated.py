@@ -267,6 +267,17 @@ class Node:
     def key(self) -> str:
         return f"{self.op}-{self.since}"
 
+    @property
+    def locals(self) -> set[str]:
+        """Names its helper steps produce (seen by the steps and the node only)."""
+        return {o for _, _, _, outs, _ in self.steps for o in outs}
+
+    @property
+    def reads(self) -> list[str]:
+        """Every graph value it reads: its inputs, its steps' inputs and its captures."""
+        local = self.locals
+        return [i for i in [*self.inputs, *(i for s in self.steps for i in s[2]), *self.captures] if i and i not in local]
+
 
 @dataclass
 class Graph:
@@ -665,7 +676,7 @@ class Builder:
 
     # -- outputs -----------------------------------------------------------------------------
     def finish(self) -> Graph:
-        consumed = {name for n in self.nodes for name in [*n.inputs, *n.captures, *(i for s in n.steps for i in s[2])]}
+        consumed = {name for n in self.nodes for name in n.reads}
         outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
         used_inputs = [v for v in self.inputs if v.name in consumed]
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
@@ -821,8 +832,7 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     for node in reversed(g.nodes):
         if any(o in needed for o in node.outputs):
             keep.append(node)
-            locals_ = {o for _, _, _, outs, _ in node.steps for o in outs}
-            needed.update(i for i in [*node.inputs, *node.captures, *(i for s in node.steps for i in s[2])] if i and i not in locals_)
+            needed.update(node.reads)
     keep.reverse()
     ops = {n.op for n in keep}
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
@@ -901,9 +911,8 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
         for k, node in enumerate(g.nodes):
             if k in drop:
                 continue
-            locals_ = {o for _, _, _, outs, _ in node.steps for o in outs}
-            reads = [*node.inputs, *node.captures, *(i for s in node.steps for i in s[2])]
-            if any(i and i not in names and i not in locals_ for i in reads):
+            locals_ = node.locals
+            if any(i not in names for i in node.reads):
                 continue  # fed by a dropped node: dead once that node is gone
 
             def value(i: str) -> Value | None:
