@@ -293,7 +293,8 @@ class OurReferences(ReferenceBackend):
                 value = onnx.helper.get_attribute_value(a)
                 attrs[a.name] = value.decode() if isinstance(value, bytes) else value
             scoped = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
-            steps.append((registry[("", node.op_type, since)].reference, list(node.input), list(node.output), attrs, scoped))
+            ref = self.wrap(node.op_type, registry[("", node.op_type, since)].reference)
+            steps.append((ref, list(node.input), list(node.output), attrs, scoped))
         inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
         outputs = [o.name for o in model.graph.output]
 
@@ -312,6 +313,55 @@ class OurReferences(ReferenceBackend):
                 return [env[o] for o in outputs]
 
         return Session()
+
+
+    def wrap(self, op: str, ref):
+        """The reference a node of ``op`` is computed by (a fault replaces one)."""
+        return ref
+
+
+class LoopOneShort(OurReferences):
+    """Loop runs one iteration fewer than its trip count M (an off-by-one in the loop bound)."""
+
+    name = "loop-one-short"
+
+    def wrap(self, op, ref):
+        if op != "Loop":
+            return ref
+        return lambda M=None, *rest, **kw: ref(None if M is None else np.maximum(np.asarray(M) - 1, 0), *rest, **kw)
+
+
+class IfElseAlways(OurReferences):
+    """If always runs else_branch (a condition read as false)."""
+
+    name = "if-else-always"
+
+    def wrap(self, op, ref):
+        if op != "If":
+            return ref
+        return lambda cond, **kw: ref(np.zeros_like(np.asarray(cond, dtype=bool)), **kw)
+
+
+class RnnNoBias(OurReferences):
+    """LSTM, GRU and RNN drop the recurrence bias B (Wb and Rb)."""
+
+    name = "rnn-no-bias"
+
+    def wrap(self, op, ref):
+        if op not in ("LSTM", "GRU", "RNN"):
+            return ref
+        return lambda X, W, R, B=None, *rest, **kw: ref(X, W, R, None, *rest, **kw)
+
+
+class ConcatFromSequenceFirst(OurReferences):
+    """ConcatFromSequence gives the first item repeated (it reads item 0 for every one)."""
+
+    name = "concat-first"
+
+    def wrap(self, op, ref):
+        if op != "ConcatFromSequence":
+            return ref
+        return lambda seq, **kw: ref([seq[0]] * len(seq), **kw)
 
 
 class SymmetricPads(OurReferences):

@@ -531,3 +531,32 @@ def test_a_step_reading_a_dropped_value_drops_the_node():
             for a, e, t in zip(_plain_run(model, h.feeds()), h.expected(), h.tolerances()):
                 assert np.allclose(a, e, rtol=t.rtol, atol=t.atol, equal_nan=True), h.describe()
     assert cuts >= 5
+
+
+#: the templates of recurrent, control-flow and sequence ops: (faulty backend, op it breaks)
+NEW_FAMILY_OPS = ("LSTM", "GRU", "RNN", "If", "Loop", "ConcatFromSequence", "SequenceAt", "Neg", "Add")
+NEW_FAMILY_FAULTS = {
+    "loop-one-short": ("tests.seeded_faults:LoopOneShort", "Loop"),
+    "if-else-always": ("tests.seeded_faults:IfElseAlways", "If"),
+    "rnn-no-bias": ("tests.seeded_faults:RnnNoBias", None),
+    "concat-first": ("tests.seeded_faults:ConcatFromSequenceFirst", "ConcatFromSequence"),
+}
+
+
+def test_recurrent_control_flow_and_sequence_templates_keep_honest_tolerances():
+    """Our references computed node by node in float32 and float16 (intermediates rounded as a
+    correct implementation rounds them, the If branches and Loop bodies too): the tolerances of
+    the recurrent, If, Loop and sequence templates hold on every graph."""
+    report = _campaign("tests.seeded_faults:OurReferences", graphs=250, seed=21, max_nodes=8, nan_rate=0.1,
+                       ops=NEW_FAMILY_OPS, dtypes=("float32", "float16"))
+    assert report.stats.tested == 250
+    assert not report.findings, [f.summary() for f in report.findings]
+
+
+@pytest.mark.parametrize("fault", sorted(NEW_FAMILY_FAULTS))
+def test_a_wrong_recurrent_control_flow_or_sequence_op_is_found(fault):
+    backend, op = NEW_FAMILY_FAULTS[fault]
+    report = _campaign(backend, graphs=250, seed=21, max_nodes=8, nan_rate=0.0, ops=NEW_FAMILY_OPS, dtypes=("float32",))
+    assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
+    ops = {n.op for f in report.findings for n in f.graph.nodes}
+    assert (op or "") in ops or (op is None and ops & {"LSTM", "GRU", "RNN"}), [f.summary() for f in report.findings]

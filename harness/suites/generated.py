@@ -20,6 +20,14 @@ its stability test) is its *fuzz template*, registered in its own module beside 
 through the small API of :mod:`harness.fuzz_api`. This module is the engine: it draws specs,
 plans each node with the op's template, composes and checks values, and builds the model.
 
+Plans of more than one node. A plan may place helper steps before its node (``Plan.steps``: a
+sequence built by SequenceConstruct or SplitToSequence and consumed by ConcatFromSequence in the
+same plan, If's condition computed as ReduceSum > 0, a Reshape to RNN's rank-3 X) and its
+subgraphs may read pool values by name (``Plan.captures``: If's branches, a Loop body). The
+engine evaluates the steps and the node as one function of the pool values and constants they
+read, checks, perturbs and judges it as one node, and keeps only the node's tensor outputs in
+the pool: sequences live inside a plan, never in the pool.
+
 Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
 graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
 the op's safe domain (Log/Sqrt of positive values, |divisor| >= 0.05, positive Pow bases),
