@@ -79,6 +79,23 @@ class Value:
 
 
 @dataclass
+class Step:
+    """A helper node a plan places before its own node (SequenceConstruct before the
+    ConcatFromSequence that consumes it, a comparison that computes If's condition). Its inputs
+    are pool values, constants, or :meth:`Ctx.local` values naming an earlier step's output;
+    its outputs are the plan's own (a sequence never enters the pool, which holds tensors)."""
+
+    op: str
+    inputs: list[Value | None]
+    outputs: list[str]
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+#: the kind of a value only a plan's steps and node see (Ctx.local)
+LOCAL = "local"
+
+
+@dataclass
 class Plan:
     inputs: list[Value | None]
     attrs: dict[str, Any] = field(default_factory=dict)
@@ -86,6 +103,16 @@ class Plan:
     n_acc: int = 0
     #: outputs to request (optional outputs left out); None: every output the reference returns
     n_outputs: int | None = None
+    #: pool values a subgraph attribute (If's branches, a Loop body) reads from the enclosing
+    #: scope by name. They are the node's inputs to the engine (NaN, perturbation, pruning) but
+    #: not to the ONNX node, and the reference gets them as ``_outer`` (name -> value) and the
+    #: graph's opset as ``_opset``, the convention of operator_cases._control_util.run_graph.
+    #: Only values of the pool (their names are fixed) can be captured.
+    captures: list[Value] = field(default_factory=list)
+    #: helper nodes placed before the node, in order (see :class:`Step`); the engine evaluates
+    #: the steps and the node together, as one function of the pool values and constants they
+    #: read, and checks, perturbs and judges that whole as it does one node
+    steps: list[Step] = field(default_factory=list)
 
 
 @dataclass
@@ -211,6 +238,15 @@ class Ctx:
                 a, b = max(0, low), min(1, high)
             return self.rng.integers(a, b + 1, size=shape).astype(np.float64)
         return self.rng.uniform(lo, hi, size=shape)
+
+    def fresh(self, stem: str) -> str:
+        """A name prefix no other value of the graph has (for the values inside a subgraph)."""
+        return f"{stem}{len(self.b.nodes)}_"
+
+    def local(self, name: str) -> Value:
+        """The output ``name`` of one of the plan's steps, as an input of a later step or of
+        the node (it never enters the pool)."""
+        return Value(name, LOCAL, np.zeros(0), np.zeros(0), 0)
 
     def ints(self, values: list[int] | np.ndarray) -> Value:
         return self.const(np.asarray(values, dtype=np.int64), "int")

@@ -608,3 +608,102 @@ def edges(kind: str, module: str = __name__):
     named.__name__ = f"edges_{kind.lower()}"
     named.__module__ = module
     return named
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+#: hidden sizes the template draws (small: the recurrence is a chain of tiny dot products)
+FUZZ_HIDDEN = (1, 2, 3)
+
+
+def fuzz_bound(kind: str):
+    """bound(ref, ins, attrs): the magnitude one step's rounding scales with, for every element
+    of Y: the largest sum of |terms| of a gate's pre-activation, ``|W||x_t| + |R||h| + |Wb| +
+    |Rb|`` with |h| <= 1 (the state is a Tanh or Sigmoid output, or a convex mix of them and of
+    the zero initial state), plus 1 (the gates and states themselves: |h|, |c| <= 1 per step)."""
+
+    def bound(ref, ins, attrs):
+        # ins are the values the plan reads: [X, W, R, B?], or with the Reshape step
+        # [the pool value, X's shape (int64), W, R, B?]
+        ins = list(ins)
+        if len(ins) > 1 and np.asarray(ins[1]).dtype.kind in "iu":
+            ins = [np.reshape(ins[0], tuple(int(d) for d in ins[1]))] + ins[2:]
+        x, w, r = (np.abs(np.asarray(a, dtype=np.float64)) for a in ins[:3])
+        pre = np.einsum("dgi,tbi->tbdg", w, x)  # (T, B, dirs, gates*H)
+        pre = pre + np.sum(r, axis=-1)[None, None]
+        if len(ins) > 3 and ins[3] is not None:
+            b = np.abs(np.asarray(ins[3], dtype=np.float64))
+            half = b.shape[-1] // 2
+            pre = pre + (b[..., :half] + b[..., half:])[None, None]
+        y = np.asarray(ref(*ins, **attrs)[0])
+        return np.full(y.shape, float(np.max(pre, initial=0.0)) + 1.0)
+
+    return bound
+
+
+def fuzz_plan(kind: str):
+    """The plan of an RNN / GRU / LSTM node: a rank-3 pool value as X [seq_length, batch_size,
+    input_size] (layout 0), or any pool value reshaped to [its first dim, 1, the rest] by a
+    Reshape step (every element a step of its own when the rest exceeds 16), a hidden size of 1 to 3, W, R (and B) constants in [-0.5, 0.5] with
+    every row of |R| summing below 1 (so an error of the state does not grow from step to step:
+    the activations' slopes are at most 1), forward, reverse or both directions, default
+    activations, no sequence_lens and no initial state (the padding and the length-0 entry are
+    spec-silent points); output Y.
+
+    Error estimate. The error X carries is pushed through the node by the engine (re-evaluating
+    the reference on perturbed X). The node's own rounding is ``n_acc * u * bound``: a gate's
+    pre-activation sums ``input_size + hidden_size + 2`` terms (the classic dot-product bound,
+    as MatMul, Gemm and Conv count their terms), each step adds that error to the state, and
+    with contracting R it carries on at most undamped, so over seq_length steps the state holds
+    ``seq_length`` of them; LSTM's cell state Ct = ft Ct-1 + it ct is a sum of up to seq_length
+    terms of size <= 1 that the errors of ft, it and ct scale, so its count is multiplied by
+    ``seq_length + 2``. Plus 4 terms per step for the activations' own rounding (exp, tanh, the
+    division of Sigmoid) and GRU's and LSTM's elementwise gate products."""
+    gates, _ = KINDS[kind]
+
+    def plan(c):
+        from harness.fuzz_api import Plan, Step
+
+        x = c.take("float", 0, lambda v: v.size > 0)
+        if x is None:
+            return None
+        steps = []
+        if x.rank != 3 or c.pick(4) == 3:
+            # the value reshaped to [seq_length, 1, rest] (its first dim as the sequence), or
+            # with one step of every element when that makes input_size too large
+            T = x.shape[0] if x.rank else 1
+            if x.size // T > 16:
+                T = x.size
+            shape = (T, 1, x.size // T)
+            name = c.fresh("rnn") + "x"
+            steps = [Step("Reshape", [x, c.ints(list(shape))], [name])]
+            xin = c.local(name)
+        else:
+            shape, xin = x.shape, x
+        T, _, I = shape
+        H = c.choice(FUZZ_HIDDEN)
+        direction = c.choice(["forward", "reverse", "bidirectional"])
+        nd = 2 if direction == "bidirectional" else 1
+        w = c.const(c.rng.uniform(-0.5, 0.5, (nd, gates * H, I)))
+        r = c.rng.uniform(-0.5, 0.5, (nd, gates * H, H))
+        rows = np.sum(np.abs(r), axis=-1, keepdims=True)
+        r = np.where(rows > 0.9, r * (0.9 / np.maximum(rows, 1e-30)), r)
+        ins = [xin, w, c.const(r)]
+        if c.pick(2):
+            ins.append(c.const(c.rng.uniform(-0.5, 0.5, (nd, 2 * gates * H))))
+        attrs = {"hidden_size": H}
+        if direction != "forward":
+            attrs["direction"] = direction
+        if kind == "GRU" and c.since >= 3 and c.pick(2):
+            attrs["linear_before_reset"] = 1
+        per_step = I + H + 2 + 4
+        n_acc = T * per_step * ((T + 2) if kind == "LSTM" else 1)
+        return Plan(ins, attrs, n_acc=n_acc, n_outputs=1, steps=steps)
+
+    return plan
+
+
+def fuzz(op: Operator, kind: str) -> None:
+    """Register the op's template (see :func:`fuzz_plan`). NaN inputs are skipped: what a NaN
+    does inside a recurrence is IEEE arithmetic, but a zero weight times NaN and the gates'
+    saturation make "which outputs are NaN" depend on the order of evaluation."""
+    op.fuzz(nan=None, ulps=0.0, bound=fuzz_bound(kind))(fuzz_plan(kind))

@@ -126,3 +126,44 @@ def edge_items(dtype: str) -> list[np.ndarray]:
     extremes), a scalar, an empty tensor and a 2-D block."""
     e = S.edge_values(dtype)
     return [e, e[:1].reshape(()), np.zeros((2, 0), dtype=e.dtype), np.resize(e, (2, 3))]
+
+
+# -- how sequences enter a generated graph ------------------------------------------------------
+def _takes(op: str, opset: int, dtype: str) -> bool:
+    from harness import schema
+
+    sch = schema.schema_at(op, opset)
+    if sch is None:
+        return False
+    allowed = schema.allowed_types(sch).get("T") or schema.allowed_types(sch).get("S") or []
+    return any(S.label_from_type_str(t) == dtype for t in allowed)
+
+
+def fuzz_sequence(c, consumer: str):
+    """A sequence built from pool tensors for ``consumer`` (its plan's steps): SequenceConstruct
+    of one to three pool values of x's shape, or SplitToSequence of x (along a drawn axis, in
+    pieces of 1 with keepdims, or in two given lengths). Returns (steps, the sequence as a local
+    value, the items' shapes) or None. Only tensors enter and leave the pool."""
+    from harness.fuzz_api import Step
+
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None or not all(_takes(op, c.opset, c.dtype) for op in ("SequenceConstruct", "SplitToSequence", consumer)):
+        return None
+    name = c.fresh("seq") + "s"
+    if c.pick(2) == 0:
+        items = [x]
+        for slot in (1, 2)[: c.pick(3)]:
+            v = c.take("float", slot, lambda v: v.shape == x.shape)
+            if v is not None:
+                items.append(v)
+        return [Step("SequenceConstruct", list(items), [name])], c.local(name), [x.shape] * len(items)
+    axis = c.pick(x.rank)
+    n = x.shape[axis]
+    if n >= 2 and c.pick(2):
+        first = 1 + c.pick(n - 1)
+        step = Step("SplitToSequence", [x, c.ints([first, n - first])], [name], {"axis": axis - x.rank if c.pick(2) else axis})
+        shapes = [x.shape[:axis] + (k,) + x.shape[axis + 1:] for k in (first, n - first)]
+    else:
+        step = Step("SplitToSequence", [x], [name], {"axis": axis})
+        shapes = [x.shape[:axis] + (1,) + x.shape[axis + 1:]] * n
+    return [step], c.local(name), shapes

@@ -74,3 +74,32 @@ def edges(dtype, opset):
         Example([seq([np.zeros((0, 2), e.dtype), np.zeros((0, 2), e.dtype)], dtype)], {"axis": 0}, name="empty_tensors"),
         Example([seq([np.zeros((0, 2), e.dtype)] * 2, dtype)], {"axis": 1, "new_axis": 1}, name="stack_empty_tensors"),
     ]
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+@op.fuzz(nan="ieee", ulps=0.0)
+def fuzz(c):
+    """ConcatFromSequence of a sequence the plan builds from pool tensors (SequenceConstruct or
+    SplitToSequence: _sequence_util.fuzz_sequence), along a drawn axis, new_axis 0 or 1 (an
+    axis along which the items' shapes differ is taken for new_axis 0 only). A copy: exact."""
+    from harness.fuzz_api import Plan
+
+    from ._sequence_util import fuzz_sequence
+
+    built = fuzz_sequence(c, "ConcatFromSequence")
+    if built is None:
+        return None
+    steps, s, shapes = built
+    r = len(shapes[0])
+    differ = [a for a in range(r) if len({sh[a] for sh in shapes}) > 1]
+    new_axis = 0 if differ or r == 0 else c.pick(2)
+    if differ:
+        axis = differ[0]
+    else:
+        axis = c.pick(r + 1) if new_axis else c.pick(r)
+    if c.pick(3) == 2:  # negative axes: [-r, -1] (or [-r - 1, -1] with new_axis)
+        axis -= r + new_axis
+    attrs = {"axis": axis}
+    if new_axis or c.pick(2):
+        attrs["new_axis"] = new_axis
+    return Plan([s], attrs, steps=steps)

@@ -12,7 +12,7 @@ equations do not change, so one reference serves every version (see _rnn_util).
 
 from harness.registry import Operator
 
-from ._rnn_util import declare_points, edges, make_reference, strategy
+from ._rnn_util import declare_points, edges, fuzz, make_reference, strategy
 
 op = Operator("GRU", type_param="T")
 VERSIONS = (1, 3, 7, 14, 22)
@@ -21,3 +21,4 @@ gru = op.reference(*VERSIONS)(make_reference("GRU", __name__))
 op.strategy(*VERSIONS)(strategy("GRU", __name__))
 op.edges(*VERSIONS)(edges("GRU", __name__))
 declare_points(op, "GRU", VERSIONS)
+fuzz(op, "GRU")

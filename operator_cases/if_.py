@@ -228,3 +228,92 @@ def seq_edges(dtype: str, opset: int) -> list[Example]:
         if seq_ok(dtype, opset) and _v_allows(opset, f"optional(seq({_type_name(dtype)}))"):
             out.append(seq_example(True, "opt_seq", parts, "opt_seq", parts[:1], dtype, "optional_sequence"))
     return out
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+def _fuzz_branch(c, prefix: str, x, other, dtype: str, opset: int) -> onnx.GraphProto:
+    """A branch of one or two elementwise ops on the captured pool value ``x``: an exact unary
+    op (Neg, Abs; Not in a bool graph) or none, then one op that rounds once (Add, Sub or Mul
+    with a constant of the branch or with the captured ``other`` of x's shape) or none. At
+    most one rounding op: the branch's own error is one rounding of |y| (the template's ulps)."""
+    nodes, inits = [], []
+    cur = x.name
+    code = S.onnx_code(dtype)
+    unary = ["Not"] if dtype == "bool" else [o for o in ("Neg", "Abs") if allows(o, opset, dtype)]
+    binary = [] if dtype == "bool" else [o for o in ("Add", "Sub", "Mul") if allows(o, opset, dtype)]
+    u = c.choice([None] + unary)
+    if u is not None:
+        nodes.append(node(u, [cur], [f"{prefix}u"]))
+        cur = f"{prefix}u"
+    b = c.choice([None] + binary) if binary else None
+    if b is not None or not nodes:
+        if b is None:
+            nodes.append(node("Identity", [cur], [f"{prefix}y"]))
+        else:
+            if other is not None and c.pick(2):
+                rhs = other.name
+            else:
+                shape = x.shape if c.pick(2) else ()
+                rhs = f"{prefix}k"
+                inits.append(init(rhs, c.floats(shape, -2.0, 2.0).astype(S.np_dtype(dtype))))
+            nodes.append(node(b, [cur, rhs], [f"{prefix}y"]))
+    else:
+        nodes[-1].output[0] = f"{prefix}y"
+    return graph(prefix.rstrip("_"), nodes, [], [vi(f"{prefix}y", code, x.shape)], inits)
+
+
+@op.fuzz(nan="ieee", ulps=2.0, type_param="V")
+def fuzz(c):
+    """If with a bool condition of one element (a bool pool value of a comparison, whose
+    template keeps it away from its threshold, or a constant) and two branches of one or two
+    elementwise ops (:func:`_fuzz_branch`) on values captured from the outer scope, both of x's
+    shape and dtype. The engine evaluates the node through this reference, which runs the branch
+    the condition takes with our references (_control_util.run_graph)."""
+    from harness.fuzz_api import Plan
+
+    x = c.take("float", 0, lambda v: v.node is not None or v.name.startswith("x"))
+    if x is None or x.const:
+        return None
+    other = c.take("float", 1, lambda v: v.shape == x.shape and not v.const and v.name != x.name)
+    pre = c.fresh("if")
+    mode = c.pick(3)
+    steps, cond = [], None
+    if mode == 1:
+        cond = c.take("bool", 2, lambda v: v.size == 1 and not v.const)
+    elif mode == 2:
+        steps, cond = _computed_cond(c, pre)
+    if cond is None:
+        cond = c.const(np.array(bool(c.pick(2))) if c.pick(2) else np.array([bool(c.pick(2))]), "bool")
+    then_b = _fuzz_branch(c, pre + "t_", x, other, c.dtype, c.opset)
+    else_b = _fuzz_branch(c, pre + "e_", x, other, c.dtype, c.opset)
+    caps = [x] + ([other] if other is not None and any(other.name in n.input for g in (then_b, else_b) for n in g.node) else [])
+    return Plan([cond], {"then_branch": then_b, "else_branch": else_b}, captures=caps, steps=steps)
+
+
+def _computed_cond(c, pre: str):
+    """cond = ReduceSum(v) > 0 of a pool value v, as two helper steps, or (no steps, None) when
+    the sum sits within its error of 0 (the branch taken would then be a coin toss: error of
+    the sum = twice v's error estimate plus n units of roundoff of sum |v|, the classic bound)
+    or when an integer sum could wrap (spec-silent overflow)."""
+    from harness.fuzz_api import PERTURB, ROUNDOFF, Step
+
+    if c.dtype == "bool" or not (allows("ReduceSum", c.opset, c.dtype) and allows("Greater", c.opset, c.dtype)):
+        return [], None
+    v = c.take("float", 1, lambda v: not v.has_nan)
+    if v is None:
+        return [], None
+    wide = v.wide.astype(np.float64)
+    total = float(np.sum(wide))
+    u = ROUNDOFF.get(c.dtype, 0.0)
+    slack = PERTURB * float(np.sum(v.err)) + 4 * (v.size + 1) * u * float(np.sum(np.abs(wide)))
+    if c.exact:
+        lo, hi = S.finite_range(c.dtype)
+        if not (lo <= float(np.sum(np.minimum(wide, 0))) and float(np.sum(np.maximum(wide, 0))) <= hi):
+            return [], None
+        if total == 0:  # a sum of 0 gives false exactly; kept
+            slack = -1.0
+    elif abs(total) <= slack or total == 0:
+        return [], None
+    zero = c.const(np.zeros((), dtype=S.np_dtype(c.dtype)) if c.exact else np.zeros(()))
+    s, cond = pre + "sum", pre + "cond"
+    return [Step("ReduceSum", [v], [s], {"keepdims": 0}), Step("Greater", [c.local(s), zero], [cond])], c.local(cond)

@@ -29,6 +29,7 @@ by capture, and a nested If inside the body reads both the body's values and x2.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 
 from harness import strategies as S
 from harness.registry import Example, Operator
@@ -195,3 +196,50 @@ def edges(dtype, opset):
     if arith_ok(dtype, opset):
         out.append(example(3, True, np.array([1, -2, 3], e.dtype), "accumulate", dtype, opset, name="accumulate_captured"))
     return out
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+def _fuzz_bound(ref, ins, attrs):
+    """The largest partial sum the accumulation passes through: |v_initial| + M |k| (k the
+    captured pool value or the body's constant added each iteration)."""
+    trips = max(0, int(np.asarray(ins[0]).reshape(-1)[0]))
+    v0 = np.abs(np.asarray(ins[2], dtype=np.float64))
+    body = attrs["body"]
+    add = next(n for n in body.node if n.op_type == "Add")
+    k_name = add.input[1]
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in body.initializer}
+    k = inits[k_name] if k_name in inits else np.asarray(ins[3])
+    return np.broadcast_to(v0 + trips * np.abs(np.asarray(k, dtype=np.float64)), v0.shape)
+
+
+@op.fuzz(nan="ieee", ulps=2.0, bound=_fuzz_bound, type_param="V")
+def fuzz(c):
+    """Loop with a constant trip count M (0 to 4; no cond input, or a constant true) over a body that accumulates
+    one loop-carried value: ``v = Add(v, k)`` with k a pool value of v's shape captured from the
+    outer scope, or a constant of the body; output the final v. Error: M additions, each
+    rounding once relative to the partial sum it makes (n_acc = M, bound = |v0| + M |k|)."""
+    from harness.fuzz_api import Plan
+
+    if c.dtype == "bool" or not allows("Add", c.opset, c.dtype):
+        return None
+    v = c.take("float", 0, lambda v: not v.const)
+    if v is None:
+        return None
+    trips = c.pick(5)
+    pre = c.fresh("loop")
+    other = c.take("float", 1, lambda w: w.shape == v.shape and not w.const) if c.pick(2) else None
+    inits = []
+    if other is None:
+        k = f"{pre}k"
+        inits.append(init(k, c.floats(v.shape if c.pick(2) else (), -2.0, 2.0).astype(S.np_dtype(c.dtype))))
+    else:
+        k = other.name
+    b = graph(pre + "body",
+              [node("Identity", [f"{pre}c_in"], [f"{pre}c_out"]), node("Add", [f"{pre}v_in", k], [f"{pre}v_out"])],
+              [vi(f"{pre}i", "int64", ()), vi(f"{pre}c_in", "bool", ()), vi(f"{pre}v_in", c.dtype, v.shape)],
+              [vi(f"{pre}c_out", "bool", ()), vi(f"{pre}v_out", c.dtype, v.shape)], inits)
+    # cond absent (the spec's "input (trip_count, \"\")" for loop) or a constant true
+    # ("input (trip_count, cond)", the body passing it on): both run M iterations
+    cond = c.const(np.array(True), "bool") if c.pick(2) else None
+    return Plan([c.ints(np.array(trips, dtype=np.int64)), cond, v], {"body": b}, n_acc=trips,
+                captures=[other] if other is not None else [])

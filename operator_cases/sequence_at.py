@@ -42,3 +42,21 @@ def edges(dtype, opset):
             Example([seq(e, dtype), np.array(-n, i32)], name="minus_n"),
             Example([seq(e, dtype), np.array(2, i64)], name="empty_tensor_element"),
             Example([seq(e[:1], dtype), np.array(-1, i32)], name="single")]
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+@op.fuzz(nan="ieee", ulps=0.0)
+def fuzz(c):
+    """SequenceAt of a sequence the plan builds from pool tensors (_sequence_util.fuzz_sequence)
+    at a drawn position in [-n, n - 1]: one of the items, exactly."""
+    from harness.fuzz_api import Plan
+
+    from ._sequence_util import fuzz_sequence
+
+    built = fuzz_sequence(c, "SequenceAt")
+    if built is None:
+        return None
+    steps, s, shapes = built
+    n = len(shapes)
+    pos = c.pick(2 * n) - n
+    return Plan([s, c.ints(np.array(pos, dtype=np.int64))], steps=steps)

@@ -281,6 +281,7 @@ class OurReferences(ReferenceBackend):
     def prepare(self, model: onnx.ModelProto):
         from harness import schema
         from harness.registry import load_all
+        from harness.values import Typed, reference_value
 
         registry = load_all()
         opset = schema.opset_of(model, "")
@@ -291,7 +292,9 @@ class OurReferences(ReferenceBackend):
             for a in node.attribute:
                 value = onnx.helper.get_attribute_value(a)
                 attrs[a.name] = value.decode() if isinstance(value, bytes) else value
-            steps.append((registry[("", node.op_type, since)].reference, list(node.input), list(node.output), attrs))
+            scoped = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
+            ref = self.wrap(node.op_type, registry[("", node.op_type, since)].reference)
+            steps.append((ref, list(node.input), list(node.output), attrs, scoped))
         inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
         outputs = [o.name for o in model.graph.output]
 
@@ -299,13 +302,66 @@ class OurReferences(ReferenceBackend):
             def run(self, feeds):
                 env = {**inits, **feeds}
                 with np.errstate(all="ignore"):
-                    for ref, ins, outs, attrs in steps:
-                        ys = ref(*[env[i] if i else None for i in ins], **attrs)
-                        ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
-                        env.update({name: np.asarray(y) for name, y in zip(outs, ys)})
+                    for ref, ins, outs, attrs, scoped in steps:
+                        # a node with a subgraph sees the values in scope (the convention of
+                        # operator_cases._control_util.run_graph); a sequence flows on as the
+                        # value a reference is given (SeqList), a tensor in the graph's type
+                        extra = {"_outer": dict(env), "_opset": opset} if scoped else {}
+                        ys = ref(*[env[i] if i else None for i in ins], **attrs, **extra)
+                        ys = [ys] if isinstance(ys, Typed) else (list(ys) if isinstance(ys, (list, tuple)) else [ys])
+                        env.update({name: reference_value(y) if isinstance(y, Typed) else np.asarray(y) for name, y in zip(outs, ys)})
                 return [env[o] for o in outputs]
 
         return Session()
+
+
+    def wrap(self, op: str, ref):
+        """The reference a node of ``op`` is computed by (a fault replaces one)."""
+        return ref
+
+
+class LoopOneShort(OurReferences):
+    """Loop runs one iteration fewer than its trip count M (an off-by-one in the loop bound)."""
+
+    name = "loop-one-short"
+
+    def wrap(self, op, ref):
+        if op != "Loop":
+            return ref
+        return lambda M=None, *rest, **kw: ref(None if M is None else np.maximum(np.asarray(M) - 1, 0), *rest, **kw)
+
+
+class IfElseAlways(OurReferences):
+    """If always runs else_branch (a condition read as false)."""
+
+    name = "if-else-always"
+
+    def wrap(self, op, ref):
+        if op != "If":
+            return ref
+        return lambda cond, **kw: ref(np.zeros_like(np.asarray(cond, dtype=bool)), **kw)
+
+
+class RnnNoBias(OurReferences):
+    """LSTM, GRU and RNN drop the recurrence bias B (Wb and Rb)."""
+
+    name = "rnn-no-bias"
+
+    def wrap(self, op, ref):
+        if op not in ("LSTM", "GRU", "RNN"):
+            return ref
+        return lambda X, W, R, B=None, *rest, **kw: ref(X, W, R, None, *rest, **kw)
+
+
+class ConcatFromSequenceFirst(OurReferences):
+    """ConcatFromSequence gives the first item repeated (it reads item 0 for every one)."""
+
+    name = "concat-first"
+
+    def wrap(self, op, ref):
+        if op != "ConcatFromSequence":
+            return ref
+        return lambda seq, **kw: ref([seq[0]] * len(seq), **kw)
 
 
 class SymmetricPads(OurReferences):

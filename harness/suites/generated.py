@@ -20,6 +20,14 @@ its stability test) is its *fuzz template*, registered in its own module beside 
 through the small API of :mod:`harness.fuzz_api`. This module is the engine: it draws specs,
 plans each node with the op's template, composes and checks values, and builds the model.
 
+Plans of more than one node. A plan may place helper steps before its node (``Plan.steps``: a
+sequence built by SequenceConstruct or SplitToSequence and consumed by ConcatFromSequence in the
+same plan, If's condition computed as ReduceSum > 0, a Reshape to RNN's rank-3 X) and its
+subgraphs may read pool values by name (``Plan.captures``: If's branches, a Loop body). The
+engine evaluates the steps and the node as one function of the pool values and constants they
+read, checks, perturbs and judges it as one node, and keeps only the node's tensor outputs in
+the pool: sequences live inside a plan, never in the pool.
+
 Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
 graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
 the op's safe domain (Log/Sqrt of positive values, |divisor| >= 0.05, positive Pow bases),
@@ -82,12 +90,14 @@ from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet, Tolerance
 from ..fuzz_api import (
+    LOCAL,
     MAX_ELEMENTS,
     NAN_ASSUMED,
     PERTURB,
     ROUNDOFF,
     Ctx,
     Plan,
+    Step,
     Template,
     Value,
     as_list,
@@ -96,6 +106,7 @@ from ..fuzz_api import (
 from ..fuzz_api import TEMPLATES as _TEMPLATES
 from ..registry import load_all
 from ..tolerances import default_for
+from ..values import Typed, reference_value
 from .frozen import digest, load_or_build, without_local_constants
 
 MIN_OPSET = 13
@@ -255,10 +266,25 @@ class Node:
     spec_index: int
     n_acc: int = 0
     n_outputs: int | None = None
+    #: pool values its subgraph attributes read from the enclosing scope (Plan.captures)
+    captures: list[str] = field(default_factory=list)
+    #: helper nodes placed before it (Plan.steps): (op, since, input names, output names, attrs)
+    steps: list[tuple[str, int, list[str], list[str], dict[str, Any]]] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.op}-{self.since}"
+
+    @property
+    def locals(self) -> set[str]:
+        """Names its helper steps produce (seen by the steps and the node only)."""
+        return {o for _, _, _, outs, _ in self.steps for o in outs}
+
+    @property
+    def reads(self) -> list[str]:
+        """Every graph value it reads: its inputs, its steps' inputs and its captures."""
+        local = self.locals
+        return [i for i in [*self.inputs, *(i for s in self.steps for i in s[2]), *self.captures] if i and i not in local]
 
 
 @dataclass
@@ -315,10 +341,23 @@ class Graph:
         for name, arr in self.initializers.items():
             lines.append(f"  initializer {name}: {arr.dtype}{list(arr.shape)}" + (f" = {arr.tolist()}" if arr.size <= 8 else ""))
         for n in self.nodes:
-            attrs = ", ".join(f"{k}={v!r}" for k, v in n.attrs.items())
-            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''})")
+            for op, since, ins, outs, sattrs in n.steps:
+                text = ", ".join(f"{k}={_attr_text(v)}" for k, v in sattrs.items())
+                lines.append(f"  {', '.join(outs)} = {op}-{since}({', '.join(ins)}{'; ' + text if text else ''})")
+            attrs = ", ".join(f"{k}={_attr_text(v)}" for k, v in n.attrs.items())
+            caps = f"; captures {', '.join(n.captures)}" if n.captures else ""
+            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''}{caps})")
         lines.append(f"  outputs: {', '.join(v.name for v in self.outputs)}")
         return "\n".join(lines)
+
+
+def _attr_text(v: Any) -> str:
+    """An attribute as describe() shows it: a subgraph as its nodes on one line."""
+    if isinstance(v, onnx.GraphProto):
+        inits = "".join(f"{t.name}={numpy_helper.to_array(t).tolist()}; " for t in v.initializer)
+        body = "; ".join(f"{', '.join(n.output)} = {n.op_type}({', '.join(n.input)})" for n in v.node)
+        return f"graph({', '.join(i.name for i in v.input)}) {{ {inits}{body} }} -> {', '.join(o.name for o in v.output)}"
+    return repr(v)
 
 
 def is_exact(dtype: str) -> bool:
@@ -467,18 +506,41 @@ class Builder:
             plan = None
         if plan is None:
             return f"{op}: no value fits"
-        return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose)
+        return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose,
+                             captures=plan.captures, steps=plan.steps)
 
     def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
                  n_outputs: int | None = None, index: int = -1, expose: bool = False,
-                 out_names: list[str] | None = None) -> str | None:
+                 out_names: list[str] | None = None, captures: list[Value] = (), steps: list[Step] = ()) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
-        (and its outputs to the pool); return None, or why it cannot be placed."""
+        (and its outputs to the pool); return None, or why it cannot be placed. ``captures``
+        (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``."""
         tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
         while ins and ins[-1] is None:
             ins.pop()
+        captures = list(captures)
+        if any(v.const or not v.name for v in captures):
+            return f"{op}: a captured value must be a named pool value"
+        n_in = len(ins)
+        ref = self.registry[("", op, since)].reference
+        if captures:
+            ref = _with_scope(ref, n_in, [v.name for v in captures], self.opset)
+            ins = ins + captures
+        main_ins = ins
+        step_rows: list[tuple[str, int, list[Value | None], list[str], dict[str, Any]]] = []
+        if steps:
+            step_rows = []
+            for st_ in steps:
+                sch = schema.schema_at(st_.op, self.opset)
+                if sch is None or ("", st_.op, sch.since_version) not in self.registry:
+                    return f"{op}: helper {st_.op} has no reference at opset {self.opset}"
+                if (f"{st_.op}-{sch.since_version}", self.dtype) in self.config.exclude:
+                    return f"{op}: helper {st_.op}-{sch.since_version} not drawn at {self.dtype}"
+                step_rows.append((st_.op, sch.since_version, list(st_.inputs), list(st_.outputs),
+                                  _as_stored(st_.op, self.opset, st_.attrs)))
+            ref, ins = _with_steps(ref, step_rows, main_ins, self.registry)
         wide_in = [v.wide if v is not None else None for v in ins]
         nan_in = any(v is not None and v.has_nan for v in ins)
         if nan_in and tmpl.nan is None:
@@ -487,7 +549,6 @@ class Builder:
             return f"{op}: input outside the safe domain"
         if self.config.value_aware and tmpl.stable is not None and not tmpl.stable(ins, attrs, self.u):
             return f"{op}: near a tie or an equality"
-        ref = self.registry[("", op, since)].reference
         plan = Plan(ins, attrs, n_acc, n_outputs)
         try:
             ys = as_list(ref(*wide_in, **attrs))[:n_outputs]
@@ -509,10 +570,11 @@ class Builder:
             if why:
                 return f"{op}: {why}"
         # place the node
-        names = [self._name_input(v) for v in ins]
+        names = [self._name_input(v) for v in main_ins[:n_in]]
+        rows = [(o, s_, [self._name_input(v) for v in vs], outs_, a) for o, s_, vs, outs_, a in step_rows]
         outs = out_names or [f"v{len(self.nodes)}" + (f"_{i}" if len(ys) > 1 else "") for i in range(len(ys))]
-        depth = 1 + max([v.depth for v in ins if v is not None] or [0])
-        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs))
+        depth = 1 + len(step_rows) + max([v.depth for v in ins if v is not None] or [0])
+        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows))
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
             self.pool.append(v)
@@ -622,11 +684,58 @@ class Builder:
 
     # -- outputs -----------------------------------------------------------------------------
     def finish(self) -> Graph:
-        consumed = {name for n in self.nodes for name in n.inputs}
+        consumed = {name for n in self.nodes for name in n.reads}
         outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
         used_inputs = [v for v in self.inputs if v.name in consumed]
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
                      self.skipped, self.nan_assumed, self.config)
+
+
+def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Callable:
+    """``ref`` taking the captured values as positional arguments after its ``n_in`` inputs
+    and passing them on as the enclosing scope (Plan.captures)."""
+
+    def call(*args: Any, **attrs: Any) -> Any:
+        return ref(*args[:n_in], **attrs, _outer=dict(zip(names, args[n_in:])), _opset=opset)
+
+    return call
+
+
+def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], registry: Any) -> tuple[Callable, list[Value]]:
+    """The node and its helper steps as one function of the values they read from the pool
+    and constants (Plan.steps), and those values: what the engine evaluates, checks and
+    perturbs in place of the node alone."""
+    ext: list[Value] = []
+    for v in [v for _, _, vs, _, _ in steps for v in vs] + list(main_ins):
+        if v is not None and v.kind != LOCAL and not any(v is e for e in ext):
+            ext.append(v)
+
+    def slot(v: Value | None) -> Any:
+        if v is None:
+            return None
+        if v.kind == LOCAL:
+            return ("local", v.name)
+        return ("ext", next(k for k, e in enumerate(ext) if e is v))
+
+    plan_steps = [(registry[("", o, s_)].reference, [slot(v) for v in vs], outs, a) for o, s_, vs, outs, a in steps]
+    main_slots = [slot(v) for v in main_ins]
+
+    def call(*args: Any, **attrs: Any) -> Any:
+        env: dict[str, Any] = {}
+
+        def get(s: Any) -> Any:
+            if s is None:
+                return None
+            return args[s[1]] if s[0] == "ext" else env[s[1]]
+
+        for r, slots, outs, a in plan_steps:
+            result = r(*[get(s) for s in slots], **a)
+            # a sequence is one Typed value; several outputs come as a tuple or list
+            vals = [result] if isinstance(result, Typed) or not isinstance(result, (list, tuple)) else list(result)
+            env.update(zip(outs, map(reference_value, vals)))
+        return ref(*[get(s) for s in main_slots], **attrs)
+
+    return call, ext
 
 
 def _as_stored(op: str, opset: int, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -731,7 +840,7 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     for node in reversed(g.nodes):
         if any(o in needed for o in node.outputs):
             keep.append(node)
-            needed.update(i for i in node.inputs if i)
+            needed.update(node.reads)
     keep.reverse()
     ops = {n.op for n in keep}
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
@@ -810,11 +919,19 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
         for k, node in enumerate(g.nodes):
             if k in drop:
                 continue
-            if any(i and i not in names for i in node.inputs):
+            locals_ = node.locals
+            if any(i not in names for i in node.reads):
                 continue  # fed by a dropped node: dead once that node is gone
-            ins = [names[i] if i else None for i in node.inputs]
+
+            def value(i: str) -> Value | None:
+                if not i:
+                    return None
+                return Value(i, LOCAL, np.zeros(0), np.zeros(0), 0) if i in locals_ else names[i]
+
+            ins = [value(i) for i in node.inputs]
+            steps = [Step(op, [value(i) for i in si], list(so), dict(sa)) for op, _, si, so, sa in node.steps]
             why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
-                             out_names=list(node.outputs))
+                             out_names=list(node.outputs), captures=[names[i] for i in node.captures], steps=steps)
             if why:
                 return None
             names.update({v.name: v for v in b.pool[-len(node.outputs):]})
@@ -872,6 +989,12 @@ def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
 def build_model(g: Graph) -> onnx.ModelProto:
     nodes = []
     for i, n in enumerate(g.nodes):
+        for k, (op, _, ins, outs, attrs) in enumerate(n.steps):
+            ssch = schema.schema_at(op, g.opset)
+            step = helper.make_node(op, ins, outs, name=f"n{i}_{k}_{op}")
+            step.attribute.extend(helper.make_attribute(a, _attr_value(ssch, a, v), attr_type=int(ssch.attributes[a].type))
+                                  for a, v in attrs.items())
+            nodes.append(step)
         sch = schema.schema_at(n.op, g.opset)
         node = helper.make_node(n.op, n.inputs, n.outputs, name=f"n{i}_{n.op}")
         node.attribute.extend(helper.make_attribute(k, _attr_value(sch, k, v), attr_type=int(sch.attributes[k].type))
