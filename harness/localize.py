@@ -250,6 +250,7 @@ def reference_steps(g: _Graph) -> list[tuple[Any, dict[str, Any]] | str]:
     import onnx
 
     from .registry import load_all
+    from .values import attribute_value
 
     registry = load_all()
     steps: list[tuple[Any, dict[str, Any]] | str] = []
@@ -262,7 +263,7 @@ def reference_steps(g: _Graph) -> list[tuple[Any, dict[str, Any]] | str]:
         if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
             steps.append(f"{info.label} has a subgraph attribute")
             continue
-        steps.append((entry.reference, {a.name: _attr(onnx.helper.get_attribute_value(a)) for a in node.attribute}))
+        steps.append((entry.reference, {a.name: attribute_value(a) for a in node.attribute}))
     return steps
 
 
@@ -274,19 +275,6 @@ def _apply(step: tuple[Any, dict[str, Any]], node: onnx.NodeProto, env: dict[str
         ys = ref(*[env[i] if i else None for i in node.input], **attrs)
     ys = list(ys) if isinstance(ys, (list, tuple)) else [ys]
     return [np.asarray(y) for y in ys]
-
-
-def _attr(value: Any) -> Any:
-    import onnx
-    from onnx import numpy_helper
-
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, onnx.TensorProto):
-        return numpy_helper.to_array(value)
-    if isinstance(value, list) and value and isinstance(value[0], bytes):
-        return [v.decode() for v in value]
-    return value
 
 
 # =============================================================================================

@@ -281,3 +281,15 @@ def reference_value(value: Any) -> Any:
     if isinstance(value.value, list):
         return SeqList(value.value, innermost_elem(value.type))
     return value.value
+
+
+def attribute_value(attr: onnx.AttributeProto) -> Any:
+    """An attribute as our references take it by keyword: strings decoded, tensors as arrays."""
+    value = onnx.helper.get_attribute_value(attr)
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, onnx.TensorProto):
+        return numpy_helper.to_array(value)
+    if isinstance(value, list) and value and isinstance(value[0], bytes):
+        return [v.decode() for v in value]
+    return value

@@ -31,7 +31,7 @@ from onnx import helper, numpy_helper
 
 from harness import schema
 from harness import strategies as S
-from harness.values import reference_value
+from harness.values import attribute_value, reference_value
 
 OUTER = "x{}"
 #: dtypes whose bodies may do arithmetic (Add/Mul/Sub/Neg, Less on the iteration count): the
@@ -42,17 +42,6 @@ ARITH = ("float32", "float64", "int32", "int64")
 def top_scope(inputs: list[Any]) -> dict[str, Any]:
     """The outer scope of a case's node: its inputs by their graph names (x0, x1, ...)."""
     return {OUTER.format(i): v for i, v in enumerate(inputs) if v is not None}
-
-
-def _attr(a: onnx.AttributeProto) -> Any:
-    value = helper.get_attribute_value(a)
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, onnx.TensorProto):
-        return numpy_helper.to_array(value)
-    if isinstance(value, list) and value and isinstance(value[0], bytes):
-        return [v.decode() for v in value]
-    return value
 
 
 def _reference(node: onnx.NodeProto, opset: int):
@@ -88,7 +77,7 @@ def run_graph(graph: onnx.GraphProto, args: list[Any], outer: dict[str, Any], op
         env[info.name] = value
     for node in graph.node:
         ref, _ = _reference(node, opset)
-        attrs = {a.name: _attr(a) for a in node.attribute}
+        attrs = {a.name: attribute_value(a) for a in node.attribute}
         if any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute):
             attrs["_outer"], attrs["_opset"] = env, opset
         missing = [i for i in node.input if i and i not in env]
