@@ -17,7 +17,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._sequence_util import SHARE, edge_items, seq, st, values
+from ._sequence_util import SHARE, seq, st, values
 
 op = Operator("ConcatFromSequence", type_param="T")
 op.draws(11, share=SHARE)

@@ -20,7 +20,6 @@ max |Qp - pQp| < 0.005 / C); Y the most probable class. Then the post transform 
 Computed in float64; Z rounded once to float32.
 """
 
-import math
 
 import numpy as np
 

@@ -20,7 +20,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._ml_util import (plain_attrs, ML, MODES, TRANSFORMS, as_str, class_labels, declare_tie_point, declare_transform_points, decode_legacy,
+from ._ml_util import (plain_attrs, ML, MODES, TRANSFORMS, class_labels, declare_tie_point, declare_transform_points, decode_legacy,
                        draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform, top_class)
 
 op = Operator("TreeEnsembleClassifier", domain=ML)

@@ -29,7 +29,7 @@ from harness.registry import Example, Operator
 
 from ._control_util import arith_ok, graph, node, run_graph, top_scope, vi
 from ._control_util import values as small_values
-from ._sequence_util import SHARE, edge_items, item, seq, seq_out
+from ._sequence_util import edge_items, item, seq, seq_out
 
 op = Operator("SequenceMap", type_param="S")
 # a wide type sweep (15 element types) moving values through the body: a share of draws per dtype

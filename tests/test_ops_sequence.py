@@ -330,7 +330,7 @@ def test_onnxruntime_refuses_positions_outside_the_accepted_range(op, pos):
     outcome, as our reference's and the kernel engine's."""
     pytest.importorskip("onnxruntime")
     from harness.backends.onnxruntime import OnnxRuntimeBackend
-    from harness.case import Case, DataSet
+    from harness.case import Case
     from harness.execute import execute_case
 
     ins = ["s", "t", "p"] if op == "SequenceInsert" else ["s", "p"]
