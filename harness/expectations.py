@@ -16,10 +16,11 @@ it names (``variants = ["onnxruntime"]``: the optimizing session only).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from dataclasses import dataclass
-from fnmatch import fnmatchcase, translate
+from fnmatch import fnmatchcase
 from pathlib import Path
 
 from .execute import FAILURES, OUTCOMES, Result
@@ -70,7 +71,8 @@ def _build_index(entries: list[Expectation]) -> tuple[dict, dict]:
     for order, entry in enumerate(entries):
         glob = _GLOB.search(entry.case)
         prefix = entry.case[:glob.start()] if glob else entry.case
-        match = re.compile(translate(entry.case)).match if glob else entry.case.__eq__
+        # a glob is compiled when a case id first reaches it (fnmatch caches it): most never are
+        match = functools.partial(fnmatchcase, pat=entry.case) if glob else entry.case.__eq__
         by_prefix.setdefault((entry.backend, prefix), []).append((order, entry, match))
         lengths.setdefault(entry.backend, set()).add(len(prefix))
     return by_prefix, lengths

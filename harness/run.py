@@ -14,6 +14,7 @@ import re
 import shlex
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -276,29 +277,51 @@ def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callab
                   recycle_after=config.recycle_after, limits=config.worker_limits())
 
 
-def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
-                progress: Callable[[int], Any] | None = None) -> RunOutcome:
-    """Run (or, with ``run_id``, resume) a conformance run. ``progress`` is called with the
-    total number of tasks and returns a callable taking each result."""
+def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], None]) -> tuple[list[Case], dict[str, BackendInfo]]:
+    """The run's cases and its backends' infos. The local runner's workers start and load their
+    backends in a thread while this one selects (and hashes) the cases; they stay, backends
+    loaded, for the run. No case selected, or a failure of either: the workers are stopped."""
+    if not isinstance(runner, Runner):
+        cases = _selected(config, say)
+        return cases, runner.probe()
+    with ThreadPoolExecutor(1, thread_name_prefix="probe") as pool:
+        probing = pool.submit(runner.probe, keep=True)
+        try:
+            cases = _selected(config, say)
+            infos = probing.result()
+        except BaseException:
+            wait([probing])  # the probe kills its own workers when it fails
+            runner.close()
+            raise
+    return cases, infos
+
+
+def _selected(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
     cases = select_cases(config, say)
     if not cases:
         where = f" in shard {config.shard}" if config.shard else ""
         raise BadPattern(f"no case matches -k {config.pattern!r} in suites {', '.join(config.suites)}{where}" if config.pattern
                          else f"suites {', '.join(config.suites)} hold no cases{where}")
+    return cases
+
+
+def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say: Callable[[str], None] = print,
+                progress: Callable[[int], Any] | None = None) -> RunOutcome:
+    """Run (or, with ``run_id``, resume) a conformance run. ``progress`` is called with the
+    total number of tasks and returns a callable taking each result."""
     options = ExecOptions(restamp=config.restamp, repeat=config.repeat, opset=config.opset, limits=config.intake_limits(),
                           timing=TimingPolicy(budget_s=config.timing_budget) if config.timing_budget else None)
     # timed repeats multiply the work of a case, and so its time limit
     policy = options.timing_policy()
     timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
     runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
+    cases, infos = _select_while_probing(config, runner, say)
     env = environment(config)
     if run_id is None:
         run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
     else:
         store.reopen_run(run_id)
     done = store.done_pairs(run_id)
-    # the local runner's probe worker, backends loaded, runs cases next
-    infos = runner.probe(keep=True) if isinstance(runner, Runner) else runner.probe()
     for name, info in infos.items():
         store.record_backend(run_id, name, info.available, info.reason, info.version, info.environment)
         if not info.available:

@@ -263,7 +263,7 @@ class _Worker:
 def _context() -> Any:
     if sys.platform == "linux":
         ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["harness.execute", "numpy", "onnx"])
+        ctx.set_forkserver_preload(["harness.execute", "numpy", "onnx", "scipy.special"])
         return ctx
     return mp.get_context("spawn")
 
@@ -417,6 +417,10 @@ class Runner:
         if self.recycle_after:
             return max(0, min(self.depth, self.recycle_after - worker.done))
         return self.depth
+
+    def close(self) -> None:
+        """Stop the workers (those a kept probe left, or a persistent runner's)."""
+        self._shutdown()
 
     def _shutdown(self) -> None:
         for worker in self.workers:
