@@ -1,17 +1,21 @@
-"""The official ONNX suites on ONNX Runtime, three ways in one run, with ratios.
+"""The official ONNX suites on ONNX Runtime, four ways in one run, with ratios.
 
 1. our runner from the frozen corpus (isolated worker processes, -j 2, store and bundles);
 2. a bare single-process loop over the same corpus: the cases as the runner selects them, each
    model loaded, checked and re-stamped by the runner's own functions (Case.load_model,
    intake.check_model, Case.load_data, schema.negotiate), serialized once, InferenceSession with
    one thread, run, np.allclose (the floor set by ONNX Runtime itself);
-3. onnx's own pytest backend runner (onnx.backend.test.BackendTest with onnxruntime.backend).
+3. as many bare loops at once as (1) has cores, each over every n-th case: the floor this
+   machine really gives n processes, which (2) / cores cannot show (two busy cores share caches,
+   memory bandwidth and the boost clock a lone core gets);
+4. onnx's own pytest backend runner (onnx.backend.test.BackendTest with onnxruntime.backend).
 
     python benchmarks/official_suite.py [--corpus corpus] [--jobs 2] [--rounds 3] [--skip-pytest]
 
-(1) and (2) run side by side ``--rounds`` times, alternating which goes first (the machine may be
+(1) to (3) run side by side ``--rounds`` times, each going first in turn (the machine may be
 shared: compare within a round). Targets: (1) within 1.15x of (2) / cores, where cores is
-min(--jobs, cores of this machine); (1) at least 10x faster than (3).
+min(--jobs, cores of this machine); (1) at least 10x faster than (4). Printed beside them: (1)
+over (3), the runner's own overhead, and (3) over (2) / cores, the machine's scaling.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import argparse
 import json
 import os
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -76,9 +81,11 @@ def bare_model(case):
     return negotiate(model)[0]
 
 
-def bare_loop(corpus: Path) -> tuple[float, dict, float]:
+def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, float]:
     """One process, one ONNX Runtime thread: one core's work, as each of our workers gets one
-    core at -j 2 on two cores (ORT's default pool would spin a thread per core here)."""
+    core at -j 2 on two cores (ORT's default pool would spin a thread per core here). With
+    ``counter`` (a file several bare loops share), the cases biggest first, as our runner orders
+    them, and each loop takes the next case not yet taken: a shared count under a file lock."""
     import onnxruntime as ort
 
     ort.set_default_logger_severity(4)
@@ -86,7 +93,10 @@ def bare_loop(corpus: Path) -> tuple[float, dict, float]:
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
-    for case in select_cases(RunConfig(suites=["onnx"], backends=[], corpus=corpus), say=lambda m: None):
+    cases = select_cases(RunConfig(suites=["onnx"], backends=[], corpus=corpus), say=lambda m: None)
+    if counter:
+        cases = _taken_in_turn(sorted(cases, key=lambda c: -c.model_size()), counter)
+    for case in cases:
         try:
             model = bare_model(case)
             data = case.load_data(model)
@@ -106,6 +116,57 @@ def bare_loop(corpus: Path) -> tuple[float, dict, float]:
         except Exception:
             counts["fail"] += 1
     return time.perf_counter() - t0, counts, time.process_time() - c0
+
+
+def _taken_in_turn(cases: list, counter: str):
+    """The cases this process takes: each the next one no process sharing ``counter`` took."""
+    import fcntl
+
+    with open(counter, "r+b") as fh:
+        while True:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            fh.seek(0)
+            index = int.from_bytes(fh.read(8), "little")
+            fh.seek(0)
+            fh.write((index + 1).to_bytes(8, "little"))
+            fh.flush()
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            if index >= len(cases):
+                return
+            yield cases[index]
+
+
+def bare_parallel(corpus: Path, n: int, workdir: Path) -> tuple[float, float]:
+    """The machine's own floor at ``n`` cores: ``n`` bare loops at once in ``n`` processes sharing
+    the cases (imports done, started together; each takes the next case, as our workers do);
+    (wall seconds from the first start to the last end, CPU seconds of all). Two cores running
+    at once share caches, memory bandwidth and the clock boost a lone core gets: this is what
+    bare / cores cannot show."""
+    counter = workdir / "bare-counter"
+    counter.write_bytes((0).to_bytes(8, "little"))
+    procs = [subprocess.Popen([sys.executable, __file__, "--corpus", str(corpus), "--bare-share", str(counter)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(n)]
+    for p in procs:
+        if p.stdout.readline().strip() != "ready":
+            raise RuntimeError("a bare loop process did not start")
+    for p in procs:
+        p.stdin.write("go\n")
+        p.stdin.flush()
+    shares = [json.loads(p.communicate()[0]) for p in procs]
+    if any(p.returncode for p in procs):
+        raise RuntimeError("a bare loop process failed")
+    return max(s["end"] for s in shares) - min(s["start"] for s in shares), sum(s["cpu"] for s in shares)
+
+
+def _bare_share(corpus: Path, counter: str) -> int:
+    """A child of :func:`bare_parallel`: says ready, waits for go, runs its share, prints times
+    (perf_counter is the system's monotonic clock: comparable between processes)."""
+    print("ready", flush=True)
+    sys.stdin.readline()
+    start = time.perf_counter()
+    _, counts, cpu = bare_loop(corpus, counter)
+    print(json.dumps({"start": start, "end": time.perf_counter(), "cpu": cpu, "counts": counts}), flush=True)
+    return 0
 
 
 def onnx_pytest_runner(workdir: Path) -> tuple[float, str]:
@@ -133,8 +194,11 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1, help="side-by-side rounds of (1) and (2), alternating order (default 1)")
     parser.add_argument("--skip-pytest", action="store_true", help="skip onnx's pytest runner (about a minute)")
     parser.add_argument("--json", help="also write the numbers here")
+    parser.add_argument("--bare-share", help=argparse.SUPPRESS)  # a counter file: one process of the parallel bare floor
     args = parser.parse_args()
     corpus = Path(args.corpus)
+    if args.bare_share:
+        return _bare_share(corpus, args.bare_share)
     ensure_corpus(SuiteContext(corpus=corpus, say=print))
     used = min(args.jobs, cores())
     rounds = []
@@ -142,28 +206,37 @@ def main() -> int:
         workdir = Path(tmp)
         for n in range(args.rounds):
             sides = {}
-            for side in (("bare", "ours") if n % 2 == 0 else ("ours", "bare")):
+            order = ["bare", "parallel", "ours"] if used > 1 else ["bare", "ours"]
+            for side in order[n % len(order):] + order[:n % len(order)]:  # each side goes first in turn
                 if side == "bare":
                     sides["bare"] = bare_loop(corpus)
                     print(f"round {n + 1}: bare loop (1 process):        {sides['bare'][0]:6.2f} s  {sides['bare'][1]}  CPU {sides['bare'][2]:.2f} s", flush=True)
+                elif side == "parallel":
+                    sides["parallel"] = bare_parallel(corpus, used, workdir)
+                    print(f"round {n + 1}: {used} bare loops at once:       {sides['parallel'][0]:6.2f} s  CPU {sides['parallel'][1]:.2f} s", flush=True)
                 else:
                     sides["ours"] = ours(corpus, args.jobs, workdir / f"round-{n}")
                     print(f"round {n + 1}: our runner (-j {args.jobs}, isolated): {sides['ours'][0]:6.2f} s  {sides['ours'][1]}  CPU {sides['ours'][2]:.2f} s", flush=True)
             (t_bare, c_bare, cpu_bare), (t_ours, c_ours, cpu_ours) = sides["bare"], sides["ours"]
+            t_par = sides["parallel"][0] if "parallel" in sides else t_bare
             ratio = t_ours / (t_bare / used)
-            rounds.append({"bare_s": t_bare, "ours_s": t_ours, "ratio_to_ideal": ratio, "bare_cpu_s": cpu_bare, "ours_cpu_s": cpu_ours,
-                           "cpu_ratio": cpu_ours / cpu_bare, "load_average": os.getloadavg()})
-            print(f"round {n + 1}: ours / (bare / {used} cores): {ratio:5.2f}x  (target <= 1.15); CPU seconds ours / bare: "
-                  f"{cpu_ours / cpu_bare:5.2f}x (what the machine's load does not move); load average {os.getloadavg()[0]:.1f}", flush=True)
+            rounds.append({"bare_s": t_bare, "ours_s": t_ours, "parallel_bare_s": t_par, "ratio_to_ideal": ratio,
+                           "ratio_to_parallel": t_ours / t_par, "scaling": t_par / (t_bare / used), "bare_cpu_s": cpu_bare,
+                           "ours_cpu_s": cpu_ours, "cpu_ratio": cpu_ours / cpu_bare, "load_average": os.getloadavg()})
+            print(f"round {n + 1}: ours / (bare / {used} cores): {ratio:5.2f}x  (target <= 1.15); ours / {used} bare loops at once: "
+                  f"{t_ours / t_par:5.2f}x; {used} bare loops at once / (bare / {used}): {t_par / (t_bare / used):5.2f}x (the machine's own "
+                  f"scaling); CPU seconds ours / bare: {cpu_ours / cpu_bare:5.2f}x; load average {os.getloadavg()[0]:.1f}", flush=True)
         t_pytest, s_pytest = (None, "skipped") if args.skip_pytest else onnx_pytest_runner(workdir)
         if t_pytest is not None:
             print(f"onnx pytest backend runner:   {t_pytest:6.2f} s  {s_pytest}", flush=True)
     ratios = sorted(r["ratio_to_ideal"] for r in rounds)
-    median = ratios[len(ratios) // 2] if len(ratios) % 2 else (ratios[len(ratios) // 2 - 1] + ratios[len(ratios) // 2]) / 2
+    median = statistics.median(ratios)
     print()
     print(f"ours / (bare / {used} cores): median {median:5.2f}x over {len(rounds)} round(s) {[round(r, 2) for r in ratios]}  (target <= 1.15)")
-    cpu = sorted(r["cpu_ratio"] for r in rounds)
-    print(f"CPU seconds ours / bare: median {cpu[len(cpu) // 2]:5.2f}x {[round(r, 2) for r in cpu]}")
+    for key, what in (("ratio_to_parallel", f"ours / {used} bare loops at once"), ("scaling", f"{used} bare loops at once / (bare / {used})"),
+                      ("cpu_ratio", "CPU seconds ours / bare")):
+        values = sorted(r[key] for r in rounds)
+        print(f"{what}: median {statistics.median(values):5.2f}x {[round(v, 2) for v in values]}")
     print(f"ours / bare loop:   {rounds[-1]['ours_s'] / rounds[-1]['bare_s']:5.2f}x  (last round)")
     if t_pytest is not None:
         print(f"pytest runner / ours: {t_pytest / rounds[-1]['ours_s']:5.1f}x faster  (target >= 10)")

@@ -59,7 +59,8 @@ def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, ba
     if folder.exists():
         shutil.rmtree(folder)
     if case.path is not None:
-        shutil.copytree(case.path, folder, ignore=shutil.ignore_patterns("case.json"))
+        # the bytes only (no times, modes or extended attributes): a bundle is a new copy
+        shutil.copytree(case.path, folder, ignore=shutil.ignore_patterns("case.json"), copy_function=shutil.copyfile)
     else:
         model = case.load_model()
         write_case_folder(folder, model, case.load_data(model), {})

@@ -200,6 +200,8 @@ class _Worker:
         self.deadline = 0.0
         self.started = 0.0
         self.done = 0
+        #: seconds its recent tasks took (a moving average; None before the first answer)
+        self.pace: float | None = None
 
     @property
     def task(self) -> tuple[Case, str] | None:
@@ -220,7 +222,10 @@ class _Worker:
 
     def answered(self, timeout: float) -> None:
         self.tasks.popleft()
-        self.started = time.monotonic()
+        now = time.monotonic()
+        took = now - self.started
+        self.pace = took if self.pace is None else 0.7 * self.pace + 0.3 * took
+        self.started = now
         self.deadline = self.started + timeout
 
     def log_tail(self, size: int = 600) -> str:
@@ -368,8 +373,10 @@ class Runner:
     def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
         """Run every (case, backend name) task; ``on_result`` gets each result as it finishes.
 
-        Each worker holds up to ``depth`` tasks: the one it runs and the next, already sent, so
-        it never waits for the controller between cases (which stores the result meanwhile).
+        Each worker holds the task it runs and the next ones, already sent, so it never waits for
+        the controller between cases (which stores the result meanwhile): two while its tasks take
+        long, up to ``depth`` while they are quick (a case of a few milliseconds would otherwise
+        end before a busy controller answers).
         A task still queued on a worker that dies or times out goes back to the queue."""
         queue = deque(tasks)
         want = min(self.jobs, max(1, len(queue)))
@@ -409,14 +416,17 @@ class Runner:
         if not getattr(self, "_persistent", False):
             self._shutdown()
 
-    #: tasks a worker holds at once: the running one and the next
-    depth = 2
+    #: tasks a worker holds at once while its tasks take less than ``quick`` seconds; two otherwise
+    #: (a long case holds few others up behind it)
+    depth = 8
+    quick = 0.02
 
     def _room(self, worker: _Worker) -> int:
-        """How many tasks this worker may hold: ``depth``, fewer when it is due for recycling."""
+        """How many tasks this worker may hold, fewer when it is due for recycling."""
+        room = self.depth if worker.pace is not None and worker.pace < self.quick else 2
         if self.recycle_after:
-            return max(0, min(self.depth, self.recycle_after - worker.done))
-        return self.depth
+            return max(0, min(room, self.recycle_after - worker.done))
+        return room
 
     def close(self) -> None:
         """Stop the workers (those a kept probe left, or a persistent runner's)."""

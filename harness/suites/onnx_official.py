@@ -127,11 +127,18 @@ def _collect_light():
 
 # -- the frozen corpus ------------------------------------------------------------------------
 def _hash_folder(folder: Path) -> str:
+    """sha256 over the folder's files, each as its relative path, a NUL and its bytes, in path
+    order (component by component)."""
     digest = hashlib.sha256()
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(file.relative_to(folder).as_posix().encode())
+    files = []
+    for top, _, names in os.walk(folder):
+        rel = os.path.relpath(top, folder)
+        files += [(name,) if rel == "." else (*rel.split(os.sep), name) for name in names]
+    for parts in sorted(files):
+        digest.update("/".join(parts).encode())
         digest.update(b"\0")
-        digest.update(file.read_bytes())
+        with open(os.path.join(folder, *parts), "rb") as fh:
+            digest.update(fh.read())
     return digest.hexdigest()
 
 
