@@ -151,3 +151,13 @@ def test_soak_runs_every_round_in_one_controller(tmp_path):
     assert lines[0]["pid"] == lines[1]["pid"]  # one controller process for both rounds
     assert lines[0]["run_id"] != lines[1]["run_id"] and lines[0]["executions"] == lines[1]["executions"] > 0
     assert len(ends) == 2 and samples
+
+
+def test_parallel_bare_loops_take_each_case_once_in_order(tmp_path):
+    counter = tmp_path / "counter"
+    counter.write_bytes((0).to_bytes(8, "little"))
+    suite = _load("official_suite")
+    cases = list(range(7))
+    first, second = suite._taken_in_turn(cases, str(counter)), suite._taken_in_turn(cases, str(counter))
+    taken = [next(first), next(second), next(second), next(first)] + list(first) + list(second)
+    assert taken == cases  # each case once, the next one not yet taken, whoever asks

@@ -121,3 +121,14 @@ def test_frozen_cases_carry_a_digest_and_a_changed_file_is_refused(tmp_path):
     assert load_or_build(file, "k2", lambda: [5]) == [5]
     file.write_bytes(pickle.dumps(("k", [7])))
     assert load_or_build(file, "k", lambda: [8]) == [8]
+
+
+def test_a_folder_digest_is_sha256_of_paths_and_bytes_in_component_order(tmp_path):
+    import hashlib
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "b").write_bytes(b"inner")
+    (tmp_path / "a.b").write_bytes(b"outer")  # '.' sorts before '/' as text, after "a" as a component
+    (tmp_path / "model.onnx").write_bytes(b"m")
+    expected = hashlib.sha256(b"a/b\0inner" b"a.b\0outer" b"model.onnx\0m").hexdigest()
+    assert official._hash_folder(tmp_path) == expected

@@ -1,6 +1,6 @@
-"""The runner keeps a second task queued on each worker: a death or a timeout still costs only
-the case that was running, the queued case runs elsewhere exactly once, and the probe's worker
-goes on to run cases."""
+"""The runner keeps tasks queued on each worker (up to ``depth`` while they are quick): a death or
+a timeout still costs only the case that was running, the queued cases run elsewhere exactly
+once, and the probe's workers, started while the cases are selected, go on to run cases."""
 
 from __future__ import annotations
 
@@ -65,3 +65,49 @@ def test_a_backend_that_kills_its_loader_leaves_no_warming_worker_behind():
     assert all(w.process.is_alive() for w in runner.workers) and len(runner.workers) == 1
     runner.run([], lambda r: None)
     assert runner.workers == []
+
+
+def test_a_worker_holds_up_to_depth_tasks_while_they_are_quick_and_two_while_they_take_long():
+    from types import SimpleNamespace
+
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    worker = SimpleNamespace(pace=None, done=0)
+    assert runner._room(worker) == 2  # nothing known of its pace yet
+    worker.pace = runner.quick / 10
+    assert runner._room(worker) == runner.depth == 8
+    worker.pace = runner.quick * 10  # a long case holds only one other behind it
+    assert runner._room(worker) == 2
+    runner.recycle_after, worker.pace, worker.done = 3, runner.quick / 10, 1
+    assert runner._room(worker) == 2  # never past its recycling
+
+
+class _Recording(Runner):
+    """Records how many tasks each worker was allowed to hold."""
+
+    def _room(self, worker):
+        room = super()._room(worker)
+        self.rooms.append(room)
+        return room
+
+
+def test_a_crash_behind_a_deep_queue_costs_only_its_case_and_the_queued_ones_run_once():
+    cases = [relu_case(f"t/ok{k}") for k in range(15)] + [relu_case("t/bad", graph_name="FAULT")] + [relu_case(f"t/late{k}") for k in range(10)]
+    runner = _Recording([BackendSpec("tests.fault_backends:Segfault", name="Segfault")], jobs=1, timeout=30)
+    runner.rooms = []
+    results = []
+    runner.run([(c, "Segfault") for c in cases], results.append)
+    assert max(runner.rooms) == runner.depth  # quick cases: the queue was deep
+    assert sorted(r.case_id for r in results) == sorted(c.id for c in cases)  # each exactly once
+    got = {r.case_id: r.outcome for r in results}
+    assert got.pop("t/bad") == "crash"
+    assert set(got.values()) == {"pass"}
+
+
+def test_no_selected_case_stops_the_workers_started_to_probe(tmp_path):
+    from harness.run import BadPattern, RunConfig, _select_while_probing
+
+    runner = Runner([BackendSpec("reference")], jobs=2)
+    config = RunConfig(suites=["onnx-simple"], backends=[BackendSpec("reference")], pattern="^no such case$", corpus=tmp_path / "corpus")
+    with pytest.raises(BadPattern, match="no case matches"):
+        _select_while_probing(config, runner, say=lambda m: None)
+    assert runner.workers == [] and not os.path.exists(runner.log_dir)
