@@ -82,6 +82,9 @@ def _progress(total: int):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .forkserver import start
+
+    start()  # the workers' fork server imports on another core while this process does
     from .run import RunConfig, execute_run
     from .store import Store
 

@@ -23,7 +23,6 @@ campaign.
 from __future__ import annotations
 
 import importlib
-import multiprocessing as mp
 import os
 import re
 import sys
@@ -34,6 +33,8 @@ from dataclasses import dataclass, field, replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
+
+from . import forkserver
 
 if TYPE_CHECKING:
     import numpy as np
@@ -149,7 +150,7 @@ class Isolated:
     def __init__(self, specs: list[BackendSpec], timeout: float = 30.0) -> None:
         self.specs = {s.name: s for s in specs}
         self.timeout = timeout
-        self.ctx = mp.get_context("forkserver" if sys.platform == "linux" else "spawn")
+        self.ctx = forkserver.context()
         self.proc: Any = None
         self.conn: Connection | None = None
 

@@ -10,12 +10,10 @@ can store each one at once: an interrupted run loses nothing it finished.
 
 from __future__ import annotations
 
-import multiprocessing as mp
 import os
 import resource
 import signal
 import tempfile
-import sys
 import time
 import traceback
 from collections import deque
@@ -25,6 +23,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from .case import Case
+from . import forkserver
 from .execute import ExecOptions, Result, execute_case
 from .timing import limit_blas_threads, peak_rss, reset_peak_rss
 
@@ -265,14 +264,6 @@ class _Worker:
             self._cleanup()
 
 
-def _context() -> Any:
-    if sys.platform == "linux":
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload(["harness.execute", "numpy", "onnx", "scipy.special"])
-        return ctx
-    return mp.get_context("spawn")
-
-
 def _describe_death(process: Any, limits: WorkerLimits | None = None) -> tuple[str, str]:
     """(outcome, message) for a worker that died."""
     code = process.exitcode
@@ -301,7 +292,7 @@ class Runner:
         self.limits = limits or WorkerLimits()
         #: threads per worker for backends with a ``threads`` option the user left unset
         self.threads = default_threads(self.jobs)
-        self.ctx = _context()
+        self.ctx = forkserver.context()
         self.workers: list[_Worker] = []
         self.log_dir = tempfile.mkdtemp(prefix="onnx-harness-")
 

@@ -1,0 +1,34 @@
+"""Where worker processes come from: on Linux a fork server that has imported once what every
+worker needs (numpy, onnx, the harness's execution and comparison code), so a new worker starts
+in milliseconds; elsewhere a fresh interpreter each (spawn).
+
+:func:`start` launches the fork server ahead of need: the command line calls it first thing, so
+the server's imports run on another core while the controller does its own.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import sys
+from typing import Any
+
+#: what the fork server imports before forking workers (scipy.special for the random outputs'
+#: tests: scipy.stats would cost half a second and no worker needs it for a plain run)
+PRELOAD = ["harness.execute", "numpy", "onnx", "scipy.special"]
+
+
+def context() -> Any:
+    if sys.platform == "linux":
+        ctx = mp.get_context("forkserver")
+        ctx.set_forkserver_preload(PRELOAD)
+        return ctx
+    return mp.get_context("spawn")
+
+
+def start() -> None:
+    """Launch the fork server now if this platform has one (a no-op when it runs already)."""
+    if sys.platform == "linux":
+        from multiprocessing import forkserver
+
+        context()
+        forkserver.ensure_running()
