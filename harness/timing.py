@@ -122,14 +122,32 @@ def median_interval(samples: list[float], confidence: float = 0.95) -> tuple[flo
 
 
 # -- peak memory ------------------------------------------------------------------------------
-_CLEAR_REFS = "/proc/self/clear_refs"
+_HWM = re.compile(rb"^VmHWM:\s+(\d+)\s*kB", re.M)
+#: (pid, clear_refs fd, status fd) of this process, opened once: a worker asks for every case.
+#: "self" is resolved at open, so a forked child opens its own.
+_PROC_FDS: tuple[int, int | None, int | None] | None = None
+
+
+def _proc_fds() -> tuple[int | None, int | None]:
+    global _PROC_FDS
+    if _PROC_FDS is None or _PROC_FDS[0] != os.getpid():
+        fds = []
+        for name, mode in (("clear_refs", os.O_WRONLY), ("status", os.O_RDONLY)):
+            try:
+                fds.append(os.open(f"/proc/self/{name}", mode | os.O_CLOEXEC))
+            except OSError:
+                fds.append(None)
+        _PROC_FDS = (os.getpid(), *fds)
+    return _PROC_FDS[1], _PROC_FDS[2]
 
 
 def reset_peak_rss() -> bool:
     """Start a new high-water mark of this process's resident set; False where the OS cannot."""
+    clear_refs, _ = _proc_fds()
+    if clear_refs is None:
+        return False
     try:
-        with open(_CLEAR_REFS, "w") as fh:
-            fh.write("5")
+        os.write(clear_refs, b"5")
         return True
     except OSError:
         return False
@@ -137,13 +155,14 @@ def reset_peak_rss() -> bool:
 
 def peak_rss() -> int | None:
     """This process's resident-set high-water mark in bytes (since :func:`reset_peak_rss`)."""
-    try:
-        with open("/proc/self/status") as fh:
-            match = re.search(r"^VmHWM:\s+(\d+)\s*kB", fh.read(), re.M)
-        if match:
-            return int(match.group(1)) * 1024
-    except OSError:
-        pass
+    _, status = _proc_fds()
+    if status is not None:
+        try:
+            match = _HWM.search(os.pread(status, 8192, 0))
+            if match:
+                return int(match.group(1)) * 1024
+        except OSError:
+            pass
     try:
         import resource
 

@@ -83,6 +83,30 @@ def test_peak_rss_is_reset_per_case():
     assert peak_rss() < high - (32 << 20)
 
 
+def _child_peak(conn):
+    reset_peak_rss()
+    before = peak_rss()
+    block = np.ones(96 << 20, np.uint8)  # 96 MiB, touched, in the child only
+    conn.send((before, peak_rss()))
+    del block
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-case peak memory needs /proc/self/clear_refs")
+def test_a_forked_worker_reads_its_own_peak_not_its_parents():
+    import multiprocessing as mp
+
+    reset_peak_rss()
+    parent = peak_rss()  # the parent has its /proc files open now; a fork inherits them
+    ctx = mp.get_context("fork")
+    here, there = ctx.Pipe()
+    child = ctx.Process(target=_child_peak, args=(there,))
+    child.start()
+    before, after = here.recv()
+    child.join()
+    assert after - before >= 90 << 20  # the child's own block, read from the child's own status
+    assert peak_rss() < parent + (32 << 20)
+
+
 def test_machine_names_cpu_cores_and_load():
     info = machine()
     assert info["cpu_model"] and info["cores"] >= 1 and len(info["load_average"]) == 3
