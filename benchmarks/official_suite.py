@@ -2,12 +2,13 @@
 
 1. our runner from the frozen corpus (isolated worker processes, -j 2, store and bundles);
 2. a bare single-process loop over the same corpus: the cases as the runner selects them, each
-   model loaded, checked and re-stamped by the runner's own functions (Case.load_model,
-   intake.check_model, Case.load_data, schema.negotiate), serialized once, InferenceSession with
-   one thread, run, np.allclose (the floor set by ONNX Runtime itself);
-3. as many bare loops at once as (1) has cores, each over every n-th case: the floor this
-   machine really gives n processes, which (2) / cores cannot show (two busy cores share caches,
-   memory bandwidth and the boost clock a lone core gets);
+   case's digest checked, its model loaded, checked and re-stamped by the runner's own functions
+   (case.verify_folder, Case.load_model, intake.check_model, Case.load_data, schema.negotiate),
+   serialized once, InferenceSession with one thread, run, np.allclose (the floor set by ONNX
+   Runtime itself);
+3. as many bare loops at once as (1) has cores, taking the cases from one shared count: the
+   floor this machine really gives n processes, which (2) / cores cannot show (two busy cores
+   share caches, memory bandwidth and the boost clock a lone core gets);
 4. onnx's own pytest backend runner (onnx.backend.test.BackendTest with onnxruntime.backend).
 
     python benchmarks/official_suite.py [--corpus corpus] [--jobs 2] [--rounds 3] [--skip-pytest]
@@ -36,6 +37,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from harness.case import verify_folder  # noqa: E402
 from harness.intake import Limits, check_model  # noqa: E402
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
 from harness.runner import cores  # noqa: E402
@@ -93,10 +95,12 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     options.intra_op_num_threads = options.inter_op_num_threads = 1
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
-    cases = select_cases(RunConfig(suites=["onnx"], backends=[], corpus=corpus), say=lambda m: None)
+    # as the runner: selected without hashing, each case's digest checked as it is loaded
+    cases = select_cases(RunConfig(suites=["onnx"], backends=[], corpus=corpus), say=lambda m: None, verify=False)
     if counter:
         cases = _taken_in_turn(sorted(cases, key=lambda c: -c.model_size()), counter)
     for case in cases:
+        verify_folder(case)  # a corpus that does not match stops the benchmark, as it stops a run
         try:
             model = bare_model(case)
             data = case.load_data(model)

@@ -7,7 +7,9 @@ worker process.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +57,9 @@ class Case:
     tags: dict[str, Any] = field(default_factory=dict)
     #: "exact" values, or "random": shape, dtype and range only (ops random by definition)
     check: str = "values"
+    #: the sha256 its folder must have (:func:`folder_sha256`), checked where the case is loaded
+    #: (:func:`verify_folder`); "" for a folder no manifest records; None: nothing to check
+    sha256: str | None = None
 
     # -- loading --------------------------------------------------------------------------
     def load_model(self) -> onnx.ModelProto:
@@ -75,6 +80,41 @@ class Case:
         if self.model_bytes is not None:
             return len(self.model_bytes)
         return (self.path / "model.onnx").stat().st_size if self.path else 0
+
+
+def folder_sha256(folder: Path) -> str:
+    """sha256 over the folder's files, each as its relative path, a NUL and its bytes, in path
+    order (component by component): the digest a corpus manifest records per case."""
+    digest = hashlib.sha256()
+    files = []
+    for top, _, names in os.walk(folder):
+        rel = os.path.relpath(top, folder)
+        files += [(name,) if rel == "." else (*rel.split(os.sep), name) for name in names]
+    for parts in sorted(files):
+        digest.update("/".join(parts).encode())
+        digest.update(b"\0")
+        with open(os.path.join(folder, *parts), "rb") as fh:
+            digest.update(fh.read())
+    return digest.hexdigest()
+
+
+class CorpusError(RuntimeError):
+    """A corpus that cannot be trusted: missing, unreadable, or a case whose folder is not the one
+    its manifest records (changed, half-written or not recorded). A run that meets one stops,
+    naming it."""
+
+
+def verify_folder(case: Case) -> None:
+    """Raise :class:`CorpusError` when the case's folder does not have its recorded digest."""
+    if case.sha256 is None or case.path is None:
+        return
+    if folder_sha256(case.path) != case.sha256:
+        why = "is not recorded in" if not case.sha256 else "does not match the sha256 recorded in"
+        root = case.path.parent.parent
+        raise CorpusError(
+            f"corpus case {case.path} {why} {root / 'manifest.json'} (changed or half-written); "
+            f"'onnx-harness corpus verify --corpus {root}' lists every difference, 'onnx-harness corpus build --corpus {root}' rebuilds"
+        )
 
 
 class ModelIntakeError(ValueError):

@@ -78,6 +78,7 @@ def _progress(total: int):
         if bar.n >= total:
             bar.close()
 
+    tick.close = bar.close  # type: ignore[attr-defined]  # the run ends early (an error, Ctrl-C): the bar ends first
     return tick
 
 

@@ -20,7 +20,7 @@ import numpy as np
 import onnx
 
 from .backends.base import Backend
-from .case import Case, ModelIntakeError
+from .case import Case, CorpusError, ModelIntakeError, verify_folder
 from .compare import PASS, UNSPECIFIED, Comparator, RandomOutput
 from .intake import Limits, check_model
 from .schema import RANDOM_OPS, iter_nodes, negotiate, opset_of, stamp_at
@@ -178,6 +178,11 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         return _fail(result, "error", f"oracle error: {case.tags['oracle_error']}")
     if case.tags.get("oracle") == backend.name:
         return _fail(result, "skip", "self-check: expected values computed by this backend (use --oracle OTHER)")
+    try:
+        verify_folder(case)
+    except CorpusError as exc:  # not a verdict on the backend: the run stops on it (harness.run)
+        result.tags["corpus_mismatch"] = True
+        return _fail(result, "error", str(exc))
     try:
         model = case.load_model()
         check_model(model, options.limits, case.model_size())

@@ -96,9 +96,18 @@ def test_a_run_refuses_a_case_that_does_not_match_the_manifest(corpus, tmp_path,
     # -k leaves the bad case out: it is not read, so it is not refused
     others = list(official.iter_corpus_cases(root, ["onnx-simple"], re.compile(f"^(?!onnx-simple/{bad.name}$)")))
     assert len(others) == 22
-    code = main(["run", "--suite", "onnx-simple", "--backend", "reference", "--corpus", str(root), "--store", str(tmp_path / "r.sqlite")])
+    # a run checks each case's digest in its workers, as they load it: the first bad one stops the
+    # run, whose last line names it; the run is kept as interrupted, with no result for that case
+    store = tmp_path / "r.sqlite"
+    code = main(["run", "--suite", "onnx-simple", "--backend", "reference", "--corpus", str(root), "--store", str(store)])
     err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1 and str(bad) in err[0] and "corpus build" in err[0] and "corpus verify" in err[0]
+    assert code == 2 and str(bad) in err[-1] and err[-1].startswith("onnx-harness: error: corpus case")
+    assert "corpus build" in err[-1] and "corpus verify" in err[-1]
+    from harness.store import Store
+
+    run = Store(store).latest_run()
+    assert run["status"] == "interrupted"
+    assert f"onnx-simple/{bad.name}" not in {r["case_id"] for r in Store(store).results(run["id"])}
 
 
 def test_frozen_cases_carry_a_digest_and_a_changed_file_is_refused(tmp_path):
@@ -126,9 +135,11 @@ def test_frozen_cases_carry_a_digest_and_a_changed_file_is_refused(tmp_path):
 def test_a_folder_digest_is_sha256_of_paths_and_bytes_in_component_order(tmp_path):
     import hashlib
 
+    from harness.case import folder_sha256
+
     (tmp_path / "a").mkdir()
     (tmp_path / "a" / "b").write_bytes(b"inner")
     (tmp_path / "a.b").write_bytes(b"outer")  # '.' sorts before '/' as text, after "a" as a component
     (tmp_path / "model.onnx").write_bytes(b"m")
     expected = hashlib.sha256(b"a/b\0inner" b"a.b\0outer" b"model.onnx\0m").hexdigest()
-    assert official._hash_folder(tmp_path) == expected
+    assert folder_sha256(tmp_path) == expected

@@ -23,12 +23,15 @@ class SuiteContext:
     pattern: re.Pattern[str] | None = None
     #: progress callback for suites that build something first (message)
     say: Callable[[str], None] = lambda msg: None
+    #: check each frozen official case's digest as it is selected; False: where it is loaded
+    #: (``Case.sha256``; a run's workers check it in parallel)
+    verify: bool = True
 
 
 def _official(names: list[str]) -> Callable[[SuiteContext], Iterator[Case]]:
     def cases(ctx: SuiteContext) -> Iterator[Case]:
         ensure_corpus(ctx)
-        return onnx_official.iter_corpus_cases(ctx.corpus, names, ctx.pattern)
+        return onnx_official.iter_corpus_cases(ctx.corpus, names, ctx.pattern, ctx.verify)
 
     return cases
 

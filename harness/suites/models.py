@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Callable
 
-from ..case import Case, Tolerance, write_case_folder
+from ..case import Case, Tolerance, folder_sha256, write_case_folder
 
 #: framework name -> builder module; light and sklearn first: they build in seconds
 FRAMEWORKS = {
@@ -92,13 +92,6 @@ def cache_key(module: Any) -> str:
     return re.sub(r"[^A-Za-z0-9_.+-]", "-", "_".join(versions)) + "_" + digest.hexdigest()[:10]
 
 
-def _hash_folder(folder: Path) -> str:
-    digest = hashlib.sha256()
-    for file in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(file.relative_to(folder).as_posix().encode() + b"\0" + file.read_bytes())
-    return digest.hexdigest()
-
-
 def _read_manifest(folder: Path) -> dict[str, Any] | None:
     try:
         manifest = json.loads((folder / MANIFEST).read_text())
@@ -133,7 +126,7 @@ def build_framework(framework: str, folder: Path, say: Callable[[str], None] = l
                 (sub / "case.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))
             else:
                 write_case_folder(sub, made.model, made.data, meta)
-            cases[made.name] = {"sha256": _hash_folder(sub), "export_failed": bool(made.export_error)}
+            cases[made.name] = {"sha256": folder_sha256(sub), "export_failed": bool(made.export_error)}
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

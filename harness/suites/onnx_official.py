@@ -22,7 +22,7 @@ from typing import Any, Callable
 import numpy as np
 import onnx
 
-from ..case import Case, DataSet, Tolerance, graph_inputs, write_case_folder
+from ..case import Case, CorpusError, DataSet, Tolerance, folder_sha256, graph_inputs, verify_folder, write_case_folder
 from ..schema import model_tags
 
 SUITES = {
@@ -33,10 +33,6 @@ SUITES = {
     "onnx-light": "real",
 }
 MANIFEST = "manifest.json"
-
-
-class CorpusError(RuntimeError):
-    pass
 
 
 def default_corpus_dir() -> Path:
@@ -126,22 +122,6 @@ def _collect_light():
 
 
 # -- the frozen corpus ------------------------------------------------------------------------
-def _hash_folder(folder: Path) -> str:
-    """sha256 over the folder's files, each as its relative path, a NUL and its bytes, in path
-    order (component by component)."""
-    digest = hashlib.sha256()
-    files = []
-    for top, _, names in os.walk(folder):
-        rel = os.path.relpath(top, folder)
-        files += [(name,) if rel == "." else (*rel.split(os.sep), name) for name in names]
-    for parts in sorted(files):
-        digest.update("/".join(parts).encode())
-        digest.update(b"\0")
-        with open(os.path.join(folder, *parts), "rb") as fh:
-            digest.update(fh.read())
-    return digest.hexdigest()
-
-
 def build_corpus(root: Path, suites: list[str] | None = None, progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Write every official case under ``root/<suite>/<name>/`` and the manifest."""
     root = Path(root)
@@ -157,7 +137,7 @@ def build_corpus(root: Path, suites: list[str] | None = None, progress: Callable
         folder = tmp / suite / name
         meta = {"tolerance": tol.to_dict(), "tags": {"suite": suite, **model_tags(model)}}
         write_case_folder(folder, model, data, meta)
-        cases[f"{suite}/{name}"] = _hash_folder(folder)
+        cases[f"{suite}/{name}"] = folder_sha256(folder)
         counts[suite] = counts.get(suite, 0) + 1
         if progress:
             progress(f"{suite}/{name}")
@@ -222,15 +202,17 @@ def verify_corpus(root: Path) -> dict[str, list[str]]:
     for case_id, digest in sorted(recorded.items()):
         if case_id not in on_disk:
             report["missing"].append(case_id)
-        elif _hash_folder(root / case_id) != digest:
+        elif folder_sha256(root / case_id) != digest:
             report["changed"].append(case_id)
     return report
 
 
-def iter_corpus_cases(root: Path, suites: list[str], pattern: re.Pattern[str] | None = None) -> Iterator[Case]:
+def iter_corpus_cases(root: Path, suites: list[str], pattern: re.Pattern[str] | None = None, verify: bool = True) -> Iterator[Case]:
     """The frozen cases of ``suites`` (those whose id ``pattern`` matches, if given); refuses a
     corpus with fewer cases than it records, and a case whose content is not the one the
-    manifest records (tampered, half-written, added): each case read is hashed once."""
+    manifest records (tampered, half-written, added). Each case carries its recorded digest
+    (``Case.sha256``): ``verify`` checks it here, as the case is read; without it, where the case
+    is loaded (a run's workers do, in parallel, before they run it)."""
     root = Path(root)
     manifest = read_manifest(root)
     recorded = manifest["cases"]
@@ -246,19 +228,18 @@ def iter_corpus_cases(root: Path, suites: list[str], pattern: re.Pattern[str] | 
             case_id = f"{suite}/{folder.name}"
             if pattern is not None and not pattern.search(case_id):
                 continue
-            if _hash_folder(folder) != recorded.get(case_id):
-                why = "is not in" if case_id not in recorded else "does not match the sha256 recorded in"
-                raise CorpusError(
-                    f"corpus case {folder} {why} {root / MANIFEST} (changed or half-written); "
-                    f"'onnx-harness corpus verify --corpus {root}' lists every difference, 'onnx-harness corpus build --corpus {root}' rebuilds"
-                )
             meta = json.loads((folder / "case.json").read_text()) if (folder / "case.json").exists() else {}
             tags = meta.get("tags", {"suite": suite})
-            yield Case(
+            case = Case(
                 id=case_id,
                 suite=suite,
                 path=folder,
                 tolerance=Tolerance.from_dict(meta.get("tolerance", {})),
                 tags=tags,
                 check="random" if tags.get("random") else "values",
+                sha256=recorded.get(case_id, ""),
             )
+            if verify:
+                verify_folder(case)
+                case.sha256 = None  # checked: nothing left to check where it is loaded
+            yield case
