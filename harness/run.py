@@ -367,9 +367,10 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         runner.run(tasks, on_result)
     except KeyboardInterrupt:
         interrupted = True
-    except CorpusError:
-        store.finish_run(run_id, "interrupted")  # what it finished stays; --resume once the corpus is rebuilt
-        raise
+    except CorpusError as exc:
+        store.finish_run(run_id, "interrupted")  # what it finished stays
+        raise CorpusError(f"{exc}; run {run_id} keeps the results it finished: once the corpus is rebuilt, "
+                          f"continue with 'onnx-harness run --resume {run_id} --store {config.store}'") from exc
     finally:
         getattr(tick, "close", lambda: None)()
     store.finish_run(run_id, "interrupted" if interrupted else "complete")

@@ -106,7 +106,7 @@ def test_a_run_refuses_a_case_that_does_not_match_the_manifest(corpus, tmp_path,
     from harness.store import Store
 
     run = Store(store).latest_run()
-    assert run["status"] == "interrupted"
+    assert run["status"] == "interrupted" and f"--resume {run['id']}" in err[-1]
     assert f"onnx-simple/{bad.name}" not in {r["case_id"] for r in Store(store).results(run["id"])}
 
 
