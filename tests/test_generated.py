@@ -501,7 +501,7 @@ def test_steps_and_captures_compose_as_the_model_computes(ops):
         assert kinds == {"tensor_type"}
         helpers += sum(len(n.steps) for n in g.nodes)
         captured += sum(len(n.captures) for n in g.nodes)
-        assert len(model.graph.node) == len(g.nodes) + sum(len(n.steps) for n in g.nodes)
+        assert len(model.graph.node) == len(g.nodes) + sum(len(n.steps) + len(n.then) for n in g.nodes)
         got = _plain_run(model, g.feeds())
         for a, e, t in zip(got, g.expected(), g.tolerances()):
             assert a.shape == e.shape and a.dtype == e.dtype, g.describe()
