@@ -215,6 +215,9 @@ KNOWN_REFERENCE_DEFECTS = {
                                           "than 0'); Scan-11: 'scan_input_axes ... specifies the axis to be scanned', "
                                           "'scan_input_directions ... 1 indicates reverse direction' (as the operators suite's "
                                           "Scan edges in harness/expectations/reference.toml); drawn once the Scan template came",
+    ("SequenceInsert", "wrong-values"): "position n (the back, in the accepted range [-n, n]) taken as (n + n) % n = 0: the "
+                                        "front ([a, b] with t at 2 gives [t, a, b]; ONNX Runtime [a, b, t]; operator_cases/"
+                                        "crosscheck.toml); drawn by the SequenceInsert template in a fuzz campaign",
     ("MaxPool", "wrong-values"): "1-D input with an end pad: MaxPool-22, x [1, 1, 2], kernel_shape [2], pads [0, 1] gives a [1, 1, 1] "
                                  "output; the spec's floor((2 + 1 - 2) / 1 + 1) = 2 (drawn since Resize joined the templates)",
 }
