@@ -81,9 +81,11 @@ class Value:
 @dataclass
 class Step:
     """A helper node a plan places before its own node (SequenceConstruct before the
-    ConcatFromSequence that consumes it, a comparison that computes If's condition). Its inputs
-    are pool values, constants, or :meth:`Ctx.local` values naming an earlier step's output;
-    its outputs are the plan's own (a sequence never enters the pool, which holds tensors)."""
+    ConcatFromSequence that consumes it, a comparison that computes If's condition) or after it
+    (ConcatFromSequence of the sequence a SequenceInsert gives: :attr:`Plan.then`). Its inputs
+    are pool values, constants, or :meth:`Ctx.local` values naming an earlier step's output (or
+    the node's, :attr:`Plan.outputs`); its outputs are the plan's own (a sequence never enters
+    the pool, which holds tensors)."""
 
     op: str
     inputs: list[Value | None]
@@ -113,6 +115,14 @@ class Plan:
     #: the steps and the node together, as one function of the pool values and constants they
     #: read, and checks, perturbs and judges that whole as it does one node
     steps: list[Step] = field(default_factory=list)
+    #: helper nodes placed after the node, in order, for a node whose outputs cannot enter the
+    #: pool (a sequence): they read the node's outputs as :meth:`Ctx.local` values named by
+    #: ``outputs`` and turn them back into tensors; the last step's outputs are then the plan's
+    #: outputs, the values that enter the pool (``n_outputs`` counts them). The engine judges
+    #: steps, node and these as one function, as it does ``steps``
+    then: list[Step] = field(default_factory=list)
+    #: local names of the node's own outputs, which the ``then`` steps read (needed with ``then``)
+    outputs: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -126,6 +136,7 @@ class Template:
     #: rounding allowance of the op itself, in units of roundoff of |y| (or of the bound)
     ulps: float = 2.0
     #: bound(ref, inputs, attrs) -> array like y: the magnitude the op's rounding scales with
+    #: (a list of such arrays, one per output, for an op of several outputs)
     bound: Callable[..., np.ndarray] | None = None
     #: guard(inputs) -> bool: the inputs are inside the op's safe domain
     guard: Callable[[list[np.ndarray]], bool] | None = None

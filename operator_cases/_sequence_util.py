@@ -136,7 +136,8 @@ def _takes(op: str, opset: int, dtype: str) -> bool:
     if sch is None:
         return False
     allowed = schema.allowed_types(sch).get("T") or schema.allowed_types(sch).get("S") or []
-    return any(S.label_from_type_str(t) == dtype for t in allowed)
+    # S lists sequence types, seq(tensor(...)): the tensor type inside is the one that counts
+    return any(S.label_from_type_str(t[4:-1] if t.startswith("seq(") else t) == dtype for t in allowed)
 
 
 def fuzz_sequence(c, consumer: str):
@@ -167,3 +168,41 @@ def fuzz_sequence(c, consumer: str):
         step = Step("SplitToSequence", [x], [name], {"axis": axis})
         shapes = [x.shape[:axis] + (1,) + x.shape[axis + 1:]] * n
     return [step], c.local(name), shapes
+
+
+def fuzz_consume(c, s, shapes: list[tuple[int, ...]]):
+    """Helper steps that turn the sequence ``s`` (a local value of a plan whose items have
+    ``shapes``) back into a tensor, for the plan's ``then`` after a node that gives a sequence:
+    ConcatFromSequence (along the one axis the items differ on, or along a drawn axis, new_axis
+    0 or 1, when they agree), SequenceAt of a drawn position in [-n, n - 1], or SequenceLength
+    (the count alone, an int64 scalar: the only one of the three an empty sequence has a result
+    for). Returns the steps, or None when no consumer takes the sequence."""
+    from harness.fuzz_api import Step
+
+    n = len(shapes)
+    ranks = {len(sh) for sh in shapes}
+    r = ranks.pop() if len(ranks) == 1 else -1
+    differ = [a for a in range(r) if len({sh[a] for sh in shapes}) > 1] if r >= 0 else []
+    menu = []
+    if n and r >= 0 and len(differ) <= 1 and (r >= 1 or not differ) and _takes("ConcatFromSequence", c.opset, c.dtype):
+        menu.append("ConcatFromSequence")
+    if n and _takes("SequenceAt", c.opset, c.dtype):
+        menu.append("SequenceAt")
+    if _takes("SequenceLength", c.opset, c.dtype):
+        menu.append("SequenceLength")
+    if not menu:
+        return None
+    op = c.choice(menu)
+    out = c.fresh("seq") + "y"
+    if op == "SequenceLength":
+        return [Step(op, [s], [out])]
+    if op == "SequenceAt":
+        return [Step(op, [s, c.ints(np.array(c.pick(2 * n) - n, dtype=np.int64))], [out])]
+    new_axis = 1 if r == 0 else (0 if differ else c.pick(2))  # scalars only stack
+    axis = differ[0] if differ else c.pick(r + new_axis)
+    if c.pick(3) == 2:  # negative axes: [-r, -1] (or [-r - 1, -1] with new_axis)
+        axis -= r + new_axis
+    attrs = {"axis": axis}
+    if new_axis or c.pick(2):
+        attrs["new_axis"] = new_axis
+    return [Step(op, [s], [out], attrs)]

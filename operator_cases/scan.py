@@ -318,3 +318,96 @@ def edges_8(dtype, opset):
             example([z], [x3], "cumsum", dtype, {"directions": [1]}, lens=lens_of([2, 3]), opset=8, name="cumsum_reverse_padded"),
             example([], [x3], "pass", dtype, lens=lens_of([3, 1]), opset=8, name="no_states")]
     return out
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+def _fuzz_bound(ref, ins, attrs):
+    """Per output: the scan of the inputs' magnitudes, ref(|inputs|). The bodies drawn add and
+    multiply only (Neg and Abs copy a magnitude), so each partial sum of the running sum comes
+    out as the sum of magnitudes it rounds relative to, in the output's own layout (axes,
+    directions), and an elementwise Add or Mul as |a| + |b| or |a| |b|."""
+    mags = [np.abs(x) if x is not None and x.dtype.kind == "f" else x for x in ins]
+    out = ref(*mags, **attrs)
+    return [np.abs(np.asarray(y, dtype=np.float64)) for y in (out if isinstance(out, (list, tuple)) else [out])]
+
+
+def _fuzz_body(c, pre: str, kind: str, elem: tuple[int, ...], other):
+    """The body of ``kind`` over elements of shape ``elem``, and the pool value it captures
+    (or None): map (one scan output, an exact unary op or Add/Mul with a constant of the body
+    or the captured ``other``), cumsum (state += element, the running sum as scan output) or
+    zip (the elementwise Add or Mul of two scan inputs' elements)."""
+    from ._control_util import allows, init
+
+    dt = c.dtype
+    e = lambda name: vi(f"{pre}{name}", dt, elem)  # noqa: E731
+    binary = [o for o in ("Add", "Mul") if dt != "bool" and allows(o, c.opset, dt)]
+    if kind == "cumsum":
+        nodes = [node("Add", [f"{pre}s_in", f"{pre}e0"], [f"{pre}s_out"]), node("Identity", [f"{pre}s_out"], [f"{pre}y0"])]
+        return graph(f"{pre}body", nodes, [e("s_in"), e("e0")], [e("s_out"), e("y0")]), None
+    if kind == "zip":
+        op_ = c.choice(binary)
+        return graph(f"{pre}body", [node(op_, [f"{pre}e0", f"{pre}e1"], [f"{pre}y0"])], [e("e0"), e("e1")], [e("y0")]), None
+    unary = ["Not"] if dt == "bool" else [o for o in ("Neg", "Abs") if allows(o, c.opset, dt)]
+    op_ = c.choice(unary + binary)
+    inits, captured = [], None
+    if op_ in binary:
+        if other is not None and c.pick(2):
+            rhs, captured = other.name, other
+        else:
+            rhs = f"{pre}k"
+            inits.append(init(rhs, c.floats(elem if c.pick(2) else (), -2.0, 2.0).astype(S.np_dtype(dt))))
+        nodes = [node(op_, [f"{pre}e0", rhs], [f"{pre}y0"])]
+    else:
+        nodes = [node(op_, [f"{pre}e0"], [f"{pre}y0"])]
+    return graph(f"{pre}body", nodes, [e("e0")], [e("y0")], inits), captured
+
+
+@op.fuzz(nan="ieee", ulps=2.0, bound=_fuzz_bound, type_param="V")
+def fuzz(c):
+    """Scan-9 on (Scan-8, with its batch axis and sequence_lens, is in force below opset 9 only,
+    where no generated graph is) of a pool value x along a drawn axis (negative now and then),
+    forward or backward, its scan output placed at a drawn axis of its own, in iteration order or
+    "prepended" (scan_output_directions 1). Bodies (:func:`_fuzz_body`): map, cumsum (one state:
+    a pool value of the element's shape or a constant; outputs the final state and the running
+    sums) and zip (a second scan input: a pool value of x's shape or x itself, with a direction
+    of its own). Error: at most one rounding per element of map and zip; the running sum rounds
+    once per step, n_acc = the scan length with the bound ref(|inputs|)."""
+    from harness.fuzz_api import Plan
+
+    if c.since < 9:
+        return None
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None:
+        return None
+    r = x.rank
+    axis = c.pick(r)
+    length = x.shape[axis]
+    elem = x.shape[:axis] + x.shape[axis + 1:]
+    arith = c.dtype != "bool"
+    kind = c.choice(["map", "cumsum", "zip"] if arith else ["map"])
+    pre = c.fresh("scan")
+    states, scans = [], [x]
+    if kind == "cumsum":
+        s0 = c.take("float", 1, lambda v: v.shape == elem) if c.pick(2) else None
+        states.append(s0 if s0 is not None else c.const(c.floats(elem, -2.0, 2.0)))
+    elif kind == "zip":
+        w = c.take("float", 1, lambda v: v.shape == x.shape) if c.pick(2) else None
+        scans.append(w if w is not None else x)
+    other = c.take("float", 2, lambda v: v.shape == elem and not v.const) if kind == "map" else None
+    body, captured = _fuzz_body(c, pre, kind, elem, other)
+    m = len(scans)
+    attrs = {"body": body, "num_scan_inputs": m}
+    if axis or c.pick(2):
+        attrs["scan_input_axes"] = [axis - r if c.pick(3) == 2 else axis for _ in range(m)]
+    dirs = [c.pick(2) for _ in range(m)]
+    if any(dirs) or c.pick(2):
+        attrs["scan_input_directions"] = dirs
+    ro = len(elem) + 1
+    out_axis = c.pick(ro)
+    if out_axis or c.pick(2):
+        attrs["scan_output_axes"] = [out_axis - ro if c.pick(3) == 2 else out_axis]
+    out_dir = c.pick(2)
+    if out_dir or c.pick(2):
+        attrs["scan_output_directions"] = [out_dir]
+    return Plan([*states, *scans], attrs, n_acc=length if kind == "cumsum" else 0,
+                captures=[captured] if captured is not None else [])

@@ -51,3 +51,32 @@ def edges(dtype, opset):
             Example([seq(e, dtype), np.array(-1, np.int64)], name="minus_one"),
             Example([seq(e[:1], dtype)], name="to_empty"),
             Example([seq(e[:1], dtype), np.array(0, np.int32)], name="to_empty_at_0")]
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+@op.fuzz(nan="ieee", ulps=0.0, type_param="S")
+def fuzz(c):
+    """SequenceErase of the last item (no position) or of a drawn position in [-n, n - 1]
+    (int64 or int32) of a sequence the plan builds from pool tensors
+    (_sequence_util.fuzz_sequence); the plan then turns what is left back into a tensor
+    (_sequence_util.fuzz_consume: SequenceLength alone when nothing is left). A copy: exact."""
+    from harness.fuzz_api import Plan
+
+    from ._sequence_util import fuzz_consume, fuzz_sequence
+
+    built = fuzz_sequence(c, "SequenceErase")
+    if built is None:
+        return None
+    steps, s, shapes = built
+    n = len(shapes)
+    inputs = [s]
+    at = n - 1
+    if c.pick(3):
+        p = c.pick(2 * n) - n
+        inputs.append(c.const(np.array(p, dtype=c.choice([np.int64, np.int32])), "int"))
+        at = p + n if p < 0 else p
+    own = c.fresh("seq") + "o"
+    then = fuzz_consume(c, c.local(own), shapes[:at] + shapes[at + 1:])
+    if then is None:
+        return None
+    return Plan(inputs, steps=steps, then=then, outputs=[own])

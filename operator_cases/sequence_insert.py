@@ -51,3 +51,37 @@ def edges(dtype, opset):
             Example([s, x, np.array(-n, np.int32)], name="minus_n"),
             Example([seq([], dtype), x], name="into_empty"),
             Example([seq([], dtype), e[2], np.array(0, np.int64)], name="into_empty_at_0")]
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+@op.fuzz(nan="ieee", ulps=0.0)
+def fuzz(c):
+    """SequenceInsert of a pool tensor (of the items' shape, or any: SequenceAt and
+    SequenceLength take items of any shape) into a sequence the plan builds from pool tensors
+    (_sequence_util.fuzz_sequence), at the back (no position) or at a drawn position in [-n, n]
+    (int64 or int32); the plan then turns the sequence back into a tensor
+    (_sequence_util.fuzz_consume), so only tensors enter the pool. A copy: exact."""
+    from harness.fuzz_api import Plan
+
+    from ._sequence_util import fuzz_consume, fuzz_sequence
+
+    built = fuzz_sequence(c, "SequenceInsert")
+    if built is None:
+        return None
+    steps, s, shapes = built
+    n = len(shapes)
+    same = c.pick(2) == 0
+    t = c.take("float", 1, (lambda v: v.shape == shapes[0]) if same else None)
+    if t is None:
+        return None
+    inputs = [s, t]
+    at = n
+    if c.pick(3):
+        p = c.pick(2 * n + 1) - n
+        inputs.append(c.const(np.array(p, dtype=c.choice([np.int64, np.int32])), "int"))
+        at = p + n if p < 0 else p
+    own = c.fresh("seq") + "o"
+    then = fuzz_consume(c, c.local(own), shapes[:at] + [t.shape] + shapes[at:])
+    if then is None:
+        return None
+    return Plan(inputs, steps=steps, then=then, outputs=[own])

@@ -125,3 +125,54 @@ def edges(dtype, opset):
                         name="add_tensor_broadcast"),
                 example("add_seq", dtype, [e, e[::-1].copy()], [e[::-1].copy(), e], name="add_sequence_elements")]
     return out
+
+
+# -- how it enters a generated graph ---------------------------------------------------------
+@op.fuzz(nan="ieee", ulps=2.0, type_param="S")
+def fuzz(c):
+    """SequenceMap over a sequence the plan builds from pool tensors
+    (_sequence_util.fuzz_sequence) with a body of one op (element shapes left open): an exact
+    unary op (Neg, Abs; Not in a bool graph) or Identity, Add or Mul of the element and an
+    additional tensor input (a pool value or a constant that broadcasts to every item without
+    changing its shape), Add or Mul of the element and a constant of the body, or Mul of the
+    element and the same position of a second sequence input (the sequence itself: each item
+    squared). The plan then turns the mapped sequence back into a tensor
+    (_sequence_util.fuzz_consume). Error: at most one rounding per element (ulps 2 of |y|)."""
+    from harness.fuzz_api import Plan, broadcast_shape
+
+    from ._control_util import allows, init
+    from ._sequence_util import fuzz_consume, fuzz_sequence
+
+    built = fuzz_sequence(c, "SequenceMap")
+    if built is None:
+        return None
+    steps, s, shapes = built
+    dt = c.dtype
+    unary = ["Not"] if dt == "bool" else [o for o in ("Neg", "Abs") if allows(o, c.opset, dt)]
+    binary = [] if dt == "bool" else [o for o in ("Add", "Mul") if allows(o, c.opset, dt)]
+    kind = c.choice(["unary", "identity"] + (["tensor", "const", "zip"] if binary else []))
+    pre = c.fresh("map")
+    e, y = vi(f"{pre}e", dt, None), vi(f"{pre}y", dt, None)
+    inputs = [s]
+    if kind == "identity":
+        g = graph(f"{pre}body", [node("Identity", [f"{pre}e"], [f"{pre}y"])], [e], [y])
+    elif kind == "unary":
+        g = graph(f"{pre}body", [node(c.choice(unary), [f"{pre}e"], [f"{pre}y"])], [e], [y])
+    elif kind == "const":
+        k = init(f"{pre}k", c.floats((), -2.0, 2.0).astype(S.np_dtype(dt)))
+        g = graph(f"{pre}body", [node(c.choice(binary), [f"{pre}e", f"{pre}k"], [f"{pre}y"])], [e], [y], [k])
+    elif kind == "zip":
+        g = graph(f"{pre}body", [node("Mul", [f"{pre}e", f"{pre}a"], [f"{pre}y"])], [e, vi(f"{pre}a", dt, None)], [y])
+        inputs.append(s)
+    else:
+        fits = lambda v: all(broadcast_shape(sh, v.shape) == sh for sh in shapes)  # noqa: E731
+        a = c.take("float", 1, fits) if c.pick(2) else None
+        if a is None:
+            a = c.const(c.floats((), -2.0, 2.0))
+        g = graph(f"{pre}body", [node(c.choice(binary), [f"{pre}e", f"{pre}a"], [f"{pre}y"])], [e, vi(f"{pre}a", dt, None)], [y])
+        inputs.append(a)
+    own = c.fresh("seq") + "o"
+    then = fuzz_consume(c, c.local(own), shapes)
+    if then is None:
+        return None
+    return Plan(inputs, {"body": g}, steps=steps, then=then, outputs=[own])

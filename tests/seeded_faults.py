@@ -590,3 +590,61 @@ OPERATOR_FAULTS = {
     "non_default_attrs": ("tests.seeded_faults:DefaultAlphaLeakyRelu", "LeakyRelu-16"),
     "integer": ("tests.seeded_faults:FloorDiv", "Div-14"),
 }
+
+
+class ScanForwardOnly(OurReferences):
+    """Scan ignores scan_input_directions and scan_output_directions (every input scanned and
+    every output stacked forward)."""
+
+    name = "scan-forward-only"
+
+    def wrap(self, op, ref):
+        if op != "Scan":
+            return ref
+        drop = ("scan_input_directions", "scan_output_directions")
+        return lambda *ins, **kw: ref(*ins, **{k: v for k, v in kw.items() if k not in drop})
+
+
+class SequenceInsertAtBack(OurReferences):
+    """SequenceInsert ignores its position: the tensor always goes to the back."""
+
+    name = "sequence-insert-at-back"
+
+    def wrap(self, op, ref):
+        if op != "SequenceInsert":
+            return ref
+        return lambda seq, tensor, position=None, **kw: ref(seq, tensor, **kw)
+
+
+class SequenceEraseLast(OurReferences):
+    """SequenceErase ignores its position: the last tensor is always erased."""
+
+    name = "sequence-erase-last"
+
+    def wrap(self, op, ref):
+        if op != "SequenceErase":
+            return ref
+        return lambda seq, position=None, **kw: ref(seq, **kw)
+
+
+class SequenceLengthOfFirst(OurReferences):
+    """SequenceLength gives the length of the first tensor's first axis, not the number of
+    tensors (a sequence read as the tensor it holds)."""
+
+    name = "sequence-length-of-first"
+
+    def wrap(self, op, ref):
+        if op != "SequenceLength":
+            return ref
+        return lambda seq, **kw: np.array(len(seq[0]) if len(seq) and np.ndim(seq[0]) else len(seq), dtype=np.int64)
+
+
+class SequenceMapFirst(OurReferences):
+    """SequenceMap runs its body on the first sample at every position."""
+
+    name = "sequence-map-first"
+
+    def wrap(self, op, ref):
+        if op != "SequenceMap":
+            return ref
+        return lambda seq, *extra, **kw: ref([seq[0]] * len(seq), *extra, **kw)

@@ -26,7 +26,10 @@ same plan, If's condition computed as ReduceSum > 0, a Reshape to RNN's rank-3 X
 subgraphs may read pool values by name (``Plan.captures``: If's branches, a Loop body). The
 engine evaluates the steps and the node as one function of the pool values and constants they
 read, checks, perturbs and judges it as one node, and keeps only the node's tensor outputs in
-the pool: sequences live inside a plan, never in the pool.
+the pool: sequences live inside a plan, never in the pool. A node that gives a sequence
+(SequenceInsert, SequenceErase, SequenceMap) is followed by helper steps of its plan that turn
+it back into a tensor (``Plan.then``: ConcatFromSequence, SequenceAt); their outputs are then
+the plan's.
 
 Oracle. Our per-op-version references (``operator_cases/``) are composed in float64 while the
 graph is realized ("value-aware generation"): a node is placed only when its inputs are inside
@@ -270,21 +273,32 @@ class Node:
     captures: list[str] = field(default_factory=list)
     #: helper nodes placed before it (Plan.steps): (op, since, input names, output names, attrs)
     steps: list[tuple[str, int, list[str], list[str], dict[str, Any]]] = field(default_factory=list)
+    #: helper nodes placed after it (Plan.then), the last one giving ``outputs``
+    then: list[tuple[str, int, list[str], list[str], dict[str, Any]]] = field(default_factory=list)
+    #: the node's own output names when ``then`` follows it (values of the plan only)
+    own: list[str] = field(default_factory=list)
 
     @property
     def key(self) -> str:
         return f"{self.op}-{self.since}"
 
     @property
+    def node_outputs(self) -> list[str]:
+        """The outputs of the ONNX node itself (``outputs`` unless helper steps follow it)."""
+        return self.own if self.then else self.outputs
+
+    @property
     def locals(self) -> set[str]:
-        """Names its helper steps produce (seen by the steps and the node only)."""
-        return {o for _, _, _, outs, _ in self.steps for o in outs}
+        """Names its helper steps and, when steps follow it, the node produce (seen inside the plan only)."""
+        inner = {o for _, _, _, outs, _ in [*self.steps, *self.then] for o in outs} | set(self.own if self.then else ())
+        return inner - set(self.outputs)
 
     @property
     def reads(self) -> list[str]:
         """Every graph value it reads: its inputs, its steps' inputs and its captures."""
         local = self.locals
-        return [i for i in [*self.inputs, *(i for s in self.steps for i in s[2]), *self.captures] if i and i not in local]
+        return [i for i in [*self.inputs, *(i for s in [*self.steps, *self.then] for i in s[2]), *self.captures]
+                if i and i not in local]
 
 
 @dataclass
@@ -346,7 +360,10 @@ class Graph:
                 lines.append(f"  {', '.join(outs)} = {op}-{since}({', '.join(ins)}{'; ' + text if text else ''})")
             attrs = ", ".join(f"{k}={_attr_text(v)}" for k, v in n.attrs.items())
             caps = f"; captures {', '.join(n.captures)}" if n.captures else ""
-            lines.append(f"  {', '.join(n.outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''}{caps})")
+            lines.append(f"  {', '.join(n.node_outputs)} = {n.key}({', '.join(n.inputs)}{'; ' + attrs if attrs else ''}{caps})")
+            for op, since, ins, outs, sattrs in n.then:
+                text = ", ".join(f"{k}={_attr_text(v)}" for k, v in sattrs.items())
+                lines.append(f"  {', '.join(outs)} = {op}-{since}({', '.join(ins)}{'; ' + text if text else ''})")
         lines.append(f"  outputs: {', '.join(v.name for v in self.outputs)}")
         return "\n".join(lines)
 
@@ -407,7 +424,9 @@ def __getattr__(name: str) -> Any:
 def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
                   exclude: frozenset[tuple[str, str]] = frozenset()) -> tuple[tuple[str, int], ...]:
     """(op, since_version) for every template whose op-version in force at ``opset`` has a
-    registered reference and takes ``dtype`` (sorted by op name, so a spec's op index is stable)."""
+    registered reference and takes ``dtype`` (sorted by op name, so a spec's op index is stable).
+    A type parameter of sequences (SequenceLength's S) takes ``dtype`` when it allows
+    ``seq(tensor(dtype))``: the plan builds the sequence from tensors of the graph's dtype."""
     registry = load_all()
     out = []
     for op in sorted(templates()):
@@ -423,7 +442,8 @@ def available_ops(opset: int, dtype: str, ops: tuple[str, ...] | None = None,
             continue
         param = templates()[op].type_param
         allowed = schema.allowed_types(sch).get(param) if param else None
-        if allowed is not None and f"tensor({_onnx_type_name(dtype)})" not in allowed:
+        tensor = f"tensor({_onnx_type_name(dtype)})"
+        if allowed is not None and tensor not in allowed and f"seq({tensor})" not in allowed:
             continue
         out.append((op, sch.since_version))
     return tuple(out)
@@ -507,14 +527,16 @@ class Builder:
         if plan is None:
             return f"{op}: no value fits"
         return self.evaluate(op, since, plan.inputs, plan.attrs, plan.n_acc, plan.n_outputs, index, nspec.expose,
-                             captures=plan.captures, steps=plan.steps)
+                             captures=plan.captures, steps=plan.steps, then=plan.then, own=plan.outputs)
 
     def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
                  n_outputs: int | None = None, index: int = -1, expose: bool = False,
-                 out_names: list[str] | None = None, captures: list[Value] = (), steps: list[Step] = ()) -> str | None:
+                 out_names: list[str] | None = None, captures: list[Value] = (), steps: list[Step] = (),
+                 then: list[Step] = (), own: list[str] = ()) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
         (and its outputs to the pool); return None, or why it cannot be placed. ``captures``
-        (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``."""
+        (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``;
+        ``steps`` and ``then`` (reading the node's outputs ``own``) are placed before and after it."""
         tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
@@ -530,17 +552,20 @@ class Builder:
             ins = ins + captures
         main_ins = ins
         step_rows: list[tuple[str, int, list[Value | None], list[str], dict[str, Any]]] = []
-        if steps:
-            step_rows = []
-            for st_ in steps:
+        then_rows: list[tuple[str, int, list[Value | None], list[str], dict[str, Any]]] = []
+        if then and not own:
+            return f"{op}: helper steps after the node need the node's output names (Plan.outputs)"
+        for rows, helpers in ((step_rows, steps), (then_rows, then)):
+            for st_ in helpers:
                 sch = schema.schema_at(st_.op, self.opset)
                 if sch is None or ("", st_.op, sch.since_version) not in self.registry:
                     return f"{op}: helper {st_.op} has no reference at opset {self.opset}"
                 if (f"{st_.op}-{sch.since_version}", self.dtype) in self.config.exclude:
                     return f"{op}: helper {st_.op}-{sch.since_version} not drawn at {self.dtype}"
-                step_rows.append((st_.op, sch.since_version, list(st_.inputs), list(st_.outputs),
-                                  _as_stored(st_.op, self.opset, st_.attrs)))
-            ref, ins = _with_steps(ref, step_rows, main_ins, self.registry)
+                rows.append((st_.op, sch.since_version, list(st_.inputs), list(st_.outputs),
+                             _as_stored(st_.op, self.opset, st_.attrs)))
+        if step_rows or then_rows:
+            ref, ins = _with_steps(ref, step_rows, main_ins, self.registry, then_rows, list(own))
         wide_in = [v.wide if v is not None else None for v in ins]
         nan_in = any(v is not None and v.has_nan for v in ins)
         if nan_in and tmpl.nan is None:
@@ -573,8 +598,13 @@ class Builder:
         names = [self._name_input(v) for v in main_ins[:n_in]]
         rows = [(o, s_, [self._name_input(v) for v in vs], outs_, a) for o, s_, vs, outs_, a in step_rows]
         outs = out_names or [f"v{len(self.nodes)}" + (f"_{i}" if len(ys) > 1 else "") for i in range(len(ys))]
-        depth = 1 + len(step_rows) + max([v.depth for v in ins if v is not None] or [0])
-        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows))
+        after = [(o, s_, [self._name_input(v) for v in vs], outs_, a) for o, s_, vs, outs_, a in then_rows]
+        if after:  # the last helper gives the plan's outputs: it writes the pool names
+            o, s_, vs, outs_, a = after[-1]
+            after[-1] = (o, s_, vs, list(outs) + list(outs_[len(outs):]), a)
+        depth = 1 + len(step_rows) + len(then_rows) + max([v.depth for v in ins if v is not None] or [0])
+        self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows,
+                               after, list(own) if after else []))
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
             self.pool.append(v)
@@ -664,16 +694,23 @@ class Builder:
                     errs[k] = diffs[k] / PERTURB
         # the op's own rounding, and the conditioning limit
         u = max(u, tmpl.compute_u)
+        bounds: list | None = None
+        if tmpl.bound is not None:
+            try:
+                got = tmpl.bound(ref, [v.wide if v is not None else None for v in ins], plan.attrs)
+                # one array for a node of one output, or a list of them, one per output
+                bounds = list(got) if isinstance(got, (list, tuple)) else ([got] if len(ys) == 1 else None)
+            except Exception:
+                pass
         for k, y in enumerate(ys):
             if y.dtype.kind != "f":
                 continue
             mag = clean(np.abs(y))
             scale = mag
-            if tmpl.bound is not None and len(ys) == 1:
+            if bounds is not None and k < len(bounds):
                 try:
-                    b = np.asarray(tmpl.bound(ref, [v.wide if v is not None else None for v in ins], plan.attrs), dtype=np.float64)
-                    scale = np.broadcast_to(clean(b), y.shape)
-                except Exception:
+                    scale = np.broadcast_to(clean(np.asarray(bounds[k], dtype=np.float64)), y.shape)
+                except ValueError:
                     pass
             # plus the absolute error of rounding into the subnormal range (a value below the
             # smallest subnormal legitimately becomes 0: Softmax of float16 does)
@@ -701,12 +738,14 @@ def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Calla
     return call
 
 
-def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], registry: Any) -> tuple[Callable, list[Value]]:
+def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], registry: Any, then: list = (),
+                own: list[str] = ()) -> tuple[Callable, list[Value]]:
     """The node and its helper steps as one function of the values they read from the pool
-    and constants (Plan.steps), and those values: what the engine evaluates, checks and
-    perturbs in place of the node alone."""
+    and constants (Plan.steps, Plan.then), and those values: what the engine evaluates, checks
+    and perturbs in place of the node alone. With ``then`` the node's outputs are bound to the
+    local names ``own`` and the function returns the last helper's outputs."""
     ext: list[Value] = []
-    for v in [v for _, _, vs, _, _ in steps for v in vs] + list(main_ins):
+    for v in [v for _, _, vs, _, _ in steps for v in vs] + list(main_ins) + [v for _, _, vs, _, _ in then for v in vs]:
         if v is not None and v.kind != LOCAL and not any(v is e for e in ext):
             ext.append(v)
 
@@ -718,7 +757,17 @@ def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], regist
         return ("ext", next(k for k, e in enumerate(ext) if e is v))
 
     plan_steps = [(registry[("", o, s_)].reference, [slot(v) for v in vs], outs, a) for o, s_, vs, outs, a in steps]
+    after = [(registry[("", o, s_)].reference, [slot(v) for v in vs], outs, a) for o, s_, vs, outs, a in then]
     main_slots = [slot(v) for v in main_ins]
+
+    def run(rows: list, env: dict[str, Any], get: Callable[[Any], Any]) -> list[Any]:
+        vals: list[Any] = []
+        for r, slots, outs, a in rows:
+            result = r(*[get(s) for s in slots], **a)
+            # a sequence is one Typed value; several outputs come as a tuple or list
+            vals = [result] if isinstance(result, Typed) or not isinstance(result, (list, tuple)) else list(result)
+            env.update(zip(outs, map(reference_value, vals)))
+        return vals
 
     def call(*args: Any, **attrs: Any) -> Any:
         env: dict[str, Any] = {}
@@ -728,12 +777,13 @@ def _with_steps(ref: Callable, steps: list, main_ins: list[Value | None], regist
                 return None
             return args[s[1]] if s[0] == "ext" else env[s[1]]
 
-        for r, slots, outs, a in plan_steps:
-            result = r(*[get(s) for s in slots], **a)
-            # a sequence is one Typed value; several outputs come as a tuple or list
-            vals = [result] if isinstance(result, Typed) or not isinstance(result, (list, tuple)) else list(result)
-            env.update(zip(outs, map(reference_value, vals)))
-        return ref(*[get(s) for s in main_slots], **attrs)
+        run(plan_steps, env, get)
+        result = ref(*[get(s) for s in main_slots], **attrs)
+        if not after:
+            return result
+        vals = [result] if isinstance(result, Typed) or not isinstance(result, (list, tuple)) else list(result)
+        env.update(zip(own, map(reference_value, vals)))
+        return tuple(run(after, env, get))
 
     return call, ext
 
@@ -930,8 +980,10 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
 
             ins = [value(i) for i in node.inputs]
             steps = [Step(op, [value(i) for i in si], list(so), dict(sa)) for op, _, si, so, sa in node.steps]
+            then = [Step(op, [value(i) for i in si], list(so), dict(sa)) for op, _, si, so, sa in node.then]
             why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
-                             out_names=list(node.outputs), captures=[names[i] for i in node.captures], steps=steps)
+                             out_names=list(node.outputs), captures=[names[i] for i in node.captures], steps=steps,
+                             then=then, own=list(node.own))
             if why:
                 return None
             names.update({v.name: v for v in b.pool[-len(node.outputs):]})
@@ -996,10 +1048,16 @@ def build_model(g: Graph) -> onnx.ModelProto:
                                   for a, v in attrs.items())
             nodes.append(step)
         sch = schema.schema_at(n.op, g.opset)
-        node = helper.make_node(n.op, n.inputs, n.outputs, name=f"n{i}_{n.op}")
+        node = helper.make_node(n.op, n.inputs, n.node_outputs, name=f"n{i}_{n.op}")
         node.attribute.extend(helper.make_attribute(k, _attr_value(sch, k, v), attr_type=int(sch.attributes[k].type))
                               for k, v in n.attrs.items())
         nodes.append(node)
+        for k, (op, _, ins, outs, attrs) in enumerate(n.then):
+            ssch = schema.schema_at(op, g.opset)
+            step = helper.make_node(op, ins, outs, name=f"n{i}_then{k}_{op}")
+            step.attribute.extend(helper.make_attribute(a, _attr_value(ssch, a, v), attr_type=int(ssch.attributes[a].type))
+                                  for a, v in attrs.items())
+            nodes.append(step)
     inits = [numpy_helper.from_array(arr, name) for name, arr in g.initializers.items()]
     graph = helper.make_graph(nodes, f"generated_{g.digest()}", [_value_info(v, g.dtype) for v in g.inputs],
                               [_value_info(v, g.dtype) for v in g.outputs], initializer=inits)
