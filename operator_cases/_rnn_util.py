@@ -624,9 +624,9 @@ def fuzz_bound(kind: str):
     def bound(ref, ins, attrs):
         # ins are the values the plan reads: [X, W, R, B?], or with the Reshape step
         # [the pool value, X's shape (int64), W, R, B?]
-        ins = list(ins)
+        read = list(ins)  # what ref, the plan's steps and node as one function, takes
         if len(ins) > 1 and np.asarray(ins[1]).dtype.kind in "iu":
-            ins = [np.reshape(ins[0], tuple(int(d) for d in ins[1]))] + ins[2:]
+            ins = [np.reshape(ins[0], tuple(int(d) for d in ins[1]))] + list(ins[2:])
         x, w, r = (np.abs(np.asarray(a, dtype=np.float64)) for a in ins[:3])
         pre = np.einsum("dgi,tbi->tbdg", w, x)  # (T, B, dirs, gates*H)
         pre = pre + np.sum(r, axis=-1)[None, None]
@@ -634,7 +634,7 @@ def fuzz_bound(kind: str):
             b = np.abs(np.asarray(ins[3], dtype=np.float64))
             half = b.shape[-1] // 2
             pre = pre + (b[..., :half] + b[..., half:])[None, None]
-        y = np.asarray(ref(*ins, **attrs)[0])
+        y = np.asarray(ref(*read, **attrs)[0])
         return np.full(y.shape, float(np.max(pre, initial=0.0)) + 1.0)
 
     return bound

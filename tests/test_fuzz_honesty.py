@@ -117,6 +117,18 @@ def test_a_harness_bug_in_the_tester_propagates_out_of_a_campaign(monkeypatch):
         F.Campaign(config).run()
 
 
+def test_a_template_bound_that_fails_propagates_instead_of_loosening_the_tolerance(monkeypatch):
+    import dataclasses
+
+    def broken(ref, ins, attrs):
+        raise TypeError("deliberate bug in the CumSum bound")
+
+    monkeypatch.setitem(G.TEMPLATES, "CumSum", dataclasses.replace(G.TEMPLATES["CumSum"], bound=broken))
+    config = G.GenConfig(opsets=(17,), ops=("CumSum",), max_nodes=2, dtypes=("float32",))
+    with pytest.raises(TypeError, match="deliberate bug in the CumSum bound"):
+        G.draw_graphs(3, seed=1, config=config)
+
+
 def test_only_disagreements_are_taken_as_the_end_of_a_session():
     from hypothesis.errors import FlakyFailure
 

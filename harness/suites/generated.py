@@ -695,23 +695,19 @@ class Builder:
         # the op's own rounding, and the conditioning limit
         u = max(u, tmpl.compute_u)
         bounds: list | None = None
-        if tmpl.bound is not None:
-            try:
-                got = tmpl.bound(ref, [v.wide if v is not None else None for v in ins], plan.attrs)
-                # one array for a node of one output, or a list of them, one per output
-                bounds = list(got) if isinstance(got, (list, tuple)) else ([got] if len(ys) == 1 else None)
-            except Exception:
-                pass
+        if tmpl.bound is not None:  # a bound that raises or does not fit y is a bug of its template: it propagates
+            got = tmpl.bound(ref, [v.wide if v is not None else None for v in ins], plan.attrs)
+            # one array for a node of one output, or a list of them, one per output
+            bounds = list(got) if isinstance(got, (list, tuple)) else [got]
+            if len(bounds) != len(ys):
+                raise ValueError(f"{op}: its template's bound gave {len(bounds)} array(s) for {len(ys)} output(s)")
         for k, y in enumerate(ys):
             if y.dtype.kind != "f":
                 continue
             mag = clean(np.abs(y))
             scale = mag
-            if bounds is not None and k < len(bounds):
-                try:
-                    scale = np.broadcast_to(clean(np.asarray(bounds[k], dtype=np.float64)), y.shape)
-                except ValueError:
-                    pass
+            if bounds is not None:
+                scale = np.broadcast_to(clean(np.asarray(bounds[k], dtype=np.float64)), y.shape)
             # plus the absolute error of rounding into the subnormal range (a value below the
             # smallest subnormal legitimately becomes 0: Softmax of float16 does)
             errs[k] = errs[k] + (tmpl.ulps + plan.n_acc) * u * scale + SUBNORMAL[self.dtype]
