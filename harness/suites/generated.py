@@ -700,7 +700,7 @@ class Builder:
             # one array for a node of one output, or a list of them, one per output
             bounds = list(got) if isinstance(got, (list, tuple)) else [got]
             if len(bounds) != len(ys):
-                raise ValueError(f"{op}: its template's bound gave {len(bounds)} array(s) for {len(ys)} output(s)")
+                raise ValueError(f"{tmpl.op}: its template's bound gave {len(bounds)} array(s) for {len(ys)} output(s)")
         for k, y in enumerate(ys):
             if y.dtype.kind != "f":
                 continue
