@@ -281,8 +281,8 @@ def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callab
 
 def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], None]) -> tuple[list[Case], dict[str, BackendInfo]]:
     """The run's cases and its backends' infos. The local runner's workers start and load their
-    backends in a thread while this one selects (and hashes) the cases; they stay, backends
-    loaded, for the run. No case selected, or a failure of either: the workers are stopped."""
+    backends in a thread while this one selects the cases; they stay, backends loaded, for the
+    run. No case selected, or a failure of either: the workers are stopped."""
     if not isinstance(runner, Runner):
         cases = _selected(config, say)
         return cases, runner.probe()

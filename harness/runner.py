@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from .case import Case
 from . import forkserver
+from .case import Case
 from .execute import ExecOptions, Result, execute_case
 from .timing import limit_blas_threads, peak_rss, reset_peak_rss
 
