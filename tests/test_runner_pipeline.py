@@ -93,7 +93,7 @@ class _Recording(Runner):
 def test_a_crash_behind_a_deep_queue_costs_only_its_case_and_the_queued_ones_run_once():
     cases = [relu_case(f"t/ok{k}") for k in range(15)] + [relu_case("t/bad", graph_name="FAULT")] + [relu_case(f"t/late{k}") for k in range(10)]
     runner = _Recording([BackendSpec("tests.fault_backends:Segfault", name="Segfault")], jobs=1, timeout=30)
-    runner.rooms = []
+    runner.rooms, runner.quick = [], 5.0  # every case counts as quick, however loaded the machine
     results = []
     runner.run([(c, "Segfault") for c in cases], results.append)
     assert max(runner.rooms) == runner.depth  # quick cases: the queue was deep
