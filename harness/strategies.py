@@ -27,8 +27,12 @@ _LABELS = {
     TensorProto.FLOAT8E4M3FN: "float8e4m3fn", TensorProto.FLOAT8E4M3FNUZ: "float8e4m3fnuz",
     TensorProto.FLOAT8E5M2: "float8e5m2", TensorProto.FLOAT8E5M2FNUZ: "float8e5m2fnuz",
     TensorProto.INT4: "int4", TensorProto.UINT4: "uint4", TensorProto.FLOAT4E2M1: "float4e2m1",
+    TensorProto.INT2: "int2", TensorProto.UINT2: "uint2", TensorProto.FLOAT8E8M0: "float8e8m0",
+    TensorProto.FLOAT6E2M3: "float6e2m3", TensorProto.FLOAT6E3M2: "float6e3m2",
 }
 _CODES = {label: code for code, label in _LABELS.items()}
+#: every dtype label the harness knows
+LABELS = tuple(_LABELS.values())
 _ONNX_TYPE_STR = {f"tensor({onnx.helper.tensor_dtype_to_string(c).split('.')[-1].lower()})": l for c, l in _LABELS.items()}
 _ONNX_TYPE_STR.update({"tensor(float)": "float32", "tensor(double)": "float64"})
 
@@ -64,12 +68,27 @@ def np_dtype(label: str) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(_CODES[label]))
 
 
+#: floats of fewer than 8 bits (finite only: no infinity, no NaN) and float8e8m0 (powers of two
+#: only: no sign, no zero, no infinity; NaN is 0xFF)
+NARROW_FLOATS = ("float4e2m1", "float6e2m3", "float6e3m2")
+
+
 def is_float(label: str) -> bool:
-    return label in FLOATS or label in FLOAT8 or label == "float4e2m1"
+    return label in FLOATS or label in FLOAT8 or label in NARROW_FLOATS or label == "float8e8m0"
 
 
 def is_int(label: str) -> bool:
-    return label in INTS or label in ("int4", "uint4")
+    return label in INTS or label in ("int4", "uint4", "int2", "uint2")
+
+
+def has_inf(label: str) -> bool:
+    """Whether the float type holds +-inf (the float8 "fn"/"fnuz" types, float8e8m0 and those
+    under 8 bits do not)."""
+    return label in FLOATS or label == "float8e5m2"
+
+
+def has_nan(label: str) -> bool:
+    return is_float(label) and label not in NARROW_FLOATS
 
 
 def finite_range(label: str) -> tuple[float, float]:
@@ -133,8 +152,12 @@ def arrays(draw: Callable, label: str, shape: tuple[int, ...] | None = None, lo:
     high = min(high, hi) if hi is not None else min(high, 1e4)
     width = 64 if label == "float64" else 32
     elems = st.floats(low, high, allow_nan=False, allow_infinity=False, width=width)
-    if allow_nan or allow_inf:
-        specials = ([float("nan")] if allow_nan else []) + ([float("inf"), float("-inf")] if allow_inf else [])
+    # NaN and +-inf where the type holds them (a float4e2m1 or float8 "fn" type turns them into
+    # other values: drawn as before, so their frozen cases stay the same)
+    old = label not in ("float8e8m0", "float6e2m3", "float6e3m2")
+    specials = ([float("nan")] if allow_nan and (old or has_nan(label)) else []) + \
+        ([float("inf"), float("-inf")] if allow_inf and (old or has_inf(label)) else [])
+    if specials:
         elems = st.one_of(elems, st.sampled_from(specials))
     if nonzero:
         elems = elems.filter(lambda v: v != 0)
@@ -166,8 +189,13 @@ def edge_values(label: str) -> np.ndarray:
         vals = sorted({low, low + 1, -1 if low < 0 else 0, 0, 1, high - 1, high})
         return np.array(vals, dtype=object).astype(dtype)
     info = ml_dtypes.finfo(dtype)
+    if label == "float8e8m0":  # powers of two: the extremes, 1 and its neighbours, NaN
+        vals = [1.0, 0.5, 2.0, low, high, float("nan")]
+        return np.array(vals, dtype=np.float64).astype(dtype)
     vals = [0.0, -0.0, 1.0, -1.0, 0.5, high, low, float(info.smallest_subnormal), -float(info.smallest_subnormal),
             float(info.smallest_normal), float("inf"), float("-inf"), float("nan")]
+    if label in ("float6e2m3", "float6e3m2"):  # finite only: no value stands for inf or NaN
+        vals = vals[:-3]
     with np.errstate(all="ignore"):
         arr = np.array(vals, dtype=np.float64).astype(dtype)
     return arr

@@ -3,13 +3,14 @@
 
 "Unlike Cast, BitCast preserves the exact bit pattern without any value conversion. The target
 data type must have the same bit-width as the input data type ... All types except string are
-supported. Implementations must treat the underlying bytes as little endian." Widths: 4 bits
-(int4, uint4, float4e2m1), 8 (int8, uint8, bool, the float8 types), 16, 32 and 64. Inputs are
+supported. Implementations must treat the underlying bytes as little endian." Widths: 2 bits
+(int2, uint2), 4 (int4, uint4, float4e2m1), 8 (int8, uint8, bool, the float8 types with
+float8e8m0), 16, 32 and 64. Inputs are
 drawn as raw bit patterns, so NaN payloads, signalling NaNs, -0.0 and denormals all occur. A
 bool holds 0 or 1; other bytes are not valid bools, so a bool target only sees those two.
 
-The schema also allows complex64/complex128, float8e8m0 and int2/uint2, which the harness has no
-dtype label for (strategies.py): they are neither swept nor drawn as targets.
+The schema also allows complex64/complex128, which the harness has no dtype label for
+(strategies.py): they are neither swept nor drawn as targets.
 """
 
 import ml_dtypes
@@ -23,10 +24,11 @@ op = Operator("BitCast")
 st = S.st
 
 NIBBLES = ("int4", "uint4", "float4e2m1")
+CRUMBS = ("int2", "uint2")
 
 
 def width(label):
-    return 4 if label in NIBBLES else S.np_dtype(label).itemsize * 8
+    return 2 if label in CRUMBS else 4 if label in NIBBLES else S.np_dtype(label).itemsize * 8
 
 
 def _uint(bits):
@@ -36,8 +38,8 @@ def _uint(bits):
 def to_bits(x):
     """The bit pattern of every element, as unsigned integers of the element's width."""
     label = S.label_of(x.dtype)
-    if label in ("int4", "uint4"):
-        return x.astype(np.int8).astype(np.uint8) & 0x0F
+    if label in ("int4", "uint4", "int2", "uint2"):  # two's complement, cut to the element's width
+        return x.astype(np.int8).astype(np.uint8) & ((1 << width(label)) - 1)
     if label == "float4e2m1":
         return x.view(np.uint8) & 0x0F
     return x.view(_uint(width(label)))
@@ -46,10 +48,11 @@ def to_bits(x):
 def from_bits(bits, label):
     """Elements of type ``label`` whose bit patterns are ``bits``."""
     bits = np.asarray(bits, dtype=_uint(width(label)))
-    if label == "uint4":
-        return bits.astype(ml_dtypes.uint4)
-    if label == "int4":
-        return np.where(bits >= 8, bits.astype(np.int8) - 16, bits.astype(np.int8)).astype(ml_dtypes.int4)
+    if label in ("uint4", "uint2"):
+        return bits.astype(S.np_dtype(label))
+    if label in ("int4", "int2"):
+        top = 1 << (width(label) - 1)
+        return np.where(bits >= top, bits.astype(np.int8) - 2 * top, bits.astype(np.int8)).astype(S.np_dtype(label))
     if label == "float4e2m1":
         return bits.view(ml_dtypes.float4_e2m1fn)
     return bits.view(S.np_dtype(label))

@@ -33,9 +33,11 @@ What each version says, and what this oracle does with it:
   generated with ml_dtypes) expect -0; the operator text decides neither. A backend giving -0 or 6
   keeps the invariant and reads ``unspecified``.
 * Cast-24 adds float8e8m0 and ``round_mode`` (which only applies to float8e8m0); Cast-25 adds
-  int2/uint2, Cast-28 float6e2m3/float6e3m2. The harness has no dtype label for those types
-  (strategies.py), so they are neither swept nor drawn as targets; ``round_mode`` is still drawn
-  to check that other targets ignore it.
+  int2/uint2, Cast-28 float6e2m3/float6e3m2. The harness draws those types for the operators
+  that move data (Identity, Reshape, Pad, ...), but our conversions to and from them (Cast-24's
+  round_mode up/down/nearest into powers of two, the 2-bit and 6-bit roundings and saturation)
+  are not written yet: these types (``NOT_YET``) are neither swept as sources nor drawn as
+  targets. ``round_mode`` is still drawn to check that other targets ignore it.
 
 Strings (Cast-9 on): "3.14", "1000", "1e-5", "1E8", and the case-insensitive literals "+INF",
 "INF", "NaN" (and "-INF") convert to floats -- exactly, then rounded once to the target;
@@ -266,12 +268,17 @@ def cast_24(x, *, to, saturate=1, round_mode="up"):
 
 
 # -- what may be drawn ------------------------------------------------------------------------
+#: types whose conversions our reference does not implement yet (see the module docstring)
+NOT_YET = ("float8e8m0", "int2", "uint2", "float6e2m3", "float6e3m2")
+op.restrict(1, 6, 9, 13, 19, 21, 23, 24, 25, 28, dtypes=tuple(t for t in S.LABELS if t not in NOT_YET))
+
+
 def targets(src: str, opset: int, op_name: str = "Cast") -> list[str]:
     """Target labels allowed by the schema (and known to the harness) for which the spec
     defines a result for ``src`` (see the module docstring)."""
     sch = schema.schema_at(op_name, opset)
     labels = [S.label_from_type_str(t) for t in schema.allowed_types(sch)["T2"]]
-    return [t for t in labels if t and not excluded(src, t)]
+    return [t for t in labels if t and t not in NOT_YET and not excluded(src, t)]
 
 
 def excluded(src: str, to: str) -> bool:

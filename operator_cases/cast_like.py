@@ -8,8 +8,9 @@ CastLike-19/21/23 follow the Cast-19/21/23 float 8 tables (+-inf -> NaN for the 
 when saturating), CastLike-24/25 the Cast-24 ones (+-inf -> +-FLT_MAX). ``saturate`` arrives in
 CastLike-19, ``round_mode`` in CastLike-24. ``target_type`` only lends its type: its values and
 shape (drawn at random, empty and rank 0 included) do not matter. The same pairs of types are
-left out as for Cast (float/bool -> string, string -> bool), and for the same reasons; types the
-harness has no label for (float8e8m0, int2/uint2) are neither swept nor drawn.
+left out as for Cast (float/bool -> string, string -> bool), and for the same reasons; the types
+whose conversions Cast's reference does not implement yet (``cast.NOT_YET``: float8e8m0,
+int2/uint2, float6) are neither swept nor drawn.
 """
 
 import numpy as np
@@ -17,7 +18,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .cast import NAN_TO_FLOAT4, convert, draw_attrs, draw_source, edge_cases, targets
+from .cast import NAN_TO_FLOAT4, NOT_YET, convert, draw_attrs, draw_source, edge_cases, targets
 
 op = Operator("CastLike")
 st = S.st
@@ -48,6 +49,9 @@ def target_tensor(to, shape=(1,)):
     if to == "string":
         return np.array(["t"] * n, dtype=object).reshape(shape)
     return np.ones(shape, dtype=S.np_dtype(to))
+
+
+op.restrict(15, 19, 21, 23, 24, 25, dtypes=tuple(t for t in S.LABELS if t not in NOT_YET))
 
 
 @op.strategy(15, 19, 21, 23, 24, 25)

@@ -48,6 +48,8 @@ def _default_constant(dtype):
         return ""
     if label == "bool":
         return False
+    if label == "float8e8m0":  # no 0 in the type: the zero bit pattern, 2^-127 (Pad.default_value_float8e8m0)
+        return np.zeros((), dtype)
     return 0
 
 
@@ -121,6 +123,34 @@ def pad_2(data, *, pads, mode="constant", value=0.0):
 @op.reference(*V_INPUT, *V_AXES)
 def pad_11(data, pads, constant_value=None, axes=None, *, mode="constant"):
     return pad(data, pads, mode, constant_value, axes)
+
+
+# -- where the spec is silent ------------------------------------------------------------------
+def _default_e8m0(inputs, attrs, expected, since):
+    """The padded elements of a constant-mode Pad of float8e8m0 data with no constant_value."""
+    data = np.asarray(inputs[0])
+    mode = attrs.get("mode", "constant")
+    mode = mode.decode() if isinstance(mode, bytes) else mode
+    if S.label_of(data.dtype) != "float8e8m0" or mode != "constant" or (len(inputs) > 2 and inputs[2] is not None):
+        return [None]
+    axes = inputs[3] if len(inputs) > 3 else None
+    return [pad(np.zeros(data.shape, bool), inputs[1], "constant", True, axes)]
+
+
+def _one_fill(c):
+    """Every padded element holds the same value."""
+    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
+    return got.size == 0 or bool(np.all(got == got[0]) or np.all(np.isnan(got)))
+
+
+op.spec_silent(
+    "default_value_float8e8m0", (24, 25),
+    spec="(Optional) A scalar value to be used if the mode chosen is `constant` (by default it is 0, empty string or False).",
+    expected="2^-127, the bit pattern 0: float8e8m0 holds powers of two only, no 0, and Cast-24's table gives 0 -> '0' "
+             "(the zero pattern) under its default saturate + round up ('non-saturate + nearest' gives NaN, what ml_dtypes "
+             "does); Pad does not say which conversion its default 0 takes",
+    where=_default_e8m0,
+    invariants={"every padded element holds the same value": _one_fill})
 
 
 # -- strategies ------------------------------------------------------------------------------------

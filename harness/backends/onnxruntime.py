@@ -121,7 +121,9 @@ class OrtSession(Session):
 
 #: ORT's messages for something it does not implement (kernel, op, op-version)
 _MISSING = re.compile(r"NOT_IMPLEMENTED|No Op registered for|is not a registered function/op|not supported|"
-                      r"MLDataType for: .* is not currently registered or supported", re.I)
+                      r"MLDataType for: .* is not currently registered or supported|"
+                      # the Python binding without a numpy type for an element type (float8e8m0, 2- and 6-bit types)
+                      r"No corresponding Numpy type for Tensor Type|Numpy_type \d+ can't be converted to MLDataType", re.I)
 #: ORT refusing at load what its own schemas or versions do not cover: a missing type or version
 #: when the ONNX checker accepts the model (else ``prepare`` raised ``Rejected``): "Type Error:
 #: Type 'tensor(int32)' of input parameter (x) of operator (Det) ... is invalid", "Unsupported
