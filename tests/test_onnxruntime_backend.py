@@ -120,3 +120,10 @@ def test_an_unknown_optimization_level_is_refused_by_name():
     backend.load()
     with pytest.raises(ValueError, match="fastest"):
         backend.prepare(_relu_model())
+
+
+@pytest.mark.parametrize("message", ["No corresponding Numpy type for Tensor Type. Float8E8M0",
+                                     "Numpy_type 267 can't be converted to MLDataType."])
+def test_a_type_the_binding_cannot_carry_is_unsupported(message):
+    backend = OnnxRuntimeBackend()
+    assert backend.classify_error(RuntimeError(message), "run") == "unsupported"

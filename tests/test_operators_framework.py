@@ -242,3 +242,30 @@ def test_edge_pad_with_nan_keeps_nan():
     ins, (y,) = _edge_case("Pad", 18, "float32", "nan_value_and_data")
     assert np.isnan(ins["x0"]).sum() == 1 and y.shape == (4, 6)
     assert np.isnan(y[0]).all() and np.isnan(y[:, -1]).all() and np.isnan(y).sum() == 6 + 3 + 1
+
+
+def test_the_newest_element_types_are_swept_with_values_they_hold():
+    from harness import strategies as S
+    from harness.registry import REGISTRY
+
+    reg = load_all()
+    assert {"float8e8m0", "int2", "uint2"} <= set(dtypes_for(reg[("", "Identity", 25)], 25))
+    assert {"float6e2m3", "float6e3m2"} <= set(dtypes_for(reg[("", "DequantizeLinear", 28)], 28))
+    assert not {"float8e8m0", "int2", "float6e2m3"} & set(dtypes_for(REGISTRY[("", "Cast", 28)], 28))  # cast.NOT_YET
+    e8m0 = S.edge_values("float8e8m0").astype(np.float64)  # powers of two and NaN: no zero, no sign, no infinity
+    finite = e8m0[~np.isnan(e8m0)]
+    assert np.isnan(e8m0).sum() == 1 and np.all(finite > 0) and np.all(np.log2(finite) == np.round(np.log2(finite)))
+    assert {2.0**-127, 2.0**127, 1.0} <= set(finite)
+    for label, top in (("float6e2m3", 7.5), ("float6e3m2", 28.0)):  # finite types: NaN or inf would turn into other values
+        v = S.edge_values(label).astype(np.float64)
+        assert np.all(np.isfinite(v)) and v.max() == top and v.min() == -top and np.any((v == 0) & np.signbit(v))
+    assert S.edge_values("int2").astype(np.int64).tolist() == [-2, -1, 0, 1]
+    assert S.edge_values("uint2").astype(np.int64).tolist() == [0, 1, 2, 3]
+
+
+def test_bit_cast_pairs_types_of_the_same_width_only():
+    from operator_cases.bit_cast import targets, width
+
+    assert sorted(targets("int2", 26)) == ["int2", "uint2"]
+    assert "float8e8m0" in targets("uint8", 26) and "int2" not in targets("uint8", 26)
+    assert width("uint2") == 2 and width("float8e8m0") == 8 and width("int4") == 4

@@ -204,3 +204,17 @@ def test_run_exits_0_on_an_unspecified_result_and_1_with_strict(tmp_path, capsys
     assert main([*args, "--strict"]) == 1
     last = capsys.readouterr().out.strip().splitlines()[-1]
     assert last.startswith("exit 1") and "unspecified" in last, last
+
+
+@pytest.mark.parametrize("fill, outcome", [(2.0**-127, "pass"), (float("nan"), "unspecified"), (1.0, "mismatch")])
+def test_pad_default_value_in_float8e8m0_is_the_zero_pattern_or_nan_nothing_else(fill, outcome):
+    import ml_dtypes
+
+    load_all()
+    e8m0 = ml_dtypes.float8_e8m0fnu
+    x, pads = np.array([1.0, 2.0], e8m0), np.array([1, 0], np.int64)
+    case = build_case(REGISTRY[("", "Pad", 24)], Example([x, pads], name="default_e8m0"), "float8e8m0", 24, "default_e8m0")
+    assert case.tags["spec_silent"] == ["Pad.default_value_float8e8m0"]
+    got = np.array([fill, 1.0, 2.0]).astype(e8m0)
+    kernel = type("FixedPad", (_Kernels,), {"name": "fixed-pad", "kernels": (_kernel("Pad", lambda self, x, pads, *rest, mode=None: (got,)),)})
+    assert execute_case(kernel(), case).outcome == outcome
