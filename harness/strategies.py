@@ -68,8 +68,8 @@ def np_dtype(label: str) -> np.dtype:
     return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(_CODES[label]))
 
 
-#: floats of fewer than 8 bits (finite only: no infinity, no NaN) and float8e8m0 (powers of two
-#: only: no sign, no zero, no infinity; NaN is 0xFF)
+#: floats of fewer than 8 bits: finite only (no infinity, no NaN). float8e8m0 is apart: powers of
+#: two only (no sign, no zero, no infinity), NaN is 0xFF
 NARROW_FLOATS = ("float4e2m1", "float6e2m3", "float6e3m2")
 
 
@@ -154,9 +154,9 @@ def arrays(draw: Callable, label: str, shape: tuple[int, ...] | None = None, lo:
     elems = st.floats(low, high, allow_nan=False, allow_infinity=False, width=width)
     # NaN and +-inf where the type holds them (a float4e2m1 or float8 "fn" type turns them into
     # other values: drawn as before, so their frozen cases stay the same)
-    old = label not in ("float8e8m0", "float6e2m3", "float6e3m2")
-    specials = ([float("nan")] if allow_nan and (old or has_nan(label)) else []) + \
-        ([float("inf"), float("-inf")] if allow_inf and (old or has_inf(label)) else [])
+    as_before = label not in ("float8e8m0", "float6e2m3", "float6e3m2")
+    specials = ([float("nan")] if allow_nan and (as_before or has_nan(label)) else []) + \
+        ([float("inf"), float("-inf")] if allow_inf and (as_before or has_inf(label)) else [])
     if specials:
         elems = st.one_of(elems, st.sampled_from(specials))
     if nonzero:
