@@ -1034,26 +1034,20 @@ def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
     return helper.make_tensor_value_info(v.name, code, list(v.shape))
 
 
+def _make_node(op: str, opset: int, ins: list[str], outs: list[str], attrs: dict[str, Any], name: str) -> onnx.NodeProto:
+    sch = schema.schema_at(op, opset)
+    node = helper.make_node(op, ins, outs, name=name)
+    node.attribute.extend(helper.make_attribute(a, _attr_value(sch, a, v), attr_type=int(sch.attributes[a].type))
+                          for a, v in attrs.items())
+    return node
+
+
 def build_model(g: Graph) -> onnx.ModelProto:
     nodes = []
     for i, n in enumerate(g.nodes):
-        for k, (op, _, ins, outs, attrs) in enumerate(n.steps):
-            ssch = schema.schema_at(op, g.opset)
-            step = helper.make_node(op, ins, outs, name=f"n{i}_{k}_{op}")
-            step.attribute.extend(helper.make_attribute(a, _attr_value(ssch, a, v), attr_type=int(ssch.attributes[a].type))
-                                  for a, v in attrs.items())
-            nodes.append(step)
-        sch = schema.schema_at(n.op, g.opset)
-        node = helper.make_node(n.op, n.inputs, n.node_outputs, name=f"n{i}_{n.op}")
-        node.attribute.extend(helper.make_attribute(k, _attr_value(sch, k, v), attr_type=int(sch.attributes[k].type))
-                              for k, v in n.attrs.items())
-        nodes.append(node)
-        for k, (op, _, ins, outs, attrs) in enumerate(n.then):
-            ssch = schema.schema_at(op, g.opset)
-            step = helper.make_node(op, ins, outs, name=f"n{i}_then{k}_{op}")
-            step.attribute.extend(helper.make_attribute(a, _attr_value(ssch, a, v), attr_type=int(ssch.attributes[a].type))
-                                  for a, v in attrs.items())
-            nodes.append(step)
+        nodes += [_make_node(op, g.opset, ins, outs, attrs, f"n{i}_{k}_{op}") for k, (op, _, ins, outs, attrs) in enumerate(n.steps)]
+        nodes.append(_make_node(n.op, g.opset, n.inputs, n.node_outputs, n.attrs, f"n{i}_{n.op}"))
+        nodes += [_make_node(op, g.opset, ins, outs, attrs, f"n{i}_then{k}_{op}") for k, (op, _, ins, outs, attrs) in enumerate(n.then)]
     inits = [numpy_helper.from_array(arr, name) for name, arr in g.initializers.items()]
     graph = helper.make_graph(nodes, f"generated_{g.digest()}", [_value_info(v, g.dtype) for v in g.inputs],
                               [_value_info(v, g.dtype) for v in g.outputs], initializer=inits)
