@@ -106,17 +106,21 @@ def decode_rgb(stream: np.ndarray):
     """(RGB pixels H x W x 3, whether the file holds colour) or None when it cannot be decoded."""
     Image = _pil()
     data = np.asarray(stream, dtype=np.uint8).tobytes()
-    try:
-        with Image.open(io.BytesIO(data)) as img:
-            img.load()
-            colour = img.mode not in ("L", "1", "I;16", "I", "F", "LA")
-            if img.mode == "P":
-                pal = np.asarray(img.convert("RGB"))
-                colour = not (np.all(pal[..., 0] == pal[..., 1]) and np.all(pal[..., 1] == pal[..., 2]))
-            rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
-            gray = np.asarray(img.convert("L"), dtype=np.uint8) if not colour else None
+    img = None
+    try:  # only the decoding: Pillow's format plugins raise many kinds of errors on a corrupt file
+        img = Image.open(io.BytesIO(data))
+        img.load()
     except Exception:  # noqa: BLE001 - "If it can't decode for any reason ... it will return an empty matrix"
+        if img is not None:
+            img.close()
         return None
+    with img:  # decoded: what follows is ours, and a failure of it is a bug that surfaces
+        colour = img.mode not in ("L", "1", "I;16", "I", "F", "LA")
+        if img.mode == "P":
+            pal = np.asarray(img.convert("RGB"))
+            colour = not (np.all(pal[..., 0] == pal[..., 1]) and np.all(pal[..., 1] == pal[..., 2]))
+        rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
+        gray = np.asarray(img.convert("L"), dtype=np.uint8) if not colour else None
     return rgb, colour, gray
 
 

@@ -85,10 +85,10 @@ def _context(inputs, attrs, since):
 R.declare_points(op, VERSIONS, _context, {10: "Resize the input tensor."})
 
 
-def _legacy_where(inputs, attrs, expected, since):
-    """Open (Resize-10): every output of a linear resize that changes a length or of a nearest one
-    with a non-integer scale."""
-    scales = np.asarray(inputs[1], dtype=np.float64).reshape(-1)
+def legacy_open(scales, attrs, expected):
+    """Open under the legacy mapping (Resize-10, Upsample): every output of a linear resize that
+    changes a length or of a nearest one with a non-integer scale."""
+    scales = np.asarray(scales, dtype=np.float64).reshape(-1)
     if np.size(expected[0]) == 0:
         return [None]
     if attrs.get("mode", "nearest") == "nearest":
@@ -96,6 +96,10 @@ def _legacy_where(inputs, attrs, expected, since):
     else:
         open_ = bool(np.any(scales != 1))
     return [np.full(np.shape(expected[0]), open_)]
+
+
+def _legacy_where(inputs, attrs, expected, since):
+    return legacy_open(inputs[1], attrs, expected)
 
 
 def _legacy_invariant(c) -> bool:

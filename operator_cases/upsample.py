@@ -23,7 +23,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from . import _resize_util as R
-from .resize import LEGACY_POINT
+from .resize import LEGACY_POINT, legacy_open
 
 op = Operator("Upsample")
 st = S.st
@@ -69,14 +69,7 @@ R.declare_points(op, VERSIONS, _context, {1: "Upsample the input tensor."})
 
 
 def _legacy_where(inputs, attrs, expected, since):
-    scales = np.asarray(_scales(inputs, attrs, since), dtype=np.float64).reshape(-1)
-    if np.size(expected[0]) == 0:
-        return [None]
-    if attrs.get("mode", "nearest") == "nearest":
-        open_ = bool(np.any(scales != np.round(scales)))
-    else:
-        open_ = bool(np.any(scales != 1))
-    return [np.full(np.shape(expected[0]), open_)]
+    return legacy_open(_scales(inputs, attrs, since), attrs, expected)
 
 
 op.spec_silent("legacy_mapping", VERSIONS, spec={1: "The width and height of the output tensor are: output_width = floor(input_width * width_scale), "
