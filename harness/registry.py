@@ -99,6 +99,10 @@ REGISTRY: dict[tuple[str, str, int], OpVersion] = {}
 Where = Callable[[list, dict, list, int], "list[Any]"]
 #: invariant(check) -> True when it holds on ``check.actual``
 Invariant = Callable[["SilentCheck"], bool]
+#: reading(check) -> per output, that output computed under one reading of the spec (an array shaped
+#: like ``check.expected[k]``, or None where the reading says nothing of that output); only the open
+#: elements are consulted: there the backend's value must match our expected value or one reading
+Reading = Callable[["SilentCheck"], "list[Any]"]
 
 
 @dataclass
@@ -132,6 +136,9 @@ class SpecSilentPoint:
     where: Where
     #: what must hold whatever the choice, by a sentence saying it
     invariants: dict[str, Invariant] = field(default_factory=dict)
+    #: the other readings we accept, by a name saying which (e.g. "the formula read literally in
+    #: IEEE arithmetic", "the official test data"), each computed
+    readings: dict[str, Reading] = field(default_factory=dict)
     module: str = ""
     #: the operator's domain ("" for ai.onnx)
     domain: str = ""
@@ -207,7 +214,7 @@ class Operator:
         return template(self.name, **kw)
 
     def spec_silent(self, name: str, versions: tuple[int, ...], *, spec: str | dict[int, str], expected: str, where: Where,
-                    invariants: dict[str, Invariant] | None = None) -> SpecSilentPoint:
+                    invariants: dict[str, Invariant] | None = None, readings: dict[str, Reading] | None = None) -> SpecSilentPoint:
         """Declare a spec-silent point of these op-versions (see :class:`SpecSilentPoint`)."""
         for since in versions:
             self._entry(since)
@@ -215,7 +222,7 @@ class Operator:
         while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
             frame = frame.f_back
         point = SpecSilentPoint(f"{self.name}.{name}", self.name, tuple(versions), spec, expected, where, dict(invariants or {}),
-                                frame.f_globals.get("__name__", ""), self.domain)
+                                dict(readings or {}), frame.f_globals.get("__name__", ""), self.domain)
         if point.id in SPEC_SILENT:
             raise ValueError(f"spec-silent point {point.id} declared twice")
         SPEC_SILENT[point.id] = point
