@@ -50,13 +50,13 @@ def _specs(n: int, seed: int, min_specs: int, max_specs: int):
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
-    from harness.suites import generated as G
+    from harness.generated.spec import graph_specs
 
     out = []
 
     @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate], suppress_health_check=list(HealthCheck))
     @hseed(seed)
-    @given(G.graph_specs(min_specs, max_specs))
+    @given(graph_specs(min_specs, max_specs))
     def collect(spec):
         out.append(spec)
 
@@ -65,22 +65,24 @@ def _specs(n: int, seed: int, min_specs: int, max_specs: int):
 
 
 def validity(n: int) -> tuple[float, int, int, set[str], set[str]]:
-    from harness.suites import generated as G
+    from harness.generated.builder import realize
+    from harness.generated.graph import InvalidGraph, available_ops, check_graph
+    from harness.generated.spec import GenConfig
 
-    config = G.GenConfig(max_nodes=20)
+    config = GenConfig(max_nodes=20)
     valid = invalid = 0
     drawn: set[str] = set()
     for spec in _specs(n, 11, 10, 40):
-        g = G.realize(spec, config)
+        g = realize(spec, config)
         if not g.nodes:
             continue
         try:
-            G.check_graph(g)
+            check_graph(g)
             valid += 1
             drawn.update(node.key for node in g.nodes)
-        except G.InvalidGraph:
+        except InvalidGraph:
             invalid += 1
-    available = {f"{op}-{since}" for o in config.opsets for d in config.dtypes for op, since in G.available_ops(o, d)}
+    available = {f"{op}-{since}" for o in config.opsets for d in config.dtypes for op, since in available_ops(o, d)}
     return valid / max(1, valid + invalid), valid, invalid, drawn, available
 
 
@@ -89,20 +91,22 @@ def nan_free(nodes: int, n: int, value_aware: bool) -> tuple[float, float, int, 
     it ran, how many it cannot run: an op-version it lacks, such as Swish-24)."""
     import onnxruntime as ort
 
-    from harness.suites import generated as G
+    from harness.generated.builder import realize
+    from harness.generated.shrink import all_outputs
+    from harness.generated.spec import GenConfig
 
     ort.set_default_logger_severity(4)
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = opts.inter_op_num_threads = 1
-    config = G.GenConfig(max_nodes=nodes, dtypes=("float32",), nan_rate=0.0, value_aware=value_aware)
+    config = GenConfig(max_nodes=nodes, dtypes=("float32",), nan_rate=0.0, value_aware=value_aware)
     reached = ran = clean = 0
     specs = _specs(n, 21 + nodes, 2 * nodes, 3 * nodes)
     for spec in specs:
-        g = G.realize(spec, config)
+        g = realize(spec, config)
         if len(g.nodes) < nodes:
             continue
         reached += 1
-        exposed = G.all_outputs(g)
+        exposed = all_outputs(g)
         try:
             session = ort.InferenceSession(exposed.model().SerializeToString(), opts, providers=["CPUExecutionProvider"])
             outs = session.run(None, exposed.feeds())
@@ -116,13 +120,13 @@ def nan_free(nodes: int, n: int, value_aware: bool) -> tuple[float, float, int, 
 
 def throughput(max_nodes: int, graphs: int, isolate: bool, budget: float, min_specs: int | None = None,
                dtypes: tuple[str, ...] = ("float32", "float16", "float64")) -> tuple[float, float, int, float]:
-    from harness import fuzz as F
-    from harness.suites import generated as G
+    from harness.generated.campaign import Campaign, FuzzConfig, expand_backends
+    from harness.generated.spec import GenConfig
 
-    specs = F.expand_backends(["onnxruntime"], {})
-    config = F.FuzzConfig(backends=specs, gen=G.GenConfig(opsets=tuple(range(13, 27)), dtypes=dtypes, max_nodes=max_nodes),
+    specs = expand_backends(["onnxruntime"], {})
+    config = FuzzConfig(backends=specs, gen=GenConfig(opsets=tuple(range(13, 27)), dtypes=dtypes, max_nodes=max_nodes),
                           budget_s=budget, seed=5, max_graphs=graphs, isolate=isolate, shrink_s=20, min_specs=min_specs)
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     s = report.stats
     return s.rate, s.nodes / max(1, s.valid), s.tested, s.gen_seconds
 
@@ -259,12 +263,12 @@ def run_nnsmith(python: Path, seconds: int, max_nodes: int, root: Path) -> dict:
 def run_ours_side_by_side(seconds: int, max_nodes: int) -> dict:
     """Our fuzzer for ``seconds`` of wall time on ONNX Runtime in this process (as NNSmith runs
     it), with the counts that set it beside NNSmith's."""
-    from harness import fuzz as F
-    from harness.suites import generated as G
+    from harness.generated.campaign import Campaign, FuzzConfig, expand_backends
+    from harness.generated.spec import GenConfig
 
-    config = F.FuzzConfig(backends=F.expand_backends(["onnxruntime"], {}), gen=G.GenConfig(max_nodes=max_nodes),
+    config = FuzzConfig(backends=expand_backends(["onnxruntime"], {}), gen=GenConfig(max_nodes=max_nodes),
                           budget_s=seconds, seed=5, isolate=False)
-    campaign = F.Campaign(config)
+    campaign = Campaign(config)
     # which tested graphs ONNX Runtime could not load or run: the tester's call for the k-th
     # tested graph is the last call made while stats.tested == k (tested counts it right after;
     # later calls, for localizing and shrinking, see k + 1)

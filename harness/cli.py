@@ -404,11 +404,13 @@ def _fuzz_case(case_id: str, tags: dict[str, Any], args: dict[str, Any]):
     None when that gives another graph (the campaign had stopped drawing some op-versions)."""
     if "spec" not in tags:
         return None
-    from .suites import generated as G
+    from .generated.builder import realize
+    from .generated.cases import graph_case
+    from .generated.spec import GenConfig, GraphSpec
 
-    config = G.GenConfig(opsets=tuple(args["opsets"]), dtypes=tuple(args["dtypes"]), ops=tuple(args["ops"]) or None,
-                         max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", G.GenConfig.nan_rate))
-    case = G.graph_case(G.realize(G.GraphSpec.from_json(tags["spec"]), config))
+    config = GenConfig(opsets=tuple(args["opsets"]), dtypes=tuple(args["dtypes"]), ops=tuple(args["ops"]) or None,
+                       max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", GenConfig.nan_rate))
+    case = graph_case(realize(GraphSpec.from_json(tags["spec"]), config))
     return case if case.id == case_id else None
 
 
@@ -702,7 +704,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .bench import register as register_bench
-    from .fuzz import register as register_fuzz
+    from .generated.cli import register as register_fuzz
     from .localize import register as register_localize
     from .report.commands import register as register_report
 

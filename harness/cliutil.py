@@ -1,5 +1,5 @@
 """Command-line pieces shared by :mod:`harness.cli` and the subcommands it registers
-(:mod:`harness.fuzz`), so that neither imports the other for them."""
+(:mod:`harness.generated.cli`), so that neither imports the other for them."""
 
 from __future__ import annotations
 

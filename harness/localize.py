@@ -15,7 +15,7 @@ output leaves its tolerance:
 2. Intermediates. A copy of the model exposes every node output as a graph output, each typed
    by ``onnx.shape_inference`` (``strict_mode=False``) or, where inference leaves it unknown,
    by the oracle's value (its dtype and shape). The backend runs it in a child process (the
-   fuzzer's :class:`harness.fuzz.Isolated`: a crash or a hang is an outcome, never the end of
+   fuzzer's :class:`harness.generated.engine.Isolated`: a crash or a hang is an outcome, never the end of
    localize). The first node with an output outside its tolerance is the answer.
 3. Prefix bisection. A backend that fuses nodes may compute something else once the fused
    intermediates are graph outputs (the fusion no longer applies), and a backend may refuse the
@@ -24,7 +24,7 @@ output leaves its tolerance:
    later nodes or the graph read, plus the last node's outputs) and the smallest k whose prefix
    diverges (or fails) is found by bisection: the k-th node, maybe fused with its producers.
 
-Tolerance. The fuzzer's propagation (:func:`harness.suites.generated.output_tolerance`): the
+Tolerance. The fuzzer's propagation (:func:`harness.generated.graph.output_tolerance`): the
 per-dtype base grows with the value's depth (the longest path from a graph input: each op on it
 may round once more). The fuzzer's propagated-error term needs each op's fuzz template (its
 error model and safe domain), which the ops of an arbitrary model do not all have, so it is 0
@@ -287,7 +287,7 @@ def value_tolerance(value: Any, depth: int, case_tol: Tolerance) -> Tolerance:
 
     from .case import Tolerance
     from .fuzz_api import Value
-    from .suites.generated import output_tolerance
+    from .generated.graph import output_tolerance
     from .values import dtype_name
 
     arr = value if not isinstance(value, (list, dict)) and value is not None else None
@@ -317,7 +317,7 @@ def localize(case: Case, backend: BackendSpec, oracle: BackendSpec | None = None
              bundle: Path | None = None, in_process: bool = False) -> Localization:
     """Find the first diverging node of ``case`` on ``backend`` (see the module docstring);
     ``bundle``: where to write the one-node repro bundle (None: none is written)."""
-    from .fuzz import InProcess, Isolated
+    from .generated.engine import InProcess, Isolated
     from .runner import BackendSpec
 
     oracle = oracle or BackendSpec("reference")

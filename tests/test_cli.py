@@ -155,14 +155,14 @@ def test_show_and_repro_find_the_cases_of_a_generated_suite_run(corpus, tmp_path
 
 
 def test_show_and_repro_find_every_case_of_a_fuzz_campaign(corpus, tmp_path, capsys):
-    from harness import fuzz as F
+    from harness.generated.campaign import Campaign, FuzzConfig
+    from harness.generated.spec import GenConfig
     from harness.runner import BackendSpec
-    from harness.suites import generated as G
 
     store = tmp_path / "r.sqlite"
-    config = F.FuzzConfig(backends=[BackendSpec("tests.seeded_faults:SliceEnd")], gen=G.GenConfig(ops=("Slice", "Neg"), max_nodes=4),
+    config = FuzzConfig(backends=[BackendSpec("tests.seeded_faults:SliceEnd")], gen=GenConfig(ops=("Slice", "Neg"), max_nodes=4),
                           budget_s=60, seed=1, max_graphs=40, max_findings=1, isolate=False, shrink_s=20, store=store, keep_passes=5)
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert len(report.findings) == 1
     finding = report.findings[0].case_id
     ids = _stored_ids(store)

@@ -1,4 +1,4 @@
-"""Issue 16, the fuzzer and --model: a harness bug ends a campaign loudly, fuzz.py does not
+"""Issue 16, the fuzzer and --model: a harness bug ends a campaign loudly, the fuzzer does not
 import the CLI, every fuzz bundle replays to its finding with ``run --model``, and a backend is
 never credited with a pass for agreeing with itself as the oracle."""
 
@@ -17,11 +17,19 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from harness import fuzz as F
 from harness.backends.reference import ReferenceBackend, ReferenceSession
 from harness.cli import main
+from harness.generated import judge
+from harness.generated.campaign import (
+    Campaign,
+    FuzzConfig,
+    _disagreement,
+    only_disagreements,
+)
+from harness.generated.cases import draw_graphs
+from harness.generated.graph import check_graph, templates
+from harness.generated.spec import GenConfig
 from harness.runner import BackendSpec
-from harness.suites import generated as G
 from tests.seeded_faults import FAULTS, _kernel, _Kernels
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,14 +86,14 @@ class BrokenOracle(ReferenceBackend):
 # -- 1. a harness bug ends the campaign --------------------------------------------------------
 _BROKEN_TEMPLATE = """
 import dataclasses, sys
-from harness.suites import generated as G
+from harness.generated.graph import templates
 from harness.cli import main
 
 def broken(ctx):
     raise TypeError("deliberate bug in the Neg template")
 
 if __name__ == "__main__":
-    G.TEMPLATES["Neg"] = dataclasses.replace(G.TEMPLATES["Neg"], plan=broken)
+    templates()["Neg"] = dataclasses.replace(templates()["Neg"], plan=broken)
     sys.exit(main(sys.argv[1:]))
 """
 
@@ -110,11 +118,11 @@ def test_a_harness_bug_in_the_tester_propagates_out_of_a_campaign(monkeypatch):
     def broken(self, *args, **kwargs):
         raise TypeError("deliberate bug in the tester")
 
-    monkeypatch.setattr(F.Tester, "test", broken)
-    config = F.FuzzConfig(backends=[BackendSpec("reference")], gen=G.GenConfig(opsets=(17,), ops=("Neg", "Abs"), max_nodes=3),
+    monkeypatch.setattr(judge.Tester, "test", broken)
+    config = FuzzConfig(backends=[BackendSpec("reference")], gen=GenConfig(opsets=(17,), ops=("Neg", "Abs"), max_nodes=3),
                           budget_s=30, seed=1, max_graphs=20, isolate=False, shrink_s=2)
     with pytest.raises(TypeError, match="deliberate bug in the tester"):
-        F.Campaign(config).run()
+        Campaign(config).run()
 
 
 def test_a_template_bound_that_fails_propagates_instead_of_loosening_the_tolerance(monkeypatch):
@@ -123,34 +131,34 @@ def test_a_template_bound_that_fails_propagates_instead_of_loosening_the_toleran
     def broken(ref, ins, attrs):
         raise TypeError("deliberate bug in the CumSum bound")
 
-    monkeypatch.setitem(G.TEMPLATES, "CumSum", dataclasses.replace(G.TEMPLATES["CumSum"], bound=broken))
-    config = G.GenConfig(opsets=(17,), ops=("CumSum",), max_nodes=2, dtypes=("float32",))
+    monkeypatch.setitem(templates(), "CumSum", dataclasses.replace(templates()["CumSum"], bound=broken))
+    config = GenConfig(opsets=(17,), ops=("CumSum",), max_nodes=2, dtypes=("float32",))
     with pytest.raises(TypeError, match="deliberate bug in the CumSum bound"):
-        G.draw_graphs(3, seed=1, config=config)
+        draw_graphs(3, seed=1, config=config)
 
 
 def test_only_disagreements_are_taken_as_the_end_of_a_session():
     from hypothesis.errors import FlakyFailure
 
-    a, b = F._disagreement(("x", "wrong-values")), F._disagreement(("y", "nan"))
-    assert F.only_disagreements(a("one"))
-    assert F.only_disagreements(ExceptionGroup("two bugs", [a("one"), b("two")]))
-    assert F.only_disagreements(FlakyFailure("stopped failing while shrinking", [a("one")]))
-    assert not F.only_disagreements(TypeError("harness bug"))
-    assert not F.only_disagreements(ExceptionGroup("mixed", [a("one"), TypeError("harness bug")]))
-    assert not F.only_disagreements(FlakyFailure("flaky harness bug", [TypeError("harness bug")]))
+    a, b = _disagreement(("x", "wrong-values")), _disagreement(("y", "nan"))
+    assert only_disagreements(a("one"))
+    assert only_disagreements(ExceptionGroup("two bugs", [a("one"), b("two")]))
+    assert only_disagreements(FlakyFailure("stopped failing while shrinking", [a("one")]))
+    assert not only_disagreements(TypeError("harness bug"))
+    assert not only_disagreements(ExceptionGroup("mixed", [a("one"), TypeError("harness bug")]))
+    assert not only_disagreements(FlakyFailure("flaky harness bug", [TypeError("harness bug")]))
 
 
 # -- 2. no import cycle ------------------------------------------------------------------------
 def test_fuzz_does_not_import_the_cli():
-    tree = ast.parse((ROOT / "harness" / "fuzz.py").read_text())
     imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom):
-            imported.add(("." * node.level) + (node.module or ""))
-        elif isinstance(node, ast.Import):
-            imported.update(a.name for a in node.names)
-    assert not imported & {".cli", "harness.cli"}, imported
+    for module in (ROOT / "harness" / "generated").glob("*.py"):
+        for node in ast.walk(ast.parse(module.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                imported.add(("." * node.level) + (node.module or ""))
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+    assert not imported & {"..cli", "harness.cli"}, imported
     # and the CLI's error is the one fuzz raises
     from harness import cli, cliutil
 
@@ -165,11 +173,11 @@ def _results(store: Path) -> dict[tuple[str, str], tuple[str, str]]:
 
 def test_every_bundle_of_a_campaign_replays_to_its_finding(tmp_path):
     backends = [f"{HERE}:SlightlyOffAdd", f"{HERE}:NewOpsetNeg", FAULTS["slice-end"][0]]
-    config = F.FuzzConfig(backends=[BackendSpec(b) for b in backends],
-                          gen=G.GenConfig(opsets=(21,), dtypes=("float32",), ops=("Add", "Slice", "Neg"), max_nodes=4),
+    config = FuzzConfig(backends=[BackendSpec(b) for b in backends],
+                          gen=GenConfig(opsets=(21,), dtypes=("float32",), ops=("Add", "Slice", "Neg"), max_nodes=4),
                           budget_s=90, seed=3, max_graphs=400, max_findings=3, isolate=False, shrink_s=20,
                           store=tmp_path / "fuzz.sqlite")
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert sorted(f.group for f in report.findings) == sorted(backends), [f.summary() for f in report.findings]
     bundles = [Path(f.bundle) for f in report.findings]
     argv = ["run", "--store", str(tmp_path / "replay.sqlite"), "-j", "1", "--backend", "reference"]
@@ -242,15 +250,15 @@ def test_a_backend_that_is_not_the_oracle_gets_no_warning(tmp_path, capsys):
 def test_a_failure_at_the_last_node_of_a_chain_is_localized():
     """Localizing compares the candidate graph's outputs with the graph's by name (comparing
     the values' arrays raised, and the campaign swallowed that and lost the failure)."""
-    config = F.FuzzConfig(backends=[BackendSpec(f"{HERE}:WrongAdd")],
-                          gen=G.GenConfig(opsets=(17,), dtypes=("float32",), ops=("Neg", "Add"), max_nodes=3), isolate=False)
-    campaign = F.Campaign(config)
+    config = FuzzConfig(backends=[BackendSpec(f"{HERE}:WrongAdd")],
+                          gen=GenConfig(opsets=(17,), dtypes=("float32",), ops=("Neg", "Add"), max_nodes=3), isolate=False)
+    campaign = Campaign(config)
     campaign._setup()
     whole = 0
-    for g in G.draw_graphs(40, seed=2, config=config.gen, min_specs=2):
+    for g in draw_graphs(40, seed=2, config=config.gen, min_specs=2):
         if len(g.nodes) < 2 or g.nodes[-1].op != "Add":
             continue
-        failures = campaign.tester.test(g, G.check_graph(g).SerializeToString())
+        failures = campaign.tester.test(g, check_graph(g).SerializeToString())
         for f in failures:
             h, root = campaign.localize(g, f)
             assert root.group == f.group and len(h.nodes) <= len(g.nodes)

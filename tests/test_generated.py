@@ -13,37 +13,61 @@ import numpy as np
 import onnx
 import pytest
 
-from harness import fuzz as F
 from harness.case import Tolerance
+from harness.fuzz_api import Value
+from harness.generated.builder import Builder, _exact_result, realize
+from harness.generated.campaign import Campaign, FuzzConfig, FuzzReport
+from harness.generated.cases import draw_graphs, graph_case
+from harness.generated.cli import parse_budget, register
+from harness.generated.graph import (
+    build_model,
+    check_graph,
+    is_exact,
+    output_tolerance,
+    templates,
+)
+from harness.generated.judge import kind_of, symptom_of
+from harness.generated.shrink import all_outputs, cut, prefixes, values_of, with_outputs
+from harness.generated.spec import (
+    ALL_DTYPES,
+    EXACT_DTYPES,
+    INT_DTYPES,
+    MAX_MAGNITUDE,
+    SAFETY,
+    GenConfig,
+    GraphSpec,
+    InputSpec,
+)
 from harness.runner import BackendSpec
-from harness.suites import generated as G
+import harness.suites.generated as generated_suite
+from harness.suites.generated import generated_cases
 from tests.seeded_faults import EDGE_FAULTS, FAULTS, NUMPY_OPS
 
 OPSETS = tuple(range(13, 27))
 
 
-def _campaign(backend: str, graphs: int, seed: int = 1, budget: float = 120.0, **gen) -> F.FuzzReport:
-    config = F.FuzzConfig(backends=[BackendSpec(backend)], gen=G.GenConfig(opsets=gen.pop("opsets", OPSETS), **gen),
+def _campaign(backend: str, graphs: int, seed: int = 1, budget: float = 120.0, **gen) -> FuzzReport:
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=gen.pop("opsets", OPSETS), **gen),
                           budget_s=budget, seed=seed, max_graphs=graphs, isolate=False, shrink_s=60)
-    return F.Campaign(config).run()
+    return Campaign(config).run()
 
 
 # -- drawing ---------------------------------------------------------------------------------
 def test_every_drawn_graph_passes_the_checker():
-    graphs = G.draw_graphs(40, seed=1, config=G.GenConfig(max_nodes=15), min_specs=15, max_specs=30, valid_only=False)
+    graphs = draw_graphs(40, seed=1, config=GenConfig(max_nodes=15), min_specs=15, max_specs=30, valid_only=False)
     assert len(graphs) == 40
     assert sum(len(g.nodes) for g in graphs) > 300  # observed floor: 567 nodes at this seed (not one-node graphs)
     for g in graphs:
         model = g.model()
         onnx.checker.check_model(model, full_check=True)
-        G.check_graph(g, model)  # strict shape inference agrees with the reference's shapes
+        check_graph(g, model)  # strict shape inference agrees with the reference's shapes
 
 
 def test_drawing_is_deterministic_for_a_seed():
-    config = G.GenConfig(max_nodes=12)
-    first = G.draw_graphs(12, seed=7, config=config)
-    again = G.draw_graphs(12, seed=7, config=config)
-    other = G.draw_graphs(12, seed=8, config=config)
+    config = GenConfig(max_nodes=12)
+    first = draw_graphs(12, seed=7, config=config)
+    again = draw_graphs(12, seed=7, config=config)
+    other = draw_graphs(12, seed=8, config=config)
     as_bytes = lambda gs: [g.model().SerializeToString() for g in gs]  # noqa: E731
     assert as_bytes(first) == as_bytes(again)
     assert as_bytes(first) != as_bytes(other)
@@ -55,65 +79,65 @@ def test_drawing_is_deterministic_for_a_seed():
 
 
 def test_realize_is_a_function_of_the_spec():
-    g = G.draw_graphs(1, seed=3, config=G.GenConfig(max_nodes=10))[0]
-    again = G.realize(G.GraphSpec.from_json(json.loads(json.dumps(g.spec.to_json()))), g.config)
+    g = draw_graphs(1, seed=3, config=GenConfig(max_nodes=10))[0]
+    again = realize(GraphSpec.from_json(json.loads(json.dumps(g.spec.to_json()))), g.config)
     assert again.model().SerializeToString() == g.model().SerializeToString()
 
 
 def test_value_aware_generation_keeps_nan_and_inf_out():
-    graphs = G.draw_graphs(40, seed=5, config=G.GenConfig(max_nodes=20, nan_rate=0.0), min_specs=20, max_specs=40)
+    graphs = draw_graphs(40, seed=5, config=GenConfig(max_nodes=20, nan_rate=0.0), min_specs=20, max_specs=40)
     for g in graphs:
-        exposed = G.all_outputs(g)
+        exposed = all_outputs(g)
         for out in exposed.expected():
             if out.dtype.kind == "f":
                 assert np.isfinite(out.astype(np.float64)).all(), g.describe()
-                assert np.max(np.abs(out.astype(np.float64)), initial=0) <= G.MAX_MAGNITUDE
+                assert np.max(np.abs(out.astype(np.float64)), initial=0) <= MAX_MAGNITUDE
 
 
 def test_nan_mode_puts_nan_where_the_spec_defines_it():
-    graphs = G.draw_graphs(30, seed=2, config=G.GenConfig(max_nodes=8, nan_rate=1.0))
+    graphs = draw_graphs(30, seed=2, config=GenConfig(max_nodes=8, nan_rate=1.0))
     assert all(g.nan_mode for g in graphs)
     assert any(np.isnan(v).any() for g in graphs for v in g.feeds().values() if v.dtype.kind == "f")
     for g in graphs:  # ops that may not see NaN never do: their inputs are NaN-free
-        values = G.values_of(g)
-        consts = {t.name: onnx.numpy_helper.to_array(t) for t in G.build_model(g).graph.initializer}  # not in the pool
+        values = values_of(g)
+        consts = {t.name: onnx.numpy_helper.to_array(t) for t in build_model(g).graph.initializer}  # not in the pool
         for n in g.nodes:
-            if G.TEMPLATES[n.op].nan is None:
+            if templates()[n.op].nan is None:
                 assert not any(values[i].has_nan if i in values else np.isnan(consts[i].astype(np.float64)).any()
                                for i in n.reads), g.describe()  # its steps' inputs and captures too
 
 
 def test_tolerance_grows_with_depth_and_error():
     x = np.ones(3)
-    shallow = G.output_tolerance(G.Value("a", "float", x, np.zeros(3), 1), "float32")
-    deep = G.output_tolerance(G.Value("b", "float", x, np.zeros(3), 10), "float32")
-    noisy = G.output_tolerance(G.Value("c", "float", x, np.full(3, 1e-5), 10), "float32")
+    shallow = output_tolerance(Value("a", "float", x, np.zeros(3), 1), "float32")
+    deep = output_tolerance(Value("b", "float", x, np.zeros(3), 10), "float32")
+    noisy = output_tolerance(Value("c", "float", x, np.full(3, 1e-5), 10), "float32")
     assert shallow.rtol == pytest.approx(1e-5) and deep.rtol == pytest.approx(1e-4)
-    assert noisy.atol == pytest.approx(deep.atol + G.SAFETY * 1e-5)
+    assert noisy.atol == pytest.approx(deep.atol + SAFETY * 1e-5)
 
 
 def test_graph_surgery_keeps_graphs_valid():
-    g = next(g for g in G.draw_graphs(10, seed=4, config=G.GenConfig(max_nodes=8, dtypes=("float32",))) if len(g.nodes) >= 4)
+    g = next(g for g in draw_graphs(10, seed=4, config=GenConfig(max_nodes=8, dtypes=("float32",))) if len(g.nodes) >= 4)
     for name in [o for n in g.nodes for o in n.outputs]:
-        h = G.with_outputs(g, [name])
-        G.check_graph(h)
+        h = with_outputs(g, [name])
+        check_graph(h)
         assert [v.name for v in h.outputs] == [name] and len(h.nodes) <= len(g.nodes)
     for k in range(len(g.nodes)):
-        h = G.cut(g, k)
+        h = cut(g, k)
         if h is not None:
-            G.check_graph(h)
+            check_graph(h)
             assert len(h.nodes) < len(g.nodes)
 
 
 def test_symptom_kinds():
-    assert F.kind_of("wrong-shape") == F.kind_of("mismatch:values") == "wrong-values"
-    assert F.kind_of("optimized:mismatch:nan") == "optimized:nan"
-    assert F.symptom_of("mismatch", "x", {"nan_mismatch": 2, "bad_count": 2}) == "mismatch:nan"
-    assert F.symptom_of("mismatch", "x", {"nan_mismatch": 2, "bad_count": 5}) == "mismatch:values"
-    assert F.symptom_of("error", "Fail: [ONNXRuntimeError] : 1 : FAIL : boom") == "error:FAIL"
-    assert F.parse_budget("10m") == 600 and F.parse_budget("1h30m") == 5400 and F.parse_budget("45") == 45
+    assert kind_of("wrong-shape") == kind_of("mismatch:values") == "wrong-values"
+    assert kind_of("optimized:mismatch:nan") == "optimized:nan"
+    assert symptom_of("mismatch", "x", {"nan_mismatch": 2, "bad_count": 2}) == "mismatch:nan"
+    assert symptom_of("mismatch", "x", {"nan_mismatch": 2, "bad_count": 5}) == "mismatch:values"
+    assert symptom_of("error", "Fail: [ONNXRuntimeError] : 1 : FAIL : boom") == "error:FAIL"
+    assert parse_budget("10m") == 600 and parse_budget("1h30m") == 5400 and parse_budget("45") == 45
     with pytest.raises(ValueError):
-        F.parse_budget("ten minutes")
+        parse_budget("ten minutes")
 
 
 # -- templates: one operator, one home ----------------------------------------------------------
@@ -123,27 +147,28 @@ def test_every_template_lives_with_its_operator_not_in_the_engine():
     from harness.registry import load_all
 
     registry = load_all()
-    assert len(G.TEMPLATES) >= 100  # 102 at the move; an op that loses its template shows here
-    for op, t in G.TEMPLATES.items():
+    assert len(templates()) >= 100  # 102 at the move; an op that loses its template shows here
+    for op, t in templates().items():
         assert t.op == op
         assert t.plan.__module__.startswith("operator_cases."), (op, t.plan.__module__)
         modules = {v.module for (d, o, _), v in registry.items() if d == "" and o == op}
         assert modules, f"{op} has a template but no registered op-version"
-    engine = Path(G.__file__).read_text()
-    assert "Template(" not in engine and "@template" not in engine and ".fuzz(" not in engine
+    for module in Path(draw_graphs.__code__.co_filename).parent.glob("*.py"):
+        engine = module.read_text()
+        assert "Template(" not in engine and "@template" not in engine and ".fuzz(" not in engine, module.name
 
 
 def test_an_op_registers_one_template_only():
     from harness import fuzz_api
     from harness.registry import Operator
 
-    G.templates()  # the registry loaded: Relu's own template is in
+    templates()  # the registry loaded: Relu's own template is in
     with pytest.raises(ValueError, match="Relu already has a fuzz template"):
         Operator("Relu").fuzz(ulps=0.0)(lambda c: None)
-    assert G.TEMPLATES["Relu"].plan.__module__ == "operator_cases._unary_util"
+    assert templates()["Relu"].plan.__module__ == "operator_cases._unary_util"
     with pytest.raises(ValueError, match="ai.onnx operators only"):
         Operator("Gelu", domain="com.microsoft").fuzz()
-    assert set(fuzz_api.TEMPLATES) == set(G.TEMPLATES)
+    assert set(fuzz_api.TEMPLATES) == set(templates())
 
 
 # -- the differential oracle -----------------------------------------------------------------
@@ -245,10 +270,10 @@ FAULT_RUNS = {
 def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
     backend, ops, nodes = FAULTS[fault]
     draw_ops, nan_rate, seed = FAULT_RUNS[fault]
-    config = F.FuzzConfig(backends=[BackendSpec(backend)], gen=G.GenConfig(opsets=OPSETS, ops=draw_ops, max_nodes=10, nan_rate=nan_rate),
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=OPSETS, ops=draw_ops, max_nodes=10, nan_rate=nan_rate),
                           budget_s=90, seed=seed, max_graphs=600, max_findings=1, isolate=False, shrink_s=60,
                           store=tmp_path / "results.sqlite")
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
     finding = report.findings[0]
     assert {n.op for n in finding.graph.nodes} == ops, finding.graph.describe()
@@ -270,12 +295,12 @@ def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
 
 # -- the whole input space (issue 17): integer and bool graphs, ties, empty inputs, asymmetric pads
 def test_integer_and_bool_graphs_are_drawn_exact_and_judged_exactly():
-    graphs = G.draw_graphs(60, seed=5, config=G.GenConfig(dtypes=G.EXACT_DTYPES, max_nodes=10))
+    graphs = draw_graphs(60, seed=5, config=GenConfig(dtypes=EXACT_DTYPES, max_nodes=10))
     assert len(graphs) == 60
     assert len({g.dtype for g in graphs}) >= 6  # integer types of both signs, and bool
     assert {"bool", "int8"} <= {g.dtype for g in graphs} and any(d.startswith("uint") for d in (g.dtype for g in graphs))
     for g in graphs:
-        G.check_graph(g)
+        check_graph(g)
         for name, arr in g.feeds().items():
             v = next(v for v in g.inputs if v.name == name)
             if v.kind == "float":  # the graph's own type
@@ -288,18 +313,18 @@ def test_integer_and_bool_graphs_are_drawn_exact_and_judged_exactly():
 
 def test_fuzz_draws_integer_graphs_empty_inputs_and_asymmetric_pads_by_default():
     parser = argparse.ArgumentParser(prog="onnx-harness")
-    F.register(parser.add_subparsers(dest="command", required=True))
+    register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(["fuzz", "--backend", "reference"])
-    assert args.dtypes.split(",") == list(G.ALL_DTYPES)  # the campaign's default: every float, integer and bool type
-    config = G.GenConfig(max_nodes=10, dtypes=G.ALL_DTYPES)
-    graphs = G.draw_graphs(150, seed=3, config=config, valid_only=False)
-    exact = sum(G.is_exact(g.dtype) for g in graphs)
+    assert args.dtypes.split(",") == list(ALL_DTYPES)  # the campaign's default: every float, integer and bool type
+    config = GenConfig(max_nodes=10, dtypes=ALL_DTYPES)
+    graphs = draw_graphs(150, seed=3, config=config, valid_only=False)
+    exact = sum(is_exact(g.dtype) for g in graphs)
     assert 40 <= exact <= 110, exact  # about half (a knob >= 128), and floats still the rest
-    specs = [G.GraphSpec(dims=(7, 2, 2, 2), seed=0, inputs=(G.InputSpec(),))]
-    b = G.Builder(specs[0], config)
+    specs = [GraphSpec(dims=(7, 2, 2, 2), seed=0, inputs=(InputSpec(),))]
+    b = Builder(specs[0], config)
     b.make_inputs()
     assert b.inputs[0].size == 0 and b.inputs[0].shape[0] == 0
-    pools = G.draw_graphs(40, seed=2, config=G.GenConfig(ops=("MaxPool",), dtypes=("float32",), max_nodes=3))
+    pools = draw_graphs(40, seed=2, config=GenConfig(ops=("MaxPool",), dtypes=("float32",), max_nodes=3))
     pads = [n.attrs["pads"] for g in pools for n in g.nodes if "pads" in n.attrs]
     assert any(p[:len(p) // 2] != p[len(p) // 2:] for p in pads), pads
 
@@ -309,21 +334,21 @@ def test_integer_overflow_is_kept_away_from():
     node whose exact result does not fit, so a finding on it is never a wrap-versus-saturate choice."""
     ref = lambda a, b: (a.astype(np.int64) + b).astype(a.dtype)  # noqa: E731
     for dtype, big in (("int8", 100), ("uint16", 40000), ("int64", 2**62)):
-        a = G.Value("a", "float", np.array([big, 1], dtype=dtype), np.zeros(2), 0)
+        a = Value("a", "float", np.array([big, 1], dtype=dtype), np.zeros(2), 0)
         y = ref(a.wide, a.wide)
-        assert G._exact_result(ref, [a, a], {}, [y], dtype) is not None, dtype
-        small = G.Value("a", "float", np.array([3, 1], dtype=dtype), np.zeros(2), 0)
-        assert G._exact_result(ref, [small, small], {}, [ref(small.wide, small.wide)], dtype) is None, dtype
+        assert _exact_result(ref, [a, a], {}, [y], dtype) is not None, dtype
+        small = Value("a", "float", np.array([3, 1], dtype=dtype), np.zeros(2), 0)
+        assert _exact_result(ref, [small, small], {}, [ref(small.wide, small.wide)], dtype) is None, dtype
 
 
 #: fault: (ops to draw from, dtypes); each fault is wrong only on its edge class
 EDGE_FAULT_RUNS = {
-    "floor-div": (("Div", "Add", "Neg", "Abs", "Transpose"), ("float32",) + G.INT_DTYPES),
-    "c-mod": (("Mod", "Add", "Neg", "Abs", "Transpose"), ("float32",) + G.INT_DTYPES),
-    "or-xor": (("Xor", "And", "Or", "Not", "Equal", "Less", "Transpose"), G.ALL_DTYPES),
-    "last-argmax": (("ArgMax", "Add", "Neg", "Relu", "Transpose"), G.ALL_DTYPES),
-    "empty-add": (("Add", "Relu", "Neg", "Transpose"), G.ALL_DTYPES),
-    "symmetric-pads": (("MaxPool", "Relu", "Neg", "Transpose"), G.ALL_DTYPES),
+    "floor-div": (("Div", "Add", "Neg", "Abs", "Transpose"), ("float32",) + INT_DTYPES),
+    "c-mod": (("Mod", "Add", "Neg", "Abs", "Transpose"), ("float32",) + INT_DTYPES),
+    "or-xor": (("Xor", "And", "Or", "Not", "Equal", "Less", "Transpose"), ALL_DTYPES),
+    "last-argmax": (("ArgMax", "Add", "Neg", "Relu", "Transpose"), ALL_DTYPES),
+    "empty-add": (("Add", "Relu", "Neg", "Transpose"), ALL_DTYPES),
+    "symmetric-pads": (("MaxPool", "Relu", "Neg", "Transpose"), ALL_DTYPES),
 }
 
 
@@ -332,18 +357,18 @@ EDGE_FAULT_RUNS = {
 def test_edge_class_fault_is_found_and_shrunk(fault, tmp_path):
     backend, ops, nodes = EDGE_FAULTS[fault]
     draw_ops, dtypes = EDGE_FAULT_RUNS[fault]
-    config = F.FuzzConfig(backends=[BackendSpec(backend)],
-                          gen=G.GenConfig(opsets=OPSETS, ops=draw_ops, dtypes=dtypes, max_nodes=10, nan_rate=0.0),
+    config = FuzzConfig(backends=[BackendSpec(backend)],
+                          gen=GenConfig(opsets=OPSETS, ops=draw_ops, dtypes=dtypes, max_nodes=10, nan_rate=0.0),
                           budget_s=90, seed=1, max_graphs=400, max_findings=1, isolate=False, shrink_s=60,
                           store=tmp_path / "results.sqlite")
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
     finding = report.findings[0]
     assert {n.op for n in finding.graph.nodes} == ops, finding.graph.describe()
     assert len(finding.graph.nodes) == nodes, finding.graph.describe()
     g = finding.graph
     if fault in ("floor-div", "c-mod"):
-        assert G.is_exact(g.dtype), g.describe()  # integer-only faults: found on an integer graph
+        assert is_exact(g.dtype), g.describe()  # integer-only faults: found on an integer graph
     if fault == "empty-add":
         assert any(v.size == 0 for v in g.inputs), g.describe()
     if fault == "symmetric-pads":
@@ -353,16 +378,16 @@ def test_edge_class_fault_is_found_and_shrunk(fault, tmp_path):
 
 
 def test_correct_backend_finds_nothing_on_integer_and_bool_graphs():
-    report = _campaign("tests.seeded_faults:OurReferences", graphs=200, seed=4, max_nodes=10, dtypes=G.EXACT_DTYPES)
+    report = _campaign("tests.seeded_faults:OurReferences", graphs=200, seed=4, max_nodes=10, dtypes=EXACT_DTYPES)
     assert report.stats.tested == 200
     assert not report.findings, [f.summary() for f in report.findings]
 
 
 def test_known_findings_are_not_reported_twice():
     backend, _, _ = FAULTS["slice-end"]
-    config = F.FuzzConfig(backends=[BackendSpec(backend)], gen=G.GenConfig(opsets=OPSETS, ops=("Slice", "Neg", "Relu"), max_nodes=6),
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=OPSETS, ops=("Slice", "Neg", "Relu"), max_nodes=6),
                           budget_s=60, seed=4, max_graphs=300, isolate=False, shrink_s=30)
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert len(report.findings) == 1
     # observed floor: 145 duplicates (the finding counted 146 times) in these 300 graphs
     assert report.stats.duplicates > 100 and report.findings[0].count == report.stats.duplicates + 1
@@ -371,18 +396,18 @@ def test_known_findings_are_not_reported_twice():
 def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():
     """A missing kernel (Neg on float16) fails every graph that holds it: no longer drawn. A
     broadcast bug in Add shows only with some shapes: Add is still drawn."""
-    config = F.FuzzConfig(backends=[BackendSpec("tests.seeded_faults:NoFloat16Neg")],
-                          gen=G.GenConfig(opsets=OPSETS, ops=("Neg", "Abs", "Add"), dtypes=("float16",), max_nodes=6),
+    config = FuzzConfig(backends=[BackendSpec("tests.seeded_faults:NoFloat16Neg")],
+                          gen=GenConfig(opsets=OPSETS, ops=("Neg", "Abs", "Add"), dtypes=("float16",), max_nodes=6),
                           budget_s=60, seed=1, max_graphs=150, isolate=False, shrink_s=20)
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert [f.outcome for f in report.findings] == ["unsupported"]
     assert report.excluded and report.excluded[0].startswith("Neg-13 float16")
     assert report.findings[0].count == 1  # later graphs hold no Neg, so nothing repeats it
 
     backend, _, _ = FAULTS["broadcast-add"]
-    config = F.FuzzConfig(backends=[BackendSpec(backend)], gen=G.GenConfig(opsets=OPSETS, ops=("Add", "Relu", "Neg"), max_nodes=6),
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=OPSETS, ops=("Add", "Relu", "Neg"), max_nodes=6),
                           budget_s=60, seed=1, max_graphs=300, max_findings=1, isolate=False, shrink_s=20)
-    report = F.Campaign(config).run()
+    report = Campaign(config).run()
     assert report.findings and report.findings[0].pattern == "Add"
     assert report.excluded == []
 
@@ -390,7 +415,7 @@ def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():
 # -- the command line --------------------------------------------------------------------------
 def test_fuzz_command(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="onnx-harness")
-    F.register(parser.add_subparsers(dest="command", required=True))
+    register(parser.add_subparsers(dest="command", required=True))
     store = tmp_path / "results.sqlite"
     args = parser.parse_args(["fuzz", "--backend", FAULTS["slice-end"][0], "--in-process", "--budget", "8s", "--ops", "Slice,Neg",
                               "--max-nodes", "4", "--seed", "1", "--store", str(store), "--dtypes", "float32"])
@@ -409,7 +434,7 @@ def test_fuzz_command_rejects_bad_arguments():
     from harness.cli import CliError
 
     parser = argparse.ArgumentParser(prog="onnx-harness")
-    F.register(parser.add_subparsers(dest="command", required=True))
+    register(parser.add_subparsers(dest="command", required=True))
     for argv in (["fuzz", "--budget", "soon"], ["fuzz", "--ops", "NoSuchOp", "--backend", "reference"],
                  ["fuzz", "--dtypes", "bfloat16", "--backend", "reference"], ["fuzz", "--dtypes", "string", "--backend", "reference"]):
         args = parser.parse_args(argv)
@@ -418,8 +443,8 @@ def test_fuzz_command_rejects_bad_arguments():
 
 
 def test_case_tolerance_is_the_loosest_output_tolerance():
-    g = next(g for g in G.draw_graphs(10, seed=9, config=G.GenConfig(max_nodes=10)) if len(g.outputs) > 1)
-    case = G.graph_case(g)
+    g = next(g for g in draw_graphs(10, seed=9, config=GenConfig(max_nodes=10)) if len(g.outputs) > 1)
+    case = graph_case(g)
     assert case.suite == "generated" and case.id.startswith("generated/")
     assert case.tolerance.atol == max(t.atol for t in g.tolerances())
     assert isinstance(case.tolerance, Tolerance) and case.tags["spec"] == g.spec.to_json()
@@ -434,7 +459,7 @@ def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path):
     from harness.suites import SuiteContext
 
     defective = {op for op, _ in KNOWN_REFERENCE_DEFECTS}
-    cases = list(G.generated_cases(SuiteContext(corpus=tmp_path, examples=24, seed=7, opset=17)))
+    cases = list(generated_cases(SuiteContext(corpus=tmp_path, examples=24, seed=7, opset=17)))
     assert len(cases) == 24 and len({c.id for c in cases}) == 24
     clean = [c for c in cases if not set(c.id.split("/")[1].split("+")) & defective]
     assert len(clean) >= 4, [c.id for c in cases]
@@ -456,7 +481,7 @@ def test_generated_suite_is_frozen_and_read_back(tmp_path, monkeypatch):
     def no_drawing(*a, **k):
         raise AssertionError("drawn again instead of read back")
 
-    monkeypatch.setattr(G, "draw_graphs", no_drawing)
+    monkeypatch.setattr(generated_suite, "draw_graphs", no_drawing)
     again = list(suite_cases("generated", ctx))
     assert [c.id for c in again] == [c.id for c in first]
     assert [c.model_bytes for c in again] == [c.model_bytes for c in first]
@@ -500,12 +525,12 @@ def test_steps_and_captures_compose_as_the_model_computes(ops):
     and its branches reading captured pool values (Plan.captures): the model holds the helper
     nodes, its inputs and outputs stay tensors, and the composed expected values are what an
     independent evaluator of the model gives (copies exactly, If within the graph's tolerance)."""
-    graphs = G.draw_graphs(25, seed=3, config=G.GenConfig(ops=ops, opsets=(13, 17, 21), dtypes=("float32", "float64", "int32"),
+    graphs = draw_graphs(25, seed=3, config=GenConfig(ops=ops, opsets=(13, 17, 21), dtypes=("float32", "float64", "int32"),
                                                            nan_rate=0.0, max_nodes=6))
     assert len(graphs) == 25
     helpers = captured = 0
     for g in graphs:
-        model = G.check_graph(g)
+        model = check_graph(g)
         kinds = {v.type.WhichOneof("value") for v in [*model.graph.input, *model.graph.output]}
         assert kinds == {"tensor_type"}
         helpers += sum(len(n.steps) for n in g.nodes)
@@ -516,8 +541,8 @@ def test_steps_and_captures_compose_as_the_model_computes(ops):
             assert a.shape == e.shape and a.dtype == e.dtype, g.describe()
             assert np.allclose(a, e, rtol=t.rtol, atol=t.atol, equal_nan=True), g.describe()
         # graph surgery keeps what steps and subgraphs read
-        for h in G.prefixes(g):
-            G.check_graph(h)
+        for h in prefixes(g):
+            check_graph(h)
     if "If" in ops:
         assert captured and helpers  # conditions computed by ReduceSum > 0 were drawn
     else:
@@ -527,16 +552,16 @@ def test_steps_and_captures_compose_as_the_model_computes(ops):
 def test_a_step_reading_a_dropped_value_drops_the_node():
     """Cutting the node that feeds a step (or a capture) turns its output into a graph input:
     the step and the capture then read that input (the model stays valid and evaluates)."""
-    graphs = G.draw_graphs(10, seed=5, config=G.GenConfig(ops=("If", "ConcatFromSequence", "Relu"), dtypes=("float32",),
+    graphs = draw_graphs(10, seed=5, config=GenConfig(ops=("If", "ConcatFromSequence", "Relu"), dtypes=("float32",),
                                                            nan_rate=0.0, max_nodes=6))
     cuts = 0
     for g in graphs:
         for k in range(len(g.nodes)):
-            h = G.cut(g, k)
+            h = cut(g, k)
             if h is None or not h.nodes:
                 continue
             cuts += 1
-            model = G.check_graph(h)
+            model = check_graph(h)
             for a, e, t in zip(_plain_run(model, h.feeds()), h.expected(), h.tolerances()):
                 assert np.allclose(a, e, rtol=t.rtol, atol=t.atol, equal_nan=True), h.describe()
     assert cuts >= 5

@@ -312,14 +312,16 @@ def test_generated_graphs_keep_tensor_outputs():
     one plan (ConcatFromSequence, SequenceAt: helper steps) take part, the producers alone do not,
     and the graphs the fuzzer draws take and give tensors only, sequences inside them included."""
     from harness.fuzz_api import TEMPLATES
-    from harness.suites import generated as G
+    from harness.generated.cases import draw_graphs
+    from harness.generated.graph import build_model
+    from harness.generated.spec import GenConfig
 
     load_all()
     assert not {"SequenceConstruct", "SplitToSequence", "SequenceEmpty", "Optional"} & set(TEMPLATES)
-    graphs = G.draw_graphs(3, seed=11) + G.draw_graphs(3, seed=11, config=G.GenConfig(ops=("ConcatFromSequence", "SequenceAt")))
+    graphs = draw_graphs(3, seed=11) + draw_graphs(3, seed=11, config=GenConfig(ops=("ConcatFromSequence", "SequenceAt")))
     assert graphs and any(n.steps for g in graphs for n in g.nodes)
     for g in graphs:
-        model = G.build_model(g)
+        model = build_model(g)
         kinds = {v.type.WhichOneof("value") for v in [*model.graph.input, *model.graph.output]}
         assert kinds == {"tensor_type"}
 

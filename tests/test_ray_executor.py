@@ -135,12 +135,12 @@ def test_a_killed_controller_resumes_with_nothing_lost_or_duplicated(cluster, co
 
 
 def test_fuzz_parts_fan_out_by_session_and_findings_dedup(cluster, tmp_path):
-    from harness import fuzz as F
-    from harness.suites import generated as G
     from harness.executors.ray import fuzz_on_ray
+    from harness.generated.campaign import FuzzConfig
+    from harness.generated.spec import GenConfig
 
-    config = F.FuzzConfig(backends=[BackendSpec("tests.seeded_faults:SwappedSub")],
-                          gen=G.GenConfig(opsets=(17,), dtypes=("float32",), ops=("Sub", "Neg"), max_nodes=3),
+    config = FuzzConfig(backends=[BackendSpec("tests.seeded_faults:SwappedSub")],
+                          gen=GenConfig(opsets=(17,), dtypes=("float32",), ops=("Sub", "Neg"), max_nodes=3),
                           budget_s=60, seed=5, max_graphs=200, max_findings=1, shrink_s=10, store=tmp_path / "fuzz.sqlite")
     report = fuzz_on_ray(config, parts=2, say=lambda m: None)
     assert [(f.group, f.pattern) for f in report.findings] == [("tests.seeded_faults:SwappedSub", "Sub")]

@@ -214,7 +214,7 @@ def _first_line(exc: BaseException) -> str:
 def _fuzz_part(config: Any, offset: int, stride: int) -> Any:
     """One part of a campaign on a Ray worker: sessions offset+1, offset+1+stride, ... of the
     seed, with its backends isolated in a child process as locally; nothing stored here."""
-    from ..fuzz import Campaign
+    from ..generated.campaign import Campaign
 
     return Campaign(replace(config, store=None, bundles=None, session_offset=offset, session_stride=stride)).run()
 
@@ -225,7 +225,7 @@ def fuzz_on_ray(config: Any, parts: int | None = None, address: str | None = Non
     seed's sessions and the budget runs on each at once; the controller merges their findings
     as each part ends, one per (pattern, family, kind) across all parts (a finding another
     part found too counts as a duplicate), writes each new finding's bundle and stores it."""
-    from ..fuzz import Campaign, FuzzReport
+    from ..generated.campaign import Campaign, FuzzReport
 
     started = not ray.is_initialized()
     if started:
