@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from harness.case import verify_folder  # noqa: E402
 from harness.intake import Limits, check_model  # noqa: E402
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
-from harness.runner import cores  # noqa: E402
+from harness.timing import cores  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
 from harness.schema import negotiate  # noqa: E402
 from harness.store import Store  # noqa: E402

@@ -40,7 +40,8 @@ from harness.case import Case  # noqa: E402
 from harness.execute import Result  # noqa: E402
 from harness.executors import ray as ray_executor  # noqa: E402
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
-from harness.runner import BackendSpec, Runner, cores  # noqa: E402
+from harness.runner import BackendSpec, Runner  # noqa: E402
+from harness.timing import cores  # noqa: E402
 from harness.store import Store  # noqa: E402
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from pathlib import Path
@@ -11,6 +12,7 @@ from typing import Any
 
 from . import __version__
 from .cliutil import CliError, parse_options as _parse_options
+from .lookup import find_case
 
 SHOWN_OUTCOMES = ("pass", "unspecified", "mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "crash", "timeout",
                   "export-failed", "xfail", "xpass", "skip")
@@ -302,132 +304,11 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _find_case(case_id: str, corpus: Path, store_path: Path):
-    """The case with this id, wherever it came from: rebuilt as the newest stored run that holds
-    it made it (that run's suites, --model files, --examples/--seed; a fuzz campaign's graph
-    from its stored spec), else read from a repro bundle stored for it, else from its suite's
-    defaults. Raises :class:`CliError` saying why and what to pass when none of them has it."""
-    import re
-    from dataclasses import replace
-
-    from .run import RunConfig, select_cases
-    from .suites import SUITES
-
-    suite = case_id.split("/", 1)[0]
-    say = lambda m: print(m, file=sys.stderr)  # noqa: E731
-    exact = f"^{re.escape(case_id)}$"
-    tried: list[str] = []
-    rows = _stored_rows(case_id, store_path)
-    per_run: dict[int, dict[str, Any]] = {}
-    for row in rows:
-        per_run.setdefault(row["run"]["id"], row)
-    for row in per_run.values():  # one row per run, newest run first
-        run, tags = row["run"], row["tags"]
-        if run["args"].get("command") == "fuzz":  # a finding has its bundle (read below), a pass its spec
-            if not any(r["bundle"] for r in rows if r["run"]["id"] == run["id"]):
-                case = _fuzz_case(case_id, tags, run["args"])
-                if case is not None:
-                    return case
-                tried.append(f"run {run['id']} (a fuzz campaign) does not rebuild it from its stored spec")
-            continue
-        if not {"suites", "backends"} <= set(run["args"]):  # only its bundle can help
-            tried.append(f"run {run['id']} stored no arguments to rebuild it from")
-            continue
-        config = RunConfig.from_json(run["args"])
-        config.pattern = exact
-        config.corpus = config.corpus if config.corpus.exists() else corpus
-        attempts: list[tuple[list[str], list[str]]] = []
-        if suite == "user":  # the case's own model file first, then every model of the run
-            models = [_stored_path(m, store_path, run["args"]) for m in config.models]
-            source = _stored_path(tags["source"], store_path, run["args"]) if tags.get("source") else None
-            attempts = [([], [str(m)]) for m in (source,) if m is not None and m.exists()]
-            attempts.append(([], [str(m) for m in models if m.exists()]))
-            gone = [str(m) for m in models if not m.exists()]
-            if gone:
-                tried.append(f"run {run['id']}'s model {gone[0]} is gone")
-        elif config.suites:  # an official suite's cases may come from the group 'onnx'
-            attempts = [([suite] if suite in config.suites else config.suites, [])]
-        for suites, models in attempts:
-            if suites or models:
-                found = select_cases(replace(config, suites=suites, models=models), say)
-                if found:
-                    return found[0]
-        if attempts:
-            tried.append(f"run {run['id']}'s arguments no longer give it")
-    for row in rows:
-        if row["bundle"]:
-            folder = _stored_path(row["bundle"], store_path, row["run"]["args"])
-            if (folder / "meta.json").is_file():
-                return _bundle_case(folder)
-            tried.append(f"its bundle {folder} is gone")
-    if not rows and suite in SUITES:  # no run holds it: the suite as it stands, at its defaults
-        found = select_cases(RunConfig(suites=[suite], backends=[], pattern=exact, corpus=corpus), say)
-        if found:
-            return found[0]
-        tried.append(f"no run in {store_path} holds it and suite {suite} (at its default --examples/--seed) does not")
-    elif not rows:
-        tried.append(f"no run in {store_path} holds it and {suite!r} is not a suite ({', '.join(SUITES)})")
-    where = "; ".join(tried)
-    raise CliError(f"cannot find case {case_id!r}: {where}. Pass the --store (and --corpus) of the run that holds it, "
-                   f"or see the ids with: onnx-harness list cases --suite {suite if suite in SUITES else 'SUITE'}")
-
-
-def _stored_rows(case_id: str, store_path: Path) -> list[dict[str, Any]]:
-    """The stored results of ``case_id``, newest run first, each with its run."""
-    if not Path(store_path).is_file():
-        return []
-    from .store import Store
-
-    store = Store(store_path)
-    rows = store.db.execute("SELECT run_id, tags, bundle FROM results WHERE case_id = ? ORDER BY run_id DESC, id", (case_id,))
-    runs: dict[int, dict[str, Any]] = {}
-    out = []
-    for run_id, tags, bundle in rows.fetchall():
-        run = runs.get(run_id) or runs.setdefault(run_id, store.run(run_id))
-        out.append({"run": run, "tags": json.loads(tags) if tags else {}, "bundle": bundle})
-    store.close()
-    return out
-
-
-def _stored_path(text: str, store_path: Path, run_args: dict[str, Any]) -> Path:
-    """A path a run stored: as given, else relative to the folder the run was started from."""
-    from .report.matrix import _run_root
-
-    path = Path(text)
-    if path.is_absolute() or path.exists():
-        return path
-    return _run_root(Path(store_path), run_args.get("store")) / path
-
-
-def _fuzz_case(case_id: str, tags: dict[str, Any], args: dict[str, Any]):
-    """A fuzz campaign's graph, realized again from its stored spec with the campaign's settings;
-    None when that gives another graph (the campaign had stopped drawing some op-versions)."""
-    if "spec" not in tags:
-        return None
-    from .generated.builder import realize
-    from .generated.cases import graph_case
-    from .generated.spec import GenConfig, GraphSpec
-
-    config = GenConfig(opsets=tuple(args["opsets"]), dtypes=tuple(args["dtypes"]), ops=tuple(args["ops"]) or None,
-                       max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", GenConfig.nan_rate))
-    case = graph_case(realize(GraphSpec.from_json(tags["spec"]), config))
-    return case if case.id == case_id else None
-
-
-def _bundle_case(folder: Path):
-    """The case a repro bundle holds (its model, data sets and expected outputs, tolerance, tags)."""
-    from .case import Case, Tolerance
-
-    meta = json.loads((folder / "meta.json").read_text())
-    return Case(id=meta["case_id"], suite=meta["suite"], path=folder, tolerance=Tolerance.from_dict(meta["tolerance"]),
-                tags=meta["tags"], check=meta["check"])
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     from .store import Store
     from .values import describe
 
-    case = _find_case(args.case, Path(args.corpus), Path(args.store))
+    case = find_case(args.case, Path(args.corpus), Path(args.store))
     model = case.load_model()
     print(f"case {case.id}")
     print(f"  model: ir_version {model.ir_version}, opsets " + ", ".join(f"{i.domain or 'ai.onnx'}:{i.version}" for i in model.opset_import))
@@ -452,7 +333,7 @@ def cmd_repro(args: argparse.Namespace) -> int:
     from .repro import write_bundle
     from .runner import BackendSpec, _build_backend
 
-    case = _find_case(args.case, Path(args.corpus), Path(args.store))
+    case = find_case(args.case, Path(args.corpus), Path(args.store))
     spec = BackendSpec(args.backend, _parse_options(args.option).get(args.backend, {}))
     from .execute import execute_case
 
@@ -472,7 +353,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
 
     if args.backend not in DISTRIBUTIONS:
         raise CliError(f"bisect installs releases of {', '.join(DISTRIBUTIONS)}; not {args.backend!r}")
-    case = _find_case(args.case, Path(args.corpus), Path(args.store))
+    case = find_case(args.case, Path(args.corpus), Path(args.store))
     versions = releases_between(registry_versions(DISTRIBUTIONS[args.backend]), *args.between)
     if len(versions) < 2:
         raise CliError(f"the registry has {len(versions)} release(s) of {args.backend} between {args.between[0]} and {args.between[1]}: {versions}")
@@ -705,7 +586,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     from .bench import register as register_bench
     from .generated.cli import register as register_fuzz
-    from .localize import register as register_localize
     from .report.commands import register as register_report
 
     register_report(sub)
@@ -713,6 +593,46 @@ def build_parser() -> argparse.ArgumentParser:
     register_localize(sub)
     register_bench(sub)
     return p
+
+
+# =============================================================================================
+# localize: the first node whose output diverges
+# =============================================================================================
+def register_localize(subparsers: Any) -> None:
+    """Add the ``localize`` subcommand."""
+    p = subparsers.add_parser("localize", help="find the first node whose output diverges (a non-pass case on a backend)")
+    p.add_argument("case", help="case id (any case the store holds, a --model case too)")
+    p.add_argument("--backend", required=True, help="backend name or module:Class")
+    p.add_argument("--option", action="append", default=[], metavar="BACKEND.NAME=VALUE", help="backend option")
+    p.add_argument("--oracle", default="reference", help="backend computing the values our references do not cover (default reference)")
+    p.add_argument("--data-set", type=int, default=0, help="which data set of the case to run (default 0)")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per backend run (default 120)")
+    p.add_argument("-o", "--output", help="folder of the one-node repro bundle (default: next to the store, localize/<case>)")
+    p.add_argument("--json", help="also write the result as JSON here")
+    p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends localize)")
+    p.add_argument("--corpus", default=str(Path("corpus")), help="frozen official corpus folder (default: ./corpus)")
+    p.add_argument("--store", default=str(Path("reports") / "results.sqlite"), help="results store (default: reports/results.sqlite)")
+    p.set_defaults(func=cmd_localize)
+
+
+def cmd_localize(args: Any) -> int:
+    from .localize import LocalizeError, localize
+    from .runner import BackendSpec
+
+    case = find_case(args.case, Path(args.corpus), Path(args.store))
+    options = _parse_options(args.option)
+    backend = BackendSpec(args.backend, options.get(args.backend, {}))
+    oracle = BackendSpec(args.oracle, options.get(args.oracle, {}))
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "__", case.id)
+    folder = Path(args.output) if args.output else Path(args.store).parent / "localize" / re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name) / safe
+    try:
+        loc = localize(case, backend, oracle, args.data_set, args.timeout, folder, args.in_process)
+    except LocalizeError as exc:
+        raise CliError(str(exc)) from exc
+    print(loc.render())
+    if args.json:
+        Path(args.json).write_text(json.dumps(loc.to_dict(), indent=1, default=str))
+    return 0 if loc.status == "found" else 1
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,7 +40,6 @@ running that node alone on those inputs, whose result says whether the node is w
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -619,45 +618,3 @@ def _type_of(value: Any) -> onnx.TypeProto:
     from .values import infer_type
 
     return infer_type(value)
-
-
-# =============================================================================================
-# the command
-# =============================================================================================
-def register(subparsers: Any) -> None:
-    """Add the ``localize`` subcommand (``harness.cli`` calls this)."""
-    p = subparsers.add_parser("localize", help="find the first node whose output diverges (a non-pass case on a backend)")
-    p.add_argument("case", help="case id (any case the store holds, a --model case too)")
-    p.add_argument("--backend", required=True, help="backend name or module:Class")
-    p.add_argument("--option", action="append", default=[], metavar="BACKEND.NAME=VALUE", help="backend option")
-    p.add_argument("--oracle", default="reference", help="backend computing the values our references do not cover (default reference)")
-    p.add_argument("--data-set", type=int, default=0, help="which data set of the case to run (default 0)")
-    p.add_argument("--timeout", type=float, default=120.0, help="seconds per backend run (default 120)")
-    p.add_argument("-o", "--output", help="folder of the one-node repro bundle (default: next to the store, localize/<case>)")
-    p.add_argument("--json", help="also write the result as JSON here")
-    p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends localize)")
-    p.add_argument("--corpus", default=str(Path("corpus")), help="frozen official corpus folder (default: ./corpus)")
-    p.add_argument("--store", default=str(Path("reports") / "results.sqlite"), help="results store (default: reports/results.sqlite)")
-    p.set_defaults(func=cmd_localize)
-
-
-def cmd_localize(args: Any) -> int:
-    from .cli import _find_case
-    from .cliutil import CliError
-    from .cliutil import parse_options as _parse_options
-    from .runner import BackendSpec
-
-    case = _find_case(args.case, Path(args.corpus), Path(args.store))
-    options = _parse_options(args.option)
-    backend = BackendSpec(args.backend, options.get(args.backend, {}))
-    oracle = BackendSpec(args.oracle, options.get(args.oracle, {}))
-    safe = re.sub(r"[^A-Za-z0-9._-]+", "__", case.id)
-    folder = Path(args.output) if args.output else Path(args.store).parent / "localize" / re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name) / safe
-    try:
-        loc = localize(case, backend, oracle, args.data_set, args.timeout, folder, args.in_process)
-    except LocalizeError as exc:
-        raise CliError(str(exc)) from exc
-    print(loc.render())
-    if args.json:
-        Path(args.json).write_text(json.dumps(loc.to_dict(), indent=1, default=str))
-    return 0 if loc.status == "found" else 1

@@ -25,7 +25,7 @@ from typing import Any
 from . import forkserver
 from .case import Case
 from .execute import ExecOptions, Result, execute_case
-from .timing import limit_blas_threads, peak_rss, reset_peak_rss
+from .timing import cores, limit_blas_threads, peak_rss, reset_peak_rss
 
 
 @dataclass
@@ -463,11 +463,6 @@ class Runner:
             worker.kill()
         self.workers.remove(worker)
         self.workers.append(self._spawn())
-
-
-def cores() -> int:
-    """The CPUs this process may run on (its affinity mask where the OS has one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def default_jobs() -> int:

@@ -193,10 +193,13 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def cores() -> int:
+    """The CPUs this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+
+
 def machine() -> dict[str, Any]:
     """CPU model, cores this process may use, and the load average (1, 5, 15 min) right now."""
-    from .runner import cores
-
     try:
         load = [round(x, 2) for x in os.getloadavg()]
     except OSError:

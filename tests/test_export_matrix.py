@@ -79,7 +79,7 @@ def test_export_matrix_from_a_stored_run(tmp_path, exports_builder):
     run_id = add_run(store, results, backends={"reference": (True, "", "1.23.2")})
     report = build_report([RunRef(tmp_path / "results.db", run_id)], history=False)
 
-    matrix = report.export_matrix()
+    matrix = ExportMatrix.of_report(report)
     assert isinstance(matrix, ExportMatrix)
     got = {(r.exporter, r.opset): r.cells["reference"]["cell"] for r in matrix.rows}
     assert got == {("good", "13"): "export-failed", ("good", "17"): "pass", ("sloppy", "17"): "wrong", ("custom", "17"): "rejected"}
@@ -108,6 +108,6 @@ def test_no_models_no_export_section(tmp_path):
 
     store_path = make_store(tmp_path)
     report = build_report([RunRef(store_path, 1)], history=False)
-    assert report.export_matrix().rows == []
+    assert ExportMatrix.of_report(report).rows == []
     assert "Export matrix" not in render_md(report, tmp_path)
     assert '<section id="exports">' not in render(report)

@@ -10,7 +10,8 @@ import pytest
 from harness.cli import main
 from harness.execute import ExecOptions
 from harness.report.perf import PerfMatrix, Stat, parse_threshold, perf_changes, slower
-from harness.runner import BackendSpec, Runner, cores
+from harness.runner import BackendSpec, Runner
+from harness.timing import cores
 from harness.store import Store
 from harness.timing import TimingPolicy, summarize
 

@@ -135,7 +135,7 @@ def test_a_killed_controller_resumes_with_nothing_lost_or_duplicated(cluster, co
 
 
 def test_fuzz_parts_fan_out_by_session_and_findings_dedup(cluster, tmp_path):
-    from harness.executors.ray import fuzz_on_ray
+    from harness.generated.on_ray import fuzz_on_ray
     from harness.generated.campaign import FuzzConfig
     from harness.generated.spec import GenConfig
 

@@ -79,7 +79,7 @@ class FuzzConfig:
     max_specs: int | None = None
     #: this campaign's share of the seed's sessions: numbers offset+1, offset+1+stride, ... (a
     #: fan-out of ``stride`` campaigns over one seed covers each session once; see
-    #: harness.executors.ray.fuzz_on_ray)
+    #: harness.generated.on_ray.fuzz_on_ray)
     session_offset: int = 0
     session_stride: int = 1
 

@@ -147,7 +147,7 @@ def cmd_fuzz(args: Any) -> int:
     say = lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr)  # noqa: E731
     if args.executor == "ray":
         try:
-            from ..executors.ray import fuzz_on_ray
+            from .on_ray import fuzz_on_ray
         except ImportError as exc:
             raise CliError(f"--executor ray needs ray: pip install 'onnx-harness[ray]' ({exc})") from exc
         report = fuzz_on_ray(config, parts=args.parts, address=args.ray_address, say=say)

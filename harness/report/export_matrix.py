@@ -62,6 +62,11 @@ class ExportMatrix:
     rows: list[ExportRow]
 
     @classmethod
+    def of_report(cls, report: Any) -> "ExportMatrix":
+        """The matrix of a report's results (:class:`harness.report.matrix.Report`)."""
+        return cls.from_results([b.label for b in report.backends], report.results)
+
+    @classmethod
     def from_results(cls, backends: list[str], results: Iterable[dict[str, Any]]) -> "ExportMatrix":
         rows: dict[tuple[str, str, str, str], ExportRow] = {}
         for r in results:

@@ -23,6 +23,7 @@ from markupsafe import Markup
 
 from ..execute import FAILURES, OUTCOMES
 from ..schema import dtype_label
+from .export_matrix import ExportMatrix
 from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report, against_reference
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -450,7 +451,7 @@ def render(report: Report) -> str:
         report=report,
         data=page_data(report),
         unspecified=report.unspecified(),
-        exports=report.export_matrix(),
+        exports=ExportMatrix.of_report(report),
         export_cells=EXPORT_CELL_COLOURS,
         groups=report.failure_groups()[:GROUPS_SHOWN],
         outcomes=OUTCOMES,

@@ -17,6 +17,7 @@ from tabulate import tabulate
 
 from ..execute import OUTCOMES
 from .html import fmt_pct, fmt_ratio
+from .export_matrix import ExportMatrix
 from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, Change, Report
 
 #: GitHub refuses comments over 65,536 characters; stay well under
@@ -157,7 +158,7 @@ def render(report: Report, folder: Path) -> str:
 def _export_section(report: Report) -> list[str]:
     """The export matrix (models suite): one row per model x exporter x opset, one column per
     backend; the exporters' messages listed under it."""
-    exports = report.export_matrix()
+    exports = ExportMatrix.of_report(report)
     if not exports.rows:
         return []
     out = ["### Export matrix (models: framework → exporter × opset → backend)", "",

@@ -1069,12 +1069,6 @@ class Report:
             self._groups = failure_groups(self.results, [b.label for b in self.backends], self.matrix.cases)
         return self._groups
 
-    def export_matrix(self):
-        """The models suite's exporter x opset x backend matrix (:mod:`.export_matrix`)."""
-        from .export_matrix import ExportMatrix
-
-        return ExportMatrix.from_results([b.label for b in self.backends], self.results)
-
     def unspecified(self) -> list[dict[str, Any]]:
         """Where runtimes differ on unspecified behaviour, backend by backend: per backend (in
         column order) its ``unspecified`` results grouped by spec-silent point, each with the

@@ -49,8 +49,11 @@ def _operators(ctx: SuiteContext) -> Iterator[Case]:
 
 
 def _generated(ctx: SuiteContext) -> Iterator[Case]:
+    from ..generated.spec import MIN_OPSET
     from .generated import generated_cases
 
+    if ctx.opset is not None and ctx.opset < MIN_OPSET:
+        raise SuiteError(f"the generated suite draws graphs at opset {MIN_OPSET} or later, not {ctx.opset}")
     return generated_cases(ctx)
 
 
