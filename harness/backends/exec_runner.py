@@ -21,12 +21,8 @@ from typing import Any
 
 import onnx
 
+from ..execute import _one_line
 from .exec import PROTOCOL, decode_value, encode_value
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}"[:2000] if text else type(exc).__name__
 
 
 class Server:

@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 
 from .. import forkserver
+from ..execute import _one_line
 from ..runner import BackendSpec, _build_backend
 
 
@@ -24,11 +25,6 @@ class Outcome:
     outcome: str = "pass"
     message: str = ""
     seconds: float = 0.0
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}"[:1500] if text else type(exc).__name__
 
 
 def _run_on(backend: Any, model_bytes: bytes, feeds: dict[str, np.ndarray]) -> Outcome:
