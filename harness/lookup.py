@@ -89,12 +89,11 @@ def _stored_rows(case_id: str, store_path: Path) -> list[dict[str, Any]]:
     from .store import Store
 
     store = Store(store_path)
-    rows = store.db.execute("SELECT run_id, tags, bundle FROM results WHERE case_id = ? ORDER BY run_id DESC, id", (case_id,))
     runs: dict[int, dict[str, Any]] = {}
     out = []
-    for run_id, tags, bundle in rows.fetchall():
+    for run_id, tags, bundle in store.case_rows(case_id):
         run = runs.get(run_id) or runs.setdefault(run_id, store.run(run_id))
-        out.append({"run": run, "tags": json.loads(tags) if tags else {}, "bundle": bundle})
+        out.append({"run": run, "tags": tags, "bundle": bundle})
     store.close()
     return out
 

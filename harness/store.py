@@ -157,12 +157,33 @@ class Store:
         return {(r[0], r[1]) for r in self.db.execute("SELECT case_id, backend FROM results WHERE run_id = ?", (run_id,))}
 
     def results(self, run_id: int, backend: str | None = None) -> Iterator[dict[str, Any]]:
+        """A run's results in the order stored, their JSON columns parsed. Identical texts (a
+        case's tags, shared by every backend) are parsed once and shared: treat them as read-only."""
         query = "SELECT * FROM results WHERE run_id = ?" + (" AND backend = ?" if backend else "") + " ORDER BY id"
+        parsed: dict[str, Any] = {}
         for row in self.db.execute(query, (run_id, backend) if backend else (run_id,)):
             d = dict(row)
-            for key in ("verdict", "restamp", "tags", "timing"):
-                d[key] = json.loads(d[key]) if d[key] else {}
+            d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
+            d["timing"] = json.loads(d["timing"]) if d["timing"] else {}
+            for key in ("restamp", "tags"):
+                text = d[key]
+                d[key] = (parsed.get(text) or parsed.setdefault(text, json.loads(text))) if text else {}
             yield d
+
+    def outcome_counts(self) -> list[tuple[int, str, str, str, int]]:
+        """(run id, backend, suite, outcome, count) for every run of the store."""
+        return [tuple(r) for r in self.db.execute(
+            "SELECT run_id, backend, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) "
+            "ELSE case_id END, outcome, COUNT(*) FROM results GROUP BY 1, 2, 3, 4")]
+
+    def unavailable_backends(self) -> set[tuple[int, str]]:
+        """(run id, backend) of every backend a run could not load."""
+        return {(r[0], r[1]) for r in self.db.execute("SELECT run_id, name FROM backends WHERE available = 0")}
+
+    def case_rows(self, case_id: str) -> list[tuple[int, dict[str, Any], str | None]]:
+        """(run id, tags, bundle) of every stored result of ``case_id``, newest run first."""
+        rows = self.db.execute("SELECT run_id, tags, bundle FROM results WHERE case_id = ? ORDER BY run_id DESC, id", (case_id,))
+        return [(run_id, json.loads(tags) if tags else {}, bundle) for run_id, tags, bundle in rows]
 
     def case_history(self, case_id: str, limit: int = 10) -> list[dict[str, Any]]:
         rows = self.db.execute(

@@ -111,10 +111,8 @@ def suite_of(case_id: str) -> str:
 def _pairs_per_run(store) -> dict[int, Counter]:
     """Per run: result count per (suite, backend)."""
     out: dict[int, Counter] = defaultdict(Counter)
-    query = ("SELECT run_id, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) ELSE case_id END, "
-             "backend, COUNT(*) FROM results GROUP BY 1, 2, 3")
-    for run_id, suite, backend, n in store.db.execute(query):
-        out[run_id][(suite, backend)] = n
+    for run_id, backend, suite, _, n in store.outcome_counts():
+        out[run_id][(suite, backend)] += n
     return out
 
 
@@ -202,27 +200,8 @@ def _ranges(ids: list[int]) -> str:
 
 
 def read_results(store, run_id: int) -> list[dict[str, Any]]:
-    """The rows of ``Store.results``, read in one pass; identical JSON texts (a case's tags,
-    shared by every backend) are parsed once and shared, so treat the dicts as read-only."""
-    parsed: dict[str, Any] = {}
-
-    def load(text: str | None) -> Any:
-        if not text:
-            return {}
-        value = parsed.get(text)
-        if value is None:
-            value = parsed[text] = json.loads(text)
-        return value
-
-    rows = []
-    for row in store.db.execute("SELECT * FROM results WHERE run_id = ? ORDER BY id", (run_id,)):
-        d = dict(row)
-        d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
-        d["restamp"] = load(d["restamp"])
-        d["tags"] = load(d["tags"])
-        d["timing"] = json.loads(d["timing"]) if d.get("timing") else {}
-        rows.append(d)
-    return rows
+    """The rows of ``Store.results`` as a list (shared parsed JSON: treat them as read-only)."""
+    return list(store.results(run_id))
 
 
 def pairs_of(ref: RunRef) -> set[tuple[str, str]]:
@@ -763,11 +742,9 @@ class History:
             store_runs = store.runs()
             # one series per backend and suite: runs of different suites are never one line
             counts: dict[tuple[int, str], Counter] = defaultdict(Counter)
-            for run_id, backend, suite, outcome, n in store.db.execute(
-                    "SELECT run_id, backend, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) "
-                    "ELSE case_id END, outcome, COUNT(*) FROM results GROUP BY 1, 2, 3, 4"):
+            for run_id, backend, suite, outcome, n in store.outcome_counts():
                 counts[(run_id, f"{backend} · {suite}")][outcome] = n
-            unavailable = {(r[0], r[1]) for r in store.db.execute("SELECT run_id, name FROM backends WHERE available = 0")}
+            unavailable = store.unavailable_backends()
             ran = {b.split(" · ")[0] for (_, b) in counts}
             names = sorted({b for (_, b) in counts}, key=_natural) + list(dict.fromkeys(b for (_, b) in unavailable if b not in ran))
             for name in names:
