@@ -510,3 +510,28 @@ def test_rnn_thresholded_relu_keeps_x_at_alpha_and_empty_shapes_run():
     assert y.shape == (0, 1, 2, 1) and yh.shape == (1, 2, 1) and not yh.any() and not yc.any()
     y, yh = run_node("GRU", [np.zeros((3, 0, 2), np.float32), W[:, :3], R[:, :3]], outputs=("Y", "Y_h"), hidden_size=1)
     assert y.shape == (3, 1, 0, 1) and yh.shape == (1, 0, 1)
+
+
+# -- found by the operators suite: padding never wins an argmax, 1-D BatchNormalization ----------
+@pytest.mark.parametrize("dtype, low", [(np.float32, -np.inf), (np.int8, -128), (np.uint8, 0)])
+def test_max_pool_indices_never_point_into_padding(dtype, low):
+    # every value of the first window equals the padding's fill: its index is the input's first
+    x = np.array([[[[low, low], [low, 5]]]], dtype=dtype)
+    y, idx = run_node("MaxPool", [x], outputs=("y", "i"), kernel_shape=[2, 2], pads=[1, 1, 0, 0])
+    assert y[0, 0].tolist() == [[low, low], [low, 5]]
+    assert idx[0, 0].tolist() == [[0, 0], [0, 3]]  # the first of equal values, always an input element
+
+
+def test_batch_normalization_of_one_dimensional_input_keeps_its_shape():
+    # "The op also accepts single dimension input of size N in which case C is assumed to be 1"
+    x = np.array([1.0, -2.0, 3.0], dtype=np.float32)
+    one = lambda v: np.array([v], dtype=np.float32)  # noqa: E731
+    (y,) = run_node("BatchNormalization", [x, one(2.0), one(0.5), one(1.0), one(4.0)], opset=15)
+    assert y.shape == (3,)
+    np.testing.assert_allclose(y, 2 * (x - 1) / math.sqrt(4 + 1e-5) + 0.5, rtol=1e-6)
+
+
+def test_pow_takes_the_exponent_in_its_own_wider_type():
+    # float16 0 ** float32 -6e-27: the exponent is negative, the result +inf (not 0 ** -0 = 1)
+    (y,) = run_node("Pow", [np.array([0.0, 2.0], np.float16), np.array([-5.9e-27, 3.0], np.float32)], opset=15)
+    assert y.dtype == np.float16 and y.tolist() == [np.inf, 8.0]

@@ -23,8 +23,12 @@ def _stash(attrs, dtype):
 
 
 def _chan(v, ndim):
-    """(C,) -> broadcastable (1, C, 1, ...); per-activation (C, D1, ...) -> (1, C, D1, ...)."""
+    """(C,) -> broadcastable (1, C, 1, ...); per-activation (C, D1, ...) -> (1, C, D1, ...). An input
+    of one dimension is N values of one channel (BatchNormalization: "The op also accepts single
+    dimension input of size N in which case C is assumed to be 1"): the (1,) stays as it is."""
     v = np.asarray(v)
+    if ndim == 1:
+        return v.reshape(-1)
     if v.ndim <= 1:
         return v.reshape((1, -1) + (1,) * (ndim - 2))
     return v.reshape((1,) + v.shape)

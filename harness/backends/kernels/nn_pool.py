@@ -129,24 +129,21 @@ def max_pool(x, g, want_indices=False, storage_order=0):
     if not want_indices:
         return separable_reduce(x, g, np.maximum, _lowest(x.dtype)), None
     xp = pad_to_windows(x, g.out, g.begin, g.strides, g.dilations, g.kernel, _lowest(x.dtype))
+    # which taps fall inside the input: a padding tap is never the argmax, even where its fill
+    # equals the window's maximum (all -inf, or the integer type's lowest value)
+    inside = pad_to_windows(np.ones(x.shape, dtype=bool), g.out, g.begin, g.strides, g.dilations, g.kernel, False)
     offsets = list(kernel_offsets(g.kernel))
-    y = None
-    arg = None
+    y = arg = found = None
     for k, off in enumerate(offsets):
-        v = xp[window_slices(off, g.out, g.strides, g.dilations)]
+        taps = window_slices(off, g.out, g.strides, g.dilations)
+        v, real = xp[taps], inside[taps]
         if y is None:
-            y = v.copy()
-            if want_indices:
-                arg = np.zeros(y.shape, dtype=np.int64)
+            y, arg, found = v.copy(), np.zeros(v.shape, dtype=np.int64), real.copy()
             continue
-        if want_indices:
-            better = v > y
-            np.copyto(y, v, where=better)
-            arg[better] = k
-        else:
-            np.maximum(y, v, out=y)
-    if not want_indices:
-        return y, None
+        better = real & ((v > y) | ~found)  # the first tap of the maximum among the input's own
+        np.copyto(y, v, where=better)
+        arg[better] = k
+        found |= real
     # kernel-position index -> input coordinates (padding not counted)
     N, C = x.shape[:2]
     sp = x.shape[2:]

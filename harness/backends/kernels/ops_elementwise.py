@@ -273,7 +273,11 @@ def pow_(node):
             if y.dtype.kind in "iu" and not (y < 0).any():
                 return (np.power(x, y.astype(dt)),)
             return (np.power(x.astype(np.float64), y.astype(np.float64)).astype(dt),)
+        # in the wider of the two types: an exponent narrowed to the base's type may round to 0
+        # (float16 0 ** float32 -6e-27 is inf, not 0 ** -0 = 1)
         cd = np.float32 if dt in ML_FLOATS else dt
+        if y.dtype.kind == "f":
+            cd = np.result_type(cd, np.float32 if y.dtype in ML_FLOATS else y.dtype)
         return (np.power(x.astype(cd, copy=False), y.astype(cd, copy=False)).astype(dt, copy=False),)
 
     return run
