@@ -129,25 +129,11 @@ class CaseItem(pytest.Item):
         self.backend = backend
 
     def runtest(self) -> None:
-        from . import expectations
-        from .repro import bundle_dir, write_bundle
-        from .store import bundles_root
-
         state = self.config.stash[_STATE]
         available, reason = state["live"][self.backend]
         if not available:
             pytest.skip(f"backend {self.backend} unavailable: {reason}")
-        result = state["runner"].run_one(self.case, self.backend)
-        expectations.apply(result, state["entries"])
-        run_config = state["config"]
-        if result.outcome not in ("pass", "skip"):
-            spec = run_config.backends[[b.name for b in run_config.backends].index(self.backend)]
-            folder = bundle_dir(bundles_root(run_config.store), state["run_id"], self.backend, self.case.id)
-            try:
-                result.bundle = str(write_bundle(folder, self.case, result, spec.spec, spec.options, run_config.restamp))
-            except Exception as exc:
-                result.message += f" [bundle not written: {exc}]"
-        state["store"].add_result(state["run_id"], result)
+        result = state["recorder"].record(state["runner"].run_one(self.case, self.backend), self.case)
         if result.outcome == "skip":
             pytest.skip(result.message)
         if result.outcome in ("pass", "xpass"):
@@ -206,12 +192,14 @@ def pytest_runtestloop(session: pytest.Session) -> None:
         return
     from . import expectations
     from .execute import ExecOptions
+    from .record import Recorder
     from .runner import Runner
-    from .store import Store
+    from .store import Store, bundles_root
 
     run_config = state["config"]
-    state["store"] = Store(run_config.store)
-    state["entries"] = expectations.load([b.name for b in run_config.backends], run_config.expectations)
+    entries = expectations.load([b.name for b in run_config.backends], run_config.expectations)
+    state["recorder"] = Recorder(Store(run_config.store), state["run_id"], bundles_root(run_config.store),
+                                 {b.name: b for b in run_config.backends}, entries, run_config.restamp, run_config.opset)
     options = ExecOptions(restamp=run_config.restamp, opset=run_config.opset, limits=run_config.intake_limits())
     state["runner"] = Runner(run_config.backends, jobs=1, timeout=run_config.timeout, options=options, limits=run_config.worker_limits()).__enter__()
 

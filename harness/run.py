@@ -25,7 +25,7 @@ import onnx
 from . import __version__, expectations
 from .case import Case, CorpusError
 from .execute import FAILURES, ExecOptions, Result
-from .repro import bundle_dir, write_bundle
+from .record import Recorder
 from .intake import GIB, Limits
 from .timing import TimingPolicy
 from .runner import BackendInfo, BackendSpec, Runner, WorkerLimits, default_jobs
@@ -342,22 +342,16 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
             counts[row["backend"]][row["outcome"]] += 1
     tick = progress(len(tasks)) if progress else None
     budget = {"left": config.localize}
+    recorder = Recorder(store, run_id, bundles, specs, entries, config.restamp, config.opset)
+
+    def localize_here(result: Result) -> None:
+        if config.localize and budget["left"] > 0:
+            budget["left"] -= _localize_result(result, by_id[result.case_id], specs[result.backend], config, budget["left"])
 
     def on_result(result: Result) -> None:
         if result.tags.get("corpus_mismatch"):  # the corpus cannot be trusted: the run stops, naming the case
             raise CorpusError(result.message)
-        expectations.apply(result, entries)
-        if result.outcome not in ("pass", "skip", "export-failed"):  # no model to bundle for a failed export
-            spec = specs[result.backend]
-            try:
-                result.bundle = str(write_bundle(bundle_dir(bundles, run_id, result.backend, result.case_id),
-                                                 by_id[result.case_id], result, spec.spec, spec.options, config.restamp,
-                                                 config.opset))
-            except Exception as exc:  # a bundle is evidence, not the verdict: keep the result
-                result.message += f" [bundle not written: {exc}]"
-        if config.localize and budget["left"] > 0:
-            budget["left"] -= _localize_result(result, by_id[result.case_id], specs[result.backend], config, budget["left"])
-        store.add_result(run_id, result)
+        recorder.record(result, by_id[result.case_id], localize_here)
         counts[result.backend][result.outcome] += 1
         if tick:
             tick(result)

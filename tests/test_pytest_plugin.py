@@ -98,3 +98,25 @@ def test_unspecified_is_not_a_failure_but_a_warning_with_the_point(pytester, mon
                                            "--harness-k", "^operators/Max-8/opset8/float32/nan_three$")
     result.assert_outcomes(passed=1, warnings=1)
     assert "UnspecifiedBehaviour" in result.stdout.str() and "Max.nan" in result.stdout.str()
+
+
+def test_run_and_the_plugin_record_the_same_result_and_bundle(run, pytester, corpus):
+    """One record step: the same wrong case through `onnx-harness run` and through the plugin,
+    restamped at opset 11 (the model says 9), gives the same stored row and a bundle stamped the same way."""
+    import subprocess
+    import sys
+
+    args = ("--harness-backend", "tests.fault_backends:AlwaysWrong", "--harness-k", "expand_shape_model1", "--harness-opset", "11")
+    run(*args).assert_outcomes(failed=1)
+    cli_store = pytester.path / "cli.sqlite"
+    subprocess.run([sys.executable, "-m", "harness.cli", "run", "--suite", "onnx-simple", "--corpus", str(corpus), "--store", str(cli_store),
+                    "--backend", "tests.fault_backends:AlwaysWrong", "-k", "expand_shape_model1", "--opset", "11", "-j", "1"],
+                   cwd=ROOT, env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, capture_output=True, check=False)
+    columns = "case_id, backend, outcome, raw_outcome, message, max_abs, bad_count, first_bad, verdict, restamp"
+    rows = [sqlite3.connect(path).execute(f"SELECT {columns}, bundle FROM results").fetchall()
+            for path in (pytester.path / "r.sqlite", cli_store)]
+    assert len(rows[0]) == len(rows[1]) == 1
+    assert rows[0][0][:-1] == rows[1][0][:-1]
+    metas = [json.loads((Path(r[0][-1]) / "meta.json").read_text()) for r in rows]
+    assert metas[0]["opset"] == metas[1]["opset"] == 11
+    assert {k: v for k, v in metas[0].items() if k != "run_id"} == {k: v for k, v in metas[1].items() if k != "run_id"}

@@ -36,14 +36,14 @@ import numpy as np
 
 from .. import schema
 from ..execute import Result
-from ..repro import bundle_dir, write_bundle
+from ..record import Recorder
 from ..run import RunConfig, environment
 from ..runner import BackendSpec
 from ..store import Store, bundles_root
 from ..values import write_value
 from .builder import realize
 from .cases import case_id, graph_case
-from .engine import InProcess, Isolated, _one_line
+from .engine import InProcess, Isolated
 from .graph import Graph, InvalidGraph, check_graph
 from .judge import Failure, Finding, Tester, _size_key
 from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
@@ -208,6 +208,8 @@ class Campaign:
                 except Exception as exc:  # recorded and said; every graph then shows the load error as a finding
                     self.store.record_backend(self.run_id, b.name, False, str(exc), "", {})
                     self.say(f"backend {b.name} unavailable: {exc}")
+        bundles = cfg.bundles or (bundles_root(cfg.store) if cfg.store else None)
+        self.recorder = Recorder(self.store, self.run_id or 0, bundles, {b.name: b for b in cfg.backends}, restamp=False)
 
     # -- the property ------------------------------------------------------------------------
     def run(self) -> FuzzReport:
@@ -386,20 +388,17 @@ class Campaign:
             "family": f.group})
         finding.case_id = case.id
         result = Result(case.id, f.backend, f.outcome, f.message, verdict=f.verdict, tags=dict(case.tags), raw_outcome=f.outcome)
-        spec = next(b for b in self.config.backends if b.name == f.backend)
-        bundles = self.config.bundles or (bundles_root(self.config.store) if self.config.store else None)
-        if bundles is not None:
-            try:
-                folder = bundle_dir(bundles, self.run_id or 0, f.backend, case.id)
-                write_bundle(folder, case, result, spec.spec, spec.options, restamp=False)
+
+        def beside_the_bundle(result: Result) -> None:  # the graph and the backend's outputs
+            if result.bundle:
+                folder = Path(result.bundle)
                 (folder / "graph.txt").write_text(g.describe() + "\n")
                 _write_actual(folder / "actual", f.actual)
-                finding.bundle = result.bundle = str(folder)
-            except Exception as exc:  # evidence, not the verdict: the finding stands, stored and said without it
-                result.message += f" [bundle not written: {exc}]"
-                self.say(f"bundle of {case.id} on {f.backend} not written: {_one_line(exc)}")
-        if self.store is not None:
-            self.store.add_result(self.run_id, result)
+                finding.bundle = result.bundle
+            elif self.recorder.bundles is not None:  # the reason is in the stored message
+                self.say(f"bundle of {case.id} on {f.backend} not written: {result.message.rpartition(' [')[2].rstrip(']')}")
+
+        self.recorder.record(result, case, beside_the_bundle)
 
     def record_pass(self, g: Graph) -> None:
         if self.store is None or self.passes_kept >= self.config.keep_passes:
