@@ -154,9 +154,9 @@ def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
 
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     """Per backend: counts per outcome, total, loadable and pass rate over loadable cases, and
-    the headline numbers (``harness.report.matrix.headline``, shared with every report)."""
+    the headline numbers (``harness.report.records.headline``, shared with every report)."""
     from .execute import NOT_LOADABLE
-    from .report.matrix import headline
+    from .report.records import headline
 
     table: dict[str, dict[str, Any]] = {}
     for info in store.backends(run_id):
@@ -216,7 +216,8 @@ TOP_GROUPS = 5
 def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GROUPS) -> None:
     """The largest failure groups per backend (wrong answers first, as in the report), then the
     command that writes and opens the report."""
-    from .report.matrix import failure_groups, read_results
+    from .report.failures import failure_groups
+    from .report.sources import read_results
 
     groups = failure_groups(read_results(store, run_id), backends)
     for name in backends:

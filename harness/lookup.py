@@ -100,7 +100,7 @@ def _stored_rows(case_id: str, store_path: Path) -> list[dict[str, Any]]:
 
 def _stored_path(text: str, store_path: Path, run_args: dict[str, Any]) -> Path:
     """A path a run stored: as given, else relative to the folder the run was started from."""
-    from .report.matrix import _run_root
+    from .report.sources import _run_root
 
     path = Path(text)
     if path.is_absolute() or path.exists():

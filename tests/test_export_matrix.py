@@ -15,7 +15,8 @@ from harness.case import DataSet
 from harness.report.export_matrix import ExportMatrix, cell_of
 from harness.report.html import render
 from harness.report.markdown import render as render_md
-from harness.report.matrix import RunRef, build_report
+from harness.report.matrix import build_report
+from harness.report.sources import RunRef
 from harness.runner import BackendSpec, Runner
 from harness.store import Store
 from harness.suites import SuiteContext

@@ -23,7 +23,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.common.keys import Keys  # noqa: E402
 from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
 
-from harness.report.matrix import RunRef, build_report  # noqa: E402
+from harness.report.matrix import build_report
+from harness.report.sources import RunRef
 from harness.report.html import HtmlWriter  # noqa: E402
 from harness.store import Store  # noqa: E402
 

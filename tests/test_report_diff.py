@@ -9,7 +9,7 @@ import pytest
 
 from harness.report.commands import register
 from harness.execute import OUTCOMES
-from harness.report.matrix import KINDS, REGRESSION_KINDS, classify_change, diff_results
+from harness.report.diff import KINDS, REGRESSION_KINDS, classify_change, diff_results
 from harness.store import Store
 
 from .test_report_matrix import MISMATCH, add_run, make_store, res

@@ -94,7 +94,7 @@ def test_tolerance_source_names_default_override_and_case():
 def test_commands_are_portable_and_shell_quoted(monkeypatch):
     import shlex
 
-    from harness.report.matrix import RunInfo
+    from harness.report.records import RunInfo
     from harness.report.reproduce import repro_command, run_command
     from harness.run import RunConfig, environment
 

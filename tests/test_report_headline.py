@@ -14,7 +14,8 @@ import pytest
 
 from harness.cli import backend_counts, print_summary, write_run_json
 from harness.report import write_all
-from harness.report.matrix import RunRef, build_report
+from harness.report.matrix import build_report
+from harness.report.sources import RunRef
 from harness.store import Store
 
 from .test_report_matrix import MISMATCH, add_run, res

@@ -11,9 +11,9 @@ import pytest
 
 from harness.cli import backend_counts
 from harness.execute import Result
-from harness.report.matrix import (
-    GRAPH_ROW, ConformanceMatrix, ReportError, RunRef, build_report, previous_run, resolve_run, resolve_runs,
-)
+from harness.report.matrix import ConformanceMatrix, build_report
+from harness.report.records import GRAPH_ROW
+from harness.report.sources import ReportError, RunRef, previous_run, resolve_run, resolve_runs
 from harness.store import Store
 
 ENV = {"python": "3.11.7", "platform": "Linux-test", "onnx": "1.23.2", "numpy": "2.4.6"}
@@ -284,7 +284,7 @@ def test_relative_bundle_paths_resolve_against_the_folder_the_run_started_in(tmp
 
 def test_history_of_merged_stores_with_different_run_counts_stays_aligned(tmp_path):
     from harness.execute import Result
-    from harness.report.matrix import History
+    from harness.report.history import History
     from harness.store import Store
 
     paths = []
@@ -303,7 +303,7 @@ def test_history_of_merged_stores_with_different_run_counts_stays_aligned(tmp_pa
 
 
 def test_failures_group_by_op_and_normalized_message(tmp_path):
-    from harness.report.matrix import normalize_message
+    from harness.report.failures import normalize_message
 
     store = Store(tmp_path / "r.sqlite")
     results = []
@@ -354,7 +354,7 @@ def test_dtypes_have_one_vocabulary(tmp_path):
 
 
 def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
-    from harness.report.matrix import newest_runs, previous_like
+    from harness.report.sources import newest_runs, previous_like
 
     s = Store(tmp_path / "r.sqlite")
     both = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")}

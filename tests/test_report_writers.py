@@ -13,7 +13,8 @@ import pytest
 from harness.report import write_all, writers
 from harness.report.html import page_data, render
 from harness.report.markdown import MAX_CHARS
-from harness.report.matrix import RunRef, build_report
+from harness.report.matrix import build_report
+from harness.report.sources import RunRef
 from harness.store import Store
 
 from .test_report_matrix import MISMATCH, add_run, make_large_store, make_store, res

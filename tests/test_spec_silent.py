@@ -17,12 +17,9 @@ from harness.execute import FAILURES, OUTCOMES, Result, execute_case
 from harness.expectations import Expectation, apply
 from harness.registry import REGISTRY, SPEC_SILENT, Example, load_all
 from harness.report import write_all
-from harness.report.matrix import (
-    REGRESSION_KINDS,
-    RunRef,
-    build_report,
-    classify_change,
-)
+from harness.report.diff import REGRESSION_KINDS, classify_change
+from harness.report.matrix import build_report
+from harness.report.sources import RunRef
 from harness.store import Store
 from harness.suites.operators import build_case
 

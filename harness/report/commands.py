@@ -6,7 +6,7 @@
 A RUN is a run number, ``latest`` or ``previous`` in the store; with several ``--store`` files
 it is ``STORE:N`` (a file, or its 1-based position). ``diff`` also reads ``results.json`` (of a
 report) or a run's JSON file as BASE or NEW. ``diff`` lists each kind of change in its own
-section (``matrix.TRANSITIONS`` is the table) and exits 1 when a case x backend regressed (a
+section (``diff.TRANSITIONS`` is the table) and exits 1 when a case x backend regressed (a
 pass or a known failure that now fails, is skipped or is gone; a failure that changed; a case
 run for the first time that does not pass) and no ``--allow`` pattern accepts it.
 """
@@ -18,7 +18,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, ReportError
+from .diff import CHANGE_KINDS, KINDS, REGRESSION_KINDS
+from .sources import ReportError
 
 #: kinds that can hold a whole suite (one was added or dropped): listed up to --max-listed
 LONG_KINDS = ("new", "new-failing", "removed")
@@ -38,7 +39,8 @@ def _size(path: Path) -> str:
 
 def cmd_report(args: argparse.Namespace) -> int:
     from . import write_all
-    from .matrix import build_report, previous_like, resolve_run, resolve_runs
+    from .matrix import build_report
+    from .sources import previous_like, resolve_run, resolve_runs
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     try:
@@ -89,7 +91,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from .matrix import diff_like_with_like, diff_results, load_rows, resolve_source
+    from .diff import diff_like_with_like, diff_results
+    from .sources import load_rows, resolve_source
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     if args.perf_threshold is not None:

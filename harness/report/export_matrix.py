@@ -21,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from .matrix import _natural
+from .failures import _natural
 
 CELLS = ("pass", "wrong", "rejected", "error", "export-failed", "unspecified", "skip")
 _CELL_OF = {

@@ -24,7 +24,10 @@ from markupsafe import Markup
 from ..execute import FAILURES, OUTCOMES
 from ..schema import dtype_label
 from .export_matrix import ExportMatrix
-from .matrix import APART, CHANGE_KINDS, PASSING, VIEWS, Report, against_reference
+from .diff import CHANGE_KINDS
+from .matrix import Report
+from .perf import against_reference
+from .records import APART, PASSING, VIEWS
 
 TEMPLATES = Path(__file__).parent / "templates"
 #: failure groups listed in the "Failures by cause" section (all are in the case list's cause view)
@@ -223,7 +226,7 @@ def _commands(report: Report) -> list[dict[str, Any]]:
 
 def page_data(report: Report) -> dict[str, Any]:
     from ..crosscheck import load_notes
-    from .matrix import _natural
+    from .failures import _natural
 
     S = _Strings()
     labels = [b.label for b in report.backends]

@@ -18,7 +18,8 @@ from tabulate import tabulate
 from ..execute import OUTCOMES
 from .html import fmt_pct, fmt_ratio
 from .export_matrix import ExportMatrix
-from .matrix import CHANGE_KINDS, KINDS, REGRESSION_KINDS, Change, Report
+from .diff import CHANGE_KINDS, Change, KINDS, REGRESSION_KINDS
+from .matrix import Report
 
 #: GitHub refuses comments over 65,536 characters; stay well under
 MAX_CHARS = 60_000

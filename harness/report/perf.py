@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import fnmatch
 import math
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..timing import MIN_CI_SAMPLES
+from .failures import _natural
+from .records import BackendSummary, MODEL_SUITES, TIMED_OUTCOMES
 
 DEFAULT_ALPHA = 0.01
 
@@ -195,3 +198,114 @@ def allow(changes: list[PerfChange], patterns: Iterable[str]) -> set[str]:
                 c.allowed = True
                 used.add(pattern)
     return used
+
+
+# -- performance ----------------------------------------------------------------------------------
+@dataclass
+class PerfCell:
+    latency_s: float
+    p90_s: float | None
+    source: str  # "median" (timed repeats) or "run" (one timed run per data set)
+    ratio_fastest: float = 1.0
+    ratio_onnxruntime: float | None = None
+
+
+@dataclass
+class PerfRow:
+    case_id: str
+    suite: str
+    is_model: bool
+    cells: dict[str, PerfCell]
+    fastest: str
+
+
+class PerfTable:
+    """Latency per case and backend: the median (and p90) of timed repeats where recorded,
+    else the run time; ratios to the fastest backend and to onnxruntime on the same case."""
+
+    def __init__(self, backends: list[str], rows: list[PerfRow], onnxruntime: str | None) -> None:
+        self.backends = backends
+        self.rows = rows
+        self.onnxruntime = onnxruntime
+
+    @classmethod
+    def from_results(cls, backends: list[BackendSummary] | list[str], results: Iterable[dict[str, Any]]) -> "PerfTable":
+        labels = [b.label if isinstance(b, BackendSummary) else b for b in backends]
+        names = {b.label: b.name for b in backends} if backends and isinstance(backends[0], BackendSummary) else {b: b for b in labels}
+        ort = next((label for label in labels if names.get(label) == "onnxruntime"), None)
+        per_case: dict[str, dict[str, PerfCell]] = defaultdict(dict)
+        suites: dict[str, str] = {}
+        for r in results:
+            if r["outcome"] not in TIMED_OUTCOMES:
+                continue
+            if r.get("run_median_s") is not None:
+                cell = PerfCell(r["run_median_s"], r.get("run_p90_s"), "median")
+            elif r.get("run_s") is not None:
+                cell = PerfCell(r["run_s"], None, "run")
+            else:
+                continue
+            per_case[r["case_id"]][r.get("column", r["backend"])] = cell
+            suites[r["case_id"]] = (r.get("tags") or {}).get("suite") or r["case_id"].split("/", 1)[0]
+        rows = []
+        for case_id, cells in per_case.items():
+            fastest = min(cells, key=lambda b: cells[b].latency_s)
+            best = cells[fastest].latency_s
+            base = cells[ort].latency_s if ort in cells else None
+            for cell in cells.values():
+                cell.ratio_fastest = cell.latency_s / best if best > 0 else 1.0
+                cell.ratio_onnxruntime = cell.latency_s / base if base else None
+            suite = suites[case_id]
+            rows.append(PerfRow(case_id, suite, suite in MODEL_SUITES, cells, fastest))
+        rows.sort(key=lambda r: _natural(r.case_id))
+        return cls(labels, rows, ort)
+
+    def unwarmed(self) -> tuple[int, int]:
+        """(timings that are one unwarmed run per data set, all timings): the former come from
+        runs without ``--repeat``, alongside other workers, and are indicative only."""
+        cells = [c for r in self.rows for c in r.cells.values()]
+        return sum(1 for c in cells if c.source == "run"), len(cells)
+
+    def model_rows(self) -> list[PerfRow]:
+        return [r for r in self.rows if r.is_model]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        """Per backend: timed cases, cases where it was fastest, geometric mean of its ratios."""
+        out: dict[str, dict[str, Any]] = {}
+        for b in self.backends:
+            cells = [r.cells[b] for r in self.rows if b in r.cells]
+            vs_ort = [c.ratio_onnxruntime for c in cells if c.ratio_onnxruntime]
+            out[b] = {
+                "cases": len(cells),
+                "fastest": sum(1 for r in self.rows if r.fastest == b and len(r.cells) > 1),
+                "geomean_vs_fastest": _geomean([c.ratio_fastest for c in cells if c.ratio_fastest > 0]),
+                "geomean_vs_onnxruntime": _geomean(vs_ort),
+            }
+        return out
+
+
+#: the backend that runs onnx.reference (harness/backends/reference.py): the speed anchor of "against onnx.reference"
+REFERENCE = "reference"
+
+
+def against_reference(perf: PerfTable, names: dict[str, str]) -> dict[str, dict[str, Any]] | None:
+    """Speed against onnx.reference on the same cases: per backend (label), over the cases both it
+    and the ``reference`` backend timed: their count, the geometric mean of latency / reference
+    latency, and on how many it was faster or slower. None when no backend is ``reference``.
+    ``names``: label -> backend name."""
+    ref = next((label for label, name in names.items() if name == REFERENCE), None)
+    if ref is None:
+        return None
+    out = {}
+    for label in perf.backends:
+        if label == ref:
+            continue
+        ratios = [r.cells[label].latency_s / r.cells[ref].latency_s for r in perf.rows
+                  if label in r.cells and ref in r.cells and r.cells[ref].latency_s > 0]
+        out[label] = {"cases": len(ratios), "geomean": _geomean(ratios), "faster": sum(1 for x in ratios if x < 1),
+                      "slower": sum(1 for x in ratios if x > 1), "reference": ref}
+    return out
+
+
+def _geomean(values: list[float]) -> float | None:
+    values = [v for v in values if v and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None

@@ -15,7 +15,8 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from .matrix import Report, against_reference
+from .matrix import Report
+from .perf import against_reference
 
 FORMAT = "onnx-harness-report/1"
 

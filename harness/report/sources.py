@@ -1,0 +1,259 @@
+"""Where a report's results come from: runs of one or several stores (``RunRef``), a run's JSON
+(``JsonRef``), which runs a report takes by default and which run is the baseline; paths a run
+stored, made portable."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+
+
+class ReportError(Exception):
+    """A user-facing problem with the report's inputs (missing store, unknown run, ...)."""
+
+
+# -- sources ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class RunRef:
+    """One run in one store file; ``store_label`` is set when several stores are merged;
+    ``only``: the (suite, backend) pairs taken from it (None: all of it)."""
+
+    store: Path
+    run_id: int
+    store_label: str = ""
+    only: frozenset[tuple[str, str]] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.store_label}:run {self.run_id}" if self.store_label else f"run {self.run_id}"
+
+
+@dataclass(frozen=True)
+class JsonRef:
+    """Results read from a JSON file (``results.json`` of a report, or a run's ``<store>.run-N.json``)."""
+
+    path: Path
+
+    @property
+    def label(self) -> str:
+        return self.path.name
+
+
+_STORES: dict[Path, Any] = {}
+
+
+def open_store(path: Path | str):
+    from ..store import Store
+
+    path = Path(path)
+    if not path.is_file():
+        raise ReportError(f"no results store at {path} (write one with: onnx-harness run ... --store {path})")
+    key = path.resolve()
+    if key not in _STORES:
+        _STORES[key] = Store(path)
+    return _STORES[key]
+
+
+def _store_labels(stores: list[Path]) -> list[str]:
+    if len(stores) <= 1:
+        return [""] * len(stores)
+    names = [Path(s).stem for s in stores]
+    if len(set(names)) < len(names):
+        names = [str(s) for s in stores]
+    return names
+
+
+def suite_of(case_id: str) -> str:
+    """The suite a case id belongs to (its first segment: ``onnx-node/test_abs`` -> ``onnx-node``)."""
+    return case_id.split("/", 1)[0]
+
+
+def _pairs_per_run(store) -> dict[int, Counter]:
+    """Per run: result count per (suite, backend)."""
+    out: dict[int, Counter] = defaultdict(Counter)
+    for run_id, backend, suite, _, n in store.outcome_counts():
+        out[run_id][(suite, backend)] += n
+    return out
+
+
+def newest_runs(path: Path, label: str = "") -> list[RunRef]:
+    """The newest run of every (suite, backend) the store holds, oldest first: a run is taken
+    for the pairs no later run ran (``only``), or whole when no later run ran any of its pairs."""
+    store = open_store(path)
+    pairs = _pairs_per_run(store)
+    taken: set[tuple[str, str]] = set()
+    refs = []
+    for run in reversed(store.runs()):
+        mine = set(pairs.get(run["id"], ()))
+        fresh = mine - taken
+        if fresh or (not mine and not refs):  # a run without results (every backend unavailable) when nothing newer
+            refs.append(RunRef(Path(path), run["id"], label, None if fresh == mine else frozenset(fresh)))
+            taken |= fresh
+    return list(reversed(refs))
+
+
+def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
+    """RUN arguments -> run references. Without RUN: the newest run of every (suite, backend)
+    of every store (:func:`newest_runs`).
+
+    A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
+    file or the 1-based position of a ``--store``, or a store file (its latest run).
+    """
+    stores = [Path(s) for s in stores]
+    labels = _store_labels(stores)
+    texts = list(texts)
+    if not texts:
+        refs = []
+        for path, label in zip(stores, labels):
+            if open_store(path).latest_run() is None:
+                raise ReportError(f"{path} holds no runs yet")
+            refs.extend(newest_runs(path, label))
+        return refs
+    return [resolve_run(t, stores, labels) for t in texts]
+
+
+def resolve_run(text: str, stores: list[Path], labels: list[str] | None = None) -> RunRef:
+    labels = labels or _store_labels(stores)
+    where, sep, which = text.rpartition(":")
+    if sep and where:
+        if where.isdigit() and 1 <= int(where) <= len(stores) and not Path(where).exists():
+            index = int(where) - 1
+            return _pick(stores[index], which, labels[index])
+        path = Path(where)
+        return _pick(path, which, _label_for(path, stores, labels))
+    if Path(text).is_file():
+        return _pick(Path(text), "latest", _label_for(Path(text), stores, labels))
+    if len(stores) != 1:
+        raise ReportError(f"run {text!r} is ambiguous with {len(stores)} stores: write STORE:RUN, e.g. 1:{text} or {stores[0]}:{text}")
+    return _pick(stores[0], text, labels[0])
+
+
+def _label_for(path: Path, stores: list[Path], labels: list[str]) -> str:
+    for s, label in zip(stores, labels):
+        if Path(s).resolve() == path.resolve():
+            return label
+    return path.stem if len(stores) > 1 or stores and Path(stores[0]).resolve() != path.resolve() else ""
+
+
+def _pick(store_path: Path, which: str, label: str) -> RunRef:
+    store = open_store(store_path)
+    runs = store.runs()
+    if not runs:
+        raise ReportError(f"{store_path} holds no runs yet")
+    which = which.strip().lower()
+    if which in ("", "latest", "last"):
+        return RunRef(store_path, runs[-1]["id"], label)
+    if which in ("previous", "prev"):
+        if len(runs) < 2:
+            raise ReportError(f"{store_path} holds only one run: there is no previous run")
+        return RunRef(store_path, runs[-2]["id"], label)
+    if not which.isdigit():
+        raise ReportError(f"bad run {which!r}: expected a run number, 'latest' or 'previous'")
+    ids = [r["id"] for r in runs]
+    if int(which) not in ids:
+        raise ReportError(f"no run {which} in {store_path} (runs: {_ranges(ids)})")
+    return RunRef(store_path, int(which), label)
+
+
+def _ranges(ids: list[int]) -> str:
+    return f"{ids[0]}..{ids[-1]}" if len(ids) > 3 else ", ".join(map(str, ids))
+
+
+def read_results(store, run_id: int) -> list[dict[str, Any]]:
+    """The rows of ``Store.results`` as a list (shared parsed JSON: treat them as read-only)."""
+    return list(store.results(run_id))
+
+
+def pairs_of(ref: RunRef) -> set[tuple[str, str]]:
+    """The (suite, backend) pairs a run reference covers."""
+    ran = set(_pairs_per_run(open_store(ref.store)).get(ref.run_id, ()))
+    return ran if ref.only is None else ran & set(ref.only)
+
+
+def previous_like(refs: list[RunRef]) -> list[RunRef]:
+    """The default baseline, like with like: for every (suite, backend) the selected runs cover,
+    the newest earlier run of the same store that ran that suite on that backend (restricted
+    to it). Pairs run for the first time have none."""
+    out: dict[tuple[Path, int], set[tuple[str, str]]] = defaultdict(set)
+    labels = {}
+    for ref in refs:
+        per_run = _pairs_per_run(open_store(ref.store))
+        for pair in pairs_of(ref):
+            earlier = [run_id for run_id, pairs in per_run.items() if run_id < ref.run_id and pair in pairs]
+            if earlier:
+                out[(ref.store, max(earlier))].add(pair)
+                labels[ref.store] = ref.store_label
+    return [RunRef(store, run_id, labels[store], frozenset(pairs)) for (store, run_id), pairs in sorted(out.items(), key=lambda kv: kv[0][1])]
+
+
+def previous_run(refs: list[RunRef]) -> RunRef | None:
+    """The default baseline: the run just before the earliest selected run of the first store."""
+    if not refs:
+        return None
+    first = refs[0]
+    selected = {r.run_id for r in refs if r.store == first.store}
+    earlier = [r["id"] for r in open_store(first.store).runs() if r["id"] < min(selected)]
+    return RunRef(first.store, earlier[-1], first.store_label) if earlier else None
+
+
+def _run_root(store_path: Path, stored: str | None) -> Path:
+    """The folder a run was started from, which relative bundle paths are relative to."""
+    resolved = store_path.resolve()
+    if stored and not Path(stored).is_absolute():
+        parts = Path(stored).parts
+        if len(parts) < len(resolved.parts) and resolved.parts[-len(parts):] == parts:
+            return Path(*resolved.parts[: -len(parts)])
+    return resolved.parent.parent if resolved.parent.name == "reports" else resolved.parent
+
+
+def _absolute_bundle(bundle: str | None, root: Path) -> str:
+    if not bundle:
+        return ""
+    return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
+
+
+def portable_bundle(bundle: str | None, root: Path) -> str:
+    """A bundle's path as a reader elsewhere can use it: relative to the folder the run started
+    in (``reports/bundles/run-2/onnxruntime/...``); an absolute path outside that folder keeps
+    only its last three parts (``run-2/onnxruntime/<case>``), never the machine's path."""
+    if not bundle:
+        return ""
+    if not os.path.isabs(bundle):
+        return Path(bundle).as_posix()
+    try:
+        return Path(bundle).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return "/".join(Path(bundle).parts[-3:])
+
+
+def load_rows(source: RunRef | JsonRef) -> list[dict[str, Any]]:
+    """Result rows of a run in a store, or of a JSON file written by ``report`` or ``run``."""
+    if isinstance(source, JsonRef):
+        try:
+            doc = json.loads(source.path.read_text())
+        except (OSError, ValueError) as exc:
+            raise ReportError(f"cannot read results from {source.path}: {exc}") from exc
+        rows = doc.get("results") if isinstance(doc, dict) else None
+        if not isinstance(rows, list) or not all(isinstance(r, dict) and {"case_id", "backend", "outcome"} <= set(r) for r in rows):
+            raise ReportError(f"{source.path} is not a results file (expected a 'results' list with case_id, backend, outcome)")
+        return rows
+    return _restrict(read_results(open_store(source.store), source.run_id), source.only)
+
+
+def _restrict(rows: list[dict[str, Any]], only: frozenset[tuple[str, str]] | set[tuple[str, str]] | None) -> list[dict[str, Any]]:
+    return rows if only is None else [r for r in rows if (suite_of(r["case_id"]), r["backend"]) in only]
+
+
+def resolve_source(text: str, stores: list[Path]) -> RunRef | JsonRef:
+    """A diff side: a JSON results file, or a run as :func:`resolve_run` reads it."""
+    if text.endswith(".json"):
+        path = Path(text)
+        if not path.is_file():
+            raise ReportError(f"no results file {path}")
+        return JsonRef(path)
+    return resolve_run(text, stores)
