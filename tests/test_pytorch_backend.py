@@ -376,3 +376,48 @@ def test_scan_8_pads_a_shorter_batch_entry(backend):
     s, y = backend.prepare(model).run({"lens": np.array([1, 3], np.int64), "s0": np.zeros((2, 1), np.float32), "x": x})
     assert s.ravel().tolist() == [1, 60]
     assert y.shape == (2, 3, 1) and y[0, 0, 0] == 1 and y[1].ravel().tolist() == [10, 30, 60]
+
+
+# -- the lowering, corrected by the operators suite's findings ------------------------------------
+def _run_node(backend, op, inputs, attrs=None, opset=21, n_out=1):
+    """Run one node; ``inputs`` are (name, array) pairs, every input a graph input."""
+    codes = {np.dtype(np.float16): TP.FLOAT16, np.dtype(np.float32): TP.FLOAT, np.dtype(np.float64): TP.DOUBLE,
+             np.dtype(np.int8): TP.INT8, np.dtype(np.int32): TP.INT32}
+    outs = [f"y{k}" for k in range(n_out)]
+    node = helper.make_node(op, [n for n, _ in inputs], outs, **(attrs or {}))
+    model = _model([node], [_info(n, codes[a.dtype], list(a.shape)) for n, a in inputs], [_info(o, TP.UNDEFINED, None) for o in outs], opset=opset)
+    return backend.prepare(model).run(dict(inputs))
+
+
+def test_batch_normalization_of_a_1d_input_keeps_its_shape(backend):
+    one = lambda v: np.array([v], np.float32)  # noqa: E731
+    (y,) = _run_node(backend, "BatchNormalization", [("x", np.array([1.0, -2.0, 3.0], np.float32)), ("s", one(2.0)),
+                                                     ("b", one(0.5)), ("m", one(1.0)), ("v", one(4.0))], opset=15)
+    np.testing.assert_allclose(y, 2 * (np.array([1.0, -2.0, 3.0]) - 1) / np.sqrt(4 + 1e-5) + 0.5, rtol=1e-6)
+
+
+def test_erf_of_integers_gives_the_integer_type(backend):
+    (y,) = _run_node(backend, "Erf", [("x", np.zeros(3, np.int8))], opset=9)
+    assert y.dtype == np.int8 and y.tolist() == [0, 0, 0]
+
+
+def test_clip_without_bounds_keeps_infinities_finite(backend):
+    # "They default to numeric_limits::lowest() and numeric_limits::max()"
+    x = np.array([-np.inf, 1.0, np.inf], np.float16)
+    (y,) = _run_node(backend, "Clip", [("x", x)], opset=13)
+    assert y.tolist() == [-65504.0, 1.0, 65504.0]
+    (y6,) = _run_node(backend, "Clip", [("x", np.array([-1.0, 70000.0], np.float32).astype(np.float16))], {"max": 2.0}, opset=6)
+    assert y6.tolist() == [-1.0, 2.0]
+
+
+def test_layer_normalization_returns_mean_in_the_stash_type(backend):
+    x = np.arange(6, dtype=np.float64).reshape(2, 3)
+    _, mean, _ = _run_node(backend, "LayerNormalization", [("x", x), ("s", np.ones(3, np.float64))], opset=17, n_out=3)
+    assert mean.dtype == np.float32 and mean.ravel().tolist() == [1.0, 4.0]  # stash_type 1: float32
+
+
+def test_empty_axes_of_hardmax_and_exclusive_cumsum(backend):
+    (h,) = _run_node(backend, "Hardmax", [("x", np.zeros((2, 0), np.float32))], opset=13)
+    assert h.shape == (2, 0)
+    (c,) = _run_node(backend, "CumSum", [("x", np.zeros((0, 2), np.float32)), ("a", np.array(0, np.int32))], {"exclusive": 1}, opset=14)
+    assert c.shape == (0, 2)

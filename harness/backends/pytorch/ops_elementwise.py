@@ -16,11 +16,14 @@ from .registry import lowers
 
 
 def _float_math(fn):
-    """Run ``fn`` in float32 for half types torch lacks a CPU kernel for, then cast back."""
+    """Run ``fn`` in float32 for half types torch lacks a CPU kernel for, then cast back; an
+    integer input (Erf-9 allows them) gives its own type back, as the schema says (torch promotes
+    it to float; the value is truncated: the spec gives no rounding rule)."""
 
     def run(x):
         try:
-            return fn(x)
+            out = fn(x)
+            return out.to(x.dtype) if not x.dtype.is_floating_point and out.dtype != x.dtype else out
         except RuntimeError:
             if x.dtype in (torch.float16, torch.bfloat16):
                 return fn(x.float()).to(x.dtype)
@@ -141,15 +144,19 @@ def mean(node, *xs):
 
 @lowers("Clip", 11, 12, 13)
 def clip(node, x, lo=None, hi=None):
-    if lo is not None:
-        x = torch.maximum(x, lo.to(x.dtype))
-    if hi is not None:
-        x = torch.minimum(x, hi.to(x.dtype))
-    return x
+    # absent bounds "default to numeric_limits::lowest() and numeric_limits::max()": finite, so
+    # an infinite input becomes the type's largest finite value
+    info = torch.finfo(x.dtype) if x.dtype.is_floating_point else torch.iinfo(x.dtype)
+    lo = lo.to(x.dtype) if lo is not None else torch.tensor(info.min, dtype=x.dtype)
+    hi = hi.to(x.dtype) if hi is not None else torch.tensor(info.max, dtype=x.dtype)
+    return torch.minimum(torch.maximum(x, lo), hi)
 
 
 @lowers("Clip", 6)
 def clip_6(node, x, *, min=-3.4028234663852886e38, max=3.4028234663852886e38):  # noqa: A002 - spec names
+    # the float attributes may lie outside a half type's range: clamp in float32, then round once
+    if x.dtype in (torch.float16, torch.bfloat16):
+        return torch.clamp(x.float(), min, max).to(x.dtype)
     return torch.clamp(x, min, max)
 
 

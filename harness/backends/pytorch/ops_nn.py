@@ -268,7 +268,9 @@ def max_unpool(node, x, indices, output_shape=None, *, kernel_shape, pads=None, 
 
 # -- normalization ---------------------------------------------------------------------------
 def _channel(t, rank):
-    return t.reshape([1, -1] + [1] * (rank - 2))
+    """Per-channel values against (N, C, D1, ...); a 1-D input is N values of one channel
+    (BatchNormalization: "single dimension input of size N in which case C is assumed to be 1")."""
+    return t.reshape(-1) if rank == 1 else t.reshape([1, -1] + [1] * (rank - 2))
 
 
 @lowers("BatchNormalization", 9, 14, 15)
@@ -311,12 +313,15 @@ def instance_norm(node, x, scale, bias, *, epsilon=1e-5):
     return y.to(x.dtype)
 
 
+#: stash_type (a TensorProto element type) -> torch dtype: "Type of Mean and InvStdDev. This also
+#: specifies stage one's computation precision."
+_STASH = {1: torch.float32, 10: torch.float16, 11: torch.float64, 16: torch.bfloat16}
+
+
 def _stash(x, stash_type):
-    if stash_type == 1 and x.dtype in (torch.float16, torch.bfloat16):
-        return x.float()
-    if stash_type == 11:
-        return x.double()
-    return x
+    if stash_type not in _STASH:
+        raise Unsupported(f"stash_type {stash_type}")
+    return x.to(_STASH[stash_type])
 
 
 @lowers("LayerNormalization", 17)
@@ -403,6 +408,8 @@ def _softmax_like(fn):
 
 
 def _hardmax(x, dim):
+    if x.shape[dim] == 0:  # nothing to choose: the empty output
+        return torch.zeros_like(x)
     idx = torch.argmax(x, dim=dim, keepdim=True)  # the first maximum wins
     return torch.zeros_like(x).scatter(dim, idx, 1)
 

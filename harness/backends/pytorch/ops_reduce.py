@@ -66,6 +66,10 @@ def _reduction(kind):
             return torch.sqrt(torch.sum(wide * wide, dim=dims, keepdim=bool(keepdims))).to(x.dtype)
         if kind == "sumsquare":
             return torch.sum(x * x, dim=dims, keepdim=bool(keepdims), dtype=x.dtype)
+        if kind in ("logsum", "logsumexp") and not x.dtype.is_floating_point:
+            # integer types give their own type back (torch promotes to float): computed in
+            # float64, truncated (the spec gives no rounding rule)
+            return reduce(x.double(), dims, keepdims).to(x.dtype)
         if kind == "logsum":
             return torch.log(torch.sum(x, dim=dims, keepdim=bool(keepdims)))
         if kind == "logsumexp":

@@ -465,7 +465,7 @@ def _cumulate(x, a, exclusive, reverse, fn, neutral):
     a = axis(a, x.dim())
     y = x.flip(a) if reverse else x
     out = fn(y, dim=a).to(x.dtype)
-    if exclusive:
+    if exclusive and out.shape[a] > 0:
         pad_shape = list(out.shape)
         pad_shape[a] = 1
         out = torch.cat([torch.full(pad_shape, neutral, dtype=out.dtype, device=x.device), out.narrow(a, 0, out.shape[a] - 1)], dim=a)
