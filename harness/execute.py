@@ -23,7 +23,7 @@ from .backends.base import Backend
 from .case import Case, CorpusError, ModelIntakeError, verify_folder
 from .compare import PASS, UNSPECIFIED, Comparator, RandomOutput
 from .intake import Limits, check_model
-from .schema import RANDOM_OPS, iter_nodes, negotiate, opset_of, stamp_at
+from .schema import RANDOM_OPS, canonical_domain, iter_nodes, negotiate, opset_of, stamp_at
 from .evidence import summary as evidence_summary
 from .timing import TimingPolicy, measure
 from .tolerances import effective_tolerance, tolerance_source
@@ -268,7 +268,7 @@ def _spec_silent(comparator: Comparator, verdict: Any, case: Case, model: onnx.M
         attrs[a.name] = value.decode() if isinstance(value, bytes) else value
     points = [spec_silent_point(p) for p in case.tags["spec_silent"]]
     since = int(case.tags.get("since_version") or 0)
-    entry = REGISTRY.get(("", node.op_type, since))  # spec-silent points are declared for ai.onnx ops
+    entry = REGISTRY.get((canonical_domain(node.domain), node.op_type, since))  # ai.onnx.ml ops' references too
     return comparator.spec_silent(verdict, points, inputs, attrs, ds.expected, outputs, tolerance, since,
                                   entry.reference if entry else None)
 

@@ -84,6 +84,32 @@ def at_infinity(x: np.ndarray, y: np.ndarray, neg: float | None = None, pos: flo
     return y
 
 
+def infinity_point(op: Operator, versions: tuple[int, ...], *, spec: dict[int, str] | str, at: Callable[[np.ndarray], np.ndarray],
+                   expected: str) -> None:
+    """Declare the spec-silent point ``<Op>.infinity``: at the infinite inputs selected by ``at``
+    the formula read literally in IEEE 754 arithmetic gives NaN (inf * 0, inf / inf) while the
+    function it defines has a finite limit there. We accept two readings, each computed: the
+    limit (our reference, ``at_infinity``) and the literal formula (NaN); any other value there
+    is a mismatch."""
+
+    def where(inputs, attrs, expected_, since):
+        return [np.asarray(at(wide(inputs[0])), dtype=bool)]
+
+    def literal(c):
+        """The formula read literally: NaN at every open element."""
+        return [np.where(c.masks[0], np.nan, wide(c.expected[0]))]
+
+    readings = {"the formula read literally in IEEE 754 arithmetic (NaN)": literal}
+
+    def one_reading(c):
+        actual = wide(c.actual[0])[c.masks[0]]
+        accepted = [wide(c.expected[0])[c.masks[0]]] + [wide(r(c)[0])[c.masks[0]] for r in readings.values()]
+        return bool(np.all(np.any([(actual == a) | (np.isnan(actual) & np.isnan(a)) for a in accepted], axis=0)))
+
+    op.spec_silent("infinity", versions, spec=spec, expected=expected, where=where, readings=readings,
+                   invariants={"each value there is the limit or the literal formula's NaN": one_reading})
+
+
 def bounded(dtype: str, margin: float = 1.0) -> float:
     """ln(largest finite value) - margin, rounded down to a multiple of 1/64 (exact in float32,
     as S.arrays needs its bounds): |x| below this keeps exp/cosh/sinh finite in ``dtype``."""

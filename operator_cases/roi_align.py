@@ -22,6 +22,10 @@ harness/expectations/kernels.toml and operator_cases/crosscheck.toml).
 The drawn cases use 'avg'; 'max' is in the named edge examples ``*max*`` of every version and
 dtype, so the backends that take the other reading can be classified by name.
 
+"batch_indices: ... each element denoting the index of the corresponding image in the batch":
+an index outside [0, N) names no image, so the reference raises on one (a case holding it is an
+oracle error, shown) and the strategies draw indices in [0, N) only.
+
 What the text leaves open, and the cases avoid: samples outside the feature map (implementations
 clamp or zero them by their own rules), rois narrower than one cell in 'output_half_pixel' mode
 (implementations widen them to 1), and rois of zero size with an adaptive grid (ceil(0) = 0
@@ -62,9 +66,14 @@ def roi_align(x, rois, batch_indices, mode, output_height, output_width, samplin
     oh, ow, ratio = int(output_height), int(output_width), int(sampling_ratio)
     scale = float(np.float32(spatial_scale))
     r = np.asarray(rois).astype(np.float64)
+    b = np.asarray(batch_indices).astype(np.int64)
+    if b.size and (b.min() < 0 or b.max() >= x.shape[0]):
+        # "the index of the corresponding image in the batch": one outside [0, N) names no image
+        # (numpy would wrap a negative one to an image counted from the back)
+        raise ValueError(f"batch index {b.min() if b.min() < 0 else b.max()} outside [0, {x.shape[0]}): no image of the batch")
     y = np.zeros((r.shape[0], x.shape[1], oh, ow))
     for k in range(r.shape[0]):
-        img = xw[int(np.asarray(batch_indices)[k])]
+        img = xw[b[k]]
         x1, y1, x2, y2 = r[k] * scale - (0.5 if half_pixel else 0.0)
         bin_h, bin_w = (y2 - y1) / oh, (x2 - x1) / ow
         gh = ratio if ratio > 0 else math.ceil((y2 - y1) / oh)

@@ -10,7 +10,7 @@ import numpy as np
 from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise, unary_template
+from ._unary_util import at_infinity, elementwise, infinity_point, unary_template
 
 op = Operator("Softsign")
 
@@ -20,6 +20,8 @@ def softsign(x):
 
 
 elementwise(op, (1, 22), softsign, isolate={"infinities": np.isinf})
+infinity_point(op, (1, 22), spec="Calculates the softsign (x/(1+|x|)) of the given input tensor element-wise.", at=np.isinf,
+               expected="+-1 at x = +-inf, the limit of x/(1+|x|); inf/inf read literally is NaN")
 
 
 # how it enters a generated graph (harness.suites.generated)
