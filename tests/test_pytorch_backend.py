@@ -421,3 +421,16 @@ def test_empty_axes_of_hardmax_and_exclusive_cumsum(backend):
     assert h.shape == (2, 0)
     (c,) = _run_node(backend, "CumSum", [("x", np.zeros((0, 2), np.float32)), ("a", np.array(0, np.int32))], {"exclusive": 1}, opset=14)
     assert c.shape == (0, 2)
+
+
+def test_reductions_without_axes_and_noop_still_apply_their_elementwise_part(backend):
+    # "If true, then no reduction is applied, but other operations will be performed. For
+    # example, ReduceSumSquare acts as a vanilla Square."
+    x = np.array([[-3.0, 0.0], [2.0, 0.5]], np.float32)
+    expect = {"ReduceSumSquare": [[9.0, 0.0], [4.0, 0.25]], "ReduceL1": [[3.0, 0.0], [2.0, 0.5]],
+              "ReduceL2": [[3.0, 0.0], [2.0, 0.5]], "ReduceSum": x.tolist()}
+    for op, want in expect.items():
+        (y,) = _run_node(backend, op, [("x", x)], {"noop_with_empty_axes": 1}, opset=18)
+        assert y.tolist() == want, op
+    (y,) = _run_node(backend, "ReduceLogSum", [("x", np.array([0.0, 1.0], np.float32))], {"noop_with_empty_axes": 1}, opset=18)
+    assert y.tolist() == [-np.inf, 0.0]

@@ -39,6 +39,18 @@ def _empty_result(x, dims, keepdims, value):
     return torch.full(shape, value, dtype=x.dtype, device=x.device)
 
 
+def _no_reduction(kind, x):
+    """``noop_with_empty_axes`` with no axes: "no reduction is applied, but other operations will be
+    performed. For example, ReduceSumSquare acts as a vanilla Square." """
+    if kind in ("l1", "l2"):  # sqrt(x * x) is |x|
+        return torch.abs(x)
+    if kind == "sumsquare":
+        return x * x
+    if kind == "logsum":
+        return torch.log(x) if x.dtype.is_floating_point else torch.log(x.double()).to(x.dtype)
+    return x  # max, min, sum, mean, prod and log(exp(x))
+
+
 def _reduction(kind):
     def reduce(x, dims, keepdims):
         if kind in ("max", "min") and any(x.shape[d] == 0 for d in dims):
@@ -95,7 +107,7 @@ def _register(op, kind, attr_versions, input_versions):
         def with_input(node, x, axes=None, *, keepdims=1, noop_with_empty_axes=0):
             dims = _axes(x, ints(axes) if axes is not None else None, noop_with_empty_axes)
             if dims is None:
-                return x
+                return _no_reduction(kind, x)
             return reduce(x, dims, keepdims)
 
 
