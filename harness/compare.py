@@ -45,10 +45,13 @@ POWER = 0.99
 #: the faults each op's tests must see with probability ``POWER`` (issue 31), as the effect its
 #: statistic sees; a sample that cannot is not checked:
 #: - RandomNormal at half the scale: a variance ratio of 1/4 (the mean alone, zero spread, is ratio 0);
-#: - RandomUniform at the midpoint: a Kolmogorov-Smirnov distance of 1/2, less the probability of a
-#:   rounding step of the output type: 0.4 asked;
+#: - RandomUniform at the midpoint and RandomNormal at the mean alone: a point mass, at a
+#:   Kolmogorov-Smirnov distance of 1/2 less the probability of a rounding step: 0.4 asked;
 #: - Bernoulli deterministic where p > 1/2 (1 there), and Multinomial always the argmax: a rate of
 #:   ones (a class's frequency) off by 1/4 where the probabilities are spread over (0, 1).
+#: A sample is checked from 115 values (RandomNormal), 111 (RandomUniform), 293 elements in each
+#: group of p (Bernoulli), 318 samples a row with 15 open cells (Multinomial); the strategies
+#: draw more (operator_cases/_random_util.py, bernoulli.py, multinomial.py).
 TARGETS = {"variance_ratio": 0.25, "ks_distance": 0.4, "rate": 0.25}
 
 
@@ -515,8 +518,9 @@ def _fit(a: np.ndarray, cdf: Callable[[np.ndarray], np.ndarray], dist: str, leve
     Dvoretzky-Kiefer-Wolfowitz-Massart bound P(D > t) <= 2 exp(-2 n t^2) is a valid p-value for
     every output type and sample size.
     Power: a KS distance >= sqrt(ln(2 / level) / 2n) + _miss(n), plus the probability of one
-    rounding step of the output type, is detected with probability POWER (n = 1000 at level 5e-7:
-    0.12; a point mass, as a midpoint or a mean alone gives, is at distance 1/2)."""
+    rounding step of the output type, is detected with probability POWER (at level 5e-7, n = 200:
+    0.30, n = 1000: 0.135; a point mass, as a midpoint or a mean alone gives, is at distance 1/2;
+    the 0.4 asked takes 115 values at level 5e-7, 111 at 1e-6)."""
     n = a.size
     srt = np.sort(a.ravel())
     x = srt.astype(np.float64)
@@ -548,9 +552,9 @@ def _spread(vals: np.ndarray, mean: float, scale: float, level: float) -> _Test:
     """The spread of a normal sample: S = sum(((x - mean) / scale)^2) is chi-square with n degrees
     of freedom; two-sided, the doubled smaller tail. A sample of one value (zero spread, the mean
     alone) has S = 0, p = 0.
-    Power: a normal sample whose variance is off by a ratio <= low or >= high (``_spread_reach``:
-    n = 100 at level 5e-7, 0.33 and 2.7; half the scale is 1/4) is detected with probability
-    POWER. Rounding to the output type moves S by far less than its spread at these sizes."""
+    Power: a normal sample whose variance is off by a ratio <= low or >= high (``_spread_reach``;
+    at level 5e-7, n = 100: 0.33 and 2.68, n = 200: 0.46 and 2.03) is detected with probability
+    POWER; half the scale (ratio 1/4) from 68 values. Rounding to the output type moves S by far less than its spread at these sizes."""
     from scipy import special
 
     n = vals.size
@@ -589,7 +593,7 @@ def _ones(vals: np.ndarray, p: np.ndarray, level: float) -> list[_Test]:
     its Poisson-binomial law (two-sided, the doubled smaller tail), ``level`` shared by the groups.
     Power: in a group of m elements, a rate of ones off by >= sqrt(ln(2 / level') / 2m) + _miss(m)
     (Hoeffding, which bounds the exact tails; level' the group's share) is detected with
-    probability POWER (m = 400 at level 5e-7: 0.23)."""
+    probability POWER (m = 400 at level 5e-7: 0.214; the 1/4 asked from 293 elements)."""
     p, vals = p.ravel(), vals.ravel()
     groups = [(name, (p > lo) & (p <= hi) & (p < 1)) for name, lo, hi in (("p in (0, 1/2]", 0.0, 0.5), ("p in (1/2, 1)", 0.5, 1.0))]
     groups = [(name, g) for name, g in groups if g.any()]
@@ -614,8 +618,8 @@ def _classes(probs: np.ndarray, samples: np.ndarray, level: float) -> list[_Test
     two-sided binomial tests (the doubled smaller tail), Bonferroni over the cells of probability
     in (0, 1) (a class of probability 0 or 1 is fixed by the support check).
     Power: a class frequency off by >= sqrt(ln(2 cells / level) / 2s) + _miss(s) is detected with
-    probability POWER (s = 400 samples, 15 cells at level 1e-6: 0.22; always the argmax is off by
-    1 - its probability)."""
+    probability POWER (s = 400 samples, 15 cells at level 1e-6: 0.223; the 1/4 asked from 318
+    samples; always the argmax is off by 1 - its probability)."""
     from scipy import special
 
     open_ = (probs > 0) & (probs < 1)
