@@ -365,6 +365,8 @@ class Comparator:
                 bad |= ((p == 0) & (vals != 0)) | ((p == 1) & (vals != 1))
                 what = "outside {0, 1}, or not the certain outcome where p is 0 or 1"
                 tests = lambda alpha: _ones(vals, p, alpha)  # noqa: E731
+                if not np.all((p >= 0) & (p <= 1)):
+                    note = "a probability outside [0, 1] (or NaN): the spec gives no distribution"
             else:
                 note = "probabilities computed in the graph: support checked, not the distribution"
         elif op in ("RandomUniform", "RandomUniformLike"):
@@ -395,6 +397,8 @@ class Comparator:
                 bad |= np.take_along_axis(probs, drawn, axis=1) == 0
                 what = f"not a class index in [0, {classes}) of probability > 0"
                 tests = lambda alpha: _classes(probs, vals, alpha)  # noqa: E731
+                if np.isnan(probs).any():
+                    note = "a row of log-probabilities with no softmax (NaN, every class -inf, or +inf): the spec gives no distribution"
             else:
                 note = "class probabilities computed in the graph: checked for non-negative integers only"
         elif op == "Dropout":

@@ -199,3 +199,12 @@ def test_the_stated_power_matches_the_faults_asked():
 def test_normal_with_scale_zero_is_every_value_the_mean():
     assert _verdict("RandomNormal", np.full(4, 1.0, np.float32), {"mean": 1.0, "scale": 0.0}).outcome == "pass"
     assert _verdict("RandomNormal", np.array([1.0, 1.0, 1.5, 1.0], np.float32), {"mean": 1.0, "scale": 0.0}).outcome == "mismatch"
+
+
+def test_an_output_whose_distribution_the_spec_does_not_give_is_not_checked():
+    # a probability outside [0, 1]; a row of log-probabilities every class -inf; no probabilities known before the run
+    p = np.array([np.nan, 0.5, 1.5], np.float32)
+    assert _verdict("Bernoulli", np.array([1.0, 0.0, 1.0], np.float32), inputs=[p]).outcome == NOT_CHECKED
+    x = np.array([[0.0, -np.inf], [-np.inf, -np.inf]], np.float32)
+    assert _verdict("Multinomial", np.zeros((2, 5), np.int32), inputs=[x]).outcome == NOT_CHECKED
+    assert _verdict("Bernoulli", np.ones(500, np.float32)).outcome == NOT_CHECKED
