@@ -208,3 +208,19 @@ def test_an_output_whose_distribution_the_spec_does_not_give_is_not_checked():
     x = np.array([[0.0, -np.inf], [-np.inf, -np.inf]], np.float32)
     assert _verdict("Multinomial", np.zeros((2, 5), np.int32), inputs=[x]).outcome == NOT_CHECKED
     assert _verdict("Bernoulli", np.ones(500, np.float32)).outcome == NOT_CHECKED
+
+
+def test_a_data_set_not_checked_does_not_hide_a_later_one_that_fails():
+    from onnx import TensorProto, helper
+
+    from harness.case import DataSet
+
+    from .test_verdicts import Returns, _case, _model
+
+    node = helper.make_node("Bernoulli", ["p"], ["y"])
+    model = _model([node], [helper.make_tensor_value_info("p", TensorProto.FLOAT, [None])], [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None])])
+    small, large = np.full(4, 0.5, np.float32), np.full(400, 0.5, np.float32)
+    case = _case(model, [DataSet({"p": small}, [np.zeros(4, np.float32)]), DataSet({"p": large}, [np.zeros(400, np.float32)])])
+    zeros = Returns(lambda m, feeds: [np.zeros_like(feeds["p"])])  # never a one at p = 1/2
+    result = execute_case(zeros, case)
+    assert result.outcome == "mismatch" and result.message.startswith("data set 1:"), result.message
