@@ -365,7 +365,7 @@ class Comparator:
                 bad |= ((p == 0) & (vals != 0)) | ((p == 1) & (vals != 1))
                 what = "outside {0, 1}, or not the certain outcome where p is 0 or 1"
                 tests = lambda alpha: _ones(vals, p, alpha)  # noqa: E731
-                if not np.all((p >= 0) & (p <= 1)):
+                if not np.all((p >= 0) & (p <= 1)):  # "probabilities p (a value in the range [0,1])"
                     note = "a probability outside [0, 1] (or NaN): the spec gives no distribution"
             else:
                 note = "probabilities computed in the graph: support checked, not the distribution"
@@ -381,7 +381,7 @@ class Comparator:
             if scale > 0:
                 tests = lambda alpha: [_fit(a, lambda v: special.ndtr((v - mean) / scale), f"normal({mean:g}, {scale:g}^2)", alpha / 2),  # noqa: E731
                                        _spread(vals, mean, scale, alpha / 2)]
-            elif scale == 0:  # N(mean, 0): every value is the mean, in the output type
+            elif scale == 0:  # "scale: The standard deviation of the normal distribution": 0 puts every value at the mean
                 at = np.asarray(mean).astype(a.dtype).astype(np.float64)
                 bad, what = vals != at, f"not the mean {mean:g} (scale 0)"
             else:
