@@ -85,6 +85,10 @@ def bernoulli_deterministic_above_half(e, attrs, x, rng):
     return np.where(p > 0.5, 1.0, rng.random(p.shape) < p).astype(e.dtype)
 
 
+def bernoulli_threshold(e, attrs, x, rng):
+    return (x.astype(np.float64) > 0.5).astype(e.dtype)  # deterministic everywhere: 1 where p > 1/2, else 0
+
+
 def multinomial_argmax(e, attrs, x, rng):
     return np.repeat(np.argmax(x.astype(np.float64), axis=1)[:, None], e.shape[1], axis=1).astype(e.dtype)
 
@@ -96,6 +100,8 @@ BROKEN = {
     "uniform_midpoint": (("RandomUniform", "RandomUniformLike"), uniform_midpoint, lambda e, a, x: e.size > 0),
     "bernoulli_deterministic_above_half": (("Bernoulli",), bernoulli_deterministic_above_half,
                                            lambda e, a, x: bool(np.any((x.astype(np.float64) > 0.5) & (x.astype(np.float64) < 1)))),
+    "bernoulli_threshold": (("Bernoulli",), bernoulli_threshold,
+                            lambda e, a, x: bool(np.any((x.astype(np.float64) > 0) & (x.astype(np.float64) < 1)))),
     "multinomial_argmax": (("Multinomial",), multinomial_argmax,
                            lambda e, a, x: e.size > 0 and bool(np.any(_softmax(x.astype(np.float64)).max(axis=1) < 1))),
 }
