@@ -387,7 +387,7 @@ def cmd_coverage(args: argparse.Namespace) -> int:
         rows = [r for r in rows if r.family == args.family]
     if not args.summary:
         shown = [r for r in rows if (r.covered or not args.covered_only)]
-        print(tabulate([[r.key, r.family, "yes" if r.covered else "no", r.module] for r in shown],
+        print(tabulate([[r.key, r.family, "yes" if r.covered else "deprecated" if r.deprecated else "no", r.module] for r in shown],
                        headers=["op-version", "family", "covered", "module"], tablefmt="github"))
         print()
     if args.edges:
@@ -397,7 +397,13 @@ def cmd_coverage(args: argparse.Namespace) -> int:
     for domain in ("ai.onnx", "ai.onnx.ml"):
         dom = [r for r in rows if r.domain == domain]
         if dom:
-            print(f"{domain}: {sum(r.covered for r in dom)} of {len(dom)} op-versions covered")
+            old = sum(r.deprecated for r in dom)
+            print(f"{domain}: {sum(r.covered for r in dom)} of {len(dom)} op-versions covered (they build value-checked cases)"
+                  + (f"; {old} deprecated, listed apart" if old else ""))
+    deprecated = [r for r in rows if r.deprecated]
+    if deprecated:
+        print("\ndeprecated op-versions (no valid model holds one: no case, not counted covered):")
+        print(tabulate([[r.key, r.module, r.checked] for r in deprecated], headers=["op-version", "module", "what is checked"], tablefmt="github"))
     return 0
 
 

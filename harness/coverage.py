@@ -1,5 +1,7 @@
 """Which op-versions our oracle covers: every ai.onnx and ai.onnx.ml op-version in the
-installed onnx, covered or not, with counts per family."""
+installed onnx, covered or not, with counts per family. An op-version is covered only when it
+builds value-checked cases (a reference, a strategy and a swept dtype); a deprecated one builds
+none (no valid model holds it) and is listed apart, with what is checked for it."""
 
 from __future__ import annotations
 
@@ -36,8 +38,13 @@ class CoverageRow:
     op: str
     since: int
     family: str
+    #: it builds value-checked cases: a reference, a strategy and at least one dtype to sweep
     covered: bool
     module: str = ""
+    #: deprecated in onnx.defs: no valid model holds it, so it builds no case
+    deprecated: bool = False
+    #: for a deprecated op-version, what is checked of it instead (said, even when nothing)
+    checked: str = ""
 
     @property
     def key(self) -> str:
@@ -45,14 +52,39 @@ class CoverageRow:
 
 
 def coverage() -> list[CoverageRow]:
+    from .suites.operators import dtypes_for
+
     registry = load_all()
     rows = []
     for domain in DOMAINS:
         for op, since in schema.all_op_versions(domain):
             entry = registry.get((domain, op, since))
+            deprecated = bool(schema.schema_at(op, since, domain).deprecated)
             rows.append(CoverageRow(schema.DOMAINS.get(domain, domain), op, since, family_of(op, domain),
-                                    bool(entry and entry.complete), entry.module if entry else ""))
+                                    bool(entry and entry.complete and dtypes_for(entry, since)), entry.module if entry else "",
+                                    deprecated, deprecated_checks(domain, op, since) if deprecated else ""))
     return rows
+
+
+def deprecated_checks(domain: str, op: str, since: int) -> str:
+    """What is checked of a deprecated op-version: onnx.checker's verdict on a model holding it
+    (one node, its required inputs and outputs float tensors), computed here. No case holds it, so
+    no backend is checked on it (an error input expecting ``rejected`` would be: not built yet)."""
+    import onnx
+    from onnx import helper
+
+    sch = schema.schema_at(op, since, domain)
+    required = [f"x{k}" for k, f in enumerate(sch.inputs) if f.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
+    outputs = [f"y{k}" for k in range(len(sch.outputs))]
+    info = lambda name: helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, [1])  # noqa: E731
+    graph = helper.make_graph([helper.make_node(op, required, outputs, domain=domain)], "deprecated",
+                              [info(n) for n in required], [info(n) for n in outputs])
+    imports = [helper.make_opsetid(domain, since)] + ([helper.make_opsetid("", onnx.defs.onnx_opset_version())] if domain else [])
+    try:
+        onnx.checker.check_model(helper.make_model(graph, opset_imports=imports))
+    except onnx.checker.ValidationError as exc:
+        return f"no case, no backend checked: onnx.checker refuses a model holding it ({str(exc).splitlines()[0]})"
+    return "no case, no backend checked: onnx.defs marks it deprecated (onnx.checker accepts a model holding it)"
 
 
 def family_counts(rows: list[CoverageRow]) -> dict[str, tuple[int, int]]:

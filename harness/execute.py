@@ -21,7 +21,7 @@ import onnx
 
 from .backends.base import Backend
 from .case import Case, CorpusError, ModelIntakeError, verify_folder
-from .compare import PASS, UNSPECIFIED, Comparator, RandomOutput
+from .compare import NOT_CHECKED, PASS, UNSPECIFIED, Comparator, RandomOutput
 from .intake import Limits, check_model
 from .schema import RANDOM_OPS, canonical_domain, iter_nodes, negotiate, opset_of, stamp_at
 from .evidence import summary as evidence_summary
@@ -231,13 +231,14 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
         verdict = comparator.compare(ds.expected, list(outputs), tolerance, random_outputs(model, ds.inputs))
         if case.tags.get("spec_silent"):
             verdict = _spec_silent(comparator, verdict, case, model, ds, list(outputs), tolerance)
-        if verdict.outcome != PASS and (verdict.outcome != UNSPECIFIED or result.outcome == PASS):
+        soft = verdict.outcome in (UNSPECIFIED, NOT_CHECKED)  # neither a pass nor a failure: a later data set may still fail
+        if verdict.outcome != PASS and (not soft or result.outcome == PASS):
             result.outcome = verdict.outcome
             result.message = f"data set {n}: {verdict.message}" if len(data) > 1 else verdict.message
             result.verdict = verdict.to_dict()
             # what the report shows of it: inputs, both outputs, the tolerance and its source
             result.verdict.update(evidence=evidence_summary(ds.inputs, ds.expected, list(outputs)), tolerance=tolerance_source(case))
-            if verdict.outcome != UNSPECIFIED:  # a later data set may still fail where the spec speaks
+            if not soft:
                 break
         if result.verdict is None:
             result.verdict = verdict.to_dict()

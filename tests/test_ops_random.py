@@ -70,8 +70,8 @@ def judge(op, actual, expected=None, **kw):
 
 
 def test_an_inverted_bernoulli_fails_and_a_right_one_passes():
-    p = np.resize(np.array([0.0, 0.2, 1.0], np.float32), (300,))
-    right = (np.random.default_rng(1).random(300) < p).astype(np.float32)
+    p = np.resize(np.array([0.0, 0.2, 1.0], np.float32), (1200,))  # 400 of p = 0.2: enough for the power asked
+    right = (np.random.default_rng(1).random(1200) < p).astype(np.float32)
     assert judge("Bernoulli", right, inputs=[p]).outcome == "pass"
     inverted = 1 - right  # 1 with probability 1 - p: what Greater(RandomUniformLike(p), p) gives
     assert judge("Bernoulli", inverted, inputs=[p]).outcome == "mismatch"
