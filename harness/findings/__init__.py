@@ -1,0 +1,335 @@
+"""Findings a vendor can file: real bugs the harness found in runtimes, one TOML record each
+(``harness/findings/<id>.toml``).
+
+A record describes a minimal model as data (its nodes with their attributes, the inputs as
+literal arrays, the opset), the expected outputs (our reference, from the spec), the runtime's
+actual outputs (or its error), the spec text that decides (a quote from
+``onnx.defs.get_schema(op, version, domain).doc``), who else agrees, the releases verified and
+the upstream status. From it :func:`script` writes a portable repro (onnx, numpy and the
+runtime, no harness import) that exits 1 while the bug is there, 0 once fixed and 2 when the
+runtime is not installed; :func:`issue` writes a ready-to-file Markdown issue around it.
+
+``onnx-harness findings`` lists the records, ``findings show ID`` prints the issue and
+``findings check [ID]`` runs each repro against the installed runtime.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+#: the runtimes a repro can drive: how the script imports it and runs a model
+RUNTIMES = {
+    "onnxruntime": {"module": "onnxruntime", "pip": "onnxruntime", "name": "ONNX Runtime"},
+    "onnx.reference": {"module": "onnx.reference", "pip": "onnx", "name": "onnx.reference"},
+}
+
+#: every record has these (``test_findings`` checks them)
+REQUIRED = ("id", "title", "runtime", "op", "version", "opset", "dtypes", "affected", "summary", "spec",
+            "agrees", "upstream", "nodes", "inputs", "outputs")
+#: a record verified only in an earlier measured note (a runtime not installed here) says so
+NOT_RECHECKED = "not re-checked here"
+
+#: outcomes of ``findings check``
+REPRODUCES, FIXED, UNAVAILABLE = "reproduces", "fixed", "unavailable"
+
+
+def load(folder: Path = HERE) -> dict[str, dict]:
+    """Every record by id, in id order; a record whose id differs from its file name is an error."""
+    found = {}
+    for path in sorted(folder.glob("*.toml")):
+        with open(path, "rb") as fh:
+            record = tomllib.load(fh)
+        if record.get("id") != path.stem:
+            raise ValueError(f"{path.name}: id {record.get('id')!r} differs from the file name")
+        found[record["id"]] = record
+    return found
+
+
+def counted(record: dict) -> bool:
+    """A finding that reproduces here with its own script (not one recorded from an earlier note)."""
+    return record.get("status") != NOT_RECHECKED
+
+
+def op_version(record: dict) -> str:
+    domain = record.get("domain", "")
+    return f"{domain + '.' if domain else ''}{record['op']}-{record['version']}"
+
+
+# -- the repro script ---------------------------------------------------------------------------
+def _literal(value) -> str:
+    """A nested list of numbers or strings as Python source (nan and inf are names in the script)."""
+    return repr(value)
+
+
+def _array(spec: dict, key: str = "value") -> str:
+    dtype = spec["dtype"]
+    numpy_dtype = "object" if dtype == "string" else f"np.{dtype if dtype != 'bool' else 'bool_'}"
+    text = f"np.array({_literal(spec[key])}, dtype={numpy_dtype})"
+    return f"{text}.reshape({spec['shape']!r})" if "shape" in spec else text
+
+
+def _value(spec: dict, key: str = "value") -> str:
+    if spec.get("kind") == "sequence":
+        return "[" + ", ".join(_array({**spec, key: item}, key) for item in spec[key]) + "]"
+    return _array(spec, key)
+
+
+def _elem_type(dtype: str) -> str:
+    return "onnx.TensorProto.STRING" if dtype == "string" else f"helper.np_dtype_to_tensor_dtype(np.dtype({dtype!r}))"
+
+
+def _value_info(spec: dict, with_shape: bool) -> str:
+    if spec.get("kind") == "sequence":
+        return f"helper.make_tensor_sequence_value_info({spec['name']!r}, {_elem_type(spec['dtype'])}, None)"
+    shape = spec.get("shape", list(_shape_of(spec["value"] if with_shape else spec["expected"])))
+    if not with_shape:  # outputs: the rank only, so that a wrong shape is the runtime's own
+        shape = [None] * len(shape)
+    return f"helper.make_tensor_value_info({spec['name']!r}, {_elem_type(spec['dtype'])}, {shape!r})"
+
+
+def _shape_of(value) -> tuple:
+    shape = []
+    while isinstance(value, list):
+        shape.append(len(value))
+        value = value[0] if value else None
+    return tuple(shape)
+
+
+def _node(node: dict) -> str:
+    attrs = "".join(f", {k}={v!r}" for k, v in node.get("attributes", {}).items())
+    domain = f", domain={node['domain']!r}" if node.get("domain") else ""
+    return f"helper.make_node({node['op']!r}, {node['inputs']!r}, {node['outputs']!r}{domain}{attrs})"
+
+
+_RUN = {
+    "onnxruntime": '''\
+def run(model):
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.{level}
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    return dict(zip(EXPECTED, session.run(list(EXPECTED), FEEDS)))
+''',
+    "onnx.reference": '''\
+def run(model):
+    from onnx.reference import ReferenceEvaluator
+
+    return dict(zip(EXPECTED, ReferenceEvaluator(model).run(list(EXPECTED), FEEDS)))
+''',
+}
+
+_LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
+
+_MAIN = '''\
+def same(want, got):
+    """Equal shape and dtype; NaN where NaN is expected; values within RTOL / ATOL (exact by default)."""
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(same(w, g) for w, g in zip(want, got))
+    got = np.asarray(got)
+    if got.shape != want.shape or got.dtype != want.dtype:
+        return False
+    if want.dtype.kind != "f":
+        return bool(np.array_equal(want, got))
+    w, g = want.astype(np.float64), got.astype(np.float64)
+    return bool(np.array_equal(np.isnan(w), np.isnan(g)) and np.allclose(w, g, rtol=RTOL, atol=ATOL, equal_nan=True))
+
+
+def show(value):
+    if isinstance(value, list):
+        return "[" + ", ".join(show(v) for v in value) + "]"
+    value = np.asarray(value)
+    return f"{{value.dtype}}{{list(value.shape)}} {{np.array2string(value, precision=17, separator=', ')}}"
+
+
+def main():
+    model = build()
+    onnx.checker.check_model(model)
+    try:
+        import {module} as runtime
+    except ImportError as exc:
+        print(f"unavailable: {{exc}}")
+        return 2
+    print(f"{name} {{getattr(runtime, '__version__', None) or onnx.__version__}}, onnx {{onnx.__version__}}, numpy {{np.__version__}}")
+    try:
+        got = run(model)
+    except Exception as exc:
+        print(f"BUG REPRODUCES: the runtime fails: {{type(exc).__name__}}: {{str(exc).strip()[:500]}}")
+        return 1
+    wrong = [name for name in EXPECTED
+             if not any(same(want, got[name]) for want in [EXPECTED[name], *READINGS.get(name, [])])]
+    for name in wrong:
+        print(f"{{name}}: expected {{show(EXPECTED[name])}}")
+        print(f"{{' ' * len(name)}}  got      {{show(got[name])}}")
+    print("BUG REPRODUCES" if wrong else "fixed: the outputs match the spec")
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''
+
+
+def script(record: dict) -> str:
+    """The portable repro: builds the model, runs it on the runtime, compares with the spec's values."""
+    runtime = RUNTIMES[record["runtime"]]
+    opsets = {record.get("domain", ""): record["opset"], **{d: v for d, v in record.get("opsets", {}).items()}}
+    inputs = [i for i in record["inputs"] if not i.get("initializer")]
+    inits = [i for i in record["inputs"] if i.get("initializer")]
+    lines = [
+        "#!/usr/bin/env python3",
+        f'"""Repro: {record["title"]}',
+        "",
+        f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
+        'Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed."""',
+        "import sys",
+        "",
+        "import numpy as np",
+        "import onnx",
+        "from onnx import helper, numpy_helper",
+        "",
+        "nan, inf = np.nan, np.inf",
+        "FEEDS = {",
+        *[f"    {i['name']!r}: {_value(i)}," for i in inputs],
+        "}",
+        "EXPECTED = {",
+        *[f"    {o['name']!r}: {_value(o, 'expected')}," for o in record["outputs"]],
+        "}",
+        "#: other readings the spec allows (where it is silent), each computed: a match with any of them is no bug",
+        "READINGS = {",
+        *[f"    {o['name']!r}: [{', '.join(_value({**o, 'value': r['value']}) for r in o['readings'])}],  # "
+          + "; ".join(r["name"] for r in o["readings"]) for o in record["outputs"] if o.get("readings")],
+        "}",
+        f"RTOL, ATOL = {float(record.get('rtol', 0.0))!r}, {float(record.get('atol', 0.0))!r}",
+        "",
+        "",
+        "def build():",
+        "    nodes = [",
+        *[f"        {_node(n)}," for n in record["nodes"]],
+        "    ]",
+        "    inputs = [",
+        *[f"        {_value_info(i, True)}," for i in inputs],
+        "    ]",
+        "    outputs = [",
+        *[f"        {_value_info(o, False)}," for o in record["outputs"]],
+        "    ]",
+        "    initializers = [",
+        *[f"        numpy_helper.from_array({_value(i)}, {i['name']!r})," for i in inits],
+        "    ]",
+        '    graph = helper.make_graph(nodes, "repro", inputs, outputs, initializer=initializers)',
+        f"    return helper.make_model(graph, opset_imports=[{', '.join(f'helper.make_opsetid({d!r}, {v})' for d, v in opsets.items())}])",
+        "",
+        "",
+        _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")]),
+        "",
+        _MAIN.format(module=runtime["module"], name=runtime["name"]),
+    ]
+    return "\n".join(lines)
+
+
+# -- the issue ----------------------------------------------------------------------------------
+def _outputs_table(record: dict) -> list[str]:
+    rows = ["| output | expected (spec) | actual |", "| --- | --- | --- |"]
+    for o in record["outputs"]:
+        actual = f"`{o['actual']}`" if "actual" in o else f"error: `{record.get('actual_error', '')}`"
+        rows.append(f"| {o['name']} ({o['dtype']}) | `{o['expected']}` | {actual} |")
+    return rows
+
+
+def issue(record: dict) -> str:
+    """A ready-to-file issue in Markdown: title, summary, spec quote, expected vs actual, environment, repro."""
+    runtime = RUNTIMES[record["runtime"]]["name"]
+    upstream = record["upstream"]
+    nodes = "; ".join(f"{n['op']}({', '.join(n['inputs'])})" + (f" with {n['attributes']}" if n.get("attributes") else "")
+                      for n in record["nodes"])
+    parts = [
+        f"# {record['title']}",
+        "",
+        record["summary"].strip(),
+        "",
+        f"**Operator:** {op_version(record)} (opset {record['opset']}), dtypes: {', '.join(record['dtypes'])}. "
+        f"**Model:** {nodes}.",
+        "",
+        f"**Spec** (`onnx.defs.get_schema({record['op']!r}, {record['version']}, {record.get('domain', '')!r}).doc`):",
+        "",
+        *[f"> {line}" for line in record["spec"].strip().splitlines()],
+        "",
+        "**Expected vs actual:**",
+        "",
+        *_outputs_table(record),
+        "",
+        f"**Who agrees:** {record['agrees'].strip()}",
+        "",
+        f"**Environment:** {runtime} {', '.join(record['affected'])} (CPU, Python wheel), onnx 1.23.2, numpy; "
+        f"status: {record.get('status', 'reproduces here')}.",
+        "",
+        f"**Upstream:** {upstream}",
+        "",
+        "**Repro** (exits 1 while the bug is there, 0 once fixed):",
+        "",
+        "```python",
+        script(record).rstrip(),
+        "```",
+    ]
+    return "\n".join(parts) + "\n"
+
+
+# -- checking -----------------------------------------------------------------------------------
+def check(record: dict, python: str = sys.executable, timeout: float = 120.0) -> tuple[str, str]:
+    """Run the record's repro in a fresh interpreter: (reproduces | fixed | unavailable | error, its last line)."""
+    if not counted(record):
+        return UNAVAILABLE, NOT_RECHECKED
+    try:
+        done = subprocess.run([python, "-c", script(record)], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return "error", f"no answer within {timeout:.0f} s"
+    lines = (done.stdout + done.stderr).strip().splitlines() or [f"exit {done.returncode}, no output"]
+    status = {1: REPRODUCES, 0: FIXED, 2: UNAVAILABLE}.get(done.returncode, "error")
+    detail = next((line for line in lines if line.startswith("BUG") or line.startswith("unavailable")), lines[-1])
+    if status == "error":
+        detail = f"exit {done.returncode}: {lines[-1]}"
+    return status, detail
+
+
+# -- the command ---------------------------------------------------------------------------------
+def cmd_findings(args) -> int:
+    from tabulate import tabulate
+
+    records = load()
+    if args.action == "show":
+        if args.id not in records:
+            raise KeyError(f"no finding {args.id!r}; see: onnx-harness findings")
+        print(issue(records[args.id]), end="")
+        return 0
+    if args.action == "check":
+        chosen = [records[args.id]] if args.id else list(records.values())
+        if args.id and args.id not in records:
+            raise KeyError(f"no finding {args.id!r}; see: onnx-harness findings")
+        with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+            verdicts = list(pool.map(check, chosen))
+        print(tabulate([[r["id"], r["runtime"], status, detail[:100]] for r, (status, detail) in zip(chosen, verdicts)],
+                       headers=["finding", "runtime", "status", "repro says"], tablefmt="github"))
+        tally = {s: sum(v[0] == s for v in verdicts) for s in (REPRODUCES, FIXED, UNAVAILABLE, "error")}
+        print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
+        return 1 if tally["error"] else 0
+    print(tabulate([[r["id"], r["runtime"], op_version(r), ", ".join(r["dtypes"]), r["title"][:70],
+                     r["upstream"] if len(r["upstream"]) < 60 else r["upstream"][:57] + "..."] for r in records.values()],
+                   headers=["finding", "runtime", "op-version", "dtypes", "title", "upstream"], tablefmt="github"))
+    print(f"{len(records)} findings ({sum(counted(r) for r in records.values())} checked here); "
+          "onnx-harness findings show ID prints one as an issue")
+    return 0
+
+
+def register(sub) -> None:
+    p = sub.add_parser("findings", help="real runtime bugs the harness found: list, show one as an issue, check which still reproduce")
+    p.add_argument("action", nargs="?", choices=["list", "show", "check"], default="list")
+    p.add_argument("id", nargs="?", help="a finding's id (show: required; check: default all)")
+    p.add_argument("-j", "--jobs", type=int, default=2, help="repro scripts run at once (check)")
+    p.set_defaults(func=lambda args: (p.error("findings show needs an ID") if args.action == "show" and not args.id
+                                      else cmd_findings(args)))
