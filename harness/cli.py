@@ -702,6 +702,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .bench import register as register_bench
+    from .findings import register as register_findings
     from .fuzz import register as register_fuzz
     from .localize import register as register_localize
     from .report.commands import register as register_report
@@ -710,6 +711,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_fuzz(sub)
     register_localize(sub)
     register_bench(sub)
+    register_findings(sub)
     return p
 
 

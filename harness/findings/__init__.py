@@ -234,11 +234,30 @@ def script(record: dict) -> str:
 
 
 # -- the issue ----------------------------------------------------------------------------------
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def spec_source(record: dict) -> str | None:
+    """Where the record's quote stands in the op-version's schema: the doc, an attribute's or an
+    input's description; None when it is in none of them (the record is then wrong)."""
+    import onnx.defs
+
+    schema = onnx.defs.get_schema(record["op"], record["version"], record.get("domain", ""))
+    if schema.since_version != record["version"]:
+        return None
+    quote = _squeeze(record["spec"])
+    places = [("doc", schema.doc or "")] + [(f"attribute {name}", a.description) for name, a in schema.attributes.items()] \
+        + [(f"input {i.name}", i.description) for i in schema.inputs]
+    return next((where for where, text in places if quote in _squeeze(text)), None)
+
+
 def _outputs_table(record: dict) -> list[str]:
     rows = ["| output | expected (spec) | actual |", "| --- | --- | --- |"]
     for o in record["outputs"]:
         actual = f"`{o['actual']}`" if "actual" in o else f"error: `{record.get('actual_error', '')}`"
         rows.append(f"| {o['name']} ({o['dtype']}) | `{o['expected']}` | {actual} |")
+        rows += [f"| {o['name']}, also accepted ({r['name']}) | `{r['value']}` | |" for r in o.get("readings", [])]
     return rows
 
 
@@ -256,7 +275,8 @@ def issue(record: dict) -> str:
         f"**Operator:** {op_version(record)} (opset {record['opset']}), dtypes: {', '.join(record['dtypes'])}. "
         f"**Model:** {nodes}.",
         "",
-        f"**Spec** (`onnx.defs.get_schema({record['op']!r}, {record['version']}, {record.get('domain', '')!r}).doc`):",
+        f"**Spec** ({spec_source(record) or 'quote not found in'} of `onnx.defs.get_schema({record['op']!r}, {record['version']}, "
+        f"{record.get('domain', '')!r})`):",
         "",
         *[f"> {line}" for line in record["spec"].strip().splitlines()],
         "",
