@@ -301,20 +301,37 @@ def issue(record: dict) -> str:
 
 
 # -- checking -----------------------------------------------------------------------------------
-def check(record: dict, python: str = sys.executable, timeout: float = 120.0) -> tuple[str, str]:
-    """Run the record's repro in a fresh interpreter: (reproduces | fixed | unavailable | error, its last line)."""
+def run_here(source: str) -> tuple[int, str]:
+    """Run a repro script in this process (its imports are then shared): (exit code, what it printed)."""
+    import contextlib
+    import io
+
+    namespace = {"__name__": "__repro__"}
+    exec(compile(source, "<repro>", "exec"), namespace)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = namespace["main"]()
+    return code, out.getvalue()
+
+
+def check(record: dict, isolated: bool = True, timeout: float = 120.0) -> tuple[str, str]:
+    """Run the record's repro (in a fresh interpreter unless ``isolated`` is False):
+    (reproduces | fixed | unavailable | error, the line that says why)."""
     if not counted(record):
         return UNAVAILABLE, NOT_RECHECKED
-    try:
-        done = subprocess.run([python, "-c", script(record)], capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "error", f"no answer within {timeout:.0f} s"
-    lines = (done.stdout + done.stderr).strip().splitlines() or [f"exit {done.returncode}, no output"]
-    status = {1: REPRODUCES, 0: FIXED, 2: UNAVAILABLE}.get(done.returncode, "error")
-    detail = next((line for line in lines if line.startswith("BUG") or line.startswith("unavailable")), lines[-1])
+    if isolated:
+        try:
+            done = subprocess.run([sys.executable, "-c", script(record)], capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return "error", f"no answer within {timeout:.0f} s"
+        code, text = done.returncode, done.stdout + done.stderr
+    else:
+        code, text = run_here(script(record))
+    lines = text.strip().splitlines() or [f"exit {code}, no output"]
+    status = {1: REPRODUCES, 0: FIXED, 2: UNAVAILABLE}.get(code, "error")
     if status == "error":
-        detail = f"exit {done.returncode}: {lines[-1]}"
-    return status, detail
+        return status, f"exit {code}: {lines[-1]}"
+    return status, next((line for line in lines if line.startswith(("BUG", "unavailable", "fixed"))), lines[-1])
 
 
 # -- the command ---------------------------------------------------------------------------------
