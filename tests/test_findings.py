@@ -216,3 +216,12 @@ def test_check_command_runs_the_script_in_a_fresh_interpreter(capsys):
     assert main(["findings", "check", "onnxruntime-sign-float16-nan-zero"]) == 0
     out = capsys.readouterr().out
     assert "| onnxruntime-sign-float16-nan-zero" in out and "reproduces" in out and "1 reproduces" in out
+
+
+def test_expectation_entries_name_existing_findings():
+    import tomllib
+
+    from harness.expectations import BUILTIN_DIR
+
+    named = {e["finding"] for path in BUILTIN_DIR.glob("*.toml") for e in tomllib.loads(path.read_text()).get("expect", []) if "finding" in e}
+    assert named and named <= set(RECORDS), named - set(RECORDS)
