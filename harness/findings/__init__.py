@@ -61,6 +61,30 @@ def op_version(record: dict) -> str:
     return f"{domain + '.' if domain else ''}{record['op']}-{record['version']}"
 
 
+def named_by_expectations(folder: Path | None = None) -> list[tuple[str, str, str, str]]:
+    """(backend, case glob, the reason a result carries, finding id) of each expectation entry that
+    names a finding (``finding = "ID"`` in ``harness/expectations/<backend>.toml``)."""
+    from ..expectations import BUILTIN_DIR
+
+    named = []
+    for path in sorted((folder or BUILTIN_DIR).glob("*.toml")):
+        with open(path, "rb") as fh:
+            entries = tomllib.load(fh).get("expect", [])
+        for e in entries:
+            if e.get("finding"):
+                reason = e["reason"] + (f" ({e['link']})" if e.get("link") else "")
+                named += [(e.get("backend", path.stem), glob, reason, e["finding"]) for glob in e.get("cases", [e.get("case")])]
+    return named
+
+
+def finding_of(named: list[tuple[str, str, str, str]], backend: str, case_id: str, reason: str) -> str | None:
+    """The finding a result's expectation names: the entry whose glob matches the case and whose
+    reason is the one the result carries (so an earlier entry that decided the result wins)."""
+    from fnmatch import fnmatchcase
+
+    return next((f for b, glob, why, f in named if b == backend and why == reason and fnmatchcase(case_id, glob)), None)
+
+
 # -- the repro script ---------------------------------------------------------------------------
 def _literal(value) -> str:
     """A nested list of numbers or strings as Python source (nan and inf are names in the script)."""
