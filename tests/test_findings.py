@@ -225,3 +225,10 @@ def test_expectation_entries_name_existing_findings():
 
     named = {e["finding"] for path in BUILTIN_DIR.glob("*.toml") for e in tomllib.loads(path.read_text()).get("expect", []) if "finding" in e}
     assert named and named <= set(RECORDS), named - set(RECORDS)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnxruntime") is None, reason="onnxruntime is not installed")
+def test_the_fusion_finding_passes_without_graph_optimizations():
+    r = RECORDS["onnxruntime-relu-clip-fusion-float64"]
+    assert F.check({**r, "optimization": "disable"}, isolated=False)[0] == F.FIXED
+    assert F.check(r, isolated=False)[0] == F.REPRODUCES

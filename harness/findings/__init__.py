@@ -299,6 +299,9 @@ def issue(record: dict) -> str:
         f"**Operator:** {op_version(record)} (opset {record['opset']}), dtypes: {', '.join(record['dtypes'])}. "
         f"**Model:** {nodes}.",
         "",
+        "**Inputs:** " + "; ".join(f"{i['name']} = {i['dtype']}{' ' + str(i['shape']) if 'shape' in i else ''} `{i['value']}`"
+                                   + (" (initializer)" if i.get("initializer") else "") for i in record["inputs"]) + ".",
+        "",
         f"**Spec** ({spec_source(record) or 'quote not found in'} of `onnx.defs.get_schema({record['op']!r}, {record['version']}, "
         f"{record.get('domain', '')!r})`):",
         "",
