@@ -163,6 +163,9 @@ def test_repro_fails_on_the_buggy_runtime_and_passes_on_a_fixed_one(monkeypatch,
         buggy = [_value(_actual_spec(out), "actual") for out in r["outputs"]]
     _stand_in(monkeypatch, r["runtime"], buggy)
     assert _exit_code(r) == 1
+    if not r.get("actual_error"):  # a failure is then another problem, never this bug
+        _stand_in(monkeypatch, r["runtime"], RuntimeError("Unsupported model IR version"))
+        assert _exit_code(r) == 3
 
 
 def test_repro_accepts_each_named_reading_and_nothing_else(monkeypatch):

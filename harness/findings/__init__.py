@@ -7,7 +7,7 @@ actual outputs (or its error), the spec text that decides (a quote from
 ``onnx.defs.get_schema(op, version, domain).doc``), who else agrees, the releases verified and
 the upstream status. From it :func:`script` writes a portable repro (onnx, numpy and the
 runtime, no harness import) that exits 1 while the bug is there, 0 once fixed and 2 when the
-runtime is not installed; :func:`issue` writes a ready-to-file Markdown issue around it.
+runtime is not installed (3 when it fails in another way); :func:`issue` writes a ready-to-file Markdown issue around it.
 
 ``onnx-harness findings`` lists the records, ``findings show ID`` prints the issue and
 ``findings check [ID]`` runs each repro against the installed runtime.
@@ -184,7 +184,11 @@ def main():
     try:
         got = run(model)
     except Exception as exc:
-        print(f"BUG REPRODUCES: the runtime fails: {{type(exc).__name__}}: {{str(exc).strip()[:500]}}")
+        said = f"{{type(exc).__name__}}: {{str(exc).strip()[:500]}}"
+        if not BUG_IS_A_FAILURE:
+            print(f"the runtime fails, which is not the reported bug (wrong outputs): {{said}}")
+            return 3
+        print(f"BUG REPRODUCES: the runtime fails: {{said}}")
         return 1
     wrong = [name for name in EXPECTED
              if not any(same(want, got[name]) for want in [EXPECTED[name], *READINGS.get(name, [])])]
@@ -211,7 +215,8 @@ def script(record: dict) -> str:
         f'"""Repro: {record["title"]}',
         "",
         f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
-        'Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed."""',
+        "Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed,",
+        '3 when it fails in another way."""',
         "import sys",
         "",
         "import numpy as np",
@@ -231,6 +236,8 @@ def script(record: dict) -> str:
           + "; ".join(r["name"] for r in o["readings"]) for o in record["outputs"] if o.get("readings")],
         "}",
         f"RTOL, ATOL = {float(record.get('rtol', 0.0))!r}, {float(record.get('atol', 0.0))!r}",
+        "#: the bug is the runtime failing on this valid model (otherwise a failure is some other problem: exit 3)",
+        f"BUG_IS_A_FAILURE = {bool(record.get('actual_error'))}",
         "",
         "",
         "def build():",
@@ -247,7 +254,8 @@ def script(record: dict) -> str:
         *[f"        numpy_helper.from_array({_value(i)}, {i['name']!r})," for i in inits],
         "    ]",
         '    graph = helper.make_graph(nodes, "repro", inputs, outputs, initializer=initializers)',
-        f"    return helper.make_model(graph, opset_imports=[{', '.join(f'helper.make_opsetid({d!r}, {v})' for d, v in opsets.items())}])",
+        "    # the oldest IR version that holds these opsets, so that an older release can load the model",
+        f"    return helper.make_model_gen_version(graph, opset_imports=[{', '.join(f'helper.make_opsetid({d!r}, {v})' for d, v in opsets.items())}])",
         "",
         "",
         _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")]),
@@ -314,7 +322,8 @@ def issue(record: dict) -> str:
         f"**Who agrees:** {record['agrees'].strip()}",
         "",
         f"**Environment:** {runtime} {', '.join(record['affected'])} (CPU, Python wheel), onnx 1.23.2, numpy; "
-        f"status: {record.get('status', 'reproduces here')}.",
+        f"status: {record.get('status', 'reproduces here')}."
+        + (f" Not affected: {', '.join(record['unaffected'])} (the repro passes there: a regression)." if record.get("unaffected") else ""),
         "",
         f"**Upstream:** {upstream}",
         "",
