@@ -391,9 +391,9 @@ def cmd_findings(args) -> int:
         tally = {s: sum(v[0] == s for v in verdicts) for s in (REPRODUCES, FIXED, UNAVAILABLE, "error")}
         print(", ".join(f"{n} {s}" for s, n in tally.items() if n))
         return 1 if tally["error"] else 0
-    print(tabulate([[r["id"], r["runtime"], op_version(r), ", ".join(r["dtypes"]), r["title"][:70],
-                     r["upstream"] if len(r["upstream"]) < 60 else r["upstream"][:57] + "..."] for r in records.values()],
-                   headers=["finding", "runtime", "op-version", "dtypes", "title", "upstream"], tablefmt="github"))
+    print(tabulate([[r["id"], r["runtime"], op_version(r), ", ".join(r["dtypes"]), ", ".join(r["affected"]), r["title"][:70],
+                     r["upstream"].removeprefix("https://github.com/")] for r in records.values()],
+                   headers=["finding", "runtime", "op-version", "dtypes", "reproduces in", "title", "upstream"], tablefmt="github"))
     print(f"{len(records)} findings ({sum(counted(r) for r in records.values())} checked here); "
           "onnx-harness findings show ID prints one as an issue")
     return 0
