@@ -592,6 +592,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .bench import register as register_bench
+    from .findings import register as register_findings
     from .generated.cli import register as register_fuzz
     from .report.commands import register as register_report
 
@@ -599,6 +600,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_fuzz(sub)
     register_localize(sub)
     register_bench(sub)
+    register_findings(sub)
     return p
 
 

@@ -302,3 +302,27 @@ def test_single_unwarmed_timings_carry_a_warning(report, tmp_path):
     assert f'<p class="warn" id="perf-warning">{single:,} of {total:,} timings' in (tmp_path / "out" / "index.html").read_text()
     path = make_store(tmp_path / "r1", runs=1)  # run 1 has one median of timed repeats
     assert build_report([RunRef(path, 1)]).perf.unwarmed()[0] == build_report([RunRef(path, 1)]).perf.unwarmed()[1] - 1
+
+
+def test_a_failing_case_whose_expectation_names_a_finding_links_it(tmp_path):
+    from harness import findings
+    from harness.expectations import load
+
+    case = "operators/NonZero-13/opset13/float32/scalar"
+    (entry,) = [e for e in load(["onnxruntime"]) if e.case == "operators/NonZero-*/*/*/scalar"]
+    reason = entry.reason + f" ({entry.link})"
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res(case, "onnxruntime", "xfail", raw="wrong-shape", reason=reason),
+                res(case, "reference", "pass"),
+                res("operators/NonZero-13/opset13/float32/scalar_zero", "onnxruntime", "xfail", raw="wrong-shape", reason="another reason")],
+            {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")})
+    data = json.loads(json.dumps(page_data(build_report([RunRef(s.path, 1)]))))
+    ids, cols = decode(data)
+    labels = [b["label"] for b in data["backends"]]
+    by = {(ids[c], labels[b]): k for k, (c, b) in enumerate(zip(cols["c"], cols["b"]))}
+    linked = json.loads(data["S"][cols["fd"][by[(case, "onnxruntime")]]])
+    record = findings.load()["onnxruntime-nonzero-scalar-shape"]
+    assert linked == {k: record[k] for k in ("id", "title", "upstream")}
+    assert cols["fd"][by[(case, "reference")]] == -1  # a pass names no finding
+    assert cols["fd"][by[("operators/NonZero-13/opset13/float32/scalar_zero", "onnxruntime")]] == -1  # another entry decided it
+    assert "findingLink(i)" in render(build_report([RunRef(s.path, 1)]))

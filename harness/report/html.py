@@ -225,6 +225,7 @@ def _commands(report: Report) -> list[dict[str, Any]]:
 
 
 def page_data(report: Report) -> dict[str, Any]:
+    from .. import findings
     from ..crosscheck import load_notes
     from .failures import _natural
 
@@ -261,8 +262,9 @@ def page_data(report: Report) -> dict[str, Any]:
 
     results = sorted(report.results, key=lambda r: (cidx[r["case_id"]], bidx[r["column"]]))
     res: dict[str, list[Any]] = {k: [] for k in ("c", "b", "o", "ro", "rs", "m", "ma", "mr", "mu", "bc", "tot", "fb", "nan",
-                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz", "g", "ev", "cx")}
+                                                  "out", "pr", "rt", "md", "p9", "bd", "bn", "rst", "run", "only", "lz", "g", "ev", "cx", "fd")}
     notes = load_notes()
+    named, records = findings.named_by_expectations(), findings.load()
     note_of = _note_index(notes)
     # failures grouped by cause: one entry per group, and each result's group (-1: in none)
     groups = report.failure_groups()
@@ -308,10 +310,12 @@ def page_data(report: Report) -> dict[str, Any]:
         ev = _evidence(r)
         res["ev"].append(S(ev) if ev else -1)
         res["cx"].append(note_of(r["case_id"]) if ev is not None or r["outcome"] in FAILURES else -1)
+        found = r.get("reason") and findings.finding_of(named, r.get("backend") or r["column"], r["case_id"], r["reason"])
+        res["fd"].append(S(json.dumps({k: records[found][k] for k in ("id", "title", "upstream")})) if found in records else -1)
     res["c"] = _deltas(res["c"])
     defaults = {"ro": -1, "rs": -1, "m": -1, "ma": None, "mr": None, "mu": None, "bc": None, "tot": None, "fb": -1, "nan": None,
                 "out": None, "md": None, "p9": None, "bd": -1, "bn": -1, "rst": -1, "run": 0, "only": 0, "lz": -1, "g": -1,
-                "ev": -1, "cx": -1}
+                "ev": -1, "cx": -1, "fd": -1}
     for key, default in defaults.items():
         common = Counter(res[key]).most_common(1)
         res[key] = _sparse(res[key], common[0][0] if key in ("ma", "mr", "mu", "bc") and common else default)

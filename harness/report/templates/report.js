@@ -340,6 +340,13 @@
     const name = str(col(R.bn, i, -1)) || C.id[R.c[i]].replace(/[^A-Za-z0-9._-]+/g, "__");
     return dir + "/" + name;
   }
+  function findingLink(i) {
+    const f = col(R.fd, i, -1) >= 0 ? JSON.parse(str(R.fd[i])) : null;
+    if (!f) return "";
+    const title = esc(f.id) + ": " + esc(f.title);
+    return (f.upstream.startsWith("https://") ? "<a href='" + esc(f.upstream) + "' rel='noreferrer'>" + title + "</a>" : title + " (" + esc(f.upstream) + ")") +
+      " · <code>onnx-harness findings show " + esc(f.id) + "</code>";
+  }
   function openDrill(i) {
     if (!(i >= 0 && i < NR)) return;
     const c = R.c[i], b = R.b[i], o = OUT[R.o[i]], raw = col(R.ro, i, -1);
@@ -360,6 +367,7 @@
       ["before expectations", raw >= 0 ? esc(OUT[raw]) : "", "raw_outcome"],
       ["expected", o === "xfail" ? "this failure (" + esc(raw >= 0 ? OUT[raw] : o) + ")" : o === "xpass" ? "a failure, but it passed" : o === "unspecified" ? "not a failure: differs only where the spec is silent, every invariant kept" : reason ? "another failure" : o === "pass" ? "pass" : "pass (no known-failure entry)", "expected"],
       ["expectation reason", esc(reason), "reason"],
+      ["finding", findingLink(i), "finding"],
     ]);
     const nan = col(R.nan, i, null), out = col(R.out, i, null);
     const verdict = [
