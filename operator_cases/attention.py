@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import ROUNDOFF as _UNIT  # unit roundoff: half a unit in the last place at 1
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
@@ -174,9 +175,7 @@ def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
 
 
 # -- tolerance: the rounding an evaluation in T1 justifies -------------------------------------
-#: unit roundoff (half a unit in the last place at 1) of the types whose tolerance is derived here
-_UNIT = {"float64": 2.0**-53, "float32": 2.0**-24, "float16": 2.0**-11, "bfloat16": 2.0**-8}
-#: their smallest subnormal: a rounding that underflows may lose half of it whatever the magnitude
+#: the float types' smallest subnormal: a rounding that underflows may lose half of it whatever the magnitude
 _TINY = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 
 
@@ -217,7 +216,7 @@ def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
     u = _UNIT[S.label_of(np.asarray(Q).dtype)]
     sp = attrs.get("softmax_precision")
     u_sp = 0.0 if sp is None else max(u, _UNIT[S.label_of(int(sp))])
-    r = 2 * u if sp is None else 2 * max(u_sp, _UNIT[S.label_of(int(sp))]) + u
+    r = 2 * u if sp is None else 2 * u_sp + u
     f = lambda x, a=False: None if x is None else (np.abs if a else np.asarray)(np.asarray(x).astype(np.float64))  # noqa: E731
     base = {k: v for k, v in attrs.items() if k != "qk_matmul_output_mode"}
 
