@@ -19,6 +19,12 @@ import onnx
 from . import values as V
 
 
+def _max(a: Any) -> float:
+    import numpy as np
+
+    return float(np.max(np.asarray(a, dtype=np.float64), initial=0.0))
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """Floats pass when ``|a - e| <= atol + rtol * |e|`` or when they are within ``ulp`` units
@@ -27,9 +33,15 @@ class Tolerance:
     rtol: float = 1e-3
     atol: float = 1e-7
     ulp: int | None = None
+    #: per output, an array of absolute allowances per element added to ``atol`` (a rounding
+    #: bound derived from the case's own inputs, :mod:`harness.tolerances`), or None
+    bound: tuple[Any, ...] | None = field(default=None, compare=False, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rtol": self.rtol, "atol": self.atol, "ulp": self.ulp}
+        out: dict[str, Any] = {"rtol": self.rtol, "atol": self.atol, "ulp": self.ulp}
+        if self.bound is not None:  # the largest allowance per output (the arrays stay with the case)
+            out["bound_max"] = [None if b is None else float(_max(b)) for b in self.bound]
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Tolerance:

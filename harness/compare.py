@@ -155,6 +155,19 @@ def ulp_distance(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     return np.abs(rank(actual) - rank(expected)).astype(np.float64)
 
 
+@dataclass(frozen=True)
+class _Elementwise:
+    """One output's tolerance: the case's rtol, atol and ulp, plus its derived allowance per
+    element (``Tolerance.bound``); None where the output has none."""
+
+    base: Tolerance
+    elementwise: Any
+
+    rtol = property(lambda self: self.base.rtol)
+    atol = property(lambda self: self.base.atol)
+    ulp = property(lambda self: self.base.ulp)
+
+
 class Comparator:
     def compare(self, expected: list[Any], actual: list[Any], tolerance: Tolerance,
                 random: Sequence[RandomOutput | None] | None = None) -> Verdict:
@@ -164,10 +177,13 @@ class Comparator:
             return Verdict(MISMATCH, f"returned {len(actual)} outputs, expected {len(expected)}")
         random = list(random or [])
         notes = []
+        if tolerance.bound is not None and len(tolerance.bound) != len(expected):
+            raise ValueError(f"a tolerance bound for {len(tolerance.bound)} outputs, the case has {len(expected)}")
         for k, (e, a) in enumerate(zip(expected, actual)):
             spec = random[k] if k < len(random) else None
             mask = actual[spec.partner] if spec is not None and spec.partner is not None and spec.partner < len(actual) else None
-            res = self._value(e, a, tolerance, spec, mask)
+            tol = tolerance if tolerance.bound is None else _Elementwise(tolerance, tolerance.bound[k])
+            res = self._value(e, a, tol, spec, mask)
             verdict._merge_stats(res.stats)
             # a failure of a later output outranks an earlier output left not checked
             if res.outcome != PASS and (verdict.outcome == PASS or (verdict.outcome == NOT_CHECKED and res.outcome != NOT_CHECKED)):
@@ -305,6 +321,11 @@ class Comparator:
         finite = ~(e_nan | a_nan | e_inf | a_inf)
         diff = np.where(finite, np.abs(a64 - e64), 0.0)
         allowed = tol.atol + tol.rtol * np.abs(np.where(finite, e64, 0.0))
+        extra = getattr(tol, "elementwise", None)
+        if extra is not None:
+            if np.shape(extra) != e.shape:
+                raise ValueError(f"a tolerance bound of shape {list(np.shape(extra))} for an output of shape {list(e.shape)}")
+            allowed = allowed + np.where(finite, np.asarray(extra, dtype=np.float64), 0.0)
         close = diff <= allowed
         ulps = np.zeros(e.shape)
         if finite.any():
@@ -338,7 +359,9 @@ class Comparator:
         first = f"[{','.join(map(str, idx))}]"
         msg = f"{what}: {stats.bad_count}/{stats.total} bad, first at {first}: got {_fmt(a[idx])}, expected {_fmt(e[idx])}"
         if stats.max_abs is not None and tol is not None:
-            msg += f"; max abs {stats.max_abs:.3g}, max rel {stats.max_rel:.3g}, max ulp {stats.max_ulp:.3g} (rtol {tol.rtol:g}, atol {tol.atol:g})"
+            extra = getattr(tol, "elementwise", None)
+            plus = f", plus a derived bound per element up to {float(np.max(extra, initial=0.0)):.3g}" if extra is not None else ""
+            msg += f"; max abs {stats.max_abs:.3g}, max rel {stats.max_rel:.3g}, max ulp {stats.max_ulp:.3g} (rtol {tol.rtol:g}, atol {tol.atol:g}{plus})"
         return _Result(MISMATCH, msg, first, stats, value_window(e, a, bad))
 
     # -- random outputs -------------------------------------------------------------------

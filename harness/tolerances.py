@@ -1,13 +1,21 @@
 """Which tolerance applies to a case: its own, or the per-dtype default, then the first
-matching override from ``harness/data/tolerances.toml`` (and any file the user adds)."""
+matching override from ``harness/data/tolerances.toml`` (and any file the user adds).
+
+A file's ``[exact]`` table names ops (or op-versions, ``ScatterND-11``) whose outputs have exactly
+one right answer (they move, select or copy values, or round once by the spec's rule), each with
+its reason: such a case gets rtol = atol = 0 and ulp = 0 whatever its type."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import importlib
 import tomllib
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
+
+import onnx
 
 from .case import Case, Tolerance
 from .schema import dtype_label
@@ -25,7 +33,22 @@ def load_table(path: str = str(BUILTIN)) -> dict[str, Any]:
     for entry in table.get("override", []):
         if not entry.get("reason"):
             raise ValueError(f"tolerance file {path}: override {entry} has no reason")
+    for op, reason in table.get("exact", {}).items():
+        if not isinstance(reason, str) or not reason:
+            raise ValueError(f"tolerance file {path}: exact op {op} has no reason")
     return table
+
+
+EXACT = {"rtol": 0.0, "atol": 0.0, "ulp": 0}
+
+
+def _exact(table: dict[str, Any], case: Case) -> dict[str, Any] | None:
+    """The ``[exact]`` entry for the case's op (every version) or op-version, as an override."""
+    op, since = case.tags.get("op"), case.tags.get("since_version")
+    for key in (op, f"{op}-{since}"):
+        if key in table.get("exact", {}):
+            return {"op": key, **EXACT, "reason": table["exact"][key]}
+    return None
 
 
 def default_for(dtype: str, files: tuple[str, ...] = ()) -> Tolerance:
@@ -50,7 +73,11 @@ def _matches(entry: dict[str, Any], case: Case) -> bool:
 
 def _override(case: Case, files: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
     for path in (*files, str(BUILTIN)):
-        for entry in load_table(path).get("override", []):
+        table = load_table(path)
+        exact = _exact(table, case) if case.tags.get("op") else None
+        if exact:
+            return path, exact
+        for entry in table.get("override", []):
             if _matches(entry, case):
                 return path, entry
     return None
@@ -60,8 +87,30 @@ def effective_tolerance(case: Case, files: tuple[str, ...] = ()) -> Tolerance:
     hit = _override(case, files)
     if hit:
         entry = hit[1]
-        return Tolerance.from_dict({**case.tolerance.to_dict(), **{k: entry[k] for k in ("rtol", "atol", "ulp") if k in entry}})
+        tol = Tolerance.from_dict({**case.tolerance.to_dict(), **{k: entry[k] for k in ("rtol", "atol", "ulp") if k in entry}})
+        if "bound" in entry:
+            tol = dataclasses.replace(tol, bound=derived_bound(entry["bound"], case))
+        return tol
     return case.tolerance
+
+
+def derived_bound(name: str, case: Case) -> tuple[Any, ...]:
+    """The per-element allowance of an override's ``bound = "module:function"``: the function
+    takes an operator case's inputs (``x0``, ``x1``, ...; None where absent), its node's attributes
+    and its op-version, and gives one array per output (the rounding its computation justifies)."""
+    if len(case.data) != 1 or case.data[0].expected is None:
+        raise ValueError(f"tolerance bound {name}: {case.id} needs one data set with expected outputs")
+    module, _, func = name.partition(":")
+    fn = getattr(importlib.import_module(module), func)
+    feeds = case.data[0].inputs
+    n = 1 + max((int(k[1:]) for k in feeds if k[:1] == "x" and k[1:].isdigit()), default=-1)
+    node = onnx.load_from_string(case.model_bytes).graph.node[0]
+    attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    attrs = {k: v.decode() if isinstance(v, bytes) else v for k, v in attrs.items()}
+    out = tuple(fn([feeds.get(f"x{i}") for i in range(n)], attrs, case.tags["since_version"]))[:len(case.data[0].expected)]
+    if len(out) != len(case.data[0].expected):
+        raise ValueError(f"tolerance bound {name}: {len(out)} arrays for {len(case.data[0].expected)} outputs of {case.id}")
+    return out
 
 
 def _file_label(path: str) -> str:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import ROUNDOFF as _UNIT  # unit roundoff: half a unit in the last place at 1
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
@@ -171,6 +172,86 @@ def attention_24(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad
 def attention_25(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, **attrs):
     with np.errstate(all="ignore"):
         return attention(Q, K, V, attn_mask, past_key, past_value, nonpad_kv_seqlen, since=25, **attrs)
+
+
+# -- tolerance: the rounding an evaluation in T1 justifies -------------------------------------
+#: the float types' smallest subnormal: a rounding that underflows may lose half of it whatever the magnitude
+_TINY = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
+
+
+def _gamma(n: int, u: float) -> float:
+    """Bound on the relative error of n roundings in a row (Higham's gamma_n)."""
+    return n * u / (1 - n * u)
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """Per output, how far an evaluation of the spec's pattern with every step rounded in T1 ("If
+    softmax precision is not provided, the same precision as the input of softmax (Q and K) is
+    used") can land from our value (float64, rounded once), element by element, to first order in
+    T1's unit roundoff u (2**-8 for bfloat16, 2**-11 for float16); gamma_n = n u / (1 - n u):
+
+    * a score t_j = sum_d (q_d sqrt(s)) (k_jd sqrt(s)) over the head size D: two scalings, D
+      products and D - 1 additions, so |dt_j| <= gamma_(D+2) A_j, A_j = |s| sum_d |q_d| |k_jd|
+      (Higham, Accuracy and Stability, 3.1); the softcap c tanh(t / c) adds u |t_j| + 2u |capped_j|
+      (tanh contracts the error it is given), the bias addition u |x_j|, a softmax_precision cast
+      2u' |x_j|: E_j in all;
+    * the softmax over the T keys of a row: the row's max cancels (a common shift), x_j - m rounds
+      (u |x_j - m|), so weight j carries e_j = E_j + u |x_j - m| and the rest a shared factor: the
+      sum of T exponentials (gamma_(T-1)); exp and the division add r = 2u each weight (with a
+      softmax_precision of unit u': exp and division there, then the cast back to T1, 2u' + u);
+    * Y_c = sum_j p_j v_jc: a shared factor moves Y by itself only, and a T-term dot product is
+      within gamma_T of its terms' magnitudes (its last addition is the backend's last rounding), so
+      |dY_c| <= sum_j p_j |v_jc - Y_c| e_j + gamma_(T-1) |Y_c| + (r + gamma_T) sum_j p_j |v_jc|,
+      plus u |Y_c| for our one rounding;
+    * qk_matmul_output: mode 0 gamma_(D+2) A + 2u |t|, mode 1 and 2 E + 2u |value| (the backend's
+      last rounding is in E, ours is one more u), mode 3 p_j (e_j + sum_k p_k e_k + gamma_(T-1) + r + u);
+      present_key / present_value are copies (0);
+    * each of the at most D + T + 8 roundings behind an element may also underflow, losing up to
+      half T1's smallest subnormal: that many halves are added to every bound but the copies'.
+
+    Our reference supplies t, the capped and biased scores, the weights p, the present V and A
+    (its qk output with |Q| and |K| fed). Where the inputs hold NaN or an infinity the bound is 0:
+    the spec-silent points judge those elements."""
+    Q, K, V, mask, pk, pv, nonpad = (list(inputs) + [None] * 7)[:7]
+    u = _UNIT[S.label_of(np.asarray(Q).dtype)]
+    sp = attrs.get("softmax_precision")
+    u_sp = 0.0 if sp is None else max(u, _UNIT[S.label_of(int(sp))])
+    r = 2 * u if sp is None else 2 * u_sp + u
+    f = lambda x, a=False: None if x is None else (np.abs if a else np.asarray)(np.asarray(x).astype(np.float64))  # noqa: E731
+    base = {k: v for k, v in attrs.items() if k != "qk_matmul_output_mode"}
+
+    def ref(mode=0, abs_qk=False):
+        with np.errstate(all="ignore"):
+            return attention(f(Q, abs_qk), f(K, abs_qk), f(V), mask, f(pk, abs_qk), f(pv), nonpad,
+                             since=since, qk_matmul_output_mode=mode, **base)
+
+    y, present_k, present_v, t = ref(0)
+    capped, x, p = ref(1)[3], ref(2)[3], ref(3)[3]
+    a = np.abs(ref(0, abs_qk=True)[3])
+    b, hq, sq, total = np.shape(t)
+    d = np.shape(present_k)[-1]
+    v = np.repeat(present_v, hq // np.shape(present_v)[1], axis=1)  # query head h reads K/V head h // group
+    c = abs(float(attrs.get("softcap", 0.0) or 0.0))
+    g_d, g_t, g_t1 = _gamma(d + 2, u), _gamma(total, u), _gamma(max(total - 1, 0), u)
+    with np.errstate(all="ignore"):
+        qk_err = g_d * a
+        capped_err = qk_err + (u * np.abs(t) + 2 * u * np.abs(capped) if c else 0.0)
+        finite = np.isfinite(x)
+        score_err = np.where(finite, capped_err + (u + 2 * u_sp) * np.abs(x), 0.0)
+        m = np.max(np.where(finite, x, -np.inf), axis=-1, keepdims=True, initial=-np.inf)
+        e = np.where(finite, score_err + u * np.abs(x - m), 0.0)  # (B, H, Sq, T)
+        yh = p @ v  # (B, H, Sq, Dv)
+        spread = np.abs(v[:, :, None, :, :] - yh[:, :, :, None, :])  # |v_jc - Y_c|: (B, H, Sq, T, Dv)
+        y_bound = (np.einsum("bhij,bhijc->bhic", p * e, spread) + g_t1 * np.abs(yh)
+                   + (r + g_t) * (p @ np.abs(v)) + u * np.abs(yh))
+        if np.ndim(Q) == 3:
+            y_bound = y_bound.transpose(0, 2, 1, 3).reshape(np.shape(y))
+        mode = int(attrs.get("qk_matmul_output_mode", 0))
+        shown = {0: qk_err + 2 * u * np.abs(t), 1: capped_err + 2 * u * np.abs(capped), 2: score_err + 2 * u * np.abs(x),
+                 3: p * (e + np.sum(p * e, axis=-1, keepdims=True) + g_t1 + r + u)}[mode]
+        underflow = (d + total + 8) * _TINY[S.label_of(np.asarray(Q).dtype)] / 2
+        bounds = [y_bound + underflow, np.zeros(np.shape(present_k)), np.zeros(np.shape(present_v)), shown + underflow]
+    return [np.where(np.isfinite(bd), bd, 0.0) for bd in bounds]
 
 
 # -- spec-silent points ------------------------------------------------------------------------
