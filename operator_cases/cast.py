@@ -83,7 +83,32 @@ op.spec_silent(
     expected="saturation to the target's range, NaN to 0 (the closest representable value, as Cast-19's saturate rule "
              "does for float 8 targets; numpy's own result is the platform's and varies)",
     where=_out_of_range,
-    invariants={})  # "undefined": any value of the target type; the elements in range must still be exact
+    invariants={},  # "undefined": any value of the target type, but it must be one of the readings below
+    readings={
+        "the C conversion on x86-64: truncation toward zero through a 32-bit integer (64-bit for uint32 and the 64-bit "
+        "types); a value outside that integer's range, +-inf or NaN gives its minimum (the 'integer indefinite'); the "
+        "target keeps the low bits": lambda c: [_out_of_range_reading(c, "x86")],
+        "modular: truncation toward zero, then the low bits of the exact integer (two's complement wrap); NaN and +-inf "
+        "give 0": lambda c: [_out_of_range_reading(c, "modular")],
+    })
+
+
+def _out_of_range_reading(c, how: str) -> np.ndarray:
+    """Cast.float_to_int_out_of_range under one reading: every element cast as ``how`` says."""
+    x, out = np.asarray(c.inputs[0]), np.asarray(c.expected[0])
+    info = ml_dtypes.iinfo(out.dtype)
+    bits, signed = int(info.bits), int(info.min) < 0
+    width = 32 if bits < 32 or (bits == 32 and signed) else 64
+    got = []
+    for v in exact(x):
+        if how == "x86":
+            n = math.trunc(v) if math.isfinite(v) else None
+            n = -(2 ** (width - 1)) if n is None or not -(2 ** (width - 1)) <= n < 2 ** (width - 1) else n
+        else:
+            n = math.trunc(v) if math.isfinite(v) else 0
+        n %= 2 ** bits
+        got.append(n - 2 ** bits if signed and n >= 2 ** (bits - 1) else n)
+    return np.array(got, dtype=np.int64).astype(out.dtype).reshape(out.shape)
 st = S.st
 
 FLOAT8 = S.FLOAT8
