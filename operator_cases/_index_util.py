@@ -25,7 +25,7 @@ from harness import strategies as S
 from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
-from ._silent_util import nan_in_result, nan_or_ignoring_nan
+from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
 
 st = S.st
 
@@ -228,7 +228,8 @@ def declare_nan_reduction_points(op: Operator, versions: tuple[int, ...], spec: 
             f"nan_{kind}", versions, spec=spec,
             expected=f"NaN wherever a NaN meets the {kind} (numpy.{kind}imum, IEEE 754-2019 {kind}imum); the text names no NaN rule",
             where=nan_reduction_where(kind),
-            invariants={f"a {kind} is NaN or the {kind} of the non-NaN values": nan_or_ignoring_nan(fill)})
+            invariants={f"a {kind} is NaN or the {kind} of the non-NaN values": nan_or_ignoring_nan(fill)},
+            readings=nan_ignored(fill))
 
 
 # -- drawing -----------------------------------------------------------------------------------------

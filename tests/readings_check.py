@@ -80,6 +80,8 @@ class Look:
     unexplained: int = 0
     by_reading: dict[str, int] = field(default_factory=dict)
     example: str = ""
+    #: an invariant of a point the case reaches that the backend breaks (a mismatch before any reading is consulted)
+    broken: str = ""
 
 
 def look(case: Any, backend_name: str, actual: list[Any], focus: str | None = None) -> Look:
@@ -88,14 +90,17 @@ def look(case: Any, backend_name: str, actual: list[Any], focus: str | None = No
     id) only the elements that point leaves open count."""
     points = [SPEC_SILENT[p] for p in case.tags["spec_silent"]]
     expected = case.data[0].expected
-    readings, masks = {}, [None] * len(expected)
+    readings, masks, out_broken = {}, [None] * len(expected), ""
     for point in points:
         check = check_of(point, case, actual)
         readings.update({f"{point.id}: {name}": v for name, v in readings_at(point, check).items()})
+        with np.errstate(all="ignore"):
+            broken = [f"{point.id}: {sentence}" for sentence, holds in point.invariants.items() if not holds(check)]
+        out_broken = out_broken or (broken[0] if broken else "")
         masks = [m if o is None else (o if m is None else o | m) for o, m in zip(masks, check.masks)]
         if point.id == focus:
             focused = check.masks
-    out = Look(case.id, backend_name, by_reading={name: 0 for name in readings})
+    out = Look(case.id, backend_name, by_reading={name: 0 for name in readings}, broken=out_broken)
     tol = effective_tolerance(case)
     if focus is not None:
         masks = [None if f is None else m & f for m, f in zip(masks, focused)]
@@ -159,6 +164,6 @@ if __name__ == "__main__":  # a look by hand: python -m tests.readings_check POI
                 if r.startswith(point.id + ":"):
                     totals[b_name, r[:60]] = totals.get((b_name, r[:60]), 0) + k
             if lk.unexplained:
-                print(b_name, case.id, lk.differing, lk.unexplained, lk.example)
+                print(b_name, case.id, lk.differing, lk.unexplained, lk.example, "BROKEN " + lk.broken if lk.broken else "")
     for k, v in totals.items():
         print(k, v)
