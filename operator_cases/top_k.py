@@ -139,6 +139,8 @@ op.spec_silent(
     where=_nan_rows,
     invariants={"every value is the input element at its index (NaN for NaN)": _values_at_indices,
                 "the indices of a row are distinct": _distinct_indices})
+# No reading computes the order of an unsorted result: the text calls it undefined, and ONNX Runtime returns its
+# selection's own order (neither by index nor by value); the invariants check the set of (index, value) pairs.
 op.spec_silent(
     "unsorted", (11, 24),
     spec="If \"sorted\" is 0, order of returned 'Values' and 'Indices' are undefined.",
