@@ -136,6 +136,13 @@ def _zero_or_six(c) -> bool:
     return bool(np.all(np.isin(np.abs(got), [0.0, 6.0])))
 
 
+def _nan_to_float4_by_ml_dtypes(c) -> list:
+    """Cast.nan_to_float4e2m1 as ml_dtypes converts (onnx's own node test data): each source value through float32."""
+    x, e = np.asarray(c.inputs[0]), np.asarray(c.expected[0])
+    vals = [parse(v) for v in exact(x)] if S.label_of(x.dtype) == "string" else exact(x)
+    return [np.array(vals, dtype=np.float64).astype(np.float32).astype(e.dtype).reshape(e.shape)]
+
+
 NAN_TO_FLOAT4 = dict(
     expected="6 (the type's largest value, as +-inf and out-of-range values saturate to +-6): the float4e2m1 note "
              "(docs/docs/technical/float4.md) as this reference's author read it (the note is no part of the operator text, and "
@@ -143,7 +150,9 @@ NAN_TO_FLOAT4 = dict(
              "no result, and onnx's own node cases (test_cast_FLOAT_to_FLOAT4E2M1, input 'NaN') expect -0 (0x8), what "
              "ml_dtypes gives, so neither value is the spec's",
     where=_nan_to_float4,
-    invariants={"a NaN becomes +-0 or +-6 (the type's zero or its largest magnitude)": _zero_or_six})
+    invariants={"a NaN becomes +-0 or +-6 (the type's zero or its largest magnitude)": _zero_or_six},
+    readings={"ml_dtypes' conversion through float32 (onnx's node cases test_cast_FLOAT_to_FLOAT4E2M1: NaN to -0)":
+              _nan_to_float4_by_ml_dtypes})
 NIBBLE_INTS = ("int4", "uint4")
 
 

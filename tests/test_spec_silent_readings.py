@@ -61,8 +61,6 @@ PENDING = {
     "Attention.nonfinite",
     "Binarizer.nan",
     "BlackmanWindow.size_1_symmetric",
-    "Cast.nan_to_float4e2m1",
-    "CastLike.nan_to_float4e2m1",
     "CastMap.sparse_gap",
     "CastMap.to_string",
     "CenterCropPad.string_pad",
@@ -131,7 +129,7 @@ PENDING = {
 }
 
 #: points whose readings only drawn cases show: more draws than one per dtype
-DRAWS = {"GridSample.reflected_tie": 2, "DequantizeLinear.multiplication_precision": 20}
+DRAWS = {"GridSample.reflected_tie": 2, "Cast.nan_to_float4e2m1": 3, "CastLike.nan_to_float4e2m1": 3, "DequantizeLinear.multiplication_precision": 20}
 
 MINE = sorted(p.id for p in SPEC_SILENT.values() if p.module.rsplit(".", 1)[-1] not in ELSEWHERE)
 WITH_READINGS = [p for p in MINE if SPEC_SILENT[p].readings]
