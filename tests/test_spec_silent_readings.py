@@ -40,6 +40,8 @@ SOURCED: dict[tuple[str, str], str] = {
         "x86 SSE maxps/minps return the second operand when one is NaN: max(min, x) then min(., max) gives a bound",
     ("Clip.nan", "the NaN taken as +inf (min(x, max) last lets the upper bound win)"):
         "x86 SSE maxps/minps return the second operand when one is NaN: the order of the two steps picks the bound",
+    ("QuantizeLinear.fnuz_inf", "NaN (the saturating table of Cast-19/21/23)"):
+        "Cast-19/21/23's saturating table (+-inf to NaN in the FNUZ types), which QuantizeLinear's saturate refers to",
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -100,9 +102,6 @@ PENDING = {
     "QLinearConv.requantize_precision",
     "QLinearConv.tie_rounding",
     "QLinearMatMul.requantize_precision",
-    "QuantizeLinear.division_precision",
-    "QuantizeLinear.fnuz_inf",
-    "QuantizeLinear.nan_to_int",
     "RNN.padding",
     "RNN.scaled_tanh_defaults",
     "STFT.nonfinite",
@@ -129,7 +128,7 @@ PENDING = {
 }
 
 #: points whose readings only drawn cases show: more draws than one per dtype
-DRAWS = {"GridSample.reflected_tie": 2, "Cast.nan_to_float4e2m1": 3, "CastLike.nan_to_float4e2m1": 3, "DequantizeLinear.multiplication_precision": 20}
+DRAWS = {"QuantizeLinear.division_precision": 20, "GridSample.reflected_tie": 2, "Cast.nan_to_float4e2m1": 3, "CastLike.nan_to_float4e2m1": 3, "DequantizeLinear.multiplication_precision": 20}
 
 MINE = sorted(p.id for p in SPEC_SILENT.values() if p.module.rsplit(".", 1)[-1] not in ELSEWHERE)
 WITH_READINGS = [p for p in MINE if SPEC_SILENT[p].readings]
