@@ -1,0 +1,90 @@
+"""Readings of spec-silent points: at every open element the backend's value must match our
+expected value or one computed reading of the point (``unspecified`` naming the reading), else
+``mismatch`` saying it matched none; invariants are still checked; a point whose open elements no
+reading computes gives an ``unspecified`` result flagged ``unchecked``, counted in the headline."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness import cli
+from harness.case import Tolerance
+from harness.compare import MISMATCH, UNSPECIFIED, Comparator, Verdict
+from harness.execute import Result
+from harness.registry import SpecSilentPoint
+from harness.report.matrix import RunRef, build_report
+from harness.store import Store
+
+from .test_report_matrix import add_run
+
+TOL = Tolerance(rtol=1e-6, atol=1e-6)
+EXPECTED = [np.array([0.0, 1.0, 2.0, -np.inf], np.float32)]
+
+
+def point(readings=None, invariants=None) -> SpecSilentPoint:
+    """Open where x is -inf; ours 0, the literal reading NaN."""
+    return SpecSilentPoint("Op.neg_inf", "Op", (1,), "y = f(x)", "0, the limit", lambda inputs, attrs, expected, since: [np.isneginf(inputs[0])],
+                           invariants or {}, readings if readings is not None else {"the formula read literally: NaN": lambda c: [np.full(c.expected[0].shape, np.nan)]})
+
+
+def judge(actual, p):
+    x = EXPECTED[0]
+    expected = [np.where(np.isneginf(x), 0, x).astype(np.float32)]
+    c = Comparator()
+    verdict = c.compare(expected, [np.asarray(actual, np.float32)], TOL)
+    return c.spec_silent(verdict, [p], [x], {}, expected, [np.asarray(actual, np.float32)], TOL, 1)
+
+
+def test_a_value_matching_a_reading_is_unspecified_naming_it():
+    v = judge([0.0, 1.0, 2.0, np.nan], point())
+    assert v.outcome == UNSPECIFIED, v.message
+    assert "matches the reading 'the formula read literally: NaN'" in v.message
+    assert v.spec_silent["readings"] == ["the formula read literally: NaN"] and not v.spec_silent["unchecked"]
+
+
+def test_a_value_matching_no_reading_is_a_mismatch_saying_so():
+    v = judge([0.0, 1.0, 2.0, -1.0], point())
+    assert v.outcome == MISMATCH
+    assert "spec-silent point Op.neg_inf: output 0 [3]: got -1.0, matched none of its readings" in v.message
+    assert "the formula read literally: NaN nan" in v.message
+    assert v.spec_silent["unmatched"] == {"output": 0, "index": "[3]"}
+
+
+def test_a_reading_is_matched_within_the_tolerance():
+    p = point({"minus one": lambda c: [np.full(4, -1.0)]})
+    assert judge([0.0, 1.0, 2.0, -1.0000001], p).outcome == UNSPECIFIED
+    assert judge([0.0, 1.0, 2.0, -1.01], p).outcome == MISMATCH
+
+
+def test_invariants_are_still_checked_after_a_reading_matched():
+    p = point(invariants={"the output is never NaN": lambda c: not np.isnan(c.actual[0]).any()})
+    v = judge([0.0, 1.0, 2.0, np.nan], p)
+    assert v.outcome == MISMATCH and "breaks an invariant of spec-silent point Op.neg_inf: the output is never NaN" in v.message
+
+
+def test_a_point_without_readings_keeps_its_verdict_but_is_unchecked():
+    v = judge([0.0, 1.0, 2.0, -1.0], point(readings={}))
+    assert v.outcome == UNSPECIFIED and v.spec_silent["unchecked"] == 1 and v.spec_silent["readings"] == []
+    assert "unchecked: 1 differing open element(s) no reading computes" in v.message
+
+
+def test_a_reading_silent_on_the_output_leaves_it_unchecked():
+    v = judge([0.0, 1.0, 2.0, -1.0], point({"says nothing of output 0": lambda c: [None]}))
+    assert v.outcome == UNSPECIFIED and v.spec_silent["unchecked"] == 1
+
+
+def test_unchecked_results_are_counted_in_the_headline_the_summary_and_the_report(tmp_path, capsys):
+    checked = judge([0.0, 1.0, 2.0, np.nan], point())
+    unchecked = judge([0.0, 1.0, 2.0, -1.0], point(readings={}))
+    results = [Result(f"operators/Op-1/opset1/float32/{n}", "b", UNSPECIFIED, message=v.message, verdict=v.to_dict())
+               for n, v in enumerate([checked, unchecked, unchecked])]
+    results.append(Result("operators/Op-1/opset1/float32/3", "b", "pass", verdict=Verdict().to_dict()))
+    store = Store(tmp_path / "r.sqlite")
+    run = add_run(store, results, backends={"b": (True, "", "1")})
+    h = cli.backend_counts(store, run)["b"]["headline"]
+    assert (h["unspecified"], h["unchecked"]) == (3, 2)
+    cli.print_summary(store, run)
+    assert "unspecified on b: 3 results (the spec is silent there), 2 of them unchecked" in capsys.readouterr().out
+    store.close()
+    report = build_report([RunRef(tmp_path / "r.sqlite", run)], history=False)
+    assert report.backend("b").headline["unchecked"] == 2
