@@ -64,6 +64,16 @@ def readings_at(point: Any, check: SilentCheck) -> dict[str, list[Any]]:
         return {name: list(reading(check)) for name, reading in point.readings.items()}
 
 
+def judged(case: Any, actual: list[Any]) -> Any:
+    """The harness's own verdict on these outputs (the comparator, then its spec-silent judgement)."""
+    from harness.compare import Comparator
+    from harness.execute import _spec_silent
+
+    comparator, ds, tol = Comparator(), case.data[0], effective_tolerance(case)
+    verdict = comparator.compare(ds.expected, actual, tol)
+    return _spec_silent(comparator, verdict, case, case.load_model(), ds, actual, tol)
+
+
 def run_on(backend: Any, case: Any) -> list[Any]:
     model, _ = negotiate(case.load_model())
     return list(backend.prepare(model).run(case.data[0].inputs))

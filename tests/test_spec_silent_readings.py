@@ -11,7 +11,7 @@ import pytest
 
 from harness.registry import SPEC_SILENT, load_all
 
-from .readings_check import backends, cases_reaching, check_of, look, readings_at, run_on
+from .readings_check import backends, cases_reaching, check_of, judged, look, readings_at, run_on
 
 load_all()
 
@@ -168,6 +168,9 @@ def test_readings_are_shaped_like_the_outputs_and_explain_what_the_runtimes_retu
             seen = look(case, backend_name, actual, point_id)
             for name in taken:
                 taken[name] += seen.by_reading[f"{point_id}: {name}"]
+            verdict = judged(case, actual)  # the harness's comparator agrees
+            if "matched none of its readings" in (verdict.message or "") and point_id not in INCOMPLETE and not seen.broken:
+                unexplained.append(f"{backend_name} {case.id}: the comparator says {verdict.message}")
             if seen.unexplained and not seen.broken:  # a broken invariant is a mismatch already
                 unexplained.append(f"{backend_name} {case.id}: {seen.unexplained} of {seen.differing} open elements, {seen.example}")
     assert (unexplained == []) != (point_id in INCOMPLETE), "\n".join(unexplained[:10]) or f"{point_id} is complete now"
