@@ -42,6 +42,11 @@ SOURCED: dict[tuple[str, str], str] = {
         "x86 SSE maxps/minps return the second operand when one is NaN: the order of the two steps picks the bound",
     ("QuantizeLinear.fnuz_inf", "NaN (the saturating table of Cast-19/21/23)"):
         "Cast-19/21/23's saturating table (+-inf to NaN in the FNUZ types), which QuantizeLinear's saturate refers to",
+    ("GRU.padding", "Y_h (Y_c) of a length-0 entry is 0 (ONNX Runtime)"): "ONNX Runtime's RNN and LSTM (its GRU is not run here)",
+    **{("GRU.scaled_tanh_defaults", f"defaults {{'ScaledTanh': {ab}}}"): "ONNX Runtime's RNN and LSTM (its GRU is not run here)"
+       for ab in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))},
+    ("LSTM.clip_cell", "clip_cell h"): "h(clip(Ct)): 'applied to the input of activations' read for h too",
+    ("LSTM.clip_cell", "clip_cell state"): "cuDNN's cell clip: the cell state itself clipped",
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -56,6 +61,17 @@ INCOMPLETE: dict[str, str] = {
     "Attention.float32_scale": "it opens every Y element of a float64 case, so the softmax_precision cases above show here too; "
                                "and onnx.reference's mask_broadcast_keys (a key-broadcast float mask) is not explained yet",
 }
+
+#: (point, backend) -> why that backend's values there are no reading (a bug the crosscheck decides): not asked to match
+NOT_A_READING = {
+    ("RNN.padding", "reference"): "onnx.reference processes every step whatever sequence_lens says",
+    ("LSTM.padding", "reference"): "onnx.reference processes every step whatever sequence_lens says",
+    ("LSTM.clip_cell", "reference"): "onnx.reference's LSTM applies no clip at all",
+}
+
+#: (op, backend) -> why the backend is not run in this process (it aborts the interpreter on some case)
+NOT_RUN = {("GRU", "onnxruntime"): "ONNX Runtime's GRU aborts the process ('terminate called without an active exception') "
+                                   "on a drawn case; the harness runs it in a worker and records the crash"}
 
 #: points not given readings yet (issue 31 asks for every one; this list only shrinks)
 PENDING = {
@@ -72,8 +88,6 @@ PENDING = {
     "DynamicQuantizeLinear.nonfinite",
     "DynamicQuantizeLinear.zero_range",
     "FeatureVectorizer.dims",
-    "GRU.padding",
-    "GRU.scaled_tanh_defaults",
     "GridSample.bool_cast",
     "GridSample.int_cast",
     "GridSample.nonfinite_grid",
@@ -84,9 +98,6 @@ PENDING = {
     "ImageDecoder.grayscale_of_color",
     "ImageDecoder.jpeg_pixels",
     "Imputer.nan_match",
-    "LSTM.clip_cell",
-    "LSTM.padding",
-    "LSTM.scaled_tanh_defaults",
     "LabelEncoder.neg_zero",
     "LabelEncoder.repeated_class",
     "LinearRegressor.probit",
@@ -102,8 +113,6 @@ PENDING = {
     "QLinearConv.requantize_precision",
     "QLinearConv.tie_rounding",
     "QLinearMatMul.requantize_precision",
-    "RNN.padding",
-    "RNN.scaled_tanh_defaults",
     "STFT.nonfinite",
     "SVMRegressor.probit",
     "SVMRegressor.softmax_zero",
@@ -161,6 +170,8 @@ def test_readings_are_shaped_like_the_outputs_and_explain_what_the_runtimes_retu
                     e = np.asarray(check.expected[k])
                     assert (np.shape(value), np.asarray(value).dtype) == (e.shape, e.dtype), (case.id, name, k)
         for backend_name, backend in runtimes.items():
+            if (point.op, backend_name) in NOT_RUN:
+                continue
             try:
                 actual = run_on(backend, case)
             except Exception:  # a runtime that refuses the case says nothing of the readings (its own results show it)
@@ -169,6 +180,8 @@ def test_readings_are_shaped_like_the_outputs_and_explain_what_the_runtimes_retu
             for name in taken:
                 taken[name] += seen.by_reading[f"{point_id}: {name}"]
             verdict = judged(case, actual)  # the harness's comparator agrees
+            if (point_id, backend_name) in NOT_A_READING:
+                continue
             if "matched none of its readings" in (verdict.message or "") and point_id not in INCOMPLETE and not seen.broken:
                 unexplained.append(f"{backend_name} {case.id}: the comparator says {verdict.message}")
             if seen.unexplained and not seen.broken:  # a broken invariant is a mismatch already
