@@ -118,8 +118,8 @@ def look(case: Any, backend_name: str, actual: list[Any], focus: str | None = No
         if m is None or not m.any() or isinstance(e, (list, dict)) or e is None:
             continue
         a = np.asarray(a)
-        if a.shape != np.shape(e):
-            continue
+        if a.shape != np.shape(e) or (a.dtype.kind in "OUS") != (np.asarray(e).dtype.kind in "OUS"):
+            continue  # a wrong shape or type is judged before any spec-silent point
         diff = m & ~same(e, a, tol.rtol, tol.atol)
         if not diff.any():
             continue
