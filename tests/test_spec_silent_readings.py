@@ -93,7 +93,6 @@ PENDING = {
     "ImageDecoder.jpeg_pixels",
     "Imputer.nan_match",
     "LogSoftmax.nan_inf_row",
-    "MeanVarianceNormalization.constant_group",
     "NegativeLogLikelihoodLoss.mean_with_ignored",
     "NonMaxSuppression.order",
     "NonMaxSuppression.score_ties",
@@ -112,8 +111,6 @@ PENDING = {
     "SoftmaxCrossEntropyLoss.inf_scores",
     "SoftmaxCrossEntropyLoss.mean_with_ignored",
     "StringNormalizer.empty_input",
-    "StringSplit.empty_string_with_delimiter",
-    "StringSplit.whitespace_maxsplit_suffix",
     "TopK.nan",
     "Unique.nan",
 }
