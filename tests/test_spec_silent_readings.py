@@ -48,6 +48,10 @@ SOURCED: dict[tuple[str, str], str] = {
        for ab in ((0.0, 0.0), (0.0, 1.0), (1.0, 0.0))},
     ("LSTM.clip_cell", "clip_cell h"): "h(clip(Ct)): 'applied to the input of activations' read for h too",
     ("LSTM.clip_cell", "clip_cell state"): "cuDNN's cell clip: the cell state itself clipped",
+    ("QLinearConv.padding_value", "padding cells hold 0"): "Conv's padding with zeros ('the number of pixels added'), taken as the quantized value 0",
+    **{("QLinearMatMul.requantize_precision", name): "a requantization a runtime may use (neither runtime runs the drawn "
+       "float 8 cases; the integer ones give ours)" for name in ("a float32 multiplier (a_scale * b_scale / y_scale)",
+                                                                "float32 steps, left to right", "a multiplier in the scales' type")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -98,10 +102,6 @@ PENDING = {
     "NonMaxSuppression.score_ties",
     "OneHotEncoder.nan",
     "Pad.default_value_float8e8m0",
-    "QLinearConv.padding_value",
-    "QLinearConv.requantize_precision",
-    "QLinearConv.tie_rounding",
-    "QLinearMatMul.requantize_precision",
     "STFT.nonfinite",
     "Scan.padding",
     "Scatter.duplicate_indices",
@@ -116,7 +116,7 @@ PENDING = {
 }
 
 #: points whose readings only drawn cases show: more draws than one per dtype
-DRAWS = {"QuantizeLinear.division_precision": 20, "GridSample.reflected_tie": 2, "Cast.nan_to_float4e2m1": 3, "CastLike.nan_to_float4e2m1": 3, "DequantizeLinear.multiplication_precision": 20}
+DRAWS = {"QLinearMatMul.requantize_precision": 20, "QLinearConv.requantize_precision": 20, "QLinearConv.tie_rounding": 20, "QuantizeLinear.division_precision": 20, "GridSample.reflected_tie": 2, "Cast.nan_to_float4e2m1": 3, "CastLike.nan_to_float4e2m1": 3, "DequantizeLinear.multiplication_precision": 20}
 
 MINE = sorted(p.id for p in SPEC_SILENT.values()
               if p.module.rsplit(".", 1)[-1] not in ELSEWHERE and p.where.__module__.rsplit(".", 1)[-1] not in ELSEWHERE)
