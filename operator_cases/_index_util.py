@@ -210,7 +210,18 @@ def declare_scatter_points(op: Operator, versions: tuple[int, ...], spec: str | 
         "duplicate_indices", versions, spec=spec,
         expected="the spec's own loop order (np.ndindex over the updates): the last update aimed at an element wins",
         where=duplicates_where(nd, negative),
-        invariants={"an element aimed at by several updates holds one of them": one_of_the_updates(nd, negative)})
+        invariants={"an element aimed at by several updates holds one of them": one_of_the_updates(nd, negative)},
+        readings={"the first update aimed at an element wins": first_update_wins(nd, negative)})
+
+
+def first_update_wins(nd: bool, negative: bool = True) -> Callable[[SilentCheck], list]:
+    def reading(c: SilentCheck) -> list:
+        out = np.array(c.expected[0], copy=True)
+        for t, vals in _hits(c.inputs, c.attrs, nd, negative).items():
+            out[t] = vals[0]
+        return [out]
+
+    return reading
 
 
 def nan_reduction_where(kind: str) -> Callable[[list, dict, list, int], list]:

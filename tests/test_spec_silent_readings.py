@@ -52,6 +52,10 @@ SOURCED: dict[tuple[str, str], str] = {
     **{("QLinearMatMul.requantize_precision", name): "a requantization a runtime may use (neither runtime runs the drawn "
        "float 8 cases; the integer ones give ours)" for name in ("a float32 multiplier (a_scale * b_scale / y_scale)",
                                                                 "float32 steps, left to right", "a multiplier in the scales' type")},
+    ("ConvInteger.padding_value", "padding cells hold the integer 0"): "Conv's padding with zeros ('the number of pixels added')",
+    **{(f"{op}.duplicate_indices", "the first update aimed at an element wins"):
+       "the spec's loop run in the other order; a parallel scatter may keep any (PyTorch documents duplicates as nondeterministic)"
+       for op in ("Scatter", "ScatterElements", "ScatterND")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -83,7 +87,6 @@ PENDING = {
     "Attention.nonfinite",
     "Binarizer.nan",
     "CastMap.sparse_gap",
-    "ConvInteger.padding_value",
     "DFT.nonfinite",
     "DynamicQuantizeLinear.nonfinite",
     "DynamicQuantizeLinear.zero_range",
@@ -92,7 +95,6 @@ PENDING = {
     "GridSample.int_cast",
     "GridSample.nonfinite_grid",
     "GridSample.zero_weight_nonfinite",
-    "Hardmax.nan_row",
     "ImageDecoder.grayscale_of_color",
     "ImageDecoder.jpeg_pixels",
     "Imputer.nan_match",
@@ -104,9 +106,6 @@ PENDING = {
     "Pad.default_value_float8e8m0",
     "STFT.nonfinite",
     "Scan.padding",
-    "Scatter.duplicate_indices",
-    "ScatterElements.duplicate_indices",
-    "ScatterND.duplicate_indices",
     "Softmax.nan_inf_row",
     "SoftmaxCrossEntropyLoss.inf_scores",
     "SoftmaxCrossEntropyLoss.mean_with_ignored",
