@@ -24,6 +24,8 @@ ELSEWHERE = {"mel_weight_matrix", "ml_tree_ensemble_classifier", "ml_svm_classif
 #: to the implementation): they keep invariants only and count as unchecked
 UNCHECKED: dict[str, str] = {
     "TopK.unsorted": "sorted=0: 'order of returned Values and Indices are undefined'; any order of the sorted=1 pairs is right",
+    "Scan.padding": "'The remaining values have an undefined value': any fill is right",
+    "StringNormalizer.empty_input": "the other choice (an empty output) has another shape, which no reading of open elements expresses",
 }
 
 #: a reading (by its name, for every point) -> where it comes from, when neither runtime takes it on the draw
@@ -56,6 +58,11 @@ SOURCED: dict[tuple[str, str], str] = {
     **{(f"{op}.duplicate_indices", "the first update aimed at an element wins"):
        "the spec's loop run in the other order; a parallel scatter may keep any (PyTorch documents duplicates as nondeterministic)"
        for op in ("Scatter", "ScatterElements", "ScatterND")},
+    ("Imputer.nan_match", "NaN equals nothing (IEEE comparison): not imputed"): "IEEE 754 compareQuietEqual: NaN equals no value",
+    **{(f"{op}.mean_with_ignored", name): source for op in ("NegativeLogLikelihoodLoss", "SoftmaxCrossEntropyLoss")
+       for name, source in (("the sum over all the weights (ignored samples weigh theirs)",
+                             "the attribute's 'sum of applied weights' with an ignored sample's class weight applied"),
+                            ("the sum over the element count", "TensorFlow's SUM_OVER_BATCH_SIZE reduction"))},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -84,8 +91,8 @@ NOT_RUN = {("GRU", "onnxruntime"): "ONNX Runtime's GRU aborts the process ('term
 
 #: points not given readings yet (issue 31 asks for every one; this list only shrinks)
 PENDING = {
-    "Attention.nonfinite",
     "Binarizer.nan",
+    "Attention.nonfinite",
     "CastMap.sparse_gap",
     "DFT.nonfinite",
     "DynamicQuantizeLinear.nonfinite",
@@ -97,19 +104,13 @@ PENDING = {
     "GridSample.zero_weight_nonfinite",
     "ImageDecoder.grayscale_of_color",
     "ImageDecoder.jpeg_pixels",
-    "Imputer.nan_match",
     "LogSoftmax.nan_inf_row",
-    "NegativeLogLikelihoodLoss.mean_with_ignored",
     "NonMaxSuppression.order",
     "NonMaxSuppression.score_ties",
     "OneHotEncoder.nan",
-    "Pad.default_value_float8e8m0",
     "STFT.nonfinite",
-    "Scan.padding",
     "Softmax.nan_inf_row",
     "SoftmaxCrossEntropyLoss.inf_scores",
-    "SoftmaxCrossEntropyLoss.mean_with_ignored",
-    "StringNormalizer.empty_input",
     "TopK.nan",
     "Unique.nan",
 }
