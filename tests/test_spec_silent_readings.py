@@ -24,6 +24,7 @@ ELSEWHERE = {"mel_weight_matrix", "ml_tree_ensemble_classifier", "ml_svm_classif
 #: to the implementation): they keep invariants only and count as unchecked
 UNCHECKED: dict[str, str] = {
     "TopK.unsorted": "sorted=0: 'order of returned Values and Indices are undefined'; any order of the sorted=1 pairs is right",
+    "ImageDecoder.jpeg_pixels": "ITU-T T.81 bounds the inverse DCT's error (IEEE 1180) instead of naming one computation",
     "Scan.padding": "'The remaining values have an undefined value': any fill is right",
     "StringNormalizer.empty_input": "the other choice (an empty output) has another shape, which no reading of open elements expresses",
 }
@@ -63,6 +64,9 @@ SOURCED: dict[tuple[str, str], str] = {
        for name, source in (("the sum over all the weights (ignored samples weigh theirs)",
                              "the attribute's 'sum of applied weights' with an ignored sample's class weight applied"),
                             ("the sum over the element count", "TensorFlow's SUM_OVER_BATCH_SIZE reduction"))},
+    **{("ImageDecoder.grayscale_of_color", name): "the decoder libraries the point names" for name in (
+        "OpenCV's cvtColor RGB2GRAY: (4899 R + 9617 G + 1868 B + 2^13) >> 14",
+        "Pillow's convert('L'): (19595 R + 38470 G + 7471 B + 2^15) >> 16")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -102,8 +106,6 @@ PENDING = {
     "GridSample.int_cast",
     "GridSample.nonfinite_grid",
     "GridSample.zero_weight_nonfinite",
-    "ImageDecoder.grayscale_of_color",
-    "ImageDecoder.jpeg_pixels",
     "LogSoftmax.nan_inf_row",
     "NonMaxSuppression.order",
     "NonMaxSuppression.score_ties",
