@@ -150,3 +150,17 @@ def wrapped_and_saturated(fn: Callable[[Any, Any], Any]) -> dict[str, Callable[[
         return compute
 
     return {"wraps (two's complement)": reading(False), "saturates to the type's range": reading(True)}
+
+
+def softmax_limit(c: SilentCheck) -> list:
+    """Softmax (LogSoftmax) of a row holding +inf or only -inf as its mathematical limit: the +inf
+    entries share the mass equally (the others get 0), a row of -inf is uniform; a NaN stays NaN."""
+    x = np.asarray(c.inputs[0])
+    e = np.asarray(c.expected[0])
+    neg = np.asarray(-np.inf, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        shared = np.where(np.isnan(x), x, np.where(np.isposinf(x), np.zeros((), x.dtype), neg))
+        uniform = np.where(np.isneginf(x), np.zeros((), x.dtype), x)
+        y1 = first_output(c.reference(shared, **c.attrs)).astype(np.float64)
+        y2 = first_output(c.reference(uniform, **c.attrs)).astype(np.float64)
+    return [np.where(np.isnan(y1), y2, y1).astype(e.dtype)]

@@ -67,6 +67,8 @@ SOURCED: dict[tuple[str, str], str] = {
     **{("ImageDecoder.grayscale_of_color", name): "the decoder libraries the point names" for name in (
         "OpenCV's cvtColor RGB2GRAY: (4899 R + 9617 G + 1868 B + 2^13) >> 14",
         "Pillow's convert('L'): (19595 R + 38470 G + 7471 B + 2^15) >> 16")},
+    **{(f"{op}.nan_inf_row", "the mathematical limit (+inf entries share the mass, a row of -inf is uniform)"):
+       "the limit of the formula as the entries grow to +inf (or all fall together to -inf)" for op in ("Softmax", "LogSoftmax")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
 }
@@ -107,12 +109,10 @@ PENDING = {
     "GridSample.int_cast",
     "GridSample.nonfinite_grid",
     "GridSample.zero_weight_nonfinite",
-    "LogSoftmax.nan_inf_row",
     "NonMaxSuppression.order",
     "NonMaxSuppression.score_ties",
     "OneHotEncoder.nan",
     "STFT.nonfinite",
-    "Softmax.nan_inf_row",
     "SoftmaxCrossEntropyLoss.inf_scores",
     "TopK.nan",
     "Unique.nan",
