@@ -113,7 +113,6 @@ PENDING = {
     "NonMaxSuppression.score_ties",
     "OneHotEncoder.nan",
     "STFT.nonfinite",
-    "TopK.nan",
     "Unique.nan",
 }
 
