@@ -109,7 +109,6 @@ PENDING = {
     "GridSample.int_cast",
     "GridSample.nonfinite_grid",
     "GridSample.zero_weight_nonfinite",
-    "NonMaxSuppression.order",
     "NonMaxSuppression.score_ties",
     "OneHotEncoder.nan",
     "STFT.nonfinite",
