@@ -6,6 +6,7 @@ reading computes gives an ``unspecified`` result flagged ``unchecked``, counted 
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from harness import cli
 from harness.case import Tolerance
@@ -88,3 +89,55 @@ def test_unchecked_results_are_counted_in_the_headline_the_summary_and_the_repor
     store.close()
     report = build_report([RunRef(tmp_path / "r.sqlite", run)], history=False)
     assert report.backend("b").headline["unchecked"] == 2
+
+
+# -- the activations at an infinity: ours (the limit) or the formula read literally (NaN), nothing else
+def _at_infinity_case(op: str, since: int, x: list[float], attrs: dict | None = None):
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    load_all()
+    return build_case(REGISTRY[("", op, since)], Example([np.array(x, np.float32)], attrs or {}), "float32", since, "inf_test")
+
+
+def _set_open(value):
+    def change(expected):
+        y = np.array(expected[0], copy=True)
+        y[0] = value  # the first input is the infinity at the point
+        return [y]
+    return change
+
+
+AT_INFINITY = [("Gelu", 20, "Gelu.neg_inf", {}), ("Gelu", 20, "Gelu.neg_inf", {"approximate": "tanh"}),
+               ("Mish", 18, "Mish.neg_inf", {}), ("Mish", 22, "Mish.neg_inf", {}),
+               ("HardSwish", 14, "HardSwish.neg_inf", {}), ("HardSwish", 22, "HardSwish.neg_inf", {}),
+               ("Swish", 24, "Swish.infinities", {}), ("Swish", 24, "Swish.infinities", {"alpha": -1.0})]
+
+
+@pytest.mark.parametrize("op, since, point_id, attrs", AT_INFINITY)
+def test_at_an_infinity_the_limit_passes_nan_is_the_literal_reading_and_any_other_value_fails(op, since, point_id, attrs):
+    from harness.execute import execute_case
+
+    from .wrong_outputs import WrongOutputs
+
+    x = [np.inf if attrs.get("alpha", 1.0) < 0 else -np.inf, 1.0, -2.0]
+    case = _at_infinity_case(op, since, x, attrs)
+    assert case.tags["spec_silent"] == [point_id]
+    assert execute_case(WrongOutputs(case, lambda e: e), case).outcome == "pass"
+    literal = execute_case(WrongOutputs(case, _set_open(np.nan)), case)
+    assert literal.outcome == "unspecified", literal.message
+    assert literal.verdict["spec_silent"]["readings"] == ["the formula read literally in IEEE arithmetic (inf * 0 = NaN)"]
+    for other in (1.0, -np.inf, 0.5):
+        wrong = execute_case(WrongOutputs(case, _set_open(other)), case)
+        assert wrong.outcome == "mismatch" and "matched none of its readings" in wrong.message, (other, wrong.message)
+
+
+def test_swish_with_alpha_zero_takes_x_over_2_or_the_literal_nan_at_infinity():
+    from harness.execute import execute_case
+
+    from .wrong_outputs import WrongOutputs
+
+    case = _at_infinity_case("Swish", 24, [-np.inf, np.inf, 1.0], {"alpha": 0.0})
+    assert case.load_data(case.load_model())[0].expected[0][:2].tolist() == [-np.inf, np.inf]
+    assert execute_case(WrongOutputs(case, _set_open(np.nan)), case).outcome == "unspecified"
+    assert execute_case(WrongOutputs(case, _set_open(0.0)), case).outcome == "mismatch"
