@@ -141,3 +141,33 @@ def test_swish_with_alpha_zero_takes_x_over_2_or_the_literal_nan_at_infinity():
     assert case.load_data(case.load_model())[0].expected[0][:2].tolist() == [-np.inf, np.inf]
     assert execute_case(WrongOutputs(case, _set_open(np.nan)), case).outcome == "unspecified"
     assert execute_case(WrongOutputs(case, _set_open(0.0)), case).outcome == "mismatch"
+
+
+# -- MelWeightMatrix: ours, or the official test's placement; nothing else
+def test_mel_weight_matrix_official_placement_reproduces_onnxs_test_data():
+    from operator_cases.mel_weight_matrix import mel_weight_matrix, official_placement
+
+    # onnx's test_melweightmatrix: 8 bands, dft_length 16, 8192 Hz, 0 .. 4096 Hz; its documented expected values
+    args = (np.int32(8), np.int32(16), np.int32(8192), np.float32(0), np.float32(4096))
+    official = np.zeros((9, 8))  # rows are bins, columns bands: a 1 at each band's single bin
+    official[[0, 0, 1, 1, 2, 3, 4, 5], range(8)] = 1.0
+    got = official_placement(*args)
+    assert np.array_equal(got, official)
+    assert np.count_nonzero(got != mel_weight_matrix(*args)) == 13  # the difference the crosscheck note explains
+
+
+def test_mel_weight_matrix_zeros_fail_and_the_official_placement_is_unspecified():
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+    from operator_cases.mel_weight_matrix import official_placement
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    inputs = [np.array(8, np.int64), np.array(16, np.int64), np.array(8192, np.int64), np.array(0, np.float32), np.array(4096, np.float32)]
+    case = build_case(REGISTRY[("", "MelWeightMatrix", 17)], Example(inputs), "int64", 17, "official")
+    official = execute_case(WrongOutputs(case, lambda e: [official_placement(*inputs).astype(np.float32)]), case)
+    assert official.outcome == "unspecified" and official.verdict["spec_silent"]["readings"][0].startswith("onnx's test data")
+    zeros = execute_case(WrongOutputs(case, lambda e: [np.zeros_like(e[0])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
