@@ -171,3 +171,28 @@ def test_mel_weight_matrix_zeros_fail_and_the_official_placement_is_unspecified(
     assert official.outcome == "unspecified" and official.verdict["spec_silent"]["readings"][0].startswith("onnx's test data")
     zeros = execute_case(WrongOutputs(case, lambda e: [np.zeros_like(e[0])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+def _ml_case(op: str, since: int, inputs: list, attrs: dict, dtype: str = "float32"):
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    load_all()
+    return build_case(REGISTRY[("ai.onnx.ml", op, since)], Example(inputs, attrs), dtype, since, "readings_test")
+
+
+@pytest.mark.parametrize("norm, literal, point", [("L1", [[3.0, -2.0], [2.0, -2.0]], "Normalizer.l1_sign"),
+                                                  ("L2", [[0.6, 0.8], [0.6, 0.8]], "Normalizer.l2_sign")])
+def test_normalizer_with_negatives_takes_ours_or_the_literal_formula_and_fails_on_zeros(norm, literal, point):
+    from harness.execute import execute_case
+
+    from .wrong_outputs import WrongOutputs
+
+    x = np.array([[3.0, -2.0], [2.0, -2.0]], np.float32) if norm == "L1" else np.array([[3.0, -4.0], [-3.0, 4.0]], np.float32)
+    case = _ml_case("Normalizer", 1, [x], {"norm": norm})
+    assert case.tags["spec_silent"] == [point]
+    assert execute_case(WrongOutputs(case, lambda e: e), case).outcome == "pass"
+    got = execute_case(WrongOutputs(case, lambda e: [np.array(literal, np.float32)]), case)
+    assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the formula read literally"), got.message
+    zeros = execute_case(WrongOutputs(case, lambda e: [np.zeros_like(e[0])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
