@@ -196,3 +196,38 @@ def test_normalizer_with_negatives_takes_ours_or_the_literal_formula_and_fails_o
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the formula read literally"), got.message
     zeros = execute_case(WrongOutputs(case, lambda e: [np.zeros_like(e[0])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+@pytest.mark.parametrize("op, since", [("Resize", 10), ("Upsample", 9)])
+def test_legacy_resize_takes_ours_or_a_named_mapping_and_fails_on_zeros(op, since):
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+    from operator_cases._resize_util import legacy
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
+    scales = np.array([1, 1, 2, 2], np.float32)
+    case = build_case(REGISTRY[("", op, since)], Example([x, scales], {"mode": "linear"}), "float32", since, "legacy_test")
+    assert case.tags["spec_silent"] == [f"{op}.legacy_mapping"]
+    half_pixel = legacy(x, scales, "linear", "half_pixel")
+    got = execute_case(WrongOutputs(case, lambda e: [half_pixel]), case)
+    assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("linear with half_pixel"), got.message
+    zeros = execute_case(WrongOutputs(case, lambda e: [np.zeros_like(e[0])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+    # within the input's range but no mapping's value: the old invariant let it through
+    middle = execute_case(WrongOutputs(case, lambda e: [np.full_like(e[0], 3.5)]), case)
+    assert middle.outcome == "mismatch"
+
+
+def test_an_element_also_open_by_a_point_without_readings_is_unchecked_not_failed():
+    with_readings = point()
+    without = SpecSilentPoint("Op.other", "Op", (1,), "y = f(x)", "ours", lambda inputs, attrs, expected, since: [np.isneginf(inputs[0])], {}, {})
+    x = EXPECTED[0]
+    expected = [np.where(np.isneginf(x), 0, x).astype(np.float32)]
+    actual = [np.array([0.0, 1.0, 2.0, -1.0], np.float32)]
+    c = Comparator()
+    v = c.spec_silent(c.compare(expected, actual, TOL), [with_readings, without], [x], {}, expected, actual, TOL, 1)
+    assert v.outcome == UNSPECIFIED and v.spec_silent["unchecked"] == 1
