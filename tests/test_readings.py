@@ -211,7 +211,7 @@ def test_legacy_resize_takes_ours_or_a_named_mapping_and_fails_on_zeros(op, sinc
     x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
     scales = np.array([1, 1, 2, 2], np.float32)
     case = build_case(REGISTRY[("", op, since)], Example([x, scales], {"mode": "linear"}), "float32", since, "legacy_test")
-    assert case.tags["spec_silent"] == [f"{op}.legacy_mapping"]
+    assert f"{op}.legacy_mapping" in case.tags["spec_silent"]
     half_pixel = legacy(x, scales, "linear", "half_pixel")
     got = execute_case(WrongOutputs(case, lambda e: [half_pixel]), case)
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("linear with half_pixel"), got.message
