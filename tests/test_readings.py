@@ -231,3 +231,30 @@ def test_an_element_also_open_by_a_point_without_readings_is_unchecked_not_faile
     c = Comparator()
     v = c.spec_silent(c.compare(expected, actual, TOL), [with_readings, without], [x], {}, expected, actual, TOL, 1)
     assert v.outcome == UNSPECIFIED and v.spec_silent["unchecked"] == 1
+
+
+def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_and_fails_on_zeros():
+    from harness.execute import execute_case
+    from operator_cases.ml_tree_ensemble_classifier import edges
+
+    from .wrong_outputs import WrongOutputs
+
+    from harness.registry import REGISTRY, load_all
+    from harness.suites.operators import build_case
+
+    load_all()
+    opv = REGISTRY[("ai.onnx.ml", "TreeEnsembleClassifier", 3)]
+    ex = next(e for e in edges("float32", 3) if e.name == "binary_none")
+    case = build_case(opv, ex, "float32", 3, ex.name)
+    assert "TreeEnsembleClassifier.binary" in case.tags["spec_silent"]
+    labels = np.asarray(ex.attrs["classlabels_int64s"])
+
+    def negation(e):
+        s = np.asarray(e[1], np.float64)[:, 1]
+        z = np.stack([-s, s], axis=1).astype(np.float32)
+        return [labels[np.argmax(z, axis=1)], z]
+
+    got = execute_case(WrongOutputs(case, negation), case)
+    assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("one decision value"), got.message
+    zeros = execute_case(WrongOutputs(case, lambda e: [np.full_like(e[0], labels[0]), np.zeros_like(e[1])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
