@@ -258,3 +258,23 @@ def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("one decision value"), got.message
     zeros = execute_case(WrongOutputs(case, lambda e: [np.full_like(e[0], labels[0]), np.zeros_like(e[1])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_zeros():
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, load_all
+    from harness.suites.operators import build_case
+    from operator_cases._ml_util import plain_attrs
+    from operator_cases.ml_svm_classifier import decisions, edges
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    ex = next(e for e in edges("float32", 1) if e.name == "rbf")  # three classes: as many pairs as classes
+    case = build_case(REGISTRY[("ai.onnx.ml", "SVMClassifier", 1)], ex, "float32", 1, ex.name)
+    assert "SVMClassifier.raw_scores" in case.tags["spec_silent"]
+    dec, _ = decisions(ex.inputs[0], plain_attrs(ex.attrs))
+    got = execute_case(WrongOutputs(case, lambda e: [e[0], dec.astype(np.float32)]), case)
+    assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the pairwise decision values"), got.message
+    zeros = execute_case(WrongOutputs(case, lambda e: [e[0], np.zeros_like(e[1])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
