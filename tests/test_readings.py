@@ -278,3 +278,23 @@ def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the pairwise decision values"), got.message
     zeros = execute_case(WrongOutputs(case, lambda e: [e[0], np.zeros_like(e[1])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+def test_linear_classifier_with_one_vector_for_two_labels_takes_a_named_layout_and_fails_on_zeros():
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, load_all
+    from harness.suites.operators import build_case
+    from operator_cases.ml_linear_classifier import edges, raw_scores
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    ex = next(e for e in edges("float32", 1) if e.name == "binary")
+    case = build_case(REGISTRY[("ai.onnx.ml", "LinearClassifier", 1)], ex, "float32", 1, ex.name)
+    assert "LinearClassifier.binary" in case.tags["spec_silent"] and ex.attrs.get("post_transform", "NONE") == "NONE"
+    s = raw_scores(ex.inputs[0], ex.attrs["coefficients"], ex.attrs.get("intercepts"), 2)[:, 1:]
+    complement = np.concatenate([1 - s, s], axis=1).astype(np.float32)
+    got = execute_case(WrongOutputs(case, lambda e: [e[0], complement]), case)
+    assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the first class scores the complement"), got.message
+    zeros = execute_case(WrongOutputs(case, lambda e: [e[0], np.zeros_like(e[1])]), case)
+    assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
