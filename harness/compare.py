@@ -244,14 +244,13 @@ class Comparator:
             e, a = np.asarray(e), np.asarray(a)
             differ = ~_close(e, a, tol)
             accepted = np.zeros(e.shape, bool)
-            covered = np.zeros(e.shape, bool)
-            first_point = None
+            uncovered = np.zeros(e.shape, bool)  # open by a point none of whose readings computes this output
             values: dict[str, np.ndarray] = {}
             for point, check in checks:
                 m = check.masks[k]
                 if m is None or not (m & differ).any():
                     continue
-                first_point = first_point or point
+                computed = False
                 for name, reading in point.readings.items():
                     with np.errstate(all="ignore"):
                         got = list(reading(check))
@@ -260,12 +259,15 @@ class Comparator:
                         continue
                     r = np.broadcast_to(np.asarray(r).astype(e.dtype) if e.dtype.kind not in "OUS" else np.asarray(r), e.shape)
                     values[f"{point.id}: {name}"] = r
-                    covered |= m
+                    computed = True
                     hit = m & differ & _close(r, a, tol)
                     votes[name] = votes.get(name, 0) + int(hit.sum())
                     accepted |= hit
-            bad = differ & covered & ~accepted
-            unchecked += int((differ & ~covered & _any_mask([c.masks[k] for _, c in checks], e.shape)).sum())
+                if not computed:
+                    uncovered |= m
+            open_k = _any_mask([c.masks[k] for _, c in checks], e.shape)
+            bad = differ & open_k & ~uncovered & ~accepted
+            unchecked += int((differ & uncovered & ~accepted).sum())
             if bad.any():
                 idx = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
                 point = next(p for p, c in checks if c.masks[k] is not None and c.masks[k][idx])
