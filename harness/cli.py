@@ -157,6 +157,7 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     the headline numbers (``harness.report.records.headline``, shared with every report)."""
     from .execute import NOT_LOADABLE
     from .report.records import headline
+    from .report.records import unchecked as is_unchecked
 
     table: dict[str, dict[str, Any]] = {}
     for info in store.backends(run_id):
@@ -174,13 +175,16 @@ def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     for name, outcome, n in store.db.execute("SELECT backend, COALESCE(NULLIF(raw_outcome, ''), outcome), COUNT(*) FROM results "
                                              "WHERE run_id = ? GROUP BY 1, 2", (run_id,)):
         raw[name][outcome] += n
+    unchecked: Counter = Counter()
+    for name, outcome, verdict in store.db.execute("SELECT backend, outcome, verdict FROM results WHERE run_id = ? AND outcome = 'unspecified'", (run_id,)):
+        unchecked[name] += is_unchecked({"outcome": outcome, "verdict": json.loads(verdict) if verdict else {}})
     for name, entry in table.items():
         c = entry["counts"]
         entry["total"] = sum(c.values()) - c["skip"]
         # unspecified is counted apart from the rate (neither numerator nor denominator)
         entry["loadable"] = entry["total"] - entry["not_loadable"] - c["unspecified"]
         entry["pass_rate"] = (c["pass"] + c["xpass"]) / entry["loadable"] if entry["loadable"] else None
-        entry["headline"] = headline(c, raw[name], entry["not_loadable"])
+        entry["headline"] = headline(c, raw[name], entry["not_loadable"], unchecked[name])
     return table
 
 
@@ -199,9 +203,14 @@ def print_summary(store, run_id: int) -> None:
         rate = f"{100 * h['conformance']:.1f}% of {h['attempted']}" if h["conformance"] is not None else "-"
         rows.append([f"{name} {info.get('version', '')}".strip(), rate]
                     + [_share(h[k], h[f"{s}_share"]) for k, s in (("wrong_answers", "wrong_answer"), ("not_implemented", "not_implemented"), ("errors", "error"))]
-                    + [h["refused"] or "", h["unspecified"] or ""] + [entry["counts"][o] for o in present] + [entry["total"]])
+                    + [h["refused"] or "", h["unspecified"] or "", h["unchecked"] or ""] + [entry["counts"][o] for o in present] + [entry["total"]])
     print(tabulate(rows, headers=["backend", "conformance (pass rate)", "wrong answers", "not implemented", "errors", "refused (invalid model)",
-                                  "unspecified (apart)", *present, "total"], tablefmt="github"))
+                                  "unspecified (apart)", "of them unchecked", *present, "total"], tablefmt="github"))
+    for name, entry in table.items():
+        h = entry["headline"]
+        if h["unspecified"]:
+            print(f"unspecified on {name}: {h['unspecified']} results (the spec is silent there), {h['unchecked']} of them unchecked "
+                  "(no reading of the point computes the output)")
     print_top_groups(store, run_id, list(table))
 
 

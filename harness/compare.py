@@ -200,12 +200,18 @@ class Comparator:
                     expected: list[Any], actual: list[Any], tolerance: Tolerance, since: int = 0,
                     reference: Callable[..., Any] | None = None) -> Verdict:
         """Judge a ``mismatch`` again on a case that reaches spec-silent points (each a
-        ``registry.SpecSilentPoint``: the elements where the spec is silent, the invariants; the
-        op-version's ``since`` and ``reference`` are handed to the invariants).
+        ``registry.SpecSilentPoint``: the elements where the spec is silent, its readings, its
+        invariants; the op-version's ``since`` and ``reference`` are handed to both).
         The elements the spec fixes must still match (else the mismatch stands, said for those
-        elements); then every invariant of every point reached must hold on the actual output (else
-        ``mismatch`` naming the broken invariant); then the verdict is ``unspecified``, naming
-        the point, its spec text and both values at the first open element that differs."""
+        elements). At every open element the actual value must match, within the tolerance (NaN
+        matching NaN), our expected value or the value of one reading of a point opening that
+        element (else ``mismatch`` naming the point and saying it matched none of its readings);
+        then every invariant of every point reached must hold on the actual output (else
+        ``mismatch`` naming the broken invariant); then the verdict is ``unspecified``, naming the
+        point, its spec text, the readings that matched and both values at the first open
+        element that differs. Open elements that differ from ours where no reading computes the
+        output (a point without readings) cannot be checked: the verdict's ``spec_silent``
+        evidence says ``unchecked`` and the run counts it as such."""
         from .registry import SilentCheck
 
         if verdict.outcome != MISMATCH:
@@ -227,8 +233,18 @@ class Comparator:
             rest.message = f"{rest.message} (outside the elements left open by {ids})"
             return rest
         info = _first_open_difference(expected, actual, open_)
-        for point, masks in reached:
-            check = SilentCheck(inputs, attrs, expected, actual, masks, since, reference)
+        checks = [(point, SilentCheck(inputs, attrs, expected, actual, masks, since, reference)) for point, masks in reached]
+        judged = self._readings(checks, expected, actual, tolerance)
+        if "unmatched" in judged:
+            point, k, idx, values = judged["unmatched"]
+            a = np.asarray(actual[k])
+            named = "; ".join(f"{name} {v}" for name, v in values) or "none computes this output"
+            where = f"[{','.join(map(str, idx))}]"
+            verdict.message = (f"{verdict.message}; spec-silent point {point.id}: output {k} {where}: got {_fmt(a[idx])}, "
+                               f"matched none of its readings (ours {_fmt(np.asarray(expected[k])[idx])}; {named})")
+            verdict.spec_silent = {**_point_info(point, since), **info, "unmatched": {"output": k, "index": where}}
+            return verdict
+        for point, check in checks:
             for sentence, invariant in point.invariants.items():
                 with np.errstate(all="ignore"):
                     kept = bool(invariant(check))
@@ -237,13 +253,63 @@ class Comparator:
                     verdict.spec_silent = {**_point_info(point, since), **info, "broken_invariant": sentence}
                     return verdict
         first = reached[0][0]
+        matched, unchecked = judged["matched"], judged["unchecked"]
         unspecified = Verdict(UNSPECIFIED, output=info.get("output"), first_bad=info.get("index"))
         unspecified._merge_stats(verdict)
-        unspecified.spec_silent = {**_point_info(first, since), **info, "points": [p.id for p, _ in reached]}
+        unspecified.spec_silent = {**_point_info(first, since), **info, "points": [p.id for p, _ in reached],
+                                   "readings": matched, "unchecked": unchecked}
         where = f"output {info['output']} {info['index']}: " if info else ""
+        said = (f"matches the reading {' and '.join(repr(m) for m in matched)}" if matched else "matches no computed reading")
+        if unchecked:
+            said += f"; unchecked: {unchecked} differing open element(s) no reading computes"
         unspecified.message = (f"spec-silent point {ids}: {where}got {info.get('actual')}, our choice {info.get('expected')} "
-                               f"({first.expected}); invariants kept: {'; '.join(first.invariants) or 'none stated'}")
+                               f"({first.expected}); {said}; invariants kept: {'; '.join(first.invariants) or 'none stated'}")
         return unspecified
+
+    def _readings(self, checks: list[tuple[Any, Any]], expected: list[Any], actual: list[Any], tol: Tolerance) -> dict[str, Any]:
+        """Per output, each open element whose actual value differs from ours must match one
+        reading of a point opening it. Returns ``matched`` (reading names, most elements first),
+        ``unchecked`` (differing open elements that no reading of their points computes) and,
+        when an element matched none, ``unmatched``: (point, output, index, [(reading, value)])."""
+        votes: dict[str, int] = {}
+        unchecked = 0
+        for k, (e, a) in enumerate(zip(expected, actual)):
+            if e is None or isinstance(e, (list, dict)):
+                continue  # sequences and maps: opened as a whole, judged by their invariants
+            e, a = np.asarray(e), np.asarray(a)
+            differ = ~_close(e, a, tol)
+            accepted = np.zeros(e.shape, bool)
+            uncovered = np.zeros(e.shape, bool)  # open by a point none of whose readings computes this output
+            values: dict[str, np.ndarray] = {}
+            for point, check in checks:
+                m = check.masks[k]
+                if m is None or not (m & differ).any():
+                    continue
+                computed = False
+                for name, reading in point.readings.items():
+                    with np.errstate(all="ignore"):
+                        got = list(reading(check))
+                    r = got[k] if k < len(got) else None
+                    if r is None:
+                        continue
+                    r = np.broadcast_to(np.asarray(r).astype(e.dtype) if e.dtype.kind not in "OUS" else np.asarray(r), e.shape)
+                    values[f"{point.id}: {name}"] = r
+                    computed = True
+                    hit = m & differ & _close(r, a, tol)
+                    votes[name] = votes.get(name, 0) + int(hit.sum())
+                    accepted |= hit
+                if not computed:
+                    uncovered |= m
+            open_k = _any_mask([c.masks[k] for _, c in checks], e.shape)
+            bad = differ & open_k & ~uncovered & ~accepted
+            unchecked += int((differ & uncovered & ~accepted).sum())
+            if bad.any():
+                idx = tuple(int(i) for i in np.argwhere(bad)[0]) if bad.ndim else ()
+                point = next(p for p, c in checks if c.masks[k] is not None and c.masks[k][idx])
+                shown = [(name, _fmt(v[idx])) for name, v in values.items() if name.startswith(point.id + ":")]
+                return {"unmatched": (point, k, idx, [(n.split(": ", 1)[1], v) for n, v in shown])}
+        matched = [name for name, n in sorted(votes.items(), key=lambda kv: -kv[1]) if n]
+        return {"matched": matched, "unchecked": unchecked}
 
     # -- values ---------------------------------------------------------------------------
     def _value(self, e: Any, a: Any, tol: Tolerance, spec: RandomOutput | None, mask: Any = None) -> _Result:
@@ -311,38 +377,13 @@ class Comparator:
             return res
         return self._float(e, a, tol, stats)
 
-    @np.errstate(invalid="ignore", over="ignore")
     def _float(self, e: np.ndarray, a: np.ndarray, tol: Tolerance, stats: Verdict) -> _Result:
-        e64, a64 = e.astype(np.float64), a.astype(np.float64)
-        e_nan, a_nan = np.isnan(e64), np.isnan(a64)
-        nan_bad = e_nan != a_nan
-        e_inf, a_inf = np.isinf(e64), np.isinf(a64)
-        inf_bad = (e_inf | a_inf) & ~(e_nan | a_nan) & (e64 != a64)
-        finite = ~(e_nan | a_nan | e_inf | a_inf)
-        diff = np.where(finite, np.abs(a64 - e64), 0.0)
-        allowed = tol.atol + tol.rtol * np.abs(np.where(finite, e64, 0.0))
-        extra = getattr(tol, "elementwise", None)
-        if extra is not None:
-            if np.shape(extra) != e.shape:
-                raise ValueError(f"a tolerance bound of shape {list(np.shape(extra))} for an output of shape {list(e.shape)}")
-            allowed = allowed + np.where(finite, np.asarray(extra, dtype=np.float64), 0.0)
-        close = diff <= allowed
-        ulps = np.zeros(e.shape)
-        if finite.any():
-            ez, az = e.copy(), a.copy()
-            ez[~finite] = 0
-            az[~finite] = 0
-            ulps = np.where(finite, ulp_distance(ez, az), 0.0)
-            if tol.ulp is not None:
-                close |= ulps <= tol.ulp
-        with np.errstate(divide="ignore", invalid="ignore"):
-            rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
+        bad, nan_bad, inf_bad, diff, rel, ulps = _float_bad(e, a, tol)
         # a NaN or an infinity where the other side differs is an infinite error, counted and shown
         special_bad = nan_bad | inf_bad
         stats.max_abs = float(np.where(special_bad, np.inf, diff).max())
         stats.max_rel = float(np.where(special_bad, np.inf, rel).max())
         stats.max_ulp = float(np.where(special_bad, np.inf, ulps).max())
-        bad = special_bad | (finite & ~close)
         stats.nan_mismatch = int(nan_bad.sum())
         what = "values differ"
         if stats.nan_mismatch:
@@ -682,6 +723,58 @@ def _first_open_difference(expected: list[Any], actual: list[Any], masks: list[A
             idx = tuple(int(i) for i in np.argwhere(differ)[0]) if differ.ndim else ()
             return {"output": k, "index": f"[{','.join(map(str, idx))}]", "expected": _fmt(e[idx]), "actual": _fmt(a[idx])}
     return {}
+
+
+@np.errstate(invalid="ignore", over="ignore")
+def _float_bad(e: np.ndarray, a: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, ...]:
+    """Floats of one dtype: per element, bad (outside rtol/atol and ulp, NaN against a number, an
+    infinity against another value), then NaN-bad, infinity-bad, abs and rel difference, ulps."""
+    e64, a64 = e.astype(np.float64), a.astype(np.float64)
+    e_nan, a_nan = np.isnan(e64), np.isnan(a64)
+    nan_bad = e_nan != a_nan
+    e_inf, a_inf = np.isinf(e64), np.isinf(a64)
+    inf_bad = (e_inf | a_inf) & ~(e_nan | a_nan) & (e64 != a64)
+    finite = ~(e_nan | a_nan | e_inf | a_inf)
+    diff = np.where(finite, np.abs(a64 - e64), 0.0)
+    allowed = tol.atol + tol.rtol * np.abs(np.where(finite, e64, 0.0))
+    extra = getattr(tol, "elementwise", None)  # a bound derived per element (harness/tolerances.py)
+    if extra is not None:
+        if np.shape(extra) != e.shape:
+            raise ValueError(f"a tolerance bound of shape {list(np.shape(extra))} for an output of shape {list(e.shape)}")
+        allowed = allowed + np.where(finite, np.asarray(extra, dtype=np.float64), 0.0)
+    close = diff <= allowed
+    ulps = np.zeros(e.shape)
+    if finite.any():
+        ez, az = e.copy(), a.copy()
+        ez[~finite] = 0
+        az[~finite] = 0
+        ulps = np.where(finite, ulp_distance(ez, az), 0.0)
+        if tol.ulp is not None:
+            close |= ulps <= tol.ulp
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
+    bad = nan_bad | inf_bad | (finite & ~close)
+    return bad, nan_bad, inf_bad, diff, rel, ulps
+
+
+def _any_mask(masks: list[Any], shape: tuple[int, ...]) -> np.ndarray:
+    out = np.zeros(shape, bool)
+    for m in masks:
+        if m is not None:
+            out |= m
+    return out
+
+
+def _close(e: np.ndarray, a: np.ndarray, tol: Tolerance) -> np.ndarray:
+    """Per element, whether ``a`` matches ``e`` as ``Comparator.compare`` judges it (floats within
+    the tolerance, NaN matching NaN; other types equal); all False when shape or dtype differ."""
+    if e.shape != a.shape or (e.dtype.kind in "OUS") != (a.dtype.kind in "OUS") or (e.dtype.kind not in "OUS" and e.dtype != a.dtype):
+        return np.zeros(e.shape, bool)
+    if e.dtype.kind in "OUS":
+        return _as_str(e) == _as_str(a)
+    if not _is_float(e.dtype):
+        return e == a
+    return ~_float_bad(e, a, tol)[0]
 
 
 def _as_str(x: np.ndarray) -> np.ndarray:

@@ -25,7 +25,7 @@ from harness import strategies as S
 from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
-from ._silent_util import nan_in_result, nan_or_ignoring_nan
+from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
 
 st = S.st
 
@@ -210,7 +210,18 @@ def declare_scatter_points(op: Operator, versions: tuple[int, ...], spec: str | 
         "duplicate_indices", versions, spec=spec,
         expected="the spec's own loop order (np.ndindex over the updates): the last update aimed at an element wins",
         where=duplicates_where(nd, negative),
-        invariants={"an element aimed at by several updates holds one of them": one_of_the_updates(nd, negative)})
+        invariants={"an element aimed at by several updates holds one of them": one_of_the_updates(nd, negative)},
+        readings={"the first update aimed at an element wins": first_update_wins(nd, negative)})
+
+
+def first_update_wins(nd: bool, negative: bool = True) -> Callable[[SilentCheck], list]:
+    def reading(c: SilentCheck) -> list:
+        out = np.array(c.expected[0], copy=True)
+        for t, vals in _hits(c.inputs, c.attrs, nd, negative).items():
+            out[t] = vals[0]
+        return [out]
+
+    return reading
 
 
 def nan_reduction_where(kind: str) -> Callable[[list, dict, list, int], list]:
@@ -228,7 +239,8 @@ def declare_nan_reduction_points(op: Operator, versions: tuple[int, ...], spec: 
             f"nan_{kind}", versions, spec=spec,
             expected=f"NaN wherever a NaN meets the {kind} (numpy.{kind}imum, IEEE 754-2019 {kind}imum); the text names no NaN rule",
             where=nan_reduction_where(kind),
-            invariants={f"a {kind} is NaN or the {kind} of the non-NaN values": nan_or_ignoring_nan(fill)})
+            invariants={f"a {kind} is NaN or the {kind} of the non-NaN values": nan_or_ignoring_nan(fill)},
+            readings=nan_ignored(fill))
 
 
 # -- drawing -----------------------------------------------------------------------------------------

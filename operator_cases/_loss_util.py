@@ -75,7 +75,24 @@ def declare_mean_point(op: Operator, versions: tuple[int, ...], spec: str | dict
                  "NaN (0/0) when every sample is ignored",
         where=mean_with_ignored,
         invariants={"the output is the sum over the non-ignored weights, over all the weights, or over the element count":
-                    _either_mean(logp_of)})
+                    _either_mean(logp_of)},
+        readings={"the sum over all the weights (ignored samples weigh theirs)": _mean_over(logp_of, 1),
+                  "the sum over the element count": _mean_over(logp_of, 2)})
+
+
+def _mean_over(logp_of, k: int):
+    """The mean reduction's k-th reading (as ``_either_mean`` lists them)."""
+    def reading(c) -> list:
+        logp = logp_of(c.inputs)
+        t = np.asarray(c.inputs[1]).astype(np.int64)
+        weight = c.inputs[2] if len(c.inputs) > 2 else None
+        total = picked_loss(logp, t, weight, c.attrs.get("ignore_index"), "sum")
+        ignored = _ignored(t, c.attrs.get("ignore_index"))
+        w = np.ones(t.shape) if weight is None else np.asarray(weight).astype(np.float64)[np.where(ignored, 0, t)]
+        with np.errstate(all="ignore"):
+            value = total / (w.sum() if k == 1 else t.size)
+        return [np.asarray(value).astype(np.asarray(c.expected[0]).dtype).reshape(np.shape(c.expected[0]))]
+    return reading
 
 
 # -- examples ---------------------------------------------------------------------------------

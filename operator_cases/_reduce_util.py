@@ -21,7 +21,7 @@ from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan, Value, axes_subset, margin, size_of
 from harness.registry import Example, Operator
 
-from ._silent_util import has_nan
+from ._silent_util import has_nan, nan_ignored
 
 st = S.st
 
@@ -427,6 +427,22 @@ def register_arg(op: Operator, largest: bool) -> None:
         ok = (np.isnan(picked) | (picked == best)).reshape(c.masks[0].shape)
         return bool(np.all(ok[c.masks[0]]))
 
+    def c_scan(c):
+        x = np.asarray(c.inputs[0]).astype(np.float64)
+        a = c.attrs.get("axis", 0) % x.ndim
+        last = bool(c.attrs.get("select_last_index", 0))
+
+        def scan(row):
+            best = 0
+            for i in range(1, len(row)):
+                beats = row[i] > row[best] if largest else row[i] < row[best]
+                if beats or (last and row[i] == row[best]):
+                    best = i
+            return best
+
+        idx = np.apply_along_axis(scan, a, x) if x.size else np.zeros(drop_axes(x.shape, (a,)), np.int64)
+        return [np.asarray(idx, np.int64).reshape(np.shape(c.expected[0]))]
+
     op.spec_silent(
         "nan", (1, 11, 12, 13),
         spec=f"Computes the indices of the {word} elements of the input tensor's element along the provided axis.",
@@ -434,7 +450,11 @@ def register_arg(op: Operator, largest: bool) -> None:
                  f"(IEEE 754-2019 {word}imum, numpy.arg{word}); the text names no NaN rule",
         where=nan_rows,
         invariants={"the index is inside the axis": in_axis,
-                    f"the index points at a NaN or at the {word} of the row's non-NaN values": at_nan_or_extreme})
+                    f"the index points at a NaN or at the {word} of the row's non-NaN values": at_nan_or_extreme},
+        readings={**nan_ignored(-np.inf if largest else np.inf),
+                  "a scan comparing with C's > / < (false with a NaN): a NaN first in the row holds, a later one never wins":
+                  c_scan})
+
 
     @op.reference(1, 11, 12, 13)
     def reference(data, *, axis=0, keepdims=1, select_last_index=0):

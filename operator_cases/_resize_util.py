@@ -345,12 +345,39 @@ def legacy_axes(shape, scales) -> dict[int, Axis]:
     return out
 
 
-def legacy(x, scales, mode: str) -> np.ndarray:
-    """Resize-10 / Upsample: asymmetric coordinates, nearest by floor (spec-silent ``legacy_mapping``)."""
+def legacy(x, scales, mode: str, ctm: str = "asymmetric", nearest_mode: str = "floor") -> np.ndarray:
+    """Resize-10 / Upsample: asymmetric coordinates, nearest by floor (spec-silent ``legacy_mapping``;
+    another ``ctm`` / ``nearest_mode``: one of its readings)."""
     mode = {"bilinear": "linear"}.get(mode, mode)
     if mode not in ("nearest", "linear"):
         raise ValueError(f"unknown mode {mode!r}")
-    return resize(x, legacy_axes(np.shape(x), scales), params(mode, "asymmetric", "floor"))
+    return resize(x, legacy_axes(np.shape(x), scales), params(mode, ctm, nearest_mode))
+
+
+#: the other mappings Resize-10 / Upsample implementations took, each computed as a reading of
+#: spec-silent ``legacy_mapping``: (mode, coordinate_transformation_mode, nearest_mode) by name
+LEGACY_READINGS = {
+    "linear with half_pixel coordinates (Resize-11's default; TensorFlow 2, PyTorch align_corners=False)": ("linear", "half_pixel", "floor"),
+    "linear with align_corners coordinates": ("linear", "align_corners", "floor"),
+    "linear with pytorch_half_pixel coordinates": ("linear", "pytorch_half_pixel", "floor"),
+    "nearest, asymmetric, round_prefer_floor (Resize-11's default nearest_mode)": ("nearest", "asymmetric", "round_prefer_floor"),
+    "nearest, asymmetric, round_prefer_ceil": ("nearest", "asymmetric", "round_prefer_ceil"),
+    "nearest, half_pixel, round_prefer_floor": ("nearest", "half_pixel", "round_prefer_floor"),
+    "nearest, align_corners, round_prefer_floor": ("nearest", "align_corners", "round_prefer_floor"),
+}
+
+
+def legacy_readings(scales_of) -> dict:
+    """The readings of ``legacy_mapping`` for an op whose scales are ``scales_of(inputs, attrs, since)``:
+    each reading speaks of the output only in its own mode."""
+    def reading(mode, ctm, nearest_mode):
+        def output(c):
+            if {"bilinear": "linear"}.get(c.attrs.get("mode", "nearest"), c.attrs.get("mode", "nearest")) != mode:
+                return [None]
+            return [legacy(c.inputs[0], scales_of(c.inputs, c.attrs, c.since), mode, ctm, nearest_mode)]
+        return output
+
+    return {name: reading(*how) for name, how in LEGACY_READINGS.items()}
 
 
 # -- spec-silent points ---------------------------------------------------------------------------

@@ -295,7 +295,9 @@ def declare_padding(op: Operator, versions: tuple[int, ...]) -> None:
                  "output value of the hidden' of no step is the state the recurrence starts from",
         where=_padded,
         invariants={"a padded element of Y is 0 or the entry's final hidden state; Y_h (Y_c) of a length-0 entry is its initial state or 0":
-                    _padding_invariant})
+                    _padding_invariant},
+        readings={"Y_h (Y_c) of a length-0 entry is 0 (ONNX Runtime)":
+                  lambda c: [None] + [np.zeros_like(np.asarray(e)) for e in c.expected[1:]]})
 
 
 def _variants_of(kind: str, inputs: list, attrs: dict, readings: list[dict]) -> list[list[np.ndarray]]:
@@ -337,7 +339,11 @@ def declare_readings(op: Operator, kind: str, name: str, versions: tuple[int, ..
                 return True
         return False
 
-    op.spec_silent(name, versions, spec=spec, expected=expected, where=where, invariants={invariant: keeps})
+    def reading(r: dict):
+        return lambda c: [np.asarray(o).astype(np.asarray(e).dtype) for o, e in zip(_variants_of(kind, c.inputs, c.attrs, [r])[0], c.expected)]
+
+    op.spec_silent(name, versions, spec=spec, expected=expected, where=where, invariants={invariant: keeps},
+                   readings={", ".join(f"{k} {v}" for k, v in r.items()): reading(r) for r in readings})
 
 
 def _uses_default(name: str, slot_kind: str):

@@ -97,7 +97,8 @@ def window_op(name: str, coeffs: tuple[float, ...]) -> Operator:
         expected="[1.0]: the value of the window at its centre",
         where=lambda inputs, attrs, expected, since: [np.ones(np.shape(expected[0]), dtype=bool)
                                                     if int(np.asarray(inputs[0])) == 1 and not attrs.get("periodic", 1) else None],
-        invariants={"one element": lambda c: np.shape(c.actual[0]) == (1,)})
+        invariants={"one element": lambda c: np.shape(c.actual[0]) == (1,)},
+        readings={"the formula read literally: n / (N - 1) is 0 / 0, NaN": lambda c: [np.full_like(np.asarray(c.expected[0]), np.nan)]})
     return op
 
 

@@ -116,3 +116,51 @@ def wrapped_or_saturated(fn: Callable[[Any, Any], Any]) -> Callable[[SilentCheck
         return True
 
     return holds
+
+
+# -- readings (each computed: ``Operator.spec_silent(readings=...)``) ---------------------------------
+def nan_ignored(fill: float) -> dict[str, Callable[[SilentCheck], list]]:
+    """The reading that leaves NaNs out (IEEE 754-2019 maximumNumber/minimumNumber): the
+    reference on the inputs with every NaN replaced by ``fill``."""
+
+    def reading(c: SilentCheck) -> list:
+        e = np.asarray(c.expected[0])
+        return [np.broadcast_to(first_output(c.reference(*without_nan(c.inputs, fill), **c.attrs)), e.shape).astype(e.dtype)]
+
+    return {"NaN ignored (IEEE 754-2019 maximumNumber / minimumNumber: the NaNs left out)": reading}
+
+
+def nan_as_bound(c: SilentCheck, fill: float) -> list:
+    """A clip with the NaN input taken as ``fill`` (-inf: the lower bound wins; +inf: the upper)."""
+    e = np.asarray(c.expected[0])
+    return [first_output(c.reference(*without_nan(c.inputs[:1], fill), *c.inputs[1:], **c.attrs)).astype(e.dtype)]
+
+
+def wrapped_and_saturated(fn: Callable[[Any, Any], Any]) -> dict[str, Callable[[SilentCheck], list]]:
+    """The two readings of integer overflow: two's complement wrap and saturation to the type's range."""
+
+    def reading(saturate: bool) -> Callable[[SilentCheck], list]:
+        def compute(c: SilentCheck) -> list:
+            a, b = _operands(c.inputs, c.attrs)
+            lo, hi = S.finite_range(S.label_of(a.dtype))
+            span = hi - lo + 1
+            exact = exact_ints(fn, a, b)
+            got = np.frompyfunc(lambda v: min(max(v, lo), hi) if saturate else (v - lo) % span + lo, 1, 1)(exact)
+            return [np.array(np.asarray(got, dtype=object).tolist(), dtype=a.dtype).reshape(np.shape(c.expected[0]))]
+        return compute
+
+    return {"wraps (two's complement)": reading(False), "saturates to the type's range": reading(True)}
+
+
+def softmax_limit(c: SilentCheck) -> list:
+    """Softmax (LogSoftmax) of a row holding +inf or only -inf as its mathematical limit: the +inf
+    entries share the mass equally (the others get 0), a row of -inf is uniform; a NaN stays NaN."""
+    x = np.asarray(c.inputs[0])
+    e = np.asarray(c.expected[0])
+    neg = np.asarray(-np.inf, dtype=x.dtype)
+    with np.errstate(all="ignore"):
+        shared = np.where(np.isnan(x), x, np.where(np.isposinf(x), np.zeros((), x.dtype), neg))
+        uniform = np.where(np.isneginf(x), np.zeros((), x.dtype), x)
+        y1 = first_output(c.reference(shared, **c.attrs)).astype(np.float64)
+        y2 = first_output(c.reference(uniform, **c.attrs)).astype(np.float64)
+    return [np.where(np.isnan(y1), y2, y1).astype(e.dtype)]

@@ -281,3 +281,27 @@ def unary_template(op: Operator, attr_sets: list[dict[str, Any]] | None = None, 
 def all_of(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarray]], bool]:
     """A template guard: ``pred`` holds for every non-NaN element of the input."""
     return lambda ins: bool(np.all(pred(finite(ins[0]))))
+
+
+def literal_at_infinity(op: Operator, name: str, versions: tuple[int, ...], formula: Callable[..., np.ndarray],
+                        open_at: Callable[[np.ndarray, dict], np.ndarray], expected: str) -> None:
+    """A spec-silent point where the spec's formula, read literally in IEEE arithmetic, gives
+    inf * 0 = NaN at an infinite input while the function it defines tends to a limit (ours).
+    Its one reading is that formula computed literally in float64 (``formula(x, **attrs)``);
+    any value other than ours or the reading's is a mismatch. ``open_at(x, attrs)``: the open
+    elements."""
+    from harness import schema
+
+    op.spec_silent(
+        name, versions,
+        spec={v: " ".join(schema.schema_at(op.name, v).doc.split()) for v in versions},
+        expected=expected,
+        where=lambda inputs, attrs, expected_, since: [open_at(np.asarray(inputs[0]).astype(np.float64), attrs)],
+        invariants={"the value there is no finite nonzero number": _no_finite_nonzero},
+        readings={"the formula read literally in IEEE arithmetic (inf * 0 = NaN)":
+                  lambda c: [formula(np.asarray(c.inputs[0]).astype(np.float64), **c.attrs)]})
+
+
+def _no_finite_nonzero(c: Any) -> bool:
+    y = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
+    return not (np.isfinite(y) & (y != 0)).any()

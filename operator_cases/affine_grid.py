@@ -55,7 +55,19 @@ op.spec_silent(
     "size_1_align_corners", (20,),
     spec="When `align_corners=1`, consider `-1` and `1` to refer to the centers of the corner pixels",
     expected="position 0 on an axis of size 1 (the centre of [-1, 1], PyTorch's choice)",
-    where=_size_one_align, invariants={"the grid's shape": lambda c: np.shape(c.actual[0]) == np.shape(c.expected[0])})
+    where=_size_one_align, invariants={"the grid's shape": lambda c: np.shape(c.actual[0]) == np.shape(c.expected[0])},
+    readings={"position -1 (linspace(-1, 1, 1) of the formula, its start)": lambda c: [_grid_at(c, -1.0)],
+              "position +1 (the other corner)": lambda c: [_grid_at(c, 1.0)]})
+
+
+def _grid_at(c, position: float) -> np.ndarray:
+    """The grid with an axis of size 1 at ``position`` (theta applied to the base coordinates)."""
+    theta, spatial = np.asarray(c.inputs[0]), [int(v) for v in np.asarray(c.inputs[1])[2:]]
+    axes = [np.array([position]) if s == 1 else _positions(s, 1) for s in spatial]
+    mesh = np.meshgrid(*axes, indexing="ij")
+    coords = np.stack([*reversed(mesh), np.ones(tuple(spatial))], axis=-1)
+    with np.errstate(all="ignore"):
+        return np.einsum("...k,njk->n...j", coords, theta.astype(np.float64)).astype(np.asarray(c.expected[0]).dtype)
 
 
 def _i(v):

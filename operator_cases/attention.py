@@ -354,7 +354,9 @@ op.spec_silent(
     expected="the product Q*K^T times the (negative) factor, as the attribute defines it; sqrt(scale) of the overflow "
              "advice is NaN for a negative scale (the schema's function body then gives NaN everywhere)",
     where=_negative_scale,
-    invariants={"each Y and qk_matmul_output element is NaN or our value": _nan_or_expected})
+    invariants={"each Y and qk_matmul_output element is NaN or our value": _nan_or_expected},
+    readings={"sqrt(scale) taken literally: NaN in every Y and qk_matmul_output element":
+              lambda c: [np.full(np.shape(e), np.nan, np.asarray(e).dtype) if k in (0, 3) else None for k, e in enumerate(c.expected)]})
 
 
 def _integer_mask(inputs, attrs, expected, since):
@@ -376,7 +378,9 @@ op.spec_silent(
              "function body casts the bias to T1); the type constraint U allows them but the text names only boolean "
              "masks and float masks of the query's type",
     where=_integer_mask,
-    invariants={"the outputs have the expected shapes": _same_shape})
+    invariants={"the outputs have the expected shapes": _same_shape},
+    readings={"the mask read as a boolean one (nonzero: the key takes part)":
+              lambda c: _reading_of(c, lambda ins, at: (ins[:3] + [np.asarray(ins[3]) != 0] + ins[4:], at))})
 
 
 #: how close a backend's value must be to one of the readings of a spec-silent point (the
@@ -432,7 +436,8 @@ op.spec_silent(
              "which for a negative softcap equals capping at |softcap|; a runtime may apply no cap unless softcap > 0",
     where=_negative_softcap,
     invariants={"each open element is the capped value (ours) or the uncapped one":
-                _outputs_or(lambda ins, at: (ins, {**at, "softcap": 0.0}))})
+                _outputs_or(lambda ins, at: (ins, {**at, "softcap": 0.0}))},
+    readings={"no cap unless softcap > 0": lambda c: _reading_of(c, lambda ins, at: (ins, {**at, "softcap": 0.0}))})
 
 
 def _mask_one_key(inputs, attrs, expected, since):
@@ -466,7 +471,14 @@ op.spec_silent(
     expected="a mask whose last dimension is 1 is broadcast over every key (it is broadcastable, the first rule); "
              "read as a short mask it would be padded and hide every key but the first (the schema's function body pads it)",
     where=_mask_one_key,
-    invariants={"each open element is the broadcast reading (ours) or the padded one": _outputs_or(_padded_mask)})
+    invariants={"each open element is the broadcast reading (ours) or the padded one": _outputs_or(_padded_mask)},
+    readings={"a short mask padded with -inf (the schema's function body)": lambda c: _reading_of(c, _padded_mask)})
+
+
+def _reading_of(c, alternative) -> list:
+    """Our outputs on the inputs and attributes ``alternative`` gives (a reading that differs from ours there alone)."""
+    ins, attrs = alternative(list(c.inputs), c.attrs)
+    return [np.asarray(o).astype(np.asarray(e).dtype) for o, e in zip(c.reference(*ins, **attrs), c.expected)]
 
 
 def _double_precision(inputs, attrs, expected, since):
@@ -508,7 +520,23 @@ op.spec_silent(
              "double precision; the attribute is a 32-bit float and the schema's function body takes sqrt(scale) in "
              "float, so the factor may carry float32 rounding (a relative error near 1e-7)",
     where=_double_precision,
-    invariants={"each open element is within 1e-6 (relative) of ours": _within_float32_scale})
+    invariants={"each open element is within 1e-6 (relative) of ours": _within_float32_scale},
+    readings={"sqrt(scale) in float32 (the attribute, or 1/sqrt(head_size), and its square root rounded to float32: the "
+              "schema's function body)": lambda c: _reading_of(c, lambda ins, at: (ins, {**at, "scale": _float32_sqrt_squared(c)}))})
+
+
+def _float32_scale(c) -> np.float32:
+    """The scale as a 32-bit float: the attribute, or 1/sqrt(head_size) evaluated in float32."""
+    if c.attrs.get("scale") is not None:
+        return np.float32(c.attrs["scale"])
+    q = np.asarray(c.inputs[0])
+    d = q.shape[-1] if q.ndim == 4 else q.shape[-1] // int(c.attrs["q_num_heads"])
+    return np.float32(1) / np.sqrt(np.float32(d))
+
+
+def _float32_sqrt_squared(c) -> float:
+    """The scale whose square root (in double) is sqrt(scale) evaluated in float32."""
+    return float(np.float32(np.sqrt(_float32_scale(c)))) ** 2
 
 
 _EPS = {"float64": 2.0**-52, "float32": 2.0**-23, "float16": 2.0**-10, "bfloat16": 2.0**-7}
@@ -546,7 +574,9 @@ op.spec_silent(
              "each step there, which the text allows",
     where=_narrow_softmax,
     invariants={"each open element is within 16 units of roundoff of the softmax type (times max |V|) of ours":
-                _within_softmax_rounding})
+                _within_softmax_rounding},
+    readings={"softmax_precision ignored: the softmax in T1 (sqrt(scale) in float32, as such a runtime takes it)":
+              lambda c: _reading_of(c, lambda ins, at: (ins, {**at, "softmax_precision": None, "scale": _float32_sqrt_squared(c)}))})
 
 
 # -- examples ----------------------------------------------------------------------------------

@@ -83,7 +83,32 @@ op.spec_silent(
     expected="saturation to the target's range, NaN to 0 (the closest representable value, as Cast-19's saturate rule "
              "does for float 8 targets; numpy's own result is the platform's and varies)",
     where=_out_of_range,
-    invariants={})  # "undefined": any value of the target type; the elements in range must still be exact
+    invariants={},  # "undefined": any value of the target type, but it must be one of the readings below
+    readings={
+        "the C conversion on x86-64: truncation toward zero through a 32-bit integer (64-bit for uint32 and the 64-bit "
+        "types); a value outside that integer's range, +-inf or NaN gives its minimum (the 'integer indefinite'); the "
+        "target keeps the low bits": lambda c: [_out_of_range_reading(c, "x86")],
+        "modular: truncation toward zero, then the low bits of the exact integer (two's complement wrap); NaN and +-inf "
+        "give 0": lambda c: [_out_of_range_reading(c, "modular")],
+    })
+
+
+def _out_of_range_reading(c, how: str) -> np.ndarray:
+    """Cast.float_to_int_out_of_range under one reading: every element cast as ``how`` says."""
+    x, out = np.asarray(c.inputs[0]), np.asarray(c.expected[0])
+    info = ml_dtypes.iinfo(out.dtype)
+    bits, signed = int(info.bits), int(info.min) < 0
+    width = 32 if bits < 32 or (bits == 32 and signed) else 64
+    got = []
+    for v in exact(x):
+        if how == "x86":
+            n = math.trunc(v) if math.isfinite(v) else None
+            n = -(2 ** (width - 1)) if n is None or not -(2 ** (width - 1)) <= n < 2 ** (width - 1) else n
+        else:
+            n = math.trunc(v) if math.isfinite(v) else 0
+        n %= 2 ** bits
+        got.append(n - 2 ** bits if signed and n >= 2 ** (bits - 1) else n)
+    return np.array(got, dtype=np.int64).astype(out.dtype).reshape(out.shape)
 st = S.st
 
 FLOAT8 = S.FLOAT8
@@ -111,6 +136,13 @@ def _zero_or_six(c) -> bool:
     return bool(np.all(np.isin(np.abs(got), [0.0, 6.0])))
 
 
+def _nan_to_float4_by_ml_dtypes(c) -> list:
+    """Cast.nan_to_float4e2m1 as ml_dtypes converts (onnx's own node test data): each source value through float32."""
+    x, e = np.asarray(c.inputs[0]), np.asarray(c.expected[0])
+    vals = [parse(v) for v in exact(x)] if S.label_of(x.dtype) == "string" else exact(x)
+    return [np.array(vals, dtype=np.float64).astype(np.float32).astype(e.dtype).reshape(e.shape)]
+
+
 NAN_TO_FLOAT4 = dict(
     expected="6 (the type's largest value, as +-inf and out-of-range values saturate to +-6): the float4e2m1 note "
              "(docs/docs/technical/float4.md) as this reference's author read it (the note is no part of the operator text, and "
@@ -118,7 +150,9 @@ NAN_TO_FLOAT4 = dict(
              "no result, and onnx's own node cases (test_cast_FLOAT_to_FLOAT4E2M1, input 'NaN') expect -0 (0x8), what "
              "ml_dtypes gives, so neither value is the spec's",
     where=_nan_to_float4,
-    invariants={"a NaN becomes +-0 or +-6 (the type's zero or its largest magnitude)": _zero_or_six})
+    invariants={"a NaN becomes +-0 or +-6 (the type's zero or its largest magnitude)": _zero_or_six},
+    readings={"ml_dtypes' conversion through float32 (onnx's node cases test_cast_FLOAT_to_FLOAT4E2M1: NaN to -0)":
+              _nan_to_float4_by_ml_dtypes})
 NIBBLE_INTS = ("int4", "uint4")
 
 

@@ -45,7 +45,8 @@ op.spec_silent(
     "string_pad", (18,), spec="The padding value used is zero.",
     expected="the empty string (an unset string element of a TensorProto); the spec names no zero string",
     where=_padded,
-    invariants={"a padded string element holds one value, the same everywhere it pads": _one_pad})
+    invariants={"a padded string element holds one value, the same everywhere it pads": _one_pad},
+    readings={"the number 0 (the text's 'zero' taken as it is)": lambda c: [np.full(np.shape(c.expected[0]), 0, dtype=object)]})
 
 
 def _place(x, shape, axes, zero):

@@ -19,7 +19,7 @@ from harness.fuzz_api import NAN_ASSUMED, Ctx, Plan, finite
 from harness.registry import Example, Operator
 
 from ._common import back, wide
-from ._silent_util import nan_in_result, nan_or_bound
+from ._silent_util import nan_as_bound, nan_in_result, nan_or_bound
 
 op = Operator("Clip")
 op.spec_silent(
@@ -27,7 +27,9 @@ op.spec_silent(
     spec="Clip operator limits the given input within an interval.",
     expected="NaN stays NaN: IEEE 754-2019 maximum and minimum propagate it (numpy.clip); Max and Min name no NaN rule",
     where=nan_in_result,
-    invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf)": nan_or_bound})
+    invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf)": nan_or_bound},
+    readings={"the NaN taken as -inf (max(x, min) first lets the bound win)": lambda c: nan_as_bound(c, -np.inf),
+              "the NaN taken as +inf (min(x, max) last lets the upper bound win)": lambda c: nan_as_bound(c, np.inf)})
 FLT_MAX = 3.4028234663852886e38
 
 

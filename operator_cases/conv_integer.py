@@ -94,7 +94,9 @@ op.spec_silent(
     expected="padding cells hold x_zero_point (the quantized real 0), so they add nothing: what a quantized convolution means; "
              "the text (and pads: 'the number of pixels added') never says what a padding cell holds",
     where=padded_outputs,
-    invariants={"each padded output is the result with padding x_zero_point or with padding the integer 0": zero_or_zero_point})
+    invariants={"each padded output is the result with padding x_zero_point or with padding the integer 0": zero_or_zero_point},
+    readings={"padding cells hold the integer 0": lambda c: [convolve(*(list(c.inputs) + [None] * (4 - len(c.inputs)))[:4], c.attrs,
+                                                                      pad_with_zero_point=False).astype(np.asarray(c.expected[0]).dtype)]})
 
 
 @op.strategy(10)

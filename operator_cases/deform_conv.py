@@ -157,7 +157,14 @@ op.spec_silent(
              "outside of the padded input tensor gives zero'); implementations commonly interpolate with the border cell within "
              "one cell of an unpadded border",
     where=border_band,
-    invariants={"each such output is the literal result or the one interpolating with zeros beyond the border": either_reading})
+    invariants={"each such output is the literal result or the one interpolating with zeros beyond the border": either_reading},
+    readings={"bilinear interpolation with zeros beyond the unpadded border (within one cell of it), as the papers' "
+              "implementations sample": lambda c: [_interpolating(c)]})
+
+
+def _interpolating(c: SilentCheck) -> np.ndarray:
+    ins = list(c.inputs) + [None] * (5 - len(c.inputs))
+    return np.asarray(deform(*ins[:5], **c.attrs, literal=False)).astype(np.asarray(c.expected[0]).dtype)
 
 
 def quarters(d, shape, lo, hi):

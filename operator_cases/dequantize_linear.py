@@ -124,7 +124,10 @@ op.spec_silent(
              "or a wider scale enter that type",
     where=_open,
     invariants={"each such element is one of the readings: factors in the output type, exact factors rounded once, "
-                "a float32 product rounded to the output type": _one_of})
+                "a float32 product rounded to the output type": _one_of},
+    readings={"the exact product of the exact factors, rounded once to the output type":
+              lambda c: [_readings(c.inputs, c.attrs, c.since)[1]],
+              "a float32 product rounded to the output type": lambda c: [_readings(c.inputs, c.attrs, c.since)[2]]})
 
 
 # -- strategy ---------------------------------------------------------------------------------

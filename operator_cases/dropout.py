@@ -83,7 +83,8 @@ op.spec_silent(
     spec="Depending on whether it is in test mode or not, the output Y will either be a random dropout, or a simple copy of the input.",
     expected="all true (every element kept), as Dropout-12 states for inference: 'if mask is requested as output it will contain all ones'",
     where=lambda inputs, attrs, expected, since: [None, np.ones(np.shape(expected[1]), bool)] if len(expected) > 1 else [None],
-    invariants={"every element of the mask is the same (Y = X drops nothing)": _same_mask})
+    invariants={"every element of the mask is the same (Y = X drops nothing)": _same_mask},
+    readings={"all false (the mask of the elements dropped: none)": lambda c: [None, np.zeros_like(np.asarray(c.expected[1]))]})
 
 
 def _ratio_label(dtype, opset):

@@ -84,13 +84,25 @@ def _scale_nan_or_without(c) -> bool:
     return not np.isfinite(s) or s == float(dynamic_quantize(rest)[1])
 
 
+def _ieee_zero_range(c) -> list:
+    """DynamicQuantizeLinear with y_scale 0: -min(x) / 0 is +inf (y_zero_point 255) for a negative min, and x / 0 is
+    +-inf, saturated (255 above 0, 0 below); 0 / 0 is NaN, cast as 0."""
+    x = np.asarray(c.inputs[0], dtype=np.float64)
+    zp = 255 if x.size and np.nanmin(x) < 0 else 0
+    with np.errstate(all="ignore"):
+        y = np.where(x > 0, 255, np.where(x < 0, 0, zp))
+    return [y.astype(np.asarray(c.expected[0]).dtype), None, np.asarray(zp).astype(np.asarray(c.expected[2]).dtype)]
+
+
 op.spec_silent(
     "zero_range", (11,),
     spec="intermediate_zero_point = qmin - min(x)/y_scale y_zero_point = cast(round(saturate(intermediate_zero_point)))",
     expected="y_zero_point 0 and y 0: with y_scale = 0 (x all zeros, empty, or a range that underflows) the steps divide "
              "0 by 0 and cast NaN to uint8; the adjusted range [0, 0] holds only the real 0",
     where=_zero_range,
-    invariants={"every element of y whose x is 0 holds the same value (the one conversion of 0 / 0)": _zeros_alike})
+    invariants={"every element of y whose x is 0 holds the same value (the one conversion of 0 / 0)": _zeros_alike},
+    readings={"the steps in IEEE arithmetic, saturated (x / 0 is +-inf; 0 / 0 cast as 0)": _ieee_zero_range})
+
 
 
 def _nonfinite(inputs, attrs, expected, since):

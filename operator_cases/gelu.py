@@ -15,7 +15,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise, erfc, sigmoid, unary_template
+from ._unary_util import at_infinity, elementwise, erfc, literal_at_infinity, sigmoid, unary_template
 
 op = Operator("Gelu")
 
@@ -40,6 +40,17 @@ def draw_attrs(d, dtype):
 
 elementwise(op, (20,), gelu, lo=-10.0, hi=10.0, attrs=draw_attrs, edge_attrs=[{}, {"approximate": "tanh"}],
             isolate={"neg_inf": np.isneginf})
+
+
+def gelu_literal(x, approximate="none"):
+    """Gelu's formulas as written, in IEEE float64 (at -inf: -inf * 0 = NaN)."""
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    return 0.5 * x * (1 + np.vectorize(math.erf, otypes=[np.float64])(x / math.sqrt(2)))
+
+
+literal_at_infinity(op, "neg_inf", (20,), gelu_literal, lambda x, attrs: np.isneginf(x),
+                    expected="0, the limit of the function at -inf")
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -15,7 +15,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._silent_util import nan_in_result, nan_or_ignoring_nan
+from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
 from ._window_util import batch_edges, draw_input_shape, global_pool_template
 
 op = Operator("GlobalMaxPool")
@@ -25,7 +25,8 @@ op.spec_silent(
     spec="applies max pooling across the values in the same channel",
     expected="NaN for a channel holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
     where=nan_in_result,
-    invariants={"a channel's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)})
+    invariants={"a channel's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)},
+    readings=nan_ignored(-np.inf))
 
 
 @op.reference(*VERSIONS)

@@ -243,6 +243,14 @@ def grid_sample_20(x, grid, *, align_corners=0, mode="linear", padding_mode="zer
 
 
 # -- spec-silent points ------------------------------------------------------------------------
+def _reading(**how):
+    """GridSample's output sampled as ``how`` says (the options of ``_sample``), cast as ours is."""
+    def reading(c):
+        mode, padding, align = _attrs(c.since, c.attrs)
+        return [_finish(_sample(c.inputs[0], c.inputs[1], mode, padding, align, **how), c.inputs[0])]
+    return reading
+
+
 def _matches(y, a, x):
     """Where ``a`` (a backend's output) is ``y`` (a float64 sample): NaN for NaN, the floor or the
     ceiling for an integer type (the cast is open: point int_cast), within 1e-2 relative for floats
@@ -289,7 +297,9 @@ op.spec_silent(
     expected="half to even (mode: 'Three interpolation modes: bilinear (default), nearest and bicubic', no rounding named), the rule GridSample-20 states ('rounds to the nearest even index when the sampling point falls "
              "halfway between two indices') and torch.nn.functional.grid_sample (nearbyint), which the spec refers to",
     where=_tie_where,
-    invariants={"a tied point takes the value of one of its two neighbouring pixels (per tied axis)": _taps_of_neighbours})
+    invariants={"a tied point takes the value of one of its two neighbouring pixels (per tied axis)": _taps_of_neighbours},
+    readings={"the tie rounded half away from zero (C's round())": _reading(tie="away")})
+
 
 
 def _reflected_tie_where(inputs, attrs, expected, since):
@@ -328,7 +338,8 @@ op.spec_silent(
              "location, as torch.nn.functional.grid_sample and ONNX Runtime do; rounding first (the out-of-bound point "
              "halfway between two indices) and reflecting the index can pick the other neighbour",
     where=_reflected_tie_where,
-    invariants={"the output is the nearest sample with the rounding taken before or after the reflection": _either_rounding_order})
+    invariants={"the output is the nearest sample with the rounding taken before or after the reflection": _either_rounding_order},
+    readings={"the out-of-bound location rounded first (half to even), then the index reflected": _reading(round_first=True)})
 
 
 def _nonfinite_grid_where(inputs, attrs, expected, since):
@@ -440,7 +451,8 @@ op.spec_silent(
              "moves the point to the border (or reflects it) first and interpolates there",
     where=_cubic_padding_where,
     invariants={"the output is the cubic sample under one of the two readings (taps padded, or the point moved first)":
-                _either_cubic_padding})
+                _either_cubic_padding},
+    readings={"the point moved to the border (or reflected) first, then interpolated (onnx.reference)": _reading(move_point=True)})
 
 
 def _int_cast_where(inputs, attrs, expected, since):

@@ -15,6 +15,7 @@ import numpy as np
 
 from harness.registry import Operator
 
+from ._silent_util import nan_ignored
 from ._reduce_util import gaps_ok, hardmax_rows, register_softmax_like, row_mask, rows_hold, softmax_template
 
 op = Operator("Hardmax")
@@ -38,7 +39,8 @@ op.spec_silent(
     expected="1 at the first NaN of a row holding one: a NaN is the maximum (IEEE 754-2019 maximum, numpy.argmax)",
     where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, lambda r: np.isnan(r).any(-1))],
     invariants={"a row has exactly one 1, zeros elsewhere": lambda c: rows_hold(c, one_hot),
-                "the 1 stands at a NaN or at the largest non-NaN value": lambda c: rows_hold(c, at_nan_or_max)})
+                "the 1 stands at a NaN or at the largest non-NaN value": lambda c: rows_hold(c, at_nan_or_max)},
+    readings=nan_ignored(-np.inf))
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -167,7 +167,16 @@ op.spec_silent(
     expected="ITU-R BT.601 luma, L = R 299/1000 + G 587/1000 + B 114/1000 (Pillow's convert('L'), OpenCV's cvtColor "
              "RGB2GRAY); pixel_format 'Can be one of \"RGB\", \"BGR\", or \"Grayscale\"' names no conversion from colour",
     where=_gray_where,
-    invariants={"each pixel is within 1 of the BT.601 luma of the colour pixel": _near_luma})
+    invariants={"each pixel is within 1 of the BT.601 luma of the colour pixel": _near_luma},
+    readings={"OpenCV's cvtColor RGB2GRAY: (4899 R + 9617 G + 1868 B + 2^13) >> 14": lambda c: [_luma_fixed(c, (4899, 9617, 1868), 14)],
+              "Pillow's convert('L'): (19595 R + 38470 G + 7471 B + 2^15) >> 16": lambda c: [_luma_fixed(c, (19595, 38470, 7471), 16)]})
+
+
+def _luma_fixed(c, weights, shift: int) -> np.ndarray:
+    """BT.601 luma in a decoder's fixed-point arithmetic, rounded by adding half before the shift."""
+    rgb = decode_rgb(c.inputs[0])[0].astype(np.int64)
+    luma = (rgb[..., 0] * weights[0] + rgb[..., 1] * weights[1] + rgb[..., 2] * weights[2] + (1 << (shift - 1))) >> shift
+    return np.clip(luma, 0, 255).astype(np.asarray(c.expected[0]).dtype).reshape(np.shape(c.expected[0]))
 
 
 def _is_jpeg(stream) -> bool:
@@ -187,6 +196,8 @@ def _within_three(c):
     return a.shape == e.shape and bool((np.abs(a.astype(np.int64) - e) <= 3).all())
 
 
+# no reading computes a decoder's pixels: ITU-T T.81 bounds the inverse DCT's error instead of naming one computation
+# (unchecked: the invariant only)
 JPEG_POINT = op.spec_silent(
     "jpeg_pixels", (20,),
     spec="JPEG (note: Lossless JPEG support is optional)",

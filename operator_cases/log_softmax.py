@@ -15,6 +15,7 @@ import numpy as np
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
+from ._silent_util import softmax_limit
 from ._reduce_util import (
     grows,
     log_softmax_rows,
@@ -45,7 +46,8 @@ op.spec_silent(
         "every value is NaN or <= 0": lambda c: bool(np.all(
             np.isnan(c.actual[0][c.masks[0]].astype(np.float64)) | (c.actual[0][c.masks[0]] <= 0))),
         "a row without NaN has logsumexp 0": lambda c: rows_hold(c, logsumexp_zero),
-    })
+    },
+    readings={"the mathematical limit (+inf entries share the mass, a row of -inf is uniform)": softmax_limit})
 
 
 # how it enters a generated graph (harness.suites.generated)

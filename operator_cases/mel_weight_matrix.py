@@ -34,23 +34,46 @@ def _hz(m):
     return 700.0 * (10.0 ** (m / 2595.0) - 1.0)
 
 
-@op.reference(17)
-def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
+def _args(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz):
     bands, n, rate = int(np.asarray(num_mel_bins)), int(np.asarray(dft_length)), int(np.asarray(sample_rate))
     lo, hi = float(np.asarray(lower_edge_hertz)), float(np.asarray(upper_edge_hertz))
     if bands < 0 or n < 1 or rate < 1 or not 0 <= lo < hi:
         raise ValueError(f"MelWeightMatrix: {bands} bands, dft_length {n}, rate {rate}, edges {lo}..{hi}")
-    rows = n // 2 + 1
-    points = _hz(np.linspace(_mel(lo), _mel(hi), bands + 2))
-    bins = np.round(points * n / rate).astype(np.int64)
+    return bands, n, rate, lo, hi
+
+
+def _triangles_at(bins: np.ndarray, rows: int, bands: int) -> np.ndarray:
+    """Band m: 0 outside bins[m]..bins[m + 2], rising linearly to 1 at bins[m + 1], then falling."""
     out = np.zeros((rows, bands))
     k = np.arange(rows)
     for m in range(bands):
         a, c, b = bins[m], bins[m + 1], bins[m + 2]
-        up = (k - a) / (c - a) if c > a else (k == c).astype(float)
-        down = (b - k) / (b - c) if b > c else (k == c).astype(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            up = (k - a) / (c - a) if c > a else (k == c).astype(float)
+            down = (b - k) / (b - c) if b > c else (k == c).astype(float)
         out[:, m] = np.clip(np.where(k <= c, up, down), 0.0, 1.0)
-    return out.astype(S.np_dtype(S.label_of(int(output_datatype))))
+    return out
+
+
+@op.reference(17)
+def mel_weight_matrix(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
+    bands, n, rate, lo, hi = _args(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz)
+    points = _hz(np.linspace(_mel(lo), _mel(hi), bands + 2))
+    bins = np.round(points * n / rate).astype(np.int64)
+    return _triangles_at(bins, n // 2 + 1, bands).astype(S.np_dtype(S.label_of(int(output_datatype))))
+
+
+def official_placement(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
+    """The placement of onnx's own test (test_melweightmatrix) and of ONNX Runtime: the
+    num_mel_bins + 2 points are mel(lower) + i * step for i = 0 .. num_mel_bins + 1 with step
+    (mel(upper) - mel(lower)) / (num_mel_bins + 2), so the last point stops one step short of
+    upper_edge_hertz; point f falls in bin floor((dft_length + 1) * f / sample_rate). The same
+    triangles between them."""
+    bands, n, rate, lo, hi = _args(num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz)
+    step = (_mel(hi) - _mel(lo)) / (bands + 2)
+    points = _hz(_mel(lo) + np.arange(bands + 2) * step)
+    bins = np.floor((n + 1) * points / rate).astype(np.int64)
+    return _triangles_at(bins, n // 2 + 1, bands).astype(S.np_dtype(S.label_of(int(output_datatype))))
 
 
 def _triangles(c) -> bool:
@@ -69,9 +92,12 @@ def _triangles(c) -> bool:
 op.spec_silent(
     "sampling", (17,),
     spec="In the returned matrix, all the triangles (filterbanks) have a peak value of 1.0.",
-    expected="mel points snapped to their nearest bins; each triangle linear in bins between them",
+    expected="mel points evenly spaced from mel(lower_edge_hertz) to mel(upper_edge_hertz) (the range the spec names), "
+             "snapped to their nearest bins (bin k is k * sample_rate / dft_length); each triangle linear in bins between them",
     where=lambda inputs, attrs, expected, since: [np.ones(np.shape(expected[0]), dtype=bool)],
-    invariants={"shape, values in [0, 1], each column zero or one triangle peaking at 1": _triangles})
+    invariants={"shape, values in [0, 1], each column zero or one triangle peaking at 1": _triangles},
+    readings={"onnx's test data (test_melweightmatrix): mel step over num_mel_bins + 2, bin floor((dft_length + 1) f / rate)":
+              lambda c: [official_placement(*c.inputs, **c.attrs)]})
 
 
 def _ex(dtype, bands, n, rate, lo, hi, attrs=None, name="", hz="float32"):

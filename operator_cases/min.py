@@ -17,7 +17,7 @@ from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
 from ._binary_util import variadic_edges, variadic_example, variadic_nan_edges, variadic_template, wide_int_edges
-from ._silent_util import nan_in_result, nan_or_ignoring_nan
+from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
 
 op = Operator("Min")
 op.spec_silent(
@@ -25,7 +25,8 @@ op.spec_silent(
     spec="Element-wise min of each of the input tensors",
     expected="NaN wherever an input is NaN: IEEE 754-2019 minimum (numpy.minimum); the text names no NaN rule",
     where=nan_in_result,
-    invariants={"a min is NaN or the min of the non-NaN inputs": nan_or_ignoring_nan(np.inf)})
+    invariants={"a min is NaN or the min of the non-NaN inputs": nan_or_ignoring_nan(np.inf)},
+    readings=nan_ignored(np.inf))
 
 
 @op.reference(1, 6, 8, 12, 13)

@@ -71,7 +71,13 @@ op.spec_silent(
     spec="A string indicating the desired element type of the output tensor, one of 'TO_FLOAT', 'TO_STRING', 'TO_INT64'.",
     expected="the shortest decimal that reads back as the float32 value (Python repr; 'nan', 'inf'); the spec names no format",
     where=_to_string_open,
-    invariants={"each string reads back as the value (within float32 precision)": _reads_back})
+    invariants={"each string reads back as the value (within float32 precision)": _reads_back},
+    readings={"printf's %f (six decimals: C++ std::to_string)": lambda c: [_printf_f(c)]})
+
+
+def _printf_f(c) -> np.ndarray:
+    e = np.asarray(c.expected[0])
+    return np.array([f"{float(np.float32(as_str(v))):f}" if as_str(v) else "" for v in e.reshape(-1)], dtype=object).reshape(e.shape)
 op.spec_silent(
     "sparse_gap", (1,),
     spec="Indicates whether to only output as many values as are in the input (dense), or position the input based on "

@@ -50,7 +50,8 @@ op.spec_silent(
     where=lambda inputs, attrs, expected, since: [np.array([k not in inputs[0] for k in (
         [as_str(v) for v in attrs["string_vocabulary"]] if attrs.get("string_vocabulary") is not None else [int(v) for v in attrs["int64_vocabulary"]])])
         if np.asarray(expected[0]).dtype == object else None],
-    invariants={"the output has one element per vocabulary entry": lambda c: np.size(c.actual[0]) == np.size(c.expected[0])})
+    invariants={"the output has one element per vocabulary entry": lambda c: np.size(c.actual[0]) == np.size(c.expected[0])},
+    readings={"the string '0' (the text's 'zero' written out)": lambda c: [np.full(np.shape(c.expected[0]), "0", dtype=object)]})
 
 
 def _map(keys, values, key_code, value_code):

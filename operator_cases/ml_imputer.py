@@ -41,7 +41,8 @@ op.spec_silent(
     where=lambda inputs, attrs, expected, since: [np.isnan(np.asarray(inputs[0]).astype(np.float64))
                                                  if np.isnan(attrs.get("replaced_value_float", 0.0)) and S.is_float(S.label_of(np.asarray(inputs[0]).dtype)) else None],
     invariants={"an open element is the imputed value or NaN": lambda c: bool(np.all(
-        np.isnan(np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]) | (np.asarray(c.actual[0])[c.masks[0]] == np.asarray(c.expected[0])[c.masks[0]])))})
+        np.isnan(np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]) | (np.asarray(c.actual[0])[c.masks[0]] == np.asarray(c.expected[0])[c.masks[0]])))},
+    readings={"NaN equals nothing (IEEE comparison): not imputed": lambda c: [np.full_like(np.asarray(c.expected[0]), np.nan)]})
 
 
 def _attrs(dtype, imputed, replaced):

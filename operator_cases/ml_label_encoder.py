@@ -123,7 +123,16 @@ op.spec_silent(
     where=_neg_zero_where,
     invariants={"a zero maps to the value of a zero key or to the default": lambda c: True if not np.any(c.masks[0]) else bool(np.all(
         np.isin(np.asarray(c.actual[0]).astype(object)[c.masks[0]], list(np.asarray(c.attrs.get("values_floats", c.attrs.get("values_int64s", c.attrs.get("values_strings", [])))).astype(object))
-                + [c.attrs.get("default_float", -0.0), c.attrs.get("default_int64", -1), c.attrs.get("default_string", "_Unused")])))})
+                + [c.attrs.get("default_float", -0.0), c.attrs.get("default_int64", -1), c.attrs.get("default_string", "_Unused")])))},
+    readings={"IEEE equality: -0.0 finds the 0.0 key": lambda c: [_zero_key_value(c)]})
+
+
+def _zero_key_value(c) -> np.ndarray:
+    e = np.asarray(c.expected[0])
+    keys = np.asarray(c.attrs["keys_floats"], dtype=np.float32)
+    values = next(c.attrs[k] for k in ("values_floats", "values_int64s", "values_strings") if k in c.attrs)
+    hit = values[int(np.flatnonzero(keys == 0)[0])]
+    return np.full(e.shape, as_str(hit) if e.dtype.kind in "OUS" else hit, dtype=e.dtype)
 
 
 def _repeated_class(inputs, attrs, expected, since):
@@ -147,7 +156,16 @@ op.spec_silent(
     spec="When converting from strings to integers, the string is looked up in the list and the index at which it is found is used as the converted value.",
     expected="the first index of a string listed twice in classes_strings: a look-up in a list finds its first occurrence (list.index)",
     where=_repeated_class,
-    invariants={"the value is an index at which classes_strings holds the string": _one_of_the_indices})
+    invariants={"the value is an index at which classes_strings holds the string": _one_of_the_indices},
+    readings={"the last index (a map filled in list order, a later entry overwriting)": lambda c: [_last_index(c)]})
+
+
+def _last_index(c) -> np.ndarray:
+    classes = [as_str(v) for v in c.attrs.get("classes_strings", [])]
+    last = {v: i for i, v in enumerate(classes)}
+    e = np.asarray(c.expected[0])
+    got = [last.get(as_str(v), e.flat[k]) for k, v in enumerate(np.asarray(c.inputs[0]).flat)]
+    return np.array(got, dtype=e.dtype).reshape(e.shape)
 
 
 # -- strategies -----------------------------------------------------------------------------------

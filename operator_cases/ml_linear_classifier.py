@@ -71,13 +71,26 @@ def _sign_rule(c):
     return bool(np.all(y[pos] == labels[1]) and np.all(y[neg] == labels[0]))
 
 
+def _binary_reading(layout):
+    """A reading of ``binary``: Z = layout(s, post_transform) from the one raw score s; Y as ours (the sign of s, the invariant)."""
+    def reading(c):
+        s = raw_scores(c.inputs[0], c.attrs["coefficients"], c.attrs.get("intercepts"), 2)[:, 1:]
+        with np.errstate(all="ignore"):
+            return [None, float_out(layout(s, c.attrs.get("post_transform", "NONE")))]
+    return reading
+
+
 op.spec_silent(
     "binary", (1,),
     spec="A collection of weights of the model(s). [...] Classification scores ([N,E] - one score for each class and example",
     expected="one weight vector for two labels scores the second label; the first scores its negation: Z = transform([-s, s]), "
              "Y = labels[1] where s > 0, labels[0] otherwise",
     where=_binary,
-    invariants={"Y is the second label where the raw score is positive, the first where it is negative": _sign_rule})
+    invariants={"Y is the second label where the raw score is positive, the first where it is negative": _sign_rule},
+    readings={"the first class scores the complement 1 - s, then the transform: Z = transform([1 - s, s]) (ONNX Runtime with NONE)":
+              _binary_reading(lambda s, how: post_transform_(np.concatenate([1 - s, s], axis=1), how)),
+              "the transform of s alone and its complement: Z = [1 - t(s), t(s)]":
+              _binary_reading(lambda s, how: np.concatenate([1 - post_transform_(s, how), post_transform_(s, how)], axis=1))})
 
 
 def _label_attrs(d, k, strings):

@@ -162,12 +162,29 @@ def _raw(inputs, attrs, expected, since):
     return [None, np.ones(np.shape(expected[1]), dtype=bool)] if _no_proba(plain_attrs(attrs)) else [None, None]
 
 
+def _decision_scores(c, pairs: bool):
+    """A reading of ``raw_scores``: Z from the decision values (None where its shape is not [N, C])."""
+    a = plain_attrs(c.attrs)
+    dec, votes = decisions(c.inputs[0], a)
+    classes = votes.shape[1]
+    if pairs and dec.shape[1] == classes:
+        z = dec
+    elif not pairs and classes == 2:
+        z = np.concatenate([-dec, dec], axis=1)
+    else:
+        return [None, None]
+    return [None, float_out(post_transform(z, a.get("post_transform", "NONE")))]
+
+
 op.spec_silent(
     "raw_scores", (1,),
     spec="Class scores (one per class per example), if prob_a and prob_b are provided they are probabilities for each class, "
          "otherwise they are raw scores.",
     expected="the one-vs-one votes per class (one score per class, as the text asks; the decision values are one per pair of classes)",
-    where=_raw, invariants={"Z has one row per example": lambda c: np.shape(c.actual[1])[:1] == np.shape(c.expected[1])[:1]})
+    where=_raw, invariants={"Z has one row per example": lambda c: np.shape(c.actual[1])[:1] == np.shape(c.expected[1])[:1]},
+    readings={"the pairwise decision values, one per pair in libsvm's order, then the post transform (ONNX Runtime, onnx.reference; "
+              "shaped like one per class with three classes only)": lambda c: _decision_scores(c, pairs=True),
+              "two classes: the decision value d as [-d, d], then the post transform (ONNX Runtime)": lambda c: _decision_scores(c, pairs=False)})
 
 
 def svc_example(rng, dtype, n, f, k, per, kind, proba, how, strings, name=""):

@@ -32,19 +32,27 @@ def _labels(attrs):
     return class_labels(attrs, "classlabels_int64s")
 
 
-@op.reference(*VERSIONS)
-def tree_ensemble_classifier(x, **attrs):
+def _raw_scores(x, attrs):
+    """[N, E] float64: each class's summed votes plus its base value, before the post transform."""
     attrs = plain_attrs(attrs)
-    labels = _labels(attrs)
     x = np.asarray(x)
-    scores, _ = forest_scores(decode_legacy(attrs, "class"), x.reshape(1, -1) if x.ndim == 1 else x, labels.size, "SUM")
+    scores, _ = forest_scores(decode_legacy(attrs, "class"), x.reshape(1, -1) if x.ndim == 1 else x, _labels(attrs).size, "SUM")
     base = attrs.get("base_values_as_tensor")
     if base is not None:
         scores = scores + np.asarray(base, dtype=np.float64)
     elif attrs.get("base_values") is not None:
         scores = scores + np.asarray(attrs["base_values"], dtype=np.float32).astype(np.float64)
-    z = float_out(post_transform(scores, attrs.get("post_transform", "NONE")))
-    return top_class(z.astype(np.float64), labels), z
+    return scores
+
+
+def _finish(scores, attrs):
+    z = float_out(post_transform(scores, plain_attrs(attrs).get("post_transform", "NONE")))
+    return top_class(z.astype(np.float64), _labels(attrs)), z
+
+
+@op.reference(*VERSIONS)
+def tree_ensemble_classifier(x, **attrs):
+    return _finish(_raw_scores(x, attrs), attrs)
 
 
 declare_transform_points(op, VERSIONS, 1)
@@ -57,6 +65,17 @@ def _binary(inputs, attrs, expected, since):
     return [np.ones(np.shape(e), dtype=bool) for e in expected]
 
 
+def _binary_reading(other):
+    """Scores [other(s), s] (mirrored when the votes are for class 0), s the voted class's votes plus its base
+    value, then the post transform; Y the label of the higher score."""
+    def reading(c):
+        raw = _raw_scores(c.inputs[0], c.attrs)
+        voted = int(next(iter(set(plain_attrs(c.attrs)["class_ids"]))))
+        raw[:, 1 - voted] = other(raw[:, voted])
+        return list(_finish(raw, c.attrs))
+    return reading
+
+
 op.spec_silent(
     "binary", VERSIONS,
     spec="Similarly, all fields prefixed with 'class_' are tuples of votes at the leaves. A leaf may have multiple votes, where each vote "
@@ -65,7 +84,9 @@ op.spec_silent(
              "(plus its base value); Y is the label of the higher transformed score",
     where=_binary,
     invariants={"Y is one of the two labels": lambda c: bool(np.all(np.isin(np.asarray(c.actual[0]).astype(object),
-                                                                             _labels(c.attrs).astype(object))))})
+                                                                             _labels(c.attrs).astype(object))))},
+    readings={"one decision value: the other class scores its negation (scikit-learn converters' binary layout)": _binary_reading(lambda s: -s),
+              "one probability: the other class scores its complement 1 - s": _binary_reading(lambda s: 1.0 - s)})
 
 
 def classifier_example(rng, dtype, since, n_trees, depth, n_classes, n_features, rows, transform, base, as_tensor, strings,

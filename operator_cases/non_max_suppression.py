@@ -127,7 +127,21 @@ op.spec_silent(
     expected="batches then classes in order, each class's boxes in the order they are selected (descending score), as "
              "the greedy selection the text describes produces them",
     where=_order_where,
-    invariants={"the rows are the expected rows, in some order": _same_rows})
+    invariants={"the rows are the expected rows, in some order": _same_rows},
+    readings={"a NaN score ranks first (above every number)": lambda c: [_rows_in_order(c, lambda s: sorted(
+        range(len(s)), key=lambda i: (not np.isnan(s[i]), -s[i] if not np.isnan(s[i]) else 0.0, i)))]})
+
+
+def _rows_in_order(c, order) -> np.ndarray:
+    """The selected rows with each class's boxes taken in ``order`` (a function of the class's scores)."""
+    boxes, scores, max_out, iou_t, score_t = (list(c.inputs) + [None] * 5)[:5]
+    st_raw = _scalar(score_t, None)
+    chosen = select(boxes, scores, int(_scalar(max_out, 0)), float(_scalar(iou_t, 0.0)), None if st_raw is None else float(st_raw),
+                    int(c.attrs.get("center_point_box", 0)), order=lambda s: order(np.asarray(s, dtype=np.float64)))
+    rows = [[b, k, i] for (b, k), idx in sorted(chosen.items()) for i in idx]
+    e = np.asarray(c.expected[0])
+    out = np.asarray(rows, dtype=e.dtype).reshape(-1, 3)
+    return out if out.shape == e.shape else np.full(e.shape, -1, e.dtype)
 
 
 def _params(inputs, attrs):

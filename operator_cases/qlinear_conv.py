@@ -131,6 +131,19 @@ def _ties(inputs, attrs, expected, since):
     return [m if m.any() else None]
 
 
+def _variant(**how):
+    """QLinearConv under one reading (keywords of ``qlinear_conv``)."""
+    def reading(c):
+        ins = list(c.inputs) + [None] * (9 - len(c.inputs))
+        return [qlinear_conv(*ins, attrs=c.attrs, **how).astype(np.asarray(c.expected[0]).dtype)]
+    return reading
+
+
+READINGS = {"padding cells hold 0": _variant(pad_with_zero_point=False),
+            "a float32 multiplier (x_scale * w_scale / y_scale)": _variant(float32_multiplier=True),
+            "a tie rounded down": _variant(ties="down"), "a tie rounded up": _variant(ties="up"),
+            "a float32 multiplier, a tie rounded up": _variant(float32_multiplier=True, ties="up")}
+
 SENTENCE = ("each such output is the result of one combination of the readings (padding x_zero_point or 0; exact or "
             "float32 multiplier; a tie rounded to even, down or up)")
 op.spec_silent(
@@ -139,21 +152,22 @@ op.spec_silent(
          "scale and zero point, and output's scale and zero point, and computes the quantized output.",
     expected="padding cells hold x_zero_point (the quantized real 0), so they add nothing, as ConvInteger.padding_value; "
              "pads says only 'the number of pixels added'",
-    where=_padding, invariants={SENTENCE: _one_of})
+    where=_padding, invariants={SENTENCE: _one_of}, readings={k: READINGS[k] for k in ("padding cells hold 0",)})
 op.spec_silent(
     "requantize_precision", (10,),
     spec="Each scale and zero-point pair must have same shape. [...] When bias is present it must be quantized using "
          "scale = input scale * weight scale and zero point as 0.",
     expected="acc * x_scale * w_scale / y_scale computed exactly and rounded half to even; the text names no precision "
              "for the requantization (a float32 multiplier can cross a near-tie)",
-    where=_precision, invariants={SENTENCE: _one_of})
+    where=_precision, invariants={SENTENCE: _one_of},
+    readings={k: READINGS[k] for k in ("a float32 multiplier (x_scale * w_scale / y_scale)", "a float32 multiplier, a tie rounded up")})
 op.spec_silent(
     "tie_rounding", (10,),
     spec="The convolution operator consumes a quantized input tensor, its scale and zero point, a quantized filter, its "
          "scale and zero point, and output's scale and zero point, and computes the quantized output.",
     expected="ties to even, as QuantizeLinear's and QLinearMatMul's 'rounding to nearest ties to even': QLinearConv's "
              "text names no rounding at all",
-    where=_ties, invariants={SENTENCE: _one_of})
+    where=_ties, invariants={SENTENCE: _one_of}, readings={k: READINGS[k] for k in ("a tie rounded down", "a tie rounded up")})
 
 
 # -- strategy ---------------------------------------------------------------------------------

@@ -155,7 +155,10 @@ op.spec_silent(
              "precision; a float32 multiplier (a_scale * b_scale / y_scale), one in the scales' type (float16) or float32 "
              "steps can cross a near-tie",
     where=_open,
-    invariants={"each such element is the result of the exact, float32-multiplier, float32 left-to-right or scale-type-multiplier reading": _one_of})
+    invariants={"each such element is the result of the exact, float32-multiplier, float32 left-to-right or scale-type-multiplier reading": _one_of},
+    readings={name: (lambda k: lambda c: [_readings(c.inputs)[k]])(k) for k, name in
+              ((1, "a float32 multiplier (a_scale * b_scale / y_scale)"), (2, "float32 steps, left to right"),
+               (3, "a multiplier in the scales' type"))})
 
 
 # -- strategy ---------------------------------------------------------------------------------

@@ -161,7 +161,8 @@ op.spec_silent(
     where=_precision_open,
     invariants={"each such element is the result of one of the readings: exact quotient, quotient rounded to the "
                 "precision type, x and y_scale converted first (or integer truncation for an int32 scale)":
-                _one_of_the_readings})
+                _one_of_the_readings},
+    readings={"the exact quotient (x / y_scale in real arithmetic)": lambda c: [_candidates(c.inputs, c.attrs, c.since)[1]]})
 
 
 def _nan_to_int(inputs, attrs, expected, since):
@@ -196,7 +197,9 @@ op.spec_silent(
     expected="0, as Cast.float_to_int_out_of_range takes NaN to an integer: saturate() names no NaN rule; x = NaN, "
              "or x = 0 with a scale of 0 (0 / 0), reach it",
     where=_nan_to_int,
-    invariants={"each such element is 0, the zero point, or an end of the output type's range": _zero_zp_or_end})
+    invariants={"each such element is 0, the zero point, or an end of the output type's range": _zero_zp_or_end},
+    readings={"the type's minimum (NaN converted as C does on x86-64, the 'integer indefinite' saturated)":
+              lambda c: [np.full_like(np.asarray(c.expected[0]), S.finite_range(S.label_of(np.asarray(c.expected[0]).dtype))[0])]})
 
 
 def _fnuz_inf(inputs, attrs, expected, since):
@@ -217,6 +220,14 @@ def _nan_or_max(c: SilentCheck) -> bool:
     return bool(np.all(np.isnan(a) | (np.abs(a) == fmax)))
 
 
+def _fnuz_flt_max(c: SilentCheck) -> list:
+    """QuantizeLinear.fnuz_inf under Cast-24's table: an infinite quotient becomes FLT_MAX of its sign."""
+    e = np.asarray(c.expected[0])
+    with np.errstate(all="ignore"):
+        q = f64(c.inputs[0]) / expand(c.inputs[1], e.shape, c.attrs.get("axis", 1), c.attrs.get("block_size", 0))
+    return [(np.sign(np.nan_to_num(q)) * type_max(S.label_of(e.dtype))).astype(e.dtype)]
+
+
 op.spec_silent(
     "fnuz_inf", (19, 21, 23, 24, 25, 28),
     spec={19: "'y_zero_point' is usually not used for quantization to float8e4m3fn, float8e4m3fnuz, float8e5m2, "
@@ -229,7 +240,10 @@ op.spec_silent(
              "description', which QuantizeLinear's text does not hold): with saturate, +-inf "
              "becomes NaN in float8e4m3fnuz / float8e5m2fnuz up to opset 23 (Cast-19/21/23), +-FLT_MAX from 24 (Cast-24)",
     where=_fnuz_inf,
-    invariants={"each such element is NaN or +-FLT_MAX of the type": _nan_or_max})
+    invariants={"each such element is NaN or +-FLT_MAX of the type": _nan_or_max},
+    readings={"NaN (the saturating table of Cast-19/21/23)": lambda c: [np.full_like(np.asarray(c.expected[0]), np.nan)],
+              "+-FLT_MAX (the saturating table of Cast-24 on)": _fnuz_flt_max})
+
 
 
 # -- strategy ---------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ import numpy as np
 from harness.registry import Operator
 
 from ._reduce_util import extreme_drawer, identity_low, nan_extreme_edges, reduce_template, register_reduce
-from ._silent_util import nan_in_result, nan_or_ignoring_nan
+from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
 
 op = Operator("ReduceMax")
 op.spec_silent(
@@ -25,7 +25,8 @@ op.spec_silent(
     spec="Computes the max of the input tensor's element[...]along the provided axes.",
     expected="NaN for a group holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
     where=nan_in_result,
-    invariants={"a max is NaN or the max of the group's non-NaN values": nan_or_ignoring_nan(-np.inf)})
+    invariants={"a max is NaN or the max of the group's non-NaN values": nan_or_ignoring_nan(-np.inf)},
+    readings=nan_ignored(-np.inf))
 
 
 def compute(x, axes, dtype):

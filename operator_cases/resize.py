@@ -123,7 +123,8 @@ LEGACY_POINT = dict(
     where=_legacy_where,
     invariants={"nearest takes input values; linear stays within the input's range (a convex combination)": _legacy_invariant})
 op.spec_silent("legacy_mapping", (10,), spec="Resize the input tensor. Each dimension value of the output tensor is: "
-               "output_dimension = floor(input_dimension * scale).", **LEGACY_POINT)
+               "output_dimension = floor(input_dimension * scale).", **LEGACY_POINT,
+               readings=R.legacy_readings(lambda inputs, attrs, since: inputs[1]))
 
 
 def _fractional_where(inputs, attrs, expected, since):

@@ -178,6 +178,7 @@ op.spec_silent(
     expected="zeros (\"\" for strings, False for bool): the spec names no value; zero is the fill a fresh buffer "
              "of the output's type has",
     where=_padded_rows,
+    # no reading computes the padded rows: the text calls them undefined (unchecked, the invariant only)
     invariants={"the first sequence_lens[batch] rows of every scan output are the scan's": _meaningful_rows_kept})
 
 

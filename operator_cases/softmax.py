@@ -18,6 +18,7 @@ import numpy as np
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
+from ._silent_util import softmax_limit
 from ._reduce_util import register_softmax_like, row_mask, rows_hold, softmax_rows, softmax_template
 
 op = Operator("Softmax")
@@ -39,7 +40,8 @@ op.spec_silent(
         "every value is NaN or in [0, 1]": lambda c: bool(np.all(
             np.isnan(c.actual[0][c.masks[0]].astype(np.float64)) | ((c.actual[0][c.masks[0]] >= 0) & (c.actual[0][c.masks[0]] <= 1)))),
         "a row without NaN sums to 1": lambda c: rows_hold(c, lambda x, y: np.isnan(y).any(-1) | (np.abs(y.sum(-1) - 1) <= 1e-2)),
-    })
+    },
+    readings={"the mathematical limit (+inf entries share the mass, a row of -inf is uniform)": softmax_limit})
 
 
 # how it enters a generated graph (harness.suites.generated)

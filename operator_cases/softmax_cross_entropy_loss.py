@@ -81,4 +81,22 @@ op.spec_silent(
              "and in every reduction over it: the formula in IEEE 754 arithmetic, as LogSoftmax's spec-silent point",
     where=_open_samples,
     invariants={"every log-probability is NaN or <= 0": lambda c: len(c.actual) < 2 or bool(np.all(
-        np.isnan(np.asarray(c.actual[1]).astype(np.float64)[c.masks[1]]) | (np.asarray(c.actual[1]).astype(np.float64)[c.masks[1]] <= 0)))})
+        np.isnan(np.asarray(c.actual[1]).astype(np.float64)[c.masks[1]]) | (np.asarray(c.actual[1]).astype(np.float64)[c.masks[1]] <= 0)))},
+    readings={"the mathematical limit of log-softmax (+inf classes share the mass, a row of -inf is uniform; the loss "
+              "of each sample, reduction 'none' only)": lambda c: _limit(c)})
+
+
+def _limit(c) -> list:
+    """The loss and log-probabilities with each open sample's log-softmax at its limit (computed on scores rewritten
+    so that the formula gives it: +inf to 0 and the rest to -inf, or a row of -inf to 0)."""
+    x = np.asarray(c.inputs[0])
+    with np.errstate(all="ignore"):
+        shared = np.where(np.isnan(x), x, np.where(np.isposinf(x), np.zeros((), x.dtype), np.asarray(-np.inf, x.dtype)))
+        uniform = np.where(np.isneginf(x), np.zeros((), x.dtype), x)
+        one, two = (c.reference(s, *c.inputs[1:], **c.attrs) for s in (shared, uniform))
+    out = []
+    for k, e in enumerate(c.expected):
+        y1, y2 = np.asarray(one[k]).astype(np.float64), np.asarray(two[k]).astype(np.float64)
+        whole = k == 1 or c.attrs.get("reduction", "mean") == "none"
+        out.append(np.where(np.isnan(y1), y2, y1).astype(np.asarray(e).dtype) if whole else None)
+    return out

@@ -58,6 +58,7 @@ op.spec_silent(
     "empty_input", (10,),
     spec="If all elements in X are dropped, the output will be the empty value of string tensor with shape [1] if input shape "
          "is [C] and shape [1, 1] if input shape is [1, C].",
+    # no reading computes the other choice: an empty output has another shape, judged before any open element
     expected="an input with no elements (C = 0) is treated as one whose elements were all dropped: [\"\"] (or [[\"\"]])",
     where=lambda inputs, attrs, expected, since: [np.full(np.shape(expected[0]), np.asarray(inputs[0]).size == 0)],
     invariants={"the output is empty, or the single empty string of the all-dropped rule":

@@ -16,7 +16,7 @@ from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
 from ._binary_util import arith, binary_template, legacy_rhs, pair_edges, pair_example
-from ._silent_util import overflow_where, wrapped_or_saturated
+from ._silent_util import overflow_where, wrapped_and_saturated, wrapped_or_saturated
 
 op = Operator("Sub")
 op.spec_silent(
@@ -25,7 +25,8 @@ op.spec_silent(
           7: "Performs element-wise binary subtraction (with Numpy-style broadcasting support)."},
     expected="the exact difference wrapped modulo 2**bits (two's complement), as every integer ALU and numpy compute it",
     where=overflow_where(operator.sub),
-    invariants={"an overflowing difference is the exact difference wrapped or saturated, nothing else": wrapped_or_saturated(operator.sub)})
+    invariants={"an overflowing difference is the exact difference wrapped or saturated, nothing else": wrapped_or_saturated(operator.sub)},
+    readings=wrapped_and_saturated(operator.sub))
 
 
 @op.reference(1, 6)

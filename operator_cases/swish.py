@@ -16,6 +16,7 @@ from ._unary_util import (
     attr_float,
     elementwise,
     f32,
+    literal_at_infinity,
     optional_attrs,
     sigmoid,
     unary_template,
@@ -39,6 +40,17 @@ def draw_attrs(d, dtype):
 
 elementwise(op, (24,), swish, lo=-30.0, hi=30.0, attrs=draw_attrs,
             edge_attrs=[{}, {"alpha": 0.5}, {"alpha": -1.0}, {"alpha": 0.0}], isolate={"infinities": np.isinf})
+
+
+def swish_open(x, attrs):
+    """Infinities where alpha * x is -inf (the limit 0) or NaN (alpha = 0: x / 2)."""
+    alpha = f32(attrs.get("alpha", 1.0))
+    with np.errstate(invalid="ignore"):
+        return np.isinf(x) & ((alpha * x < 0) | (alpha == 0))
+
+
+literal_at_infinity(op, "infinities", (24,), lambda x, alpha=1.0: x * (1 / (1 + np.exp(-f32(alpha) * x))), swish_open,
+                    expected="the function's limit: 0 where alpha * x -> -inf; x / 2 = +-inf with alpha = 0 (sigmoid(0) = 1/2)")
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -138,7 +138,19 @@ op.spec_silent(
              "last among the smallest; equal ranks keep the lower index first",
     where=_nan_rows,
     invariants={"every value is the input element at its index (NaN for NaN)": _values_at_indices,
-                "the indices of a row are distinct": _distinct_indices})
+                "the indices of a row are distinct": _distinct_indices},
+    readings={"NaN ranks below -inf (last among the largest, first among the smallest)": lambda c: _nan_as(c, -np.inf)})
+
+
+def _nan_as(c: SilentCheck, fill: float) -> list:
+    """TopK with NaN ranked as ``fill`` (ties by index): the indices of that order, the values read back (NaN kept)."""
+    x = np.asarray(c.inputs[0])
+    out = c.reference(np.where(np.isnan(x), np.asarray(fill, x.dtype), x), *c.inputs[1:], **c.attrs)
+    idx = np.asarray(out[1])
+    values = np.take_along_axis(x, idx.astype(np.int64), axis=_axis(c.attrs, x)) if idx.size else np.asarray(out[0])
+    return [values.astype(np.asarray(c.expected[0]).dtype), idx.astype(np.asarray(c.expected[1]).dtype)]
+# No reading computes the order of an unsorted result: the text calls it undefined, and ONNX Runtime returns its
+# selection's own order (neither by index nor by value); the invariants check the set of (index, value) pairs.
 op.spec_silent(
     "unsorted", (11, 24),
     spec="If \"sorted\" is 0, order of returned 'Values' and 'Indices' are undefined.",

@@ -75,7 +75,7 @@ def _legacy_where(inputs, attrs, expected, since):
 op.spec_silent("legacy_mapping", VERSIONS, spec={1: "The width and height of the output tensor are: output_width = floor(input_width * width_scale), "
                                                     "output_height = floor(input_height * height_scale).",
                                                  7: "Each dimension value of the output tensor is: output_dimension = floor(input_dimension * scale)."},
-               **{**LEGACY_POINT, "where": _legacy_where})
+               **{**LEGACY_POINT, "where": _legacy_where}, readings=R.legacy_readings(_scales))
 
 
 def _example(since, x, mode, scales, name=""):

@@ -27,7 +27,8 @@ OUTCOMES = [("pass", "pass"), ("pass", "pass"), ("pass", "pass"), ("xpass", "pas
             ("error", "error"), ("crash", "crash"), ("rejected", "rejected"), ("xfail", "rejected"), ("unspecified", "unspecified"),
             ("skip", "skip")]
 EXPECTED = {"attempted": 12, "passed": 4, "conformance": 4 / 12, "wrong_answers": 3, "wrong_answer_share": 3 / 12,
-            "not_implemented": 3, "not_implemented_share": 3 / 12, "errors": 2, "error_share": 2 / 12, "refused": 2, "unspecified": 1}
+            "not_implemented": 3, "not_implemented_share": 3 / 12, "errors": 2, "error_share": 2 / 12, "refused": 2, "unspecified": 1,
+            "unchecked": 0}
 
 
 @pytest.fixture

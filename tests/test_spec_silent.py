@@ -58,12 +58,12 @@ def test_a_different_choice_keeping_the_invariants_is_unspecified_with_spec_text
     assert "Max.nan" in result.message and "got 1.0, our choice nan" in result.message
 
 
-def test_a_choice_breaking_an_invariant_is_a_mismatch_naming_it():
-    # column 1 is (1, NaN, 0): the order-dependent max gives 0, neither NaN nor 1
+def test_a_choice_matching_no_reading_is_a_mismatch_naming_the_point():
+    # column 1 is (1, NaN, 0): the order-dependent max gives 0, neither NaN (ours) nor 1 (NaN ignored)
     result = execute_case(NanOrderMax(), max_case(NAN_THREE))
     assert result.outcome == "mismatch"
-    assert "breaks an invariant of spec-silent point Max.nan: a max is NaN or the max of the non-NaN inputs" in result.message
-    assert result.verdict["spec_silent"]["broken_invariant"] == "a max is NaN or the max of the non-NaN inputs"
+    assert "spec-silent point Max.nan: output 0 [1]: got 0.0, matched none of its readings" in result.message
+    assert result.verdict["spec_silent"]["unmatched"] == {"output": 0, "index": "[1]"}
 
 
 def test_a_difference_where_the_spec_speaks_stays_a_mismatch():

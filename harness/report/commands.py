@@ -67,7 +67,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             h = b.headline
             rate = f"conformance {100 * b.pass_rate:.1f}% of {b.loadable:,} attempted" if b.pass_rate is not None else "no case attempted"
             print(f"{b.label} {b.version}: {rate}; wrong answers {h['wrong_answers']:,}, not implemented {h['not_implemented']:,}, "
-                  f"errors {h['errors']:,}; {b.not_loadable:,} refused (invalid model)" + (f", {h['unspecified']:,} unspecified (apart)" if h["unspecified"] else ""))
+                  f"errors {h['errors']:,}; {b.not_loadable:,} refused (invalid model)" + (f", {h['unspecified']:,} unspecified (apart; {h['unchecked']:,} of them unchecked)" if h["unspecified"] else ""))
     if report.diff is not None:
         print(f"against {report.diff.base}: {counts_line(report.diff)}" if not report.diff.disjoint else report.diff.scope())
         if report.diff.scope() and not report.diff.disjoint:

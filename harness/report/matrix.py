@@ -26,7 +26,7 @@ from .diff import RunDiff, diff_like_with_like, diff_results
 from .failures import FailureGroup, _natural, failure_groups
 from .history import History
 from .perf import PerfTable
-from .records import BackendSummary, CaseInfo, GRAPH_ROW, PASSING, RunInfo
+from .records import BackendSummary, CaseInfo, GRAPH_ROW, PASSING, RunInfo, unchecked
 from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, read_results
 
 # -- the conformance matrix ----------------------------------------------------------------------
@@ -228,6 +228,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
         backend.counts[r["outcome"]] += 1
         backend.raw_counts[r.get("raw_outcome") or r["outcome"]] += 1
         backend.not_loadable += (r.get("raw_outcome") or r["outcome"]) in NOT_LOADABLE
+        backend.unchecked += unchecked(r)
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
     perf = PerfTable.from_results(backends, results)

@@ -44,7 +44,13 @@ GRAPH_ROW = "(graphs)"
 
 
 # -- the headline -----------------------------------------------------------------------------
-def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]:
+def unchecked(result: dict[str, Any]) -> bool:
+    """An ``unspecified`` result whose differing open elements no reading of its spec-silent
+    points computes (``Comparator.spec_silent``): accepted, but not checked against any reading."""
+    return result.get("outcome") == "unspecified" and bool(((result.get("verdict") or {}).get("spec_silent") or {}).get("unchecked"))
+
+
+def headline(counts: Counter, raw: Counter, not_loadable: int, unchecked: int = 0) -> dict[str, Any]:
     """A backend's headline numbers, the same in the terminal, results.json, summary.md and the
     HTML report. ``counts``: results per outcome after expectations; ``raw``: per outcome before
     them (an expected mismatch is still a wrong answer); ``not_loadable``: results whose raw
@@ -58,6 +64,8 @@ def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]
     - ``wrong_answers``, ``not_implemented`` (``unsupported``: a missing op, type or version at
       load or at run), ``errors`` (error, crash, timeout), each with its share of ``attempted``;
       with the passes they add up to ``attempted``.
+    - ``unchecked``: of the ``unspecified`` results, those no reading of their point checks
+      (``unchecked``).
     """
     total = sum(counts.values()) - counts["skip"]
     apart = sum(counts[o] for o in APART)
@@ -71,7 +79,7 @@ def headline(counts: Counter, raw: Counter, not_loadable: int) -> dict[str, Any]
             "wrong_answers": wrong, "wrong_answer_share": share(wrong),
             "not_implemented": missing, "not_implemented_share": share(missing),
             "errors": errors, "error_share": share(errors),
-            "refused": not_loadable, "unspecified": apart}
+            "refused": not_loadable, "unspecified": apart, "unchecked": unchecked}
 
 
 # -- plain records ------------------------------------------------------------------------------
@@ -125,6 +133,8 @@ class BackendSummary:
     not_loadable: int = 0
     #: results per outcome before expectations (an xfail counted as what it was)
     raw_counts: Counter = field(default_factory=Counter)
+    #: ``unspecified`` results that no reading checks (:func:`unchecked`)
+    unchecked: int = 0
 
     @property
     def total(self) -> int:
@@ -148,7 +158,7 @@ class BackendSummary:
     @property
     def headline(self) -> dict[str, Any]:
         """See :func:`headline`; shares are None when the backend is unavailable."""
-        numbers = headline(self.counts, self.raw_counts, self.not_loadable)
+        numbers = headline(self.counts, self.raw_counts, self.not_loadable, self.unchecked)
         if not self.available:
             numbers.update({k: None for k in numbers if k == "conformance" or k.endswith("_share")})
         return numbers
