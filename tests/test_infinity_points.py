@@ -1,4 +1,4 @@
-"""The ``<Op>.infinity`` spec-silent points of Mish, HardSwish and Softsign: at an infinite input
+"""The spec-silent points of Mish, HardSwish and Softsign at infinity: at an infinite input
 the function's limit (our choice) and the formula read literally (NaN) are both accepted, as
 ``pass`` and ``unspecified``; any other value there is a mismatch."""
 
@@ -20,6 +20,8 @@ CASES = [  # op, since, input, our value, its function
     ("HardSwish", 14, [-INF, 1.0], [0.0, 1.0 * (1.0 / 6.0 + 0.5)]),
     ("Softsign", 22, [-INF, INF, 1.0], [-1.0, 1.0, 0.5]),
 ]
+#: the point each op declares at infinity (Mish and HardSwish: at -inf, literal_at_infinity)
+POINT = {"Mish": "Mish.neg_inf", "HardSwish": "HardSwish.neg_inf", "Softsign": "Softsign.infinity"}
 
 
 def backend_giving(op: str, value: float) -> _Kernels:
@@ -42,7 +44,7 @@ def case_for(op: str, since: int, x: list[float]):
 @pytest.mark.parametrize("op,since,x,ours", CASES)
 def test_a_case_at_infinity_is_tagged_and_our_limit_passes(op, since, x, ours):
     case = case_for(op, since, x)
-    assert case.tags["spec_silent"] == [f"{op}.infinity"]
+    assert case.tags["spec_silent"] == [POINT[op]]
     limits = [v for v, xi in zip(ours, x) if np.isinf(xi)]
     result = execute_case(backend_giving(op, limits[0]) if len(set(limits)) == 1 else _limit_backend(op), case)
     assert result.outcome == "pass", result.message
@@ -61,7 +63,7 @@ def _limit_backend(op: str) -> _Kernels:
 def test_the_literal_formula_nan_is_unspecified(op, since, x, ours):
     result = execute_case(backend_giving(op, np.nan), case_for(op, since, x))
     assert result.outcome == "unspecified", result.message
-    assert result.verdict["spec_silent"]["point"] == f"{op}.infinity"
+    assert result.verdict["spec_silent"]["point"] == POINT[op]
 
 
 @pytest.mark.parametrize("op,since,x,ours", CASES)
@@ -69,4 +71,4 @@ def test_the_literal_formula_nan_is_unspecified(op, since, x, ours):
 def test_any_other_value_at_infinity_is_a_mismatch(op, since, x, ours, wrong):
     result = execute_case(backend_giving(op, wrong), case_for(op, since, x))
     assert result.outcome == "mismatch", result.message
-    assert f"breaks an invariant of spec-silent point {op}.infinity" in result.message
+    assert "matched none of its readings" in result.message, result.message
