@@ -9,7 +9,9 @@ the data set) is checked on its own by shape, dtype, the support its spec gives 
 least ``MIN_SAMPLES`` values, a test of its distribution at false-alarm rate ``ALPHA``; an output
 that depends on a random op only through other nodes is checked by shape and dtype, and a pass
 says so in its message. ``Comparator.spec_silent`` judges a mismatch again where the spec is
-silent: ``unspecified`` when only the open elements differ and every invariant of the point holds.
+silent: ``unspecified`` when only the open elements differ, each matching our value or one
+computed reading of a point opening it, and every invariant of the points holds (a differing open
+element no reading computes is accepted but flagged ``unchecked`` in the evidence).
 """
 
 from __future__ import annotations
