@@ -11,7 +11,9 @@ the power ``POWER`` against the faults of ``TARGETS`` is ``skip``, "not checked"
 unless a test already fails it); an output
 that depends on a random op only through other nodes is checked by shape and dtype, and a pass
 says so in its message. ``Comparator.spec_silent`` judges a mismatch again where the spec is
-silent: ``unspecified`` when only the open elements differ and every invariant of the point holds.
+silent: ``unspecified`` when only the open elements differ, each matching our value or one
+computed reading of a point opening it, and every invariant of the points holds (a differing open
+element no reading computes is accepted but flagged ``unchecked`` in the evidence).
 """
 
 from __future__ import annotations

@@ -11,7 +11,8 @@ Spec-silent ``binary``: one weight vector (E = 1) with two class labels. The spe
 class and nothing of this layout (the one scikit-learn's binary models export). We take the vector
 as scoring the second class and the first class as its negation, Z = transform([-s, s]) and Y the
 label of the higher one: labels[1] where s > 0, labels[0] where s < 0 (the decision function's
-sign), whatever a backend writes into Z.
+sign), whatever a backend writes into Z. Computed readings of Z: transform([1 - s, s]) (ONNX
+Runtime's layout) and [1 - t(s), t(s)]; any other Z is a mismatch.
 """
 
 import numpy as np

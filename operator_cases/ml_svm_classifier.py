@@ -11,7 +11,9 @@ coef[i][k] K(x, sv_k) + rho_ij (rho added, as the converters store libsvm's -rho
 reading as SVMRegressor), and class i wins the vote when d_ij > 0, j otherwise.
 Without prob_a/prob_b: Y is the class with the most votes (spec-silent ``vote_tie``: the first of
 tied classes, libsvm's choice) and Z its raw scores, which we take as the votes per class (the
-text: "Class scores (one per class per example)"; spec-silent ``raw_scores``).
+text: "Class scores (one per class per example)"; spec-silent ``raw_scores``, whose computed readings
+are the runtimes' layouts where they have our shape: the pairwise decision values with three
+classes, [-d, d] with two, each transformed).
 With prob_a/prob_b (Platt scaling per pair): r_ij = 1 / (1 + exp(A_ij d_ij + B_ij)) clipped to
 [1e-7, 1 - 1e-7], r_ji = 1 - r_ij, then the class probabilities by pairwise coupling, Wu, Lin and
 Weng, "Probability estimates for multi-class classification by pairwise coupling", JMLR 5 (2004),

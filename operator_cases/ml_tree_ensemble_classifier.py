@@ -12,7 +12,9 @@ Spec-silent ``binary``: two labels and every vote for one class. The text gives 
 votes, so the other class scores 0 (plus its base value): we take that literal reading,
 Z = transform([0 + base0, s + base1]) (or mirrored), Y its argmax. ONNX Runtime (and scikit-learn
 converters) instead derive the other score from the voted one (1 - s, or -s) and pick the label by
-s > 0.5 or s > 0: a convention the spec does not state.
+s > 0.5 or s > 0: a convention the spec does not state. The point's computed readings: the other
+class scoring -s (a decision value) or 1 - s (a probability), transformed, Y the higher; any
+other output (zeros, scores that ignore the votes) is a mismatch.
 """
 
 import numpy as np
