@@ -97,7 +97,7 @@ def infinity_point(op: Operator, versions: tuple[int, ...], *, spec: dict[int, s
 
     def literal(c):
         """The formula read literally: NaN at every open element."""
-        return [np.where(c.masks[0], np.nan, wide(c.expected[0]))]
+        return [np.where(c.masks[0], np.nan, wide(c.expected[0])).astype(np.asarray(c.expected[0]).dtype)]
 
     readings = {"the formula read literally in IEEE 754 arithmetic (NaN)": literal}
 
