@@ -89,6 +89,8 @@ def base_of(name: str) -> str | None:
     ``onnxruntime-noopt`` and ``onnxruntime:<Provider>``; None for any other name."""
     if name.startswith("onnxruntime:") or name == "onnxruntime-noopt":
         return "onnxruntime"
+    if name in ("tensorflow-eager", "tensorflow-xla"):
+        return "tensorflow"
     return None
 
 

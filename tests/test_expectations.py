@@ -45,7 +45,7 @@ def test_one_entry_can_name_several_cases_and_skips_are_left_alone(tmp_path):
 
 def test_the_shipped_files_load_and_every_entry_has_a_reason_and_a_link():
     files = sorted(X.BUILTIN_DIR.glob("*.toml"))
-    assert {f.stem for f in files} >= {"reference", "onnxruntime", "kernels", "pytorch", "tensorflow", "openvino"}
+    assert {f.stem for f in files} >= {"reference", "onnxruntime", "kernels", "pytorch", "tensorflow", "onnx-tf", "openvino"}
     for f in files:
         entries = X.load_file(f)
         assert entries and all(e.link.startswith("https://") and len(e.reason) > 20 for e in entries), f

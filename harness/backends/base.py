@@ -79,6 +79,8 @@ class Backend:
     """
 
     name: ClassVar[str] = ""
+    #: the extra of this package that installs the backend (default: its name)
+    extra: ClassVar[str] = ""
     #: distribution names whose versions go into the run's environment
     packages: ClassVar[tuple[str, ...]] = ()
     #: highest ai.onnx opset and IR version the backend accepts (None: no limit known)
@@ -100,7 +102,7 @@ class Backend:
             try:
                 importlib.metadata.version(dist)
             except importlib.metadata.PackageNotFoundError:
-                return False, f"{dist} is not installed (pip install 'onnx-harness[{cls.name}]')"
+                return False, f"{dist} is not installed (pip install 'onnx-harness[{cls.extra or cls.name}]')"
         return True, ""
 
     def version(self) -> str:

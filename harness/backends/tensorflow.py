@@ -114,7 +114,8 @@ def _plain(value: Any) -> Any:
 
 
 class TensorFlowBackend(Backend):
-    name: ClassVar[str] = "tensorflow"
+    name: ClassVar[str] = "onnx-tf"
+    extra: ClassVar[str] = "tensorflow"
     packages = ("onnx-tf", "tensorflow-probability", "tf-keras")
     #: onnx-tf 1.10's handlers stop at opset 15 (its one opset-16 handler is Identity-16)
     max_opset: ClassVar[int | None] = 15

@@ -1,0 +1,242 @@
+"""The graph executor of the TensorFlow backends: an ONNX graph lowered node by node to TensorFlow.
+
+``lower_model`` decides what it can once, at prepare time: model-local functions are inlined,
+element types inferred (``onnx.shape_inference``), every node bound to the lowering registered
+for its op-version (a node without one makes the model ``Unsupported("no lowering for
+Op-<since>")`` before anything runs) and its attributes converted, with the spec's defaults.
+``Graph.run`` walks the steps; the backends call it eagerly, inside a ``tf.function`` (graph
+mode) or inside a ``tf.function(jit_compile=True)`` (XLA).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnx.defs
+import onnx.inliner
+import onnx.shape_inference
+import tensorflow as tf
+from onnx import TensorProto as TP
+from onnx import numpy_helper
+
+from ..base import Unsupported
+from .registry import LOWERINGS
+
+_ATTR = onnx.AttributeProto
+
+#: ONNX element type -> the TensorFlow dtype that holds it exactly (the others are unsupported)
+DTYPES: dict[int, tf.DType] = {
+    TP.FLOAT: tf.float32, TP.DOUBLE: tf.float64, TP.FLOAT16: tf.float16, TP.BFLOAT16: tf.bfloat16,
+    TP.INT8: tf.int8, TP.INT16: tf.int16, TP.INT32: tf.int32, TP.INT64: tf.int64,
+    TP.UINT8: tf.uint8, TP.UINT16: tf.uint16, TP.UINT32: tf.uint32, TP.UINT64: tf.uint64,
+    TP.BOOL: tf.bool, TP.STRING: tf.string, TP.COMPLEX64: tf.complex64, TP.COMPLEX128: tf.complex128,
+}
+#: numpy dtype -> ONNX element type, for values crossing the interface
+_NUMPY_CODE = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.float64): TP.DOUBLE, np.dtype(np.float16): TP.FLOAT16,
+               np.dtype(ml_dtypes.bfloat16): TP.BFLOAT16, np.dtype(np.int8): TP.INT8, np.dtype(np.int16): TP.INT16,
+               np.dtype(np.int32): TP.INT32, np.dtype(np.int64): TP.INT64, np.dtype(np.uint8): TP.UINT8,
+               np.dtype(np.uint16): TP.UINT16, np.dtype(np.uint32): TP.UINT32, np.dtype(np.uint64): TP.UINT64,
+               np.dtype(np.bool_): TP.BOOL, np.dtype(np.complex64): TP.COMPLEX64, np.dtype(np.complex128): TP.COMPLEX128}
+
+
+def tf_dtype(code: int) -> tf.DType:
+    if code not in DTYPES:
+        raise Unsupported(f"TensorFlow has no dtype for ONNX {TP.DataType.Name(code)}")
+    return DTYPES[code]
+
+
+def to_tensor(value: np.ndarray) -> tf.Tensor:
+    array = np.asarray(value)
+    if array.dtype == object or array.dtype.kind in "US":
+        return tf.constant(np.vectorize(lambda s: s.encode("utf-8") if isinstance(s, str) else s, otypes=[object])(array)
+                           if array.size else array.astype(object), dtype=tf.string)
+    if array.dtype not in _NUMPY_CODE:
+        raise Unsupported(f"TensorFlow has no dtype for numpy {array.dtype}")
+    return tf.constant(array)
+
+
+def to_numpy(value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [to_numpy(v) for v in value]
+    out = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    if isinstance(value, tf.Tensor) and value.dtype == tf.string:
+        return np.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(out) if out.size \
+            else out.astype(object)
+    return out
+
+
+def _domain(name: str) -> str:
+    return "" if name in ("", "ai.onnx") else name
+
+
+@dataclass
+class NodeContext:
+    """What a lowering may know about its node besides inputs and attributes."""
+
+    op: str
+    since: int
+    opset: int
+    #: output names; "" for an output the model does not ask for
+    outputs: list[str]
+    #: ONNX element types of inputs / outputs where inference found them, else None
+    in_types: list[int | None] = field(default_factory=list)
+    out_types: list[int | None] = field(default_factory=list)
+
+    def wants(self, k: int) -> bool:
+        return k < len(self.outputs) and self.outputs[k] != ""
+
+    def out_dtype(self, k: int = 0) -> tf.DType | None:
+        code = self.out_types[k] if k < len(self.out_types) else None
+        return tf_dtype(code) if code else None
+
+    def __str__(self) -> str:
+        return f"{self.op}-{self.since}"
+
+
+@dataclass
+class Step:
+    fn: Any
+    ctx: NodeContext
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any]
+    needs_scope: bool
+
+
+class Graph:
+    """A lowered (sub)graph."""
+
+    def __init__(self, proto: onnx.GraphProto, model: LoweringContext) -> None:
+        self.inputs = [i.name for i in proto.input]
+        self.outputs = [o.name for o in proto.output]
+        self.output_types = [o.type for o in proto.output]
+        self.initializers = {init.name: to_tensor(numpy_helper.to_array(init)) for init in proto.initializer}
+        if proto.sparse_initializer:
+            raise Unsupported("sparse initializers")
+        self.steps = [model.step(node) for node in proto.node]
+
+    def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
+        env: dict[str, Any] = dict(outer) if outer else {}
+        env.update(self.initializers)
+        env.update(feeds)
+        for step in self.steps:
+            args = [env[name] if name else None for name in step.inputs]
+            while args and args[-1] is None:  # trailing absent inputs take the Python defaults
+                args.pop()
+            extra = {"outer": env} if step.needs_scope else {}
+            result = step.fn(step.ctx, *args, **step.attrs, **extra)
+            if not isinstance(result, tuple):
+                result = (result,)
+            wanted = [n for n in step.outputs if n]
+            if len(result) < len(step.outputs) and any(step.outputs[len(result):]):
+                raise RuntimeError(f"{step.ctx} lowering returned {len(result)} outputs; the model asks for {', '.join(wanted)}")
+            for name, value in zip(step.outputs, result):
+                if name:
+                    env[name] = value
+        return [env[name] for name in self.outputs]
+
+
+class LoweringContext:
+    """Model-wide facts used while lowering: opsets and inferred element types."""
+
+    def __init__(self, model: onnx.ModelProto) -> None:
+        self.opsets = {_domain(i.domain): i.version for i in model.opset_import}
+        self.types: dict[str, int] = {}
+        self._collect(model.graph)
+
+    def _collect(self, graph: onnx.GraphProto) -> None:
+        for info in (*graph.input, *graph.output, *graph.value_info):
+            if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type:
+                self.types.setdefault(info.name, info.type.tensor_type.elem_type)
+        for init in graph.initializer:
+            self.types.setdefault(init.name, init.data_type)
+        for node in graph.node:
+            for attr in node.attribute:
+                for g in ([attr.g] if attr.type == _ATTR.GRAPH else list(attr.graphs)):
+                    self._collect(g)
+
+    def since_version(self, node: onnx.NodeProto) -> int:
+        domain = _domain(node.domain)
+        if domain not in self.opsets:
+            raise Unsupported(f"no lowering for {node.op_type}: the model imports no {domain or 'ai.onnx'} opset")
+        try:
+            return onnx.defs.get_schema(node.op_type, self.opsets[domain], domain).since_version
+        except onnx.defs.SchemaError:
+            raise Unsupported(f"no lowering for {node.op_type}: no schema at opset {self.opsets[domain]}") from None
+
+    def check(self, graph: onnx.GraphProto) -> None:
+        """Raise Unsupported for the first node (subgraphs included) without a lowering."""
+        for node in graph.node:
+            since = self.since_version(node)
+            if (_domain(node.domain), node.op_type, since) not in LOWERINGS:
+                where = "" if not node.domain or node.domain == "ai.onnx" else f"{node.domain}."
+                raise Unsupported(f"no lowering for {where}{node.op_type}-{since}")
+            for attr in node.attribute:
+                for g in ([attr.g] if attr.type == _ATTR.GRAPH else list(attr.graphs)):
+                    self.check(g)
+
+    def step(self, node: onnx.NodeProto) -> Step:
+        domain = _domain(node.domain)
+        since = self.since_version(node)
+        schema = onnx.defs.get_schema(node.op_type, self.opsets[domain], domain)
+        attrs: dict[str, Any] = {}
+        for name, spec in schema.attributes.items():
+            default = spec.default_value
+            if default is not None and default.type != _ATTR.UNDEFINED:
+                attrs[name] = self.attribute(default)
+        needs_scope = False
+        for attr in node.attribute:
+            if attr.ref_attr_name:
+                raise Unsupported(f"{node.op_type}: attribute {attr.name} refers to a function attribute")
+            attrs[attr.name] = self.attribute(attr)
+            needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
+        ctx = NodeContext(node.op_type, since, self.opsets[domain], list(node.output),
+                          [self.types.get(n) if n else None for n in node.input], [self.types.get(n) if n else None for n in node.output])
+        return Step(LOWERINGS[(domain, node.op_type, since)], ctx, list(node.input), list(node.output), attrs, needs_scope)
+
+    def attribute(self, attr: onnx.AttributeProto) -> Any:
+        t = attr.type
+        if t == _ATTR.FLOAT:
+            return attr.f
+        if t == _ATTR.INT:
+            return attr.i
+        if t == _ATTR.STRING:
+            return attr.s.decode("utf-8", "replace")
+        if t == _ATTR.TENSOR:
+            return to_tensor(numpy_helper.to_array(attr.t))
+        if t == _ATTR.GRAPH:
+            return Graph(attr.g, self)
+        if t == _ATTR.FLOATS:
+            return list(attr.floats)
+        if t == _ATTR.INTS:
+            return list(attr.ints)
+        if t == _ATTR.STRINGS:
+            return [s.decode("utf-8", "replace") for s in attr.strings]
+        if t == _ATTR.GRAPHS:
+            return [Graph(g, self) for g in attr.graphs]
+        if t == _ATTR.TYPE_PROTO:
+            return attr.tp
+        raise Unsupported(f"attribute {attr.name} of type {_ATTR.AttributeType.Name(t)}")
+
+
+def lower_model(model: onnx.ModelProto) -> Graph:
+    """Check coverage, then lower ``model``; raises Unsupported before any conversion."""
+    if model.functions:
+        model = onnx.inliner.inline_local_functions(model)
+    LoweringContext(model).check(model.graph)
+    for info in (*model.graph.input, *model.graph.output):
+        kind = info.type.WhichOneof("value")
+        if kind != "tensor_type":
+            raise Unsupported(f"graph {'input' if info in model.graph.input else 'output'} {info.name} is a {kind}")
+        tf_dtype(info.type.tensor_type.elem_type)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+    except Exception:  # noqa: BLE001 - types then come from the graph's own declarations only
+        inferred = model
+    return Graph(inferred.graph, LoweringContext(inferred))

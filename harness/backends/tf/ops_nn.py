@@ -1,0 +1,244 @@
+"""Matrix products and neural-network operators: MatMul, Gemm, Softmax / LogSoftmax / Hardmax,
+Conv, MaxPool / AveragePool (windows, explicit or automatic pads), the global pools,
+BatchNormalization (inference), Dropout (inference).
+
+ONNX lays images out channels-first (N, C, D1, ...); TensorFlow's CPU convolutions and pools take
+channels-last, so the lowering transposes around them (an exact data movement)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from ..base import Unsupported
+from .registry import lowers
+
+
+@lowers("MatMul", 1, 9, 13)
+def matmul(node, a, b):
+    if a.shape.rank == 1 or b.shape.rank == 1:  # numpy's matmul: a vector gains, then loses, a dim
+        aa = tf.expand_dims(a, 0) if a.shape.rank == 1 else a
+        bb = tf.expand_dims(b, -1) if b.shape.rank == 1 else b
+        out = tf.linalg.matmul(*_broadcast_batch(aa, bb))
+        out = tf.squeeze(out, -2) if a.shape.rank == 1 else out
+        return tf.squeeze(out, -1) if b.shape.rank == 1 else out
+    return tf.linalg.matmul(*_broadcast_batch(a, b))
+
+
+def _broadcast_batch(a, b):
+    batch = np.broadcast_shapes(tuple(a.shape.as_list()[:-2]), tuple(b.shape.as_list()[:-2]))
+    return (tf.broadcast_to(a, batch + tuple(a.shape.as_list()[-2:])), tf.broadcast_to(b, batch + tuple(b.shape.as_list()[-2:])))
+
+
+@lowers("Gemm", 7, 9, 11, 13)
+def gemm(node, a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):
+    y = tf.cast(alpha, a.dtype) * tf.linalg.matmul(a, b, transpose_a=bool(transA), transpose_b=bool(transB))
+    return y if c is None else y + tf.cast(beta, a.dtype) * c
+
+
+# -- softmax family ------------------------------------------------------------------------------
+def _coerced(fn, x, axis):
+    """Softmax-1/11: the input coerced to 2-D at ``axis``, normalized over the second dim."""
+    shape = x.shape.as_list()
+    a = axis + len(shape) if axis < 0 else axis
+    flat = tf.reshape(x, [int(np.prod(shape[:a], dtype=np.int64)), int(np.prod(shape[a:], dtype=np.int64))])
+    return tf.reshape(fn(flat, 1), shape)
+
+
+def _softmax_like(fn):
+    def run(node, x, *, axis=None):
+        if node.since < 13:
+            return _coerced(fn, x, 1 if axis is None else axis)
+        return fn(x, -1 if axis is None else axis)
+
+    return run
+
+
+def _hardmax(x, axis):
+    n = x.shape[axis]
+    if n == 0:
+        return tf.zeros_like(x)
+    idx = tf.math.argmax(x, axis=axis)  # the first maximum wins
+    return tf.cast(tf.one_hot(idx, n, axis=axis if axis >= 0 else x.shape.rank + axis), x.dtype)
+
+
+lowers("Softmax", 1, 11, 13)(_softmax_like(lambda x, a: tf.nn.softmax(x, axis=a)))
+lowers("LogSoftmax", 1, 11, 13)(_softmax_like(lambda x, a: tf.nn.log_softmax(x, axis=a)))
+lowers("Hardmax", 1, 11, 13)(_softmax_like(_hardmax))
+
+
+# -- windows -------------------------------------------------------------------------------------
+def _pads(node, spatial, kernel, strides, dilations, pads, auto_pad, ceil_mode=0):
+    """(begin, end) pads per spatial axis, from explicit pads or ``auto_pad``."""
+    n = len(spatial)
+    if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        out = []
+        for L, k, s, d in zip(spatial, kernel, strides, dilations):
+            total = max(0, (math.ceil(L / s) - 1) * s + (k - 1) * d + 1 - L)
+            small, big = total // 2, total - total // 2
+            out.append((big, small) if auto_pad == "SAME_LOWER" else (small, big))
+        return out
+    if auto_pad == "VALID":
+        return [(0, 0)] * n
+    if auto_pad not in ("NOTSET", ""):
+        raise Unsupported(f"{node}: auto_pad {auto_pad!r}")
+    p = list(pads) if pads else [0] * (2 * n)
+    begin, end = p[:n], p[n:]
+    if ceil_mode:  # extra end padding so that the last partial window counts
+        for i, (L, k, s, d) in enumerate(zip(spatial, kernel, strides, dilations)):
+            eff = (k - 1) * d + 1
+            out_ceil = math.ceil((L + begin[i] + end[i] - eff) / s) + 1
+            if (out_ceil - 1) * s >= L + begin[i]:  # a window must start inside the input or the begin pad
+                out_ceil -= 1
+            end[i] += max(0, (out_ceil - 1) * s + eff - (L + begin[i] + end[i]))
+    return list(zip(begin, end))
+
+
+def _channels_last(x):
+    return tf.transpose(x, [0] + list(range(2, x.shape.rank)) + [1])
+
+
+def _channels_first(x):
+    return tf.transpose(x, [0, x.shape.rank - 1] + list(range(1, x.shape.rank - 1)))
+
+
+@lowers("Conv", 1, 11, 22)
+def conv(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None, strides=None):
+    nsp = x.shape.rank - 2
+    if nsp not in (1, 2, 3):
+        raise Unsupported(f"{node}: {nsp} spatial dims")
+    kernel = w.shape.as_list()[2:]
+    strides, dilations = strides or [1] * nsp, dilations or [1] * nsp
+    pad = _pads(node, x.shape.as_list()[2:], kernel, strides, dilations, pads, auto_pad)
+    xl = tf.pad(_channels_last(x), [[0, 0]] + [list(p) for p in pad] + [[0, 0]])
+    filt = tf.transpose(w, list(range(2, nsp + 2)) + [1, 0])  # (k..., C/group, M)
+    xs, fs = tf.split(xl, group, axis=-1), tf.split(filt, group, axis=-1)
+    y = tf.concat([tf.nn.convolution(xi, fi, strides=strides, padding="VALID", dilations=dilations) for xi, fi in zip(xs, fs)],
+                  axis=-1)
+    y = _channels_first(y)
+    return y if b is None else y + tf.reshape(b, [1, -1] + [1] * nsp)
+
+
+def _windows(x, kernel, strides, dilations, pad, fill):
+    """Every kernel tap of every output window of ``x`` (channels-first), padded with ``fill``:
+    one strided slice per tap, so any stride and dilation together work (TensorFlow's pools
+    refuse strides > 1 with dilations > 1, or strides larger than the window)."""
+    nsp = len(kernel)
+    xp = tf.pad(x, [[0, 0], [0, 0]] + [list(q) for q in pad], constant_values=fill)
+    sizes = xp.shape.as_list()[2:]
+    out = [(L - ((k - 1) * d + 1)) // s + 1 for L, k, s, d in zip(sizes, kernel, strides, dilations)]
+    for tap in np.ndindex(*kernel):
+        index = [slice(None), slice(None)]
+        for i in range(nsp):
+            start = tap[i] * dilations[i]
+            index.append(slice(start, start + (out[i] - 1) * strides[i] + 1, strides[i]))
+        yield xp[tuple(index)]
+
+
+def _pool(node, x, kind, kernel, strides, dilations, pads, auto_pad, ceil_mode, count_include_pad=0):
+    nsp = x.shape.rank - 2
+    strides, dilations = strides or [1] * nsp, dilations or [1] * nsp
+    spatial = x.shape.as_list()[2:]
+    pad = _pads(node, spatial, kernel, strides, dilations, pads, auto_pad, ceil_mode)
+    if kind == "max":
+        fill = tf.constant(-np.inf if x.dtype.is_floating else x.dtype.min, x.dtype)
+        out = None
+        for v in _windows(x, kernel, strides, dilations, pad, fill):
+            out = v if out is None else tf.math.maximum(out, v)
+        return out
+    total = tf.add_n(list(_windows(x, kernel, strides, dilations, pad, tf.zeros([], x.dtype))))
+    ones = tf.ones([1, 1] + spatial, x.dtype)
+    if count_include_pad:
+        # the spec pads with zeros and divides by the whole window, counting the explicit pads
+        # (not the extra end a ceil_mode window reaches)
+        explicit = _pads(node, spatial, kernel, strides, dilations, pads, auto_pad)
+        ones = tf.pad(ones, [[0, 0], [0, 0]] + [list(q) for q in explicit], constant_values=1.0)
+        pad = [(0, e - e0) for (_, e), (_, e0) in zip(pad, explicit)]
+    count = tf.add_n(list(_windows(ones, kernel, strides, dilations, pad, tf.zeros([], x.dtype))))
+    return total / count
+
+
+@lowers("MaxPool", 8, 10, 11, 12, 22)
+def max_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None, storage_order=0, strides=None):
+    if node.wants(1):
+        raise Unsupported(f"{node}: the Indices output")
+    return _pool(node, x, "max", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+
+
+@lowers("AveragePool", 7, 10, 11, 19, 22)
+def average_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count_include_pad=0, dilations=None, pads=None,
+                 strides=None):
+    if not x.dtype.is_floating:
+        raise Unsupported(f"{node}: {x.dtype.name}")
+    return _pool(node, x, "avg", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, count_include_pad)
+
+
+@lowers("GlobalAveragePool", 1, 22)
+def global_average_pool(node, x):
+    return tf.math.reduce_mean(x, axis=list(range(2, x.shape.rank)), keepdims=True)
+
+
+@lowers("GlobalMaxPool", 1, 22)
+def global_max_pool(node, x):
+    return tf.math.reduce_max(x, axis=list(range(2, x.shape.rank)), keepdims=True)
+
+
+# -- normalization and dropout -------------------------------------------------------------------
+def _channel(t, rank):
+    return tf.reshape(t, [-1]) if rank == 1 else tf.reshape(t, [1, -1] + [1] * (rank - 2))
+
+
+@lowers("BatchNormalization", 9, 14, 15)
+def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
+    if training_mode:
+        raise Unsupported(f"{node}: training mode")
+    r = x.shape.rank
+    eps = tf.cast(epsilon, var.dtype)
+    y = (x - tf.cast(_channel(mean, r), x.dtype)) / tf.cast(tf.math.sqrt(_channel(var, r) + eps), x.dtype)
+    return y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
+
+
+@lowers("Dropout", 12, 13, 22)
+def dropout(node, x, ratio=None, training_mode=None, *, seed=None):
+    if training_mode is not None:
+        training = tf.get_static_value(training_mode)
+        if training is None:
+            raise Unsupported(f"{node}: training_mode is data-dependent (a graph input)")
+        if bool(training):
+            raise Unsupported(f"{node}: training mode (random)")
+    return (tf.identity(x), tf.ones_like(x, dtype=tf.bool)) if node.wants(1) else tf.identity(x)
+
+
+_STASH = {1: tf.float32, 10: tf.float16, 11: tf.float64, 16: tf.bfloat16}
+
+
+@lowers("LayerNormalization", 17)
+def layer_norm(node, x, scale, bias=None, *, axis=-1, epsilon=1e-5, stash_type=1):
+    if stash_type not in _STASH:
+        raise Unsupported(f"{node}: stash_type {stash_type}")
+    a = axis + x.shape.rank if axis < 0 else axis
+    dims = list(range(a, x.shape.rank))
+    work = tf.cast(x, _STASH[stash_type])  # "Type of Mean and InvStdDev ... stage one's computation precision"
+    mean = tf.math.reduce_mean(work, axis=dims, keepdims=True)
+    var = tf.math.reduce_mean(tf.math.square(work - mean), axis=dims, keepdims=True)
+    inv = 1.0 / tf.math.sqrt(var + tf.cast(epsilon, work.dtype))
+    y = tf.cast((work - mean) * inv, x.dtype) * scale
+    y = y if bias is None else y + bias
+    return y, mean, inv
+
+
+@lowers("RMSNormalization", 23)
+def rms_norm(node, x, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
+    if stash_type not in _STASH:
+        raise Unsupported(f"{node}: stash_type {stash_type}")
+    a = axis + x.shape.rank if axis < 0 else axis
+    work = tf.cast(x, _STASH[stash_type])
+    rms = tf.math.sqrt(tf.math.reduce_mean(work * work, axis=list(range(a, x.shape.rank)), keepdims=True) + tf.cast(epsilon, work.dtype))
+    return tf.cast(work / rms, x.dtype) * scale
+
+
+@lowers("Einsum", 12, 28)
+def einsum(node, *xs, equation):
+    return tf.einsum(equation.replace(" ", ""), *xs)

@@ -1,0 +1,106 @@
+"""Our TensorFlow lowering (harness/backends/tf) in its three modes: values written by hand from
+the spec, what it cannot compute said as unsupported."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from onnx import TensorProto as TP
+from onnx import helper
+
+tf = pytest.importorskip("tensorflow", reason="tensorflow is not installed (pip install 'onnx-harness[tensorflow]')")
+
+from harness.backends.base import Unsupported  # noqa: E402
+from harness.backends.tf import TensorFlowBackend, TensorFlowEagerBackend, TensorFlowXlaBackend  # noqa: E402
+
+MODES = (TensorFlowBackend, TensorFlowEagerBackend, TensorFlowXlaBackend)
+
+
+@pytest.fixture(scope="module", params=MODES, ids=[m.name for m in MODES])
+def backend(request):
+    b = request.param()
+    b.load()
+    return b
+
+
+def _model(node, inputs, n_out=1, opset=21, initializers=(), out=TP.FLOAT):
+    outs = [helper.make_tensor_value_info(f"y{k}", out, None) for k in range(n_out)]
+    graph = helper.make_graph([node], "g", inputs, outs, initializer=list(initializers))
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=10)
+
+
+def _info(name, code, shape):
+    return helper.make_tensor_value_info(name, code, shape)
+
+
+def test_conv_with_padding_strides_and_groups(backend):
+    x = np.arange(2 * 4 * 4, dtype=np.float32).reshape(1, 2, 4, 4)
+    w = np.ones((2, 1, 2, 2), np.float32)  # group 2: each output channel sums a 2x2 window of its own channel
+    node = helper.make_node("Conv", ["x", "w"], ["y0"], group=2, strides=[2, 2], pads=[1, 1, 0, 0])
+    (y,) = backend.prepare(_model(node, [_info("x", TP.FLOAT, [1, 2, 4, 4]), _info("w", TP.FLOAT, [2, 1, 2, 2])])).run({"x": x, "w": w})
+    # output (0, 0) sees only x[0, 0] (the rest is padding); (1, 1) sees x[1:3, 1:3]
+    assert y.shape == (1, 2, 2, 2)
+    assert y[0, 0].tolist() == [[0.0, 3.0], [12.0, 30.0]]
+    assert y[0, 1].tolist() == [[16.0, 35.0], [44.0, 94.0]]
+
+
+def test_pools_take_strides_and_dilations_together(backend):
+    x = np.arange(25, dtype=np.float32).reshape(1, 1, 5, 5)
+    node = helper.make_node("MaxPool", ["x"], ["y0"], kernel_shape=[2, 2], strides=[3, 3], dilations=[2, 2])
+    (y,) = backend.prepare(_model(node, [_info("x", TP.FLOAT, [1, 1, 5, 5])])).run({"x": x})
+    assert y.tolist() == [[[[12.0]]]]  # taps x[0, 0], x[0, 2], x[2, 0], x[2, 2]: the largest is 12
+
+
+def test_slice_clamps_and_steps_backward(backend):
+    x = np.arange(6, dtype=np.int64)
+    starts, ends, steps = (helper.make_tensor(n, TP.INT64, [1], [v]) for n, v in (("s", 100), ("e", -100), ("t", -2)))
+    node = helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y0"])
+    axes = helper.make_tensor("a", TP.INT64, [1], [0])
+    (y,) = backend.prepare(_model(node, [_info("x", TP.INT64, [6])], initializers=[starts, ends, axes, steps], out=TP.INT64)).run({"x": x})
+    assert y.tolist() == [5, 3, 1]
+
+
+def test_bit_shift_28_defines_out_of_range_shifts(backend):
+    x = np.array([-8, 8, -8], np.int32)
+    y = np.array([-1, 40, 33], np.int32)
+    node = helper.make_node("BitShift", ["x", "y"], ["y0"], direction="RIGHT")
+    model = _model(node, [_info("x", TP.INT32, [3]), _info("y", TP.INT32, [3])], opset=28, out=TP.INT32)
+    (z,) = backend.prepare(model).run({"x": x, "y": y})
+    # "-1 for a right shift on a negative X ... and 0 in every other case"
+    assert z.tolist() == [-1, 0, -1]
+
+
+def test_gemm_with_a_row_bias(backend):
+    a = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    b = np.eye(2, dtype=np.float32)
+    c = np.array([[10.0, 20.0]], np.float32)
+    node = helper.make_node("Gemm", ["a", "b", "c"], ["y0"], alpha=2.0, beta=0.5)
+    model = _model(node, [_info("a", TP.FLOAT, [2, 2]), _info("b", TP.FLOAT, [2, 2]), _info("c", TP.FLOAT, [1, 2])])
+    (y,) = backend.prepare(model).run({"a": a, "b": b, "c": c})
+    assert y.tolist() == [[7.0, 14.0], [11.0, 18.0]]
+
+
+def test_an_op_version_without_a_lowering_is_unsupported_by_name(backend):
+    node = helper.make_node("ConvTranspose", ["x", "w"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [1, 1, 2, 2]), _info("w", TP.FLOAT, [1, 1, 2, 2])], opset=22)
+    with pytest.raises(Unsupported, match="no lowering for ConvTranspose-22"):
+        backend.prepare(model)
+
+
+def test_a_type_tensorflow_cannot_hold_is_unsupported(backend):
+    node = helper.make_node("Identity", ["x"], ["y0"])
+    with pytest.raises(Unsupported, match="FLOAT8E4M3FN"):
+        backend.prepare(_model(node, [_info("x", TP.FLOAT8E4M3FN, [2])]))
+
+
+def test_a_data_dependent_slice_bound_is_said_in_graph_mode_and_computed_eagerly():
+    node = helper.make_node("Slice", ["x", "s", "e"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [4]), _info("s", TP.INT64, [1]), _info("e", TP.INT64, [1])])
+    feeds = {"x": np.arange(4, dtype=np.float32), "s": np.array([1]), "e": np.array([3])}
+    eager = TensorFlowEagerBackend()
+    eager.load()
+    assert eager.prepare(model).run(feeds)[0].tolist() == [1.0, 2.0]
+    graph = TensorFlowBackend()
+    graph.load()
+    with pytest.raises(Unsupported, match="data-dependent"):
+        graph.prepare(model).run(feeds)
