@@ -601,6 +601,7 @@ def build_parser() -> argparse.ArgumentParser:
     cc.set_defaults(func=cmd_crosscheck)
 
     from .bench import register as register_bench
+    from .baseline import register as register_baseline
     from .findings import register as register_findings
     from .generated.cli import register as register_fuzz
     from .report.commands import register as register_report
@@ -610,6 +611,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_localize(sub)
     register_bench(sub)
     register_findings(sub)
+    register_baseline(sub)
     return p
 
 

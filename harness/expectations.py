@@ -1,5 +1,6 @@
 """Known failures as data: per-backend TOML files of entries
-``{case = "<case-id glob>", outcome = "<outcome>" | "fail", reason = "...", link = "..."}``
+``{case = "<case-id glob>", outcome = "<outcome>", reason = "...", link = "..."}`` (optionally
+``triage`` and ``finding``; see :mod:`harness.baseline`)
 (``cases = [...]`` for several cases with one reason).
 
 A result whose raw outcome is the expected one becomes ``xfail``; a pass against an entry
@@ -36,6 +37,11 @@ class Expectation:
     reason: str
     link: str = ""
     source: str = ""
+    #: "todo": written by ``expectations update``, not decided yet (``run --strict`` and
+    #: ``expectations check`` say so); "missing-kernel": an unsupported result listed by cause
+    triage: str = ""
+    #: the id of the finding (``harness/findings``) this entry's cause is
+    finding: str = ""
 
     def matches(self, result: Result) -> bool:
         return result.backend == self.backend and fnmatchcase(result.case_id, self.case)
@@ -96,22 +102,34 @@ def base_of(name: str) -> str | None:
 
 def load_file(path: Path, backend: str | None = None, variant: str | None = None) -> list[Expectation]:
     try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = Path(path).read_text()
+    except OSError as exc:
         raise ExpectationError(f"expectations file {path}: {exc}") from exc
+    return load_text(text, str(path), backend or Path(path).stem, variant)
+
+
+def load_text(text: str, source: str, backend: str, variant: str | None = None) -> list[Expectation]:
+    """The entries of one file's text (``source`` names it in messages)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ExpectationError(f"expectations file {source}: {exc}") from exc
     entries = []
     for n, raw in enumerate(data.get("expect", [])):
-        name = raw.get("backend", backend or Path(path).stem)
+        name = raw.get("backend", backend)
         if (variant or name) not in raw.get("variants", [variant or name]):
             continue
-        outcome = raw.get("outcome", "fail")
-        if outcome != "fail" and outcome not in OUTCOMES:
-            raise ExpectationError(f"{path}: entry {n} has unknown outcome {outcome!r}")
+        outcome = raw.get("outcome")
+        if outcome == "fail":
+            raise ExpectationError(f"{source}: entry {n} has outcome 'fail', which would hide any failure (a harness error "
+                                   f"included): name the exact outcome ({', '.join(sorted(FAILURES))})")
+        if outcome not in OUTCOMES:
+            raise ExpectationError(f"{source}: entry {n} needs an exact outcome, not {outcome!r}")
         cases = raw.get("cases", [raw["case"]] if raw.get("case") else [])
         if not cases or not raw.get("reason"):
-            raise ExpectationError(f"{path}: entry {n} needs both 'case' (or a list 'cases') and 'reason'")
-        entries += [Expectation(variant or name, case, outcome, raw["reason"], raw.get("link", ""), str(path)) for case in cases]
+            raise ExpectationError(f"{source}: entry {n} needs both 'case' (or a list 'cases') and 'reason'")
+        entries += [Expectation(variant or name, case, outcome, raw["reason"], raw.get("link", ""), source, raw.get("triage", ""),
+                                raw.get("finding", "")) for case in cases]
     return entries
 
 
@@ -136,9 +154,9 @@ def apply(result: Result, entries: list[Expectation]) -> Result:
     for entry in matching(entries, result.backend, result.case_id)[:1]:
         if result.outcome == "pass":
             result.outcome = "xpass"
-        elif entry.outcome == result.outcome or (entry.outcome == "fail" and result.outcome in FAILURES):
+        elif entry.outcome == result.outcome:
             result.outcome = "xfail"
-        result.reason = entry.reason + (f" ({entry.link})" if entry.link else "")
+        result.reason = ("todo: " if entry.triage == "todo" else "") + entry.reason + (f" ({entry.link})" if entry.link else "")
     return result
 
 

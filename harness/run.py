@@ -258,8 +258,10 @@ def unexpected_results(config: RunConfig, infos: dict[str, BackendInfo], rows: l
     out = [Unexpected(name, "", "unavailable", info.reason) for name, info in infos.items() if not info.available]
     out += sorted((Unexpected(r["backend"], r["case_id"], r["outcome"], r["message"] or "") for r in rows
                    if r["outcome"] in FAILURES or r["outcome"] == "xpass"), key=lambda u: (u.backend, u.case_id))
-    if config.strict:  # a stale entry, and a spec-silent choice other than ours, count too
+    if config.strict:  # a stale entry, a todo entry's match and a spec-silent choice other than ours count too
         out += [Unexpected(e.backend, e.case, "stale expectation", f"matched nothing ({e.source})") for e in stale]
+        out += [Unexpected(r["backend"], r["case_id"], "xfail by an undecided entry", r["reason"] or "") for r in rows
+                if r["outcome"] == "xfail" and (r.get("reason") or "").startswith("todo: ")]
         out += [Unexpected(r["backend"], r["case_id"], "unspecified", r["message"] or "") for r in rows if r["outcome"] == "unspecified"]
     return out
 
