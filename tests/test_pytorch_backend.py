@@ -434,3 +434,53 @@ def test_reductions_without_axes_and_noop_still_apply_their_elementwise_part(bac
         assert y.tolist() == want, op
     (y,) = _run_node(backend, "ReduceLogSum", [("x", np.array([0.0, 1.0], np.float32))], {"noop_with_empty_axes": 1}, opset=18)
     assert y.tolist() == [-np.inf, 0.0]
+
+
+def test_version_1_ops_ignore_consumed_inputs_and_keep_the_legacy_broadcast(backend):
+    f = np.float32
+    a, b = np.arange(6, dtype=f).reshape(2, 3), np.array([10.0, 20.0], f)
+    # "broadcast: Pass 1 to enable broadcasting"; "axis: If set, defines the broadcast dimensions"
+    (y,) = _run_node(backend, "Add", [("a", a), ("b", b)], {"broadcast": 1, "axis": 0, "consumed_inputs": [0, 0]}, opset=1)
+    assert y.tolist() == [[10, 11, 12], [23, 24, 25]]
+    (y,) = _run_node(backend, "Less", [("a", a), ("b", np.array([1.0, 1.0, 5.0], f))], {"broadcast": 1}, opset=1)
+    assert y.tolist() == [[True, False, True], [False, False, False]]
+    (y,) = _run_node(backend, "Exp", [("x", np.array([0.0], f))], {"consumed_inputs": [1]}, opset=1)
+    assert y.tolist() == [1.0]
+    (y,) = _run_node(backend, "Clip", [("x", np.array([-5.0, 5.0], f))], {"min": -1.0, "consumed_inputs": [0]}, opset=1)
+    assert y.tolist() == [-1.0, 5.0]
+
+
+def test_version_1_tensor_ops_take_their_legacy_arguments(backend):
+    f = np.float32
+    x = np.arange(4, dtype=f).reshape(2, 2)
+    (y,) = _run_node(backend, "Concat", [("a", x), ("b", x)], opset=1)  # "Default value is 1"
+    assert y.tolist() == [[0, 1, 0, 1], [2, 3, 2, 3]]
+    (y,) = _run_node(backend, "Reshape", [("x", x)], {"shape": [4], "consumed_inputs": [0]}, opset=1)
+    assert y.tolist() == [0, 1, 2, 3]
+    (y,) = _run_node(backend, "Pad", [("x", x)], {"paddings": [0, 1, 0, 0], "value": 9.0}, opset=1)
+    assert y.tolist() == [[9, 0, 1], [9, 2, 3]]
+    model = _model([helper.make_node("Tile", ["x", "t", "a"], ["y"])],
+                   [_info("x", TP.FLOAT, [2, 2]), _info("t", TP.INT64, []), _info("a", TP.INT64, [])], [_info("y", TP.FLOAT, None)], opset=1, ir=3)
+    (y,) = backend.prepare(model).run({"x": x, "t": np.array(2, np.int64), "a": np.array(1, np.int64)})
+    assert y.tolist() == [[0, 1, 0, 1], [2, 3, 2, 3]]  # "tiles" copies along "axis" only
+
+
+def test_batch_normalization_adds_epsilon_wider_than_bfloat16_statistics(backend):
+    # version 15 allows statistics (T2) narrower than X: var + epsilon is not a bfloat16 sum
+    bf = ml_dtypes.bfloat16
+    feeds = {"x": np.array([[1000.0]], np.float32), "s": np.ones(1, np.float32), "b": np.zeros(1, np.float32),
+             "m": np.zeros(1, bf), "v": np.ones(1, bf)}
+    codes = {"x": TP.FLOAT, "s": TP.FLOAT, "b": TP.FLOAT, "m": TP.BFLOAT16, "v": TP.BFLOAT16}
+    model = _model([helper.make_node("BatchNormalization", list(feeds), ["y"], epsilon=1e-3)],
+                   [_info(k, codes[k], list(v.shape)) for k, v in feeds.items()], [_info("y", TP.FLOAT, [1, 1])], opset=15)
+    (y,) = backend.prepare(model).run(feeds)
+    assert y.ravel().tolist() == [np.float32(1000.0 / np.sqrt(1.001))]
+
+
+def test_batch_normalization_7_without_spatial_takes_per_feature_parameters(backend):
+    # spatial = 0: scale, B, mean and var have X's shape without N (C x D1)
+    x = np.array([[[1.0, 2.0], [3.0, 4.0]]], np.float32)
+    p = lambda v: np.full((2, 2), v, np.float32)  # noqa: E731
+    (y,) = _run_node(backend, "BatchNormalization", [("x", x), ("s", p(2.0)), ("b", np.array([[0.0, 1.0], [2.0, 3.0]], np.float32)),
+                                                     ("m", p(1.0)), ("v", p(1.0))], {"spatial": 0, "epsilon": 0.0}, opset=7)
+    assert y.tolist() == [[[0.0, 3.0], [6.0, 9.0]]]

@@ -1,8 +1,9 @@
 """Elementwise operators: arithmetic, math functions, activations, comparisons, logic, bits.
 
 Binary operators broadcast numpy-style (the multidirectional broadcasting of onnx/Broadcasting.md,
-op-versions 7 and later; the legacy ``broadcast``/``axis`` attributes of versions 1 and 6 are
-not lowered).
+op-versions 7 and later); versions 1 and 6 align B to A by their legacy ``broadcast``/``axis``
+attributes. Legacy versions that differ from a later one only by ``consumed_inputs`` (an in-place
+hint) share its lowering.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import torch
 import torch.nn.functional as F
 
 from . import dtypes
-from ._util import widen
+from ._util import consumed, widen
 from .registry import lowers
 
 
@@ -83,7 +84,7 @@ def pow_(node, x, y):
 
 # -- the legacy broadcast of versions 1-6: b is aligned to a at ``axis`` (or at the end) ---------
 def _legacy(fn):
-    def run(node, a, b, *, broadcast=0, axis=None):
+    def run(node, a, b, *, broadcast=0, axis=None, consumed_inputs=None):
         if broadcast and b.dim() < a.dim():
             start = a.dim() - b.dim() if axis is None else (axis + a.dim() if axis < 0 else axis)
             b = b.reshape([1] * start + list(b.shape) + [1] * (a.dim() - start - b.dim()))
@@ -92,10 +93,10 @@ def _legacy(fn):
     return run
 
 
-lowers("Add", 6)(_legacy(add))
-lowers("Sub", 6)(_legacy(sub))
-lowers("Mul", 6)(_legacy(mul))
-lowers("Div", 6)(_legacy(div))
+lowers("Add", 1, 6)(_legacy(add))
+lowers("Sub", 1, 6)(_legacy(sub))
+lowers("Mul", 1, 6)(_legacy(mul))
+lowers("Div", 1, 6)(_legacy(div))
 lowers("Pow", 1)(_legacy(pow_))
 
 
@@ -350,3 +351,18 @@ def bit_cast(node, x, *, to):
     if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
         out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
     return out.to(dtypes.CARRIER[to])
+
+
+# -- version 1: as version 6 (or 7) apart from ``consumed_inputs`` and the legacy broadcast ------
+for _op, _fn in (
+    ("Neg", neg), ("Abs", abs_), ("Reciprocal", reciprocal), ("Relu", relu), ("LeakyRelu", leaky_relu),
+    ("Elu", elu), ("Selu", selu), ("HardSigmoid", hard_sigmoid), ("PRelu", prelu_6), ("Clip", clip_6),
+    ("Sum", sum_), ("Max", max_), ("Min", min_), ("Mean", mean),
+):
+    lowers(_op, 1)(consumed(_fn))
+for _op, _fn in (("Floor", torch.floor), ("Ceil", torch.ceil), ("Sqrt", torch.sqrt), ("Exp", torch.exp),
+                 ("Log", torch.log), ("Tanh", torch.tanh), ("Sigmoid", torch.sigmoid)):
+    lowers(_op, 1)(consumed(lambda node, x, _run=_float_math(_fn): _run(x)))
+for _op, _fn in (("Equal", torch.eq), ("Greater", torch.gt), ("Less", torch.lt), ("And", torch.logical_and),
+                 ("Or", torch.logical_or), ("Xor", torch.logical_xor)):
+    lowers(_op, 1)(_legacy(lambda node, a, b, _fn=_fn: _fn(a, b)))

@@ -35,9 +35,10 @@ def gemm(node, a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):  # noq
     return y.to(a.dtype)
 
 
-@lowers("Gemm", 6)
+@lowers("Gemm", 1, 6)
 def gemm_6(node, a, b, c, *, alpha=1.0, beta=1.0, broadcast=0, transA=0, transB=0):  # noqa: N803 - spec names
-    # Gemm-6's broadcast flag only allows what numpy broadcasting of C already does
+    # Gemm-1/6's broadcast flag only allows what numpy broadcasting of C already does (Gemm-1
+    # differs from Gemm-6 by nothing the result depends on)
     return gemm(node, a, b, c, alpha=alpha, beta=beta, transA=transA, transB=transB)
 
 

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import Unsupported
-from ._util import auto_pads, ints, pair_pads, scalar
+from ._util import auto_pads, consumed, ints, pair_pads, scalar
 from .registry import lowers
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
@@ -275,32 +275,47 @@ def _channel(t, rank):
 
 @lowers("BatchNormalization", 9, 14, 15)
 def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
+    # computed in float64 and rounded once to each output's type: from version 15 the
+    # parameters (T1) and statistics (T2) may be narrower than X, and var + epsilon in a half
+    # type loses the epsilon
     r = x.dim()
+    xw, sw, bw = x.double(), scale.double(), bias.double()
     if training_mode:
         dims = [0] + list(range(2, r))
-        cur_mean = x.mean(dim=dims)
-        cur_var = x.var(dim=dims, unbiased=False)
-        y = (x - _channel(cur_mean, r)) / torch.sqrt(_channel(cur_var, r) + epsilon) * _channel(scale, r) + _channel(bias, r)
-        run_mean = mean * momentum + cur_mean * (1 - momentum)
-        run_var = var * momentum + cur_var * (1 - momentum)
-        return y, run_mean.to(mean.dtype), run_var.to(var.dtype)
-    y = (x - _channel(mean, r)) / torch.sqrt(_channel(var, r) + epsilon) * _channel(scale, r) + _channel(bias, r)
+        cur_mean = xw.mean(dim=dims)
+        cur_var = xw.var(dim=dims, unbiased=False)
+        y = (xw - _channel(cur_mean, r)) / torch.sqrt(_channel(cur_var, r) + epsilon) * _channel(sw, r) + _channel(bw, r)
+        run_mean = mean.double() * momentum + cur_mean * (1 - momentum)
+        run_var = var.double() * momentum + cur_var * (1 - momentum)
+        return y.to(x.dtype), run_mean.to(mean.dtype), run_var.to(var.dtype)
+    mw, vw = mean.double(), var.double()
+    y = (xw - _param(mw, r)) / torch.sqrt(_param(vw, r) + epsilon) * _param(sw, r) + _param(bw, r)
     return y.to(x.dtype)
+
+
+def _param(t, rank):
+    """A per-channel parameter against X; a (C, D1, ...) one (versions 1-7 with spatial = 0)
+    broadcasts as it is."""
+    return _channel(t, rank) if t.dim() == 1 else t
 
 
 @lowers("BatchNormalization", 7)
 def batch_norm_7(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, spatial=1):
-    if not spatial:
-        raise Unsupported("BatchNormalization-7 with spatial=0")
+    # "spatial: If true, compute the mean and variance across per activation. If false,
+    # compute the mean and variance across per feature over each mini-batch": with spatial = 0
+    # the parameters have X's shape without N, which _param broadcasts as they are
     return batch_norm(node, x, scale, bias, mean, var, epsilon=epsilon)
 
 
 @lowers("BatchNormalization", 6)
 def batch_norm_6(node, x, scale, bias, mean, var, *, epsilon=1e-5, is_test=0, momentum=0.9, spatial=1):
-    if not spatial:
-        raise Unsupported("BatchNormalization-6 with spatial=0")
+    if not is_test:
+        raise Unsupported(f"BatchNormalization-{node.since} in training mode (is_test = 0): its saved statistics are not specified")
     y = batch_norm(node, x, scale, bias, mean, var, epsilon=epsilon)
     return y if not node.wants(1) else (y, mean, var)
+
+
+lowers("BatchNormalization", 1)(consumed(batch_norm_6))
 
 
 @lowers("InstanceNormalization", 6, 22)

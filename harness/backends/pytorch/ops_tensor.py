@@ -69,6 +69,11 @@ def reshape(node, x, shape, *, allowzero=0):
     return x.reshape(dims)
 
 
+@lowers("Reshape", 1)
+def reshape_1(node, x, *, shape, consumed_inputs=None):
+    return reshape(node, x, shape)
+
+
 @lowers("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
 def flatten(node, x, *, axis=1):
     a = axis + x.dim() if axis < 0 else axis
@@ -129,8 +134,17 @@ def tile(node, x, repeats):
     return x.repeat(*ints(repeats)) if x.dim() else x.clone()
 
 
-@lowers("Concat", 4, 11, 13)
-def concat(node, *xs, axis):
+@lowers("Tile", 1)
+def tile_1(node, x, tiles, axis):
+    # Tile-1 repeats one axis: "tiles: Number of repeated copies to make of the input tensor",
+    # "axis: Axis along which to repeat"
+    repeats = [1] * x.dim()
+    repeats[int(scalar(axis))] = int(scalar(tiles))
+    return x.repeat(*repeats)
+
+
+@lowers("Concat", 1, 4, 11, 13)
+def concat(node, *xs, axis=1):  # Concat-1's axis is optional, "Default value is 1"
     return torch.cat(xs, dim=axis)
 
 
@@ -344,6 +358,11 @@ def pad(node, x, pads, constant_value=None, axes=None, *, mode="constant"):
 @lowers("Pad", 2)
 def pad_2(node, x, *, pads, mode="constant", value=0.0):
     return _pad(x, list(pads), mode, value)
+
+
+@lowers("Pad", 1)
+def pad_1(node, x, *, paddings, mode="constant", value=0.0):
+    return _pad(x, list(paddings), mode, value)  # Pad-2 renamed ``paddings`` to ``pads``
 
 
 @lowers("CenterCropPad", 18)
