@@ -484,3 +484,46 @@ def test_batch_normalization_7_without_spatial_takes_per_feature_parameters(back
     (y,) = _run_node(backend, "BatchNormalization", [("x", x), ("s", p(2.0)), ("b", np.array([[0.0, 1.0], [2.0, 3.0]], np.float32)),
                                                      ("m", p(1.0)), ("v", p(1.0))], {"spatial": 0, "epsilon": 0.0}, opset=7)
     assert y.tolist() == [[[0.0, 3.0], [6.0, 9.0]]]
+
+
+def _run_any(backend, op, inputs, attrs=None, opset=21):
+    """Run one node on inputs of any numpy dtype; returns the single output."""
+    node = helper.make_node(op, [n for n, _ in inputs], ["y"], **(attrs or {}))
+    infos = [_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)) for n, a in inputs]
+    (y,) = backend.prepare(_model([node], infos, [_info("y", TP.UNDEFINED, None)], opset=opset)).run(dict(inputs))
+    return y
+
+
+def test_float_mod_is_exact_where_the_quotient_overflows(backend):
+    # 100 fmod -1.1754944e-38 is 0 (100 is a multiple of 2**-126); torch's vectorized fmod gives NaN
+    # from 16 elements on; float64's 1e300 fmod 1e-300 is 4.891554850853602e-301 (C fmod)
+    x, y = np.full(16, 100.0, np.float32), np.full(16, -1.1754944e-38, np.float32)
+    assert _run_any(backend, "Mod", [("a", x), ("b", y)], {"fmod": 1}, opset=13).tolist() == [0.0] * 16
+    r = _run_any(backend, "Mod", [("a", x), ("b", y)], {"fmod": 0}, opset=28)
+    assert r.tolist() == [0.0] * 16 and np.signbit(r).all()  # "+-0 with the sign of y"
+    xd, yd = np.full(16, 1e300), np.full(16, 1e-300)
+    assert _run_any(backend, "Mod", [("a", xd), ("b", yd)], {"fmod": 1}, opset=13).tolist() == [4.891554850853602e-301] * 16
+
+
+def test_uint64_above_2_63_orders_divides_and_reduces_as_unsigned(backend):
+    u = np.uint64
+    big, small = u(2**63 + 5), u(7)
+    a, b = np.array([big, small], u), np.array([small, big], u)
+    assert _run_any(backend, "Max", [("a", a), ("b", b)], opset=13).tolist() == [2**63 + 5, 2**63 + 5]
+    assert _run_any(backend, "Less", [("a", a), ("b", b)], opset=13).tolist() == [False, True]
+    assert _run_any(backend, "ReduceMin", [("x", a)], {"keepdims": 0}, opset=13).tolist() == 7
+    assert _run_any(backend, "ArgMax", [("x", a)], opset=13).tolist() == [0]
+    assert _run_any(backend, "Clip", [("x", a), ("lo", np.array(u(8))), ("hi", np.array(u(2**63)))], opset=13).tolist() == [2**63, 8]
+    assert _run_any(backend, "Abs", [("x", a)], opset=13).tolist() == [2**63 + 5, 7]
+    assert _run_any(backend, "Sign", [("x", a)], opset=13).tolist() == [1, 1]
+    assert _run_any(backend, "ReduceL1", [("x", np.array([big], u))], {"keepdims": 0}, opset=13).tolist() == 2**63 + 5
+    # (2**64 - 1) / 3 = 6148914691236517205; (2**63 + 5) mod 7 = 6 (2**63 = 7 * 1317624576693539401 + 1)
+    assert _run_any(backend, "Div", [("a", np.array([2**64 - 1, 2**63 + 5], u)), ("b", np.array([3, 2**63 + 6], u))], opset=14).tolist() == [6148914691236517205, 0]
+    assert _run_any(backend, "Mod", [("a", np.array([big], u)), ("b", np.array([small], u))], opset=13).tolist() == [6]
+
+
+def test_sign_of_nan_is_nan_and_logsumexp_of_float16_rounds_once(backend):
+    assert np.isnan(_run_any(backend, "Sign", [("x", np.array([np.nan], np.float32))], opset=13)).all()
+    # log(exp(0) + exp(-9.703125)) = 6.0975e-05, float16 6.098e-05; summed in float16 exp(-9.703) adds nothing
+    y = _run_any(backend, "ReduceLogSumExp", [("x", np.array([0.0, -9.703125], np.float16))], {"keepdims": 0}, opset=13)
+    assert y.tolist() == float(np.float16(np.log1p(np.exp(-9.703125))))

@@ -175,6 +175,12 @@ def _natural(t: torch.Tensor) -> np.ndarray:
     return t.numpy()
 
 
+def ordered(t: torch.Tensor) -> torch.Tensor:
+    """uint64 bits in an int64 carrier as an int64 in the same order as the uint64 values (the
+    sign bit flipped); its own inverse. Orderings, maxima and minima of uint64 go through it."""
+    return t ^ (-(1 << 63))
+
+
 def wrap(t: torch.Tensor, code: int) -> torch.Tensor:
     """Reduce a carrier holding a narrow integer type to that type's range (two's complement)."""
     bits, signed = WRAPPED[code]

@@ -57,20 +57,51 @@ def mul(node, a, b):
 def div(node, a, b):
     if a.dtype.is_floating_point or a.dtype.is_complex:
         return a / b
+    if node.in_type(0) == dtypes.TP.UINT64:
+        return _udivmod(a, b)[0]
     # integer division truncates toward zero (the C semantics the spec's reference uses)
     return torch.div(a, b, rounding_mode="trunc")
 
 
 @lowers("Mod", 10, 13, 28)
 def mod(node, a, b, *, fmod=0):
-    if fmod:
-        return torch.fmod(a, b)  # A - trunc(A / B) * B: the dividend's sign
-    out = torch.remainder(a, b)  # A - floor(A / B) * B: the divisor's sign
-    if a.dtype.is_floating_point:
-        # Mod-28's special cases: a finite x modulo +-inf is x when the signs agree, else y
-        same = torch.signbit(a) == torch.signbit(b)
-        out = torch.where(torch.isinf(b) & torch.isfinite(a) & (a != 0), torch.where(same, a, b), out)
-    return out
+    if node.in_type(0) == dtypes.TP.UINT64:
+        return _udivmod(a, b)[1]  # both modes agree on unsigned values
+    if not a.dtype.is_floating_point:
+        return torch.fmod(a, b) if fmod else torch.remainder(a, b)
+    r = _fmod(a, b)  # A - trunc(A / B) * B: the dividend's sign
+    if not fmod:  # A - floor(A / B) * B: the divisor's sign, "+-0 with the sign of y"
+        adjust = (r != 0) & (torch.signbit(r) != torch.signbit(b))
+        r = torch.where(adjust, (r.double() + b.double()).to(r.dtype), r)
+        # (which also gives Mod-28's "x when the signs agree, else y" for a finite x modulo +-inf)
+        r = torch.where(r == 0, torch.copysign(torch.zeros_like(r), b), r)
+    return r
+
+
+def _fmod(a, b):
+    """C fmod, exact. torch's vectorized CPU fmod (and remainder) gives NaN wherever the quotient
+    a / b overflows (16 or more float32 elements: 100 fmod -1.2e-38), so narrower types run in
+    float64, where their quotient fits, and float64 first reduces a by b * 2**k (a multiple of b,
+    which keeps the remainder) so that no quotient exceeds 2**1100 / 2**550."""
+    if a.dtype != torch.float64:
+        return torch.fmod(a.double(), b.double()).to(a.dtype)
+    r = a
+    for half in (550, 275, 0):  # b * 2**(2 * half), an infinite one leaves r as it is
+        r = torch.fmod(r, b * 2.0**half * 2.0**half)
+    return r
+
+
+def _udivmod(a, b):
+    """Quotient and remainder of uint64 values held in int64 (divlu of Hacker's Delight: halve
+    the dividend so a signed division is exact, then correct the quotient by one)."""
+    ge = lambda x, y: dtypes.ordered(x) >= dtypes.ordered(y)  # noqa: E731 - unsigned x >= y
+    big = b < 0  # divisor >= 2**63: the quotient is 0 or 1
+    small = torch.where(big, torch.ones_like(b), b)
+    q = torch.div(torch.bitwise_right_shift(a, 1) & 0x7FFFFFFFFFFFFFFF, small, rounding_mode="trunc") << 1
+    r = a - q * small
+    q = torch.where(ge(r, small), q + 1, q)
+    q = torch.where(big, ge(a, b).to(a.dtype), q)
+    return q, a - q * b
 
 
 @lowers("Pow", 7, 12, 13, 15)
@@ -107,7 +138,7 @@ def neg(node, x):
 
 @lowers("Abs", 6, 13)
 def abs_(node, x):
-    return torch.abs(x)
+    return x.clone() if node.in_type(0) in dtypes.UNSIGNED else torch.abs(x)
 
 
 @lowers("Reciprocal", 6, 13)
@@ -117,22 +148,28 @@ def reciprocal(node, x):
 
 @lowers("Sign", 9, 13)
 def sign(node, x):
-    return torch.sign(x)
+    if node.in_type(0) in dtypes.UNSIGNED:
+        return (x != 0).to(x.dtype)
+    # NaN has no sign: NaN back, as numpy gives and our reference expects (torch.sign gives 0)
+    return torch.where(torch.isnan(x), x, torch.sign(x)) if x.dtype.is_floating_point else torch.sign(x)
 
 
-def _variadic(fn):
+def _variadic(fn, ordering=False):
     def run(node, *xs):
+        unsigned64 = ordering and node.in_type(0) == dtypes.TP.UINT64
+        if unsigned64:
+            xs = [dtypes.ordered(x) for x in xs]
         out = xs[0]
         for x in xs[1:]:
             out = fn(out, x)
-        return out
+        return dtypes.ordered(out) if unsigned64 else out
 
     return run
 
 
 sum_ = lowers("Sum", 6, 8, 13)(_variadic(torch.add))
-max_ = lowers("Max", 6, 8, 12, 13)(_variadic(torch.maximum))
-min_ = lowers("Min", 6, 8, 12, 13)(_variadic(torch.minimum))
+max_ = lowers("Max", 6, 8, 12, 13)(_variadic(torch.maximum, ordering=True))
+min_ = lowers("Min", 6, 8, 12, 13)(_variadic(torch.minimum, ordering=True))
 
 
 @lowers("Mean", 6, 8, 13)
@@ -148,9 +185,11 @@ def clip(node, x, lo=None, hi=None):
     # absent bounds "default to numeric_limits::lowest() and numeric_limits::max()": finite, so
     # an infinite input becomes the type's largest finite value
     info = torch.finfo(x.dtype) if x.dtype.is_floating_point else torch.iinfo(x.dtype)
-    lo = lo.to(x.dtype) if lo is not None else torch.tensor(info.min, dtype=x.dtype)
-    hi = hi.to(x.dtype) if hi is not None else torch.tensor(info.max, dtype=x.dtype)
-    return torch.minimum(torch.maximum(x, lo), hi)
+    unsigned64 = node.in_type(0) == dtypes.TP.UINT64  # the int64 limits are uint64's once ordered
+    key = dtypes.ordered if unsigned64 else (lambda t: t)
+    lo = key(lo.to(x.dtype)) if lo is not None else torch.tensor(info.min, dtype=x.dtype)
+    hi = key(hi.to(x.dtype)) if hi is not None else torch.tensor(info.max, dtype=x.dtype)
+    return key(torch.minimum(torch.maximum(key(x), lo), hi))
 
 
 @lowers("Clip", 6)
@@ -210,6 +249,8 @@ def leaky_relu(node, x, *, alpha=0.01):
 
 @lowers("PRelu", 7, 9, 16)
 def prelu(node, x, slope):
+    if node.in_type(0) in dtypes.UNSIGNED:  # "f(x) = x for x >= 0" everywhere
+        return x.expand(torch.broadcast_shapes(x.shape, slope.shape)).clone()
     return torch.where(x < 0, x * slope, x)
 
 
@@ -279,7 +320,12 @@ def shrink(node, x, *, bias=0.0, lambd=0.5):
 
 # -- comparisons and logic -------------------------------------------------------------------
 def _compare(op: str, versions: tuple[int, ...], fn):
-    lowers(op, *versions)(lambda node, a, b: fn(a, b))
+    def run(node, a, b):
+        if node.in_type(0) == dtypes.TP.UINT64:
+            return fn(dtypes.ordered(a), dtypes.ordered(b))
+        return fn(a, b)
+
+    lowers(op, *versions)(run)
 
 
 for _op, _versions, _fn in (
