@@ -527,3 +527,46 @@ def test_sign_of_nan_is_nan_and_logsumexp_of_float16_rounds_once(backend):
     # log(exp(0) + exp(-9.703125)) = 6.0975e-05, float16 6.098e-05; summed in float16 exp(-9.703) adds nothing
     y = _run_any(backend, "ReduceLogSumExp", [("x", np.array([0.0, -9.703125], np.float16))], {"keepdims": 0}, opset=13)
     assert y.tolist() == float(np.float16(np.log1p(np.exp(-9.703125))))
+
+
+def test_shrink_of_integers_is_exact_near_the_type_limits(backend):
+    # bias 4, lambd 1.5: -2147483648 < -1.5 gives x + 4; 2**53 + 1 > 1.5 gives x - 4 (float32 rounds both)
+    x = np.array([-2147483648, -1, 2, 2147483647], np.int32)
+    assert _run_any(backend, "Shrink", [("x", x)], {"bias": 4.0, "lambd": 1.5}, opset=9).tolist() == [-2147483644, 0, -2, 2147483643]
+    x64 = np.array([2**53 + 1], np.int64)
+    assert _run_any(backend, "Shrink", [("x", x64)], {"bias": 4.0, "lambd": 1.5}, opset=9).tolist() == [2**53 - 3]
+
+
+def test_slice_backward_clamps_a_start_below_minus_dim_to_zero(backend):
+    # start -3 on a dim of 2 is -1, "clamped to range [0, dims[axes[i]]-1] for negative stepping":
+    # 0; end -3 is -1, clamped to [-1, 1]: one element, where Python's slice gives none
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    y = _run_any(backend, "Slice", [("x", x), ("s", i64(-3)), ("e", i64(-3)), ("a", i64(1)), ("st", i64(-1))], opset=13)
+    assert y.tolist() == [[1.0], [3.0]]
+
+
+def test_softplus_has_no_cut_off_and_no_half_overflow(backend):
+    # ln(1 + e^12.25) = 12.250005 (float16 12.25), e^12.25 alone overflows float16
+    assert _run_any(backend, "Softplus", [("x", np.array([12.25], np.float16))], opset=22).tolist() == [12.25]
+    y = _run_any(backend, "Softplus", [("x", np.array([22.5]))], opset=22)
+    assert y.tolist() == [22.5 + np.log1p(np.exp(-22.5))] and y[0] != 22.5
+
+
+def test_max_pool_index_of_a_minus_infinity_beside_padding_is_the_input(backend):
+    x = np.array([[[[-np.inf, 1.0], [2.0, 3.0]]]], np.float16)
+    model = _model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], pads=[1, 1, 0, 0])],
+                   [_info("x", TP.FLOAT16, [1, 1, 2, 2])], [_info("y", TP.FLOAT16, None), _info("i", TP.INT64, None)], opset=12)
+    _, idx = backend.prepare(model).run({"x": x})
+    assert idx.ravel().tolist() == [0, 1, 2, 3]  # the top-left window holds padding and the -inf at 0
+
+
+def test_integer_einsum_and_batched_matmul_integer_zero_points(backend):
+    a = np.array([[2**63 - 1, 0], [-(2**63), 1]], np.int64)
+    y = _run_any(backend, "Einsum", [("a", a), ("b", np.eye(2, dtype=np.int64))], {"equation": "ij,jk->ik"}, opset=12)
+    assert y.tolist() == a.tolist()
+    # a_zero_point [D, M, 1] per row of each batch, b_zero_point [D, 1, N] per column
+    A, B = np.full((2, 2, 1), 5, np.uint8), np.full((2, 1, 2), 7, np.uint8)
+    za, zb = np.array([[[1], [2]], [[3], [4]]], np.uint8), np.array([[[0, 1]], [[2, 3]]], np.uint8)
+    y = _run_any(backend, "MatMulInteger", [("a", A), ("b", B), ("za", za), ("zb", zb)], opset=10)
+    assert y.tolist() == [[[28, 24], [21, 18]], [[10, 8], [5, 4]]]

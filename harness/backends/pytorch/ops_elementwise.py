@@ -8,9 +8,12 @@ hint) share its lowering.
 
 from __future__ import annotations
 
+import math
+
 import torch
 import torch.nn.functional as F
 
+from ..base import Unsupported
 from . import dtypes
 from ._util import consumed, widen
 from .registry import lowers
@@ -294,7 +297,10 @@ def hard_swish(node, x):
 
 @lowers("Softplus", 1, 22)
 def softplus(node, x):
-    return _float_math(lambda v: torch.where(v > 20, v, torch.log1p(torch.exp(v))))(x)
+    # ln(exp(x) + 1) = max(x, 0) + ln(1 + exp(-|x|)): no overflow, and no cut-off (x + 2e-9 at
+    # x = 20 is not x in float64); half types in float32, rounded once
+    v = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return (torch.clamp(v, min=0) + torch.log1p(torch.exp(-torch.abs(v)))).to(x.dtype)
 
 
 @lowers("Mish", 18, 22)
@@ -314,8 +320,28 @@ def swish(node, x, *, alpha=1.0):
 
 @lowers("Shrink", 9)
 def shrink(node, x, *, bias=0.0, lambd=0.5):
-    out = torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, torch.zeros_like(x)))
-    return out.to(x.dtype)
+    if x.dtype.is_floating_point:
+        out = torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, torch.zeros_like(x)))
+        return out.to(x.dtype)
+    # integers exactly (comparing with a float or adding one rounds through float32): x < -lambd
+    # is x < ceil(-lambd), x > lambd is x > floor(lambd); a non-integral bias has no integer result
+    if bias != int(bias):
+        raise Unsupported(f"Shrink of integers with the non-integral bias {bias}")
+    b = torch.tensor(int(bias), dtype=x.dtype, device=x.device)
+    below = _less(x, math.ceil(-lambd), node.in_type(0))
+    above = ~_less(x, math.floor(lambd) + 1, node.in_type(0))
+    return torch.where(below, x + b, torch.where(above, x - b, torch.zeros_like(x)))
+
+
+def _less(x, t, code):
+    """x < t for an integer tensor x (of ONNX type ``code``) and any Python int t, exactly."""
+    lo, hi = (0, 2**64 - 1) if code == dtypes.TP.UINT64 else (torch.iinfo(x.dtype).min, torch.iinfo(x.dtype).max)
+    if t <= lo or t > hi:
+        return torch.full(x.shape, t > hi, dtype=torch.bool, device=x.device)
+    if code == dtypes.TP.UINT64:
+        bits = torch.tensor(t - 2**64 if t >= 2**63 else t, dtype=torch.int64, device=x.device)
+        return dtypes.ordered(x) < dtypes.ordered(bits)
+    return x < torch.tensor(t, dtype=x.dtype, device=x.device)
 
 
 # -- comparisons and logic -------------------------------------------------------------------
@@ -389,8 +415,6 @@ _EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
 def bit_cast(node, x, *, to):
     src = node.in_type(0)
     if src not in _EXACT or to not in _EXACT:
-        from ..base import Unsupported
-
         raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
     exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
     out = exact.contiguous().view(_EXACT[to])

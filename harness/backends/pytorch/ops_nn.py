@@ -193,8 +193,8 @@ def max_pool(node, x, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_
     work = x.to(torch.float64) if not x.dtype.is_floating_point else x
     padded = _pad_two(work, sp, extra, -math.inf, -math.inf)
     win = _windows(padded, kernel, strides, dilations, outs)
-    y, arg = win.max(dim=-1)
-    y = y.to(x.dtype)
+    top, arg = win.max(dim=-1)
+    y = top.to(x.dtype)
     if not want_indices:
         return y
     # the same windows over the positions of the input, to read back where each max came from
@@ -205,6 +205,11 @@ def max_pool(node, x, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_
         pos = torch.arange(plane, device=x.device).reshape(spatial)
     pos = _pad_two(pos.reshape([1, 1] + spatial).to(torch.float64), sp, extra, -1, -1)
     pos_win = _windows(pos, kernel, strides, dilations, outs).expand(list(win.shape))
+    # the first input position holding the maximum: a padding cell equal to it (an input of -inf
+    # beside the -inf fill) is never the answer
+    top = top.unsqueeze(-1)
+    hit = ((win == top) | (torch.isnan(win) & torch.isnan(top))) & (pos_win >= 0)
+    arg = torch.where(hit.any(-1), hit.to(torch.uint8).argmax(dim=-1), arg)
     idx = torch.gather(pos_win, -1, arg.unsqueeze(-1)).squeeze(-1).to(torch.int64)
     offsets = torch.arange(x.shape[0] * x.shape[1], device=x.device).reshape(x.shape[0], x.shape[1], *([1] * n)) * plane
     return y, idx + offsets

@@ -197,14 +197,15 @@ def _slice(x, starts, ends, axes, steps):
     flips = []
     for s, e, a, st in zip(starts, ends, axes, steps):
         dim = x.shape[a]
-        # Python's slice clamping is the spec's: negative starts/ends count from the end,
-        # then clamp to [0, dim] (or [-1, dim-1] for negative steps)
-        lo, hi, step = slice(s, e, st).indices(dim)
+        # "All negative values in starts[i] and ends[i] have dims[axes[i]] added to them ... Then
+        # starts[axes[i]] is clamped to range [0, dims[axes[i]]] for positive stepping, or to
+        # range [0, dims[axes[i]]-1] for negative stepping"; ends to [0, dim] or [-1, dim-1]
+        # (Python's slice clamps a start below -dim to -1 when stepping back: no element)
+        s, e = s + dim if s < 0 else s, e + dim if e < 0 else e
         if st > 0:
-            index[a] = slice(lo, hi, step)
+            index[a] = slice(min(max(s, 0), dim), min(max(e, 0), dim), st)
         else:
-            positions = list(range(lo, hi, step))
-            flips.append((a, positions))
+            flips.append((a, list(range(min(max(s, 0), dim - 1), min(max(e, -1), dim - 1), st))))
     out = x[tuple(index)]
     for a, positions in flips:
         out = out.index_select(a, torch.tensor(positions, dtype=torch.int64, device=x.device))
