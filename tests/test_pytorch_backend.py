@@ -570,3 +570,13 @@ def test_integer_einsum_and_batched_matmul_integer_zero_points(backend):
     za, zb = np.array([[[1], [2]], [[3], [4]]], np.uint8), np.array([[[0, 1]], [[2, 3]]], np.uint8)
     y = _run_any(backend, "MatMulInteger", [("a", A), ("b", B), ("za", za), ("zb", zb)], opset=10)
     assert y.tolist() == [[[28, 24], [21, 18]], [[10, 8], [5, 4]]]
+
+
+def test_float6_values_are_carried_exactly_and_cast_into_float6_is_unsupported(backend):
+    f6 = ml_dtypes.float6_e2m3fn
+    x = np.array([7.5, -0.125, 0.0], f6)
+    y = _run_any(backend, "DequantizeLinear", [("x", x), ("s", np.array(2.0, np.float32))], opset=25)
+    assert y.tolist() == [15.0, -0.25, 0.0]
+    model = _model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT6E2M3)], [_info("x", TP.FLOAT, [1])], [_info("y", TP.FLOAT6E2M3, [1])], opset=25)
+    with pytest.raises(Unsupported, match="Cast to float6e2m3"):
+        backend.prepare(model).run({"x": np.array([0.3], np.float32)})
