@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -414,25 +415,60 @@ _EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
 @lowers("BitCast", 26)
 def bit_cast(node, x, *, to):
     src = node.in_type(0)
-    if src not in _EXACT or to not in _EXACT:
-        raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
-    exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
-    out = exact.contiguous().view(_EXACT[to])
-    if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
-        out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
-    return out.to(dtypes.CARRIER[to])
+    if src in _EXACT and to in _EXACT:
+        exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
+        out = exact.contiguous().view(_EXACT[to])
+        if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
+            out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
+        return out.to(dtypes.CARRIER[to])
+    if src in _NARROW_BITS and to in _NARROW_BITS:  # 8 bits or fewer: through the bit pattern
+        bits = _bits(x, src)
+        if to in dtypes.NARROW_FLOATS and bool(_shared(to)[bits].any()):
+            raise Unsupported(f"BitCast to {dtypes.type_name(to)}: NaN payloads are not kept by its float32 carrier")
+        return _from_bits(bits, to)
+    raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
 
 
-# -- version 1: as version 6 (or 7) apart from ``consumed_inputs`` and the legacy broadcast ------
-for _op, _fn in (
-    ("Neg", neg), ("Abs", abs_), ("Reciprocal", reciprocal), ("Relu", relu), ("LeakyRelu", leaky_relu),
-    ("Elu", elu), ("Selu", selu), ("HardSigmoid", hard_sigmoid), ("PRelu", prelu_6), ("Clip", clip_6),
-    ("Sum", sum_), ("Max", max_), ("Min", min_), ("Mean", mean),
-):
-    lowers(_op, 1)(consumed(_fn))
-for _op, _fn in (("Floor", torch.floor), ("Ceil", torch.ceil), ("Sqrt", torch.sqrt), ("Exp", torch.exp),
-                 ("Log", torch.log), ("Tanh", torch.tanh), ("Sigmoid", torch.sigmoid)):
-    lowers(_op, 1)(consumed(lambda node, x, _run=_float_math(_fn): _run(x)))
-for _op, _fn in (("Equal", torch.eq), ("Greater", torch.gt), ("Less", torch.lt), ("And", torch.logical_and),
-                 ("Or", torch.logical_or), ("Xor", torch.logical_xor)):
-    lowers(_op, 1)(_legacy(lambda node, a, b, _fn=_fn: _fn(a, b)))
+#: ONNX types of 8 bits or fewer -> their width
+_NARROW_BITS = {dtypes.TP.INT8: 8, dtypes.TP.UINT8: 8, dtypes.TP.BOOL: 8, dtypes.TP.INT4: 4, dtypes.TP.UINT4: 4,
+                **{code: 2 for code in dtypes.WRAPPED if dtypes.WRAPPED[code][0] == 2},
+                **{code: (4 if code == dtypes.TP.FLOAT4E2M1 else 8) for code in dtypes.NARROW_FLOATS - dtypes.FLOAT6
+                   if code in dtypes.NUMPY}}
+
+
+def _float_table(code):
+    """float32 carrier of every bit pattern of a narrow float type (ml_dtypes' conversion, the one
+    that fills the carrier at the interface, NaN payloads included)."""
+    patterns = np.arange(1 << _NARROW_BITS[code], dtype=np.uint8).view(dtypes.NUMPY[code])
+    return torch.from_numpy(patterns.astype(np.float32))
+
+
+def _shared(code):
+    """Per bit pattern: its carrier is also another pattern's (float8e5m2's NaN payloads, which
+    ml_dtypes' conversion to float32 makes one NaN per sign)."""
+    table = _float_table(code).view(torch.int32)
+    return (table.unsqueeze(-1) == table).sum(-1) > 1
+
+
+def _bits(x, code):
+    if code in dtypes.NARROW_FLOATS:
+        table = _float_table(code).view(torch.int32)
+        same = x.contiguous().view(torch.int32).unsqueeze(-1) == table
+        if bool((same & _shared(code)).any()):
+            raise Unsupported(f"BitCast from {dtypes.type_name(code)}: NaN payloads are not kept by its float32 carrier")
+        if not bool(same.any(-1).all()):  # a NaN made by torch, not read in: any NaN of its sign
+            t = _float_table(code)
+            same = same | (torch.isnan(x).unsqueeze(-1) & torch.isnan(t) & (torch.signbit(x).unsqueeze(-1) == torch.signbit(t)))
+        return same.to(torch.uint8).argmax(dim=-1).to(torch.int64)
+    return x.to(torch.int64) & ((1 << _NARROW_BITS[code]) - 1)
+
+
+def _from_bits(bits, code):
+    if code in dtypes.NARROW_FLOATS:
+        return _float_table(code)[bits]
+    if code == dtypes.TP.BOOL:
+        return bits != 0
+    width = _NARROW_BITS[code]
+    if code in dtypes.UNSIGNED:
+        return bits.to(dtypes.CARRIER[code])
+    return (((bits + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))).to(dtypes.CARRIER[code])
