@@ -402,6 +402,21 @@ def where(node, cond, x, y):
     return torch.where(cond, x, y)
 
 
+# -- version 1: as version 6 (or 7) apart from ``consumed_inputs`` and the legacy broadcast ------
+for _op, _fn in (
+    ("Neg", neg), ("Abs", abs_), ("Reciprocal", reciprocal), ("Relu", relu), ("LeakyRelu", leaky_relu),
+    ("Elu", elu), ("Selu", selu), ("HardSigmoid", hard_sigmoid), ("PRelu", prelu_6), ("Clip", clip_6),
+    ("Sum", sum_), ("Max", max_), ("Min", min_), ("Mean", mean),
+):
+    lowers(_op, 1)(consumed(_fn))
+for _op, _fn in (("Floor", torch.floor), ("Ceil", torch.ceil), ("Sqrt", torch.sqrt), ("Exp", torch.exp),
+                 ("Log", torch.log), ("Tanh", torch.tanh), ("Sigmoid", torch.sigmoid)):
+    lowers(_op, 1)(consumed(lambda node, x, _run=_float_math(_fn): _run(x)))
+for _op, _fn in (("Equal", torch.eq), ("Greater", torch.gt), ("Less", torch.lt), ("And", torch.logical_and),
+                 ("Or", torch.logical_or), ("Xor", torch.logical_xor)):
+    lowers(_op, 1)(_legacy(lambda node, a, b, _fn=_fn: _fn(a, b)))
+
+
 # -- bit reinterpretation --------------------------------------------------------------------
 _EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
     dtypes.TP.FLOAT: torch.float32, dtypes.TP.DOUBLE: torch.float64, dtypes.TP.FLOAT16: torch.float16,
@@ -438,7 +453,7 @@ _NARROW_BITS = {dtypes.TP.INT8: 8, dtypes.TP.UINT8: 8, dtypes.TP.BOOL: 8, dtypes
 
 def _float_table(code):
     """float32 carrier of every bit pattern of a narrow float type (ml_dtypes' conversion, the one
-    that fills the carrier at the interface, NaN payloads included)."""
+    that fills the carrier at the interface)."""
     patterns = np.arange(1 << _NARROW_BITS[code], dtype=np.uint8).view(dtypes.NUMPY[code])
     return torch.from_numpy(patterns.astype(np.float32))
 
