@@ -599,3 +599,16 @@ def test_bit_cast_between_types_of_eight_bits_or_fewer_keeps_the_pattern(backend
     # float8e5m2 NaN payloads (0x7D, 0x7E, 0x7F) are one NaN in the float32 carrier: refused, not guessed
     with pytest.raises(Unsupported, match="NaN payloads"):
         _bit_cast(backend, np.array([0x7E], np.uint8), TP.UINT8, TP.FLOAT8E5M2)
+
+
+def test_uint64_above_2_63_sorts_uniques_and_scatters_as_unsigned(backend):
+    u = np.uint64
+    x = np.array([2**63 + 1, 3, 2**64 - 1], u)
+    model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], [_info("x", TP.UINT64, [3]), _info("k", TP.INT64, [1])],
+                   [_info("v", TP.UINT64, [2]), _info("i", TP.INT64, [2])], opset=11)
+    v, i = backend.prepare(model).run({"x": x, "k": np.array([2], np.int64)})
+    assert v.tolist() == [2**64 - 1, 2**63 + 1] and i.tolist() == [2, 0]
+    model = _model([helper.make_node("Unique", ["x"], ["y"])], [_info("x", TP.UINT64, [3])], [_info("y", TP.UINT64, None)], opset=11)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [3, 2**63 + 1, 2**64 - 1]
+    y = _run_any(backend, "ScatterElements", [("x", x), ("i", np.array([1], np.int64)), ("u", np.array([2**63], u))], {"reduction": "max"}, opset=18)
+    assert y.tolist() == [2**63 + 1, 2**63, 2**64 - 1]

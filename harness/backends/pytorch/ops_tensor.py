@@ -257,7 +257,15 @@ def scatter_elements(node, x, indices, updates, *, axis=0, reduction="none"):
     idx = _fix_indices(indices, x.shape[a])
     if reduction == "none":
         return x.scatter(a, idx, updates)
-    return x.scatter_reduce(a, idx, updates, reduce=_REDUCE[reduction], include_self=True)
+    key = _order_key(node, reduction)
+    return key(key(x).scatter_reduce(a, idx, key(updates), reduce=_REDUCE[reduction], include_self=True))
+
+
+def _order_key(node, reduction="max"):
+    """For max / min of uint64 (int64 carrier): the sign-flipped order key, its own inverse."""
+    if reduction in ("max", "min") and node.in_type(0) == dtypes.TP.UINT64:
+        return dtypes.ordered
+    return lambda t: t
 
 
 @lowers("Scatter", 9, 11)
@@ -267,6 +275,8 @@ def scatter(node, x, indices, updates, *, axis=0):
 
 @lowers("ScatterND", 11, 13, 16, 18)
 def scatter_nd(node, x, indices, updates, *, reduction="none"):
+    order = _order_key(node, reduction)
+    x, updates = order(x), order(updates)
     out = x.clone()
     indices = indices.to(torch.int64)
     r = indices.shape[-1]
@@ -287,7 +297,7 @@ def scatter_nd(node, x, indices, updates, *, reduction="none"):
                 out[at] = torch.maximum(out[at], upd[n])
             else:
                 out[at] = torch.minimum(out[at], upd[n])
-    return out
+    return order(out)
 
 
 @lowers("TensorScatter", 24)
@@ -433,16 +443,19 @@ def compress(node, x, condition, *, axis=None):
 @lowers("TopK", 10, 11, 24)
 def top_k(node, x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - spec name
     kk = int(scalar(k))
+    key = _order_key(node)
     # a stable sort keeps the lower index first among equal values, as the spec asks
-    values, indices = torch.sort(x, dim=axis, descending=bool(largest), stable=True)
-    return values.narrow(axis, 0, kk), indices.narrow(axis, 0, kk)
+    values, indices = torch.sort(key(x), dim=axis, descending=bool(largest), stable=True)
+    return key(values.narrow(axis, 0, kk)), indices.narrow(axis, 0, kk)
 
 
 @lowers("Unique", 11, 28)
 def unique(node, x, *, axis=None, sorted=1):  # noqa: A002 - spec name
-    data = x.reshape(-1) if axis is None else x
+    key = _order_key(node)
+    data = key(x.reshape(-1) if axis is None else x)
     dim = 0 if axis is None else (axis + x.dim() if axis < 0 else axis)
     values, inverse, counts = torch.unique(data, sorted=True, return_inverse=True, return_counts=True, dim=dim)
+    values = key(values)
     n = data.shape[dim]
     positions = torch.arange(n, device=x.device)
     first = torch.full((values.shape[dim],), n, dtype=torch.int64, device=x.device).scatter_reduce(0, inverse, positions, reduce="amin")
