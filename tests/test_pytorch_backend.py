@@ -612,3 +612,14 @@ def test_uint64_above_2_63_sorts_uniques_and_scatters_as_unsigned(backend):
     assert backend.prepare(model).run({"x": x})[0].tolist() == [3, 2**63 + 1, 2**64 - 1]
     y = _run_any(backend, "ScatterElements", [("x", x), ("i", np.array([1], np.int64)), ("u", np.array([2**63], u))], {"reduction": "max"}, opset=18)
     assert y.tolist() == [2**63 + 1, 2**63, 2**64 - 1]
+
+
+def test_range_from_infinity_is_empty_and_instance_normalization_1_ignores_consumed_inputs(backend):
+    # number_of_elements = max(ceil((limit - start) / delta), 0) = max(-inf, 0) = 0
+    f = np.float32
+    y = _run_any(backend, "Range", [("s", np.array(np.inf, f)), ("l", np.array(0.0, f)), ("d", np.array(1.0, f))], opset=11)
+    assert y.shape == (0,)
+    x = np.array([[[1.0, 3.0]]], f)
+    y = _run_any(backend, "InstanceNormalization", [("x", x), ("s", np.ones(1, f)), ("b", np.zeros(1, f))],
+                 {"consumed_inputs": [0, 0, 0], "epsilon": 0.0}, opset=1)
+    assert y.tolist() == [[[-1.0, 1.0]]]  # (x - 2) / sqrt(1)

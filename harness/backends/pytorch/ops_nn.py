@@ -333,6 +333,9 @@ def instance_norm(node, x, scale, bias, *, epsilon=1e-5):
     return y.to(x.dtype)
 
 
+lowers("InstanceNormalization", 1)(consumed(instance_norm))
+
+
 #: stash_type (a TensorProto element type) -> torch dtype: "Type of Mean and InvStdDev. This also
 #: specifies stage one's computation precision."
 _STASH = {1: torch.float32, 10: torch.float16, 11: torch.float64, 16: torch.bfloat16}

@@ -400,7 +400,8 @@ def center_crop_pad(node, x, shape, *, axes=None):
 @lowers("Range", 11, 27)
 def range_(node, start, limit, delta, *, stash_type=1):
     s, l, d = scalar(start), scalar(limit), scalar(delta)
-    n = max(math.ceil((l - s) / d), 0)
+    q = (l - s) / d
+    n = 0 if q <= 0 else math.ceil(q)  # max(ceil(q), 0): -inf (start = inf) is no element
     if start.dtype.is_floating_point:
         # start + i * delta, computed wider and rounded once (Range-27's stash_type asks at least float32)
         steps = torch.arange(n, dtype=torch.float64, device=start.device)
