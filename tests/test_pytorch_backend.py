@@ -623,3 +623,18 @@ def test_range_from_infinity_is_empty_and_instance_normalization_1_ignores_consu
     y = _run_any(backend, "InstanceNormalization", [("x", x), ("s", np.ones(1, f)), ("b", np.zeros(1, f))],
                  {"consumed_inputs": [0, 0, 0], "epsilon": 0.0}, opset=1)
     assert y.tolist() == [[[-1.0, 1.0]]]  # (x - 2) / sqrt(1)
+
+
+def test_dropout_before_version_10_types_its_mask_like_the_data(backend):
+    x = np.array([1.0, -2.0], np.float32)
+    model = _model([helper.make_node("Dropout", ["x"], ["y", "m"])], [_info("x", TP.FLOAT, [2])],
+                   [_info("y", TP.FLOAT, [2]), _info("m", TP.FLOAT, [2])], opset=7, ir=3)
+    y, m = backend.prepare(model).run({"x": x})
+    assert y.tolist() == [1.0, -2.0] and m.dtype == np.float32 and m.tolist() == [1.0, 1.0]
+    # Dropout-1 (consumed_inputs) in test mode: Y = X
+    model = _model([helper.make_node("Dropout", ["x"], ["y"], is_test=1, consumed_inputs=[0])], [_info("x", TP.FLOAT, [2])],
+                   [_info("y", TP.FLOAT, [2])], opset=1, ir=3)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [1.0, -2.0]
+    # Dropout-6's default is_test = 0 is a dropout: ratio 1 drops everything
+    model = _model([helper.make_node("Dropout", ["x"], ["y"], ratio=1.0)], [_info("x", TP.FLOAT, [2])], [_info("y", TP.FLOAT, [2])], opset=6, ir=3)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [0.0, 0.0]

@@ -461,13 +461,22 @@ def dropout(node, x, ratio=None, training_mode=None, *, seed=None):
 
 @lowers("Dropout", 7, 10)
 def dropout_10(node, x, *, ratio=0.5):
-    # no training_mode before version 12: inference, the identity
-    return x, torch.ones_like(x, dtype=torch.bool)
+    # no training_mode before version 12: inference, the identity; the mask is "T1: tensor(bool)"
+    # from version 10, of the data's type T before
+    return x, torch.ones_like(x, dtype=torch.bool if node.since >= 10 else x.dtype)
 
 
 @lowers("Dropout", 6)
 def dropout_6(node, x, *, is_test=0, ratio=0.5):
-    return x, torch.ones_like(x, dtype=torch.bool)
+    # "is_test: (int, default 0) if nonzero, run dropout in test mode where the output is simply
+    # Y = X": the default is a random dropout; the mask is of type T
+    if is_test:
+        return x, torch.ones_like(x)
+    y, keep = dropout(node, x, torch.tensor(ratio), torch.tensor(True))
+    return y, keep.to(x.dtype)
+
+
+lowers("Dropout", 1)(consumed(dropout_6))
 
 
 def _nll(scores, target, weight, ignore_index, reduction):
