@@ -638,3 +638,15 @@ def test_dropout_before_version_10_types_its_mask_like_the_data(backend):
     # Dropout-6's default is_test = 0 is a dropout: ratio 1 drops everything
     model = _model([helper.make_node("Dropout", ["x"], ["y"], ratio=1.0)], [_info("x", TP.FLOAT, [2])], [_info("y", TP.FLOAT, [2])], opset=6, ir=3)
     assert backend.prepare(model).run({"x": x})[0].tolist() == [0.0, 0.0]
+
+
+def test_version_1_top_k_takes_k_as_an_attribute_and_split_its_lengths_as_data(backend):
+    x = np.array([3.0, 1.0, 4.0, 1.5], np.float32)
+    model = _model([helper.make_node("TopK", ["x"], ["v", "i"], k=2)], [_info("x", TP.FLOAT, [4])],
+                   [_info("v", TP.FLOAT, [2]), _info("i", TP.INT64, [2])], opset=1, ir=3)
+    v, i = backend.prepare(model).run({"x": x})
+    assert v.tolist() == [4.0, 3.0] and i.tolist() == [2, 0]
+    model = _model([helper.make_node("Split", ["x", "s"], ["a", "b"])], [_info("x", TP.FLOAT, [4]), _info("s", TP.FLOAT, [2])],
+                   [_info("a", TP.FLOAT, None), _info("b", TP.FLOAT, None)], opset=1, ir=3)
+    a, b = backend.prepare(model).run({"x": x, "s": np.array([1.0, 3.0], np.float32)})
+    assert a.tolist() == [3.0] and b.tolist() == [1.0, 4.0, 1.5]

@@ -153,6 +153,14 @@ def split_attr(node, x, *, axis=0, split=None):
     return _split(node, x, axis, split)
 
 
+@lowers("Split", 1)
+def split_1(node, x, split_input=None, *, axis=0, split=None):
+    # "The lengths of the split can be specified using argument 'axis' or optional second input
+    # blob": the input (of the data's type T) wins over the attribute
+    lengths = [int(v) for v in split_input.reshape(-1).tolist()] if split_input is not None else split
+    return _split(node, x, axis, lengths)
+
+
 @lowers("Split", 13)
 def split_13(node, x, split=None, *, axis=0):
     return _split(node, x, axis, ints(split) if split is not None else None)
@@ -448,6 +456,11 @@ def top_k(node, x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - spec nam
     # a stable sort keeps the lower index first among equal values, as the spec asks
     values, indices = torch.sort(key(x), dim=axis, descending=bool(largest), stable=True)
     return key(values.narrow(axis, 0, kk)), indices.narrow(axis, 0, kk)
+
+
+@lowers("TopK", 1)
+def top_k_1(node, x, *, axis=-1, k):
+    return top_k(node, x, k, axis=axis)  # k an attribute; always the largest, sorted
 
 
 @lowers("Unique", 11, 28)
