@@ -650,3 +650,9 @@ def test_version_1_top_k_takes_k_as_an_attribute_and_split_its_lengths_as_data(b
                    [_info("a", TP.FLOAT, None), _info("b", TP.FLOAT, None)], opset=1, ir=3)
     a, b = backend.prepare(model).run({"x": x, "s": np.array([1.0, 3.0], np.float32)})
     assert a.tolist() == [3.0] and b.tolist() == [1.0, 4.0, 1.5]
+
+
+def test_bitwise_and_of_uint64_keeps_the_bits(backend):
+    a, b = np.array([2**63 + 6, 6], np.uint64), np.array([3, 3], np.uint64)
+    assert _run_any(backend, "BitwiseAnd", [("a", a), ("b", b)], opset=18).tolist() == [2, 2]
+    assert _run_any(backend, "BitwiseOr", [("a", a), ("b", b)], opset=18).tolist() == [2**63 + 7, 7]

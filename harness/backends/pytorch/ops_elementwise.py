@@ -347,8 +347,10 @@ def _less(x, t, code):
 
 # -- comparisons and logic -------------------------------------------------------------------
 def _compare(op: str, versions: tuple[int, ...], fn):
+    ordering = fn in (torch.gt, torch.lt, torch.ge, torch.le)  # (not the bitwise ones)
+
     def run(node, a, b):
-        if node.in_type(0) == dtypes.TP.UINT64:
+        if ordering and node.in_type(0) == dtypes.TP.UINT64:
             return fn(dtypes.ordered(a), dtypes.ordered(b))
         return fn(a, b)
 
