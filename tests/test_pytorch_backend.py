@@ -656,3 +656,10 @@ def test_bitwise_and_of_uint64_keeps_the_bits(backend):
     a, b = np.array([2**63 + 6, 6], np.uint64), np.array([3, 3], np.uint64)
     assert _run_any(backend, "BitwiseAnd", [("a", a), ("b", b)], opset=18).tolist() == [2, 2]
     assert _run_any(backend, "BitwiseOr", [("a", a), ("b", b)], opset=18).tolist() == [2**63 + 7, 7]
+
+
+def test_symmetric_blackman_window_in_an_integer_type_keeps_its_peak_of_one(backend):
+    # size 3, symmetric: 0.42 - 0.5 cos(pi n) + 0.08 cos(2 pi n) = [0, 1, 0] exactly; float64 sums the peak to 1 - 2**-53
+    model = _model([helper.make_node("BlackmanWindow", ["n"], ["w"], periodic=0, output_datatype=TP.INT32)],
+                   [_info("n", TP.INT64, [])], [_info("w", TP.INT32, [3])], opset=17)
+    assert backend.prepare(model).run({"n": np.array(3, np.int64)})[0].tolist() == [0, 1, 0]

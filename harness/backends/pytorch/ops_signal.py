@@ -72,6 +72,11 @@ def _window(node, size, periodic, output_datatype, terms):
     w = torch.zeros(n, dtype=torch.float64)
     for m, coef in enumerate(terms):
         w = w + coef * torch.cos(2 * math.pi * m * k / denom)
+    if output_datatype not in dtypes.FLOATING:
+        # an integer type truncates the exact value: 0.42 + 0.5 + 0.08 is 1, which float64 sums to
+        # 1 - 2**-53, so a sum within 1e-9 of an integer is that integer first
+        near = torch.round(w)
+        w = torch.trunc(torch.where((w - near).abs() < 1e-9, near, w))
     return w.to(dtypes.carrier(output_datatype)).to(node.device)
 
 
