@@ -663,3 +663,12 @@ def test_symmetric_blackman_window_in_an_integer_type_keeps_its_peak_of_one(back
     model = _model([helper.make_node("BlackmanWindow", ["n"], ["w"], periodic=0, output_datatype=TP.INT32)],
                    [_info("n", TP.INT64, [])], [_info("w", TP.INT32, [3])], opset=17)
     assert backend.prepare(model).run({"n": np.array(3, np.int64)})[0].tolist() == [0, 1, 0]
+
+
+def test_mel_weight_matrix_without_bands_is_empty(backend):
+    names = ["bins", "n", "rate", "lo", "hi"]
+    feeds = {"bins": np.array(0, np.int64), "n": np.array(8, np.int64), "rate": np.array(8000, np.int64),
+             "lo": np.array(0.0, np.float32), "hi": np.array(4000.0, np.float32)}
+    model = _model([helper.make_node("MelWeightMatrix", names, ["w"])],
+                   [_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), []) for k, v in feeds.items()], [_info("w", TP.FLOAT, None)], opset=17)
+    assert backend.prepare(model).run(feeds)[0].shape == (5, 0)  # [floor(dft_length / 2) + 1, num_mel_bins]
