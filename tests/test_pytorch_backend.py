@@ -672,3 +672,8 @@ def test_mel_weight_matrix_without_bands_is_empty(backend):
     model = _model([helper.make_node("MelWeightMatrix", names, ["w"])],
                    [_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), []) for k, v in feeds.items()], [_info("w", TP.FLOAT, None)], opset=17)
     assert backend.prepare(model).run(feeds)[0].shape == (5, 0)  # [floor(dft_length / 2) + 1, num_mel_bins]
+
+
+def test_affine_grid_of_an_empty_batch_is_empty(backend):
+    y = _run_any(backend, "AffineGrid", [("t", np.zeros((0, 2, 3), np.float32)), ("s", np.array([0, 1, 2, 3], np.int64))], opset=20)
+    assert y.shape == (0, 2, 3, 2)  # (N, H, W, 2)
