@@ -434,3 +434,246 @@ def test_reductions_without_axes_and_noop_still_apply_their_elementwise_part(bac
         assert y.tolist() == want, op
     (y,) = _run_node(backend, "ReduceLogSum", [("x", np.array([0.0, 1.0], np.float32))], {"noop_with_empty_axes": 1}, opset=18)
     assert y.tolist() == [-np.inf, 0.0]
+
+
+def test_version_1_ops_ignore_consumed_inputs_and_keep_the_legacy_broadcast(backend):
+    f = np.float32
+    a, b = np.arange(6, dtype=f).reshape(2, 3), np.array([10.0, 20.0], f)
+    # "broadcast: Pass 1 to enable broadcasting"; "axis: If set, defines the broadcast dimensions"
+    (y,) = _run_node(backend, "Add", [("a", a), ("b", b)], {"broadcast": 1, "axis": 0, "consumed_inputs": [0, 0]}, opset=1)
+    assert y.tolist() == [[10, 11, 12], [23, 24, 25]]
+    (y,) = _run_node(backend, "Less", [("a", a), ("b", np.array([1.0, 1.0, 5.0], f))], {"broadcast": 1}, opset=1)
+    assert y.tolist() == [[True, False, True], [False, False, False]]
+    (y,) = _run_node(backend, "Exp", [("x", np.array([0.0], f))], {"consumed_inputs": [1]}, opset=1)
+    assert y.tolist() == [1.0]
+    (y,) = _run_node(backend, "Clip", [("x", np.array([-5.0, 5.0], f))], {"min": -1.0, "consumed_inputs": [0]}, opset=1)
+    assert y.tolist() == [-1.0, 5.0]
+
+
+def test_version_1_tensor_ops_take_their_legacy_arguments(backend):
+    f = np.float32
+    x = np.arange(4, dtype=f).reshape(2, 2)
+    (y,) = _run_node(backend, "Concat", [("a", x), ("b", x)], opset=1)  # "Default value is 1"
+    assert y.tolist() == [[0, 1, 0, 1], [2, 3, 2, 3]]
+    (y,) = _run_node(backend, "Reshape", [("x", x)], {"shape": [4], "consumed_inputs": [0]}, opset=1)
+    assert y.tolist() == [0, 1, 2, 3]
+    (y,) = _run_node(backend, "Pad", [("x", x)], {"paddings": [0, 1, 0, 0], "value": 9.0}, opset=1)
+    assert y.tolist() == [[9, 0, 1], [9, 2, 3]]
+    model = _model([helper.make_node("Tile", ["x", "t", "a"], ["y"])],
+                   [_info("x", TP.FLOAT, [2, 2]), _info("t", TP.INT64, []), _info("a", TP.INT64, [])], [_info("y", TP.FLOAT, None)], opset=1, ir=3)
+    (y,) = backend.prepare(model).run({"x": x, "t": np.array(2, np.int64), "a": np.array(1, np.int64)})
+    assert y.tolist() == [[0, 1, 0, 1], [2, 3, 2, 3]]  # "tiles" copies along "axis" only
+
+
+def test_batch_normalization_adds_epsilon_wider_than_bfloat16_statistics(backend):
+    # version 15 allows statistics (T2) narrower than X: var + epsilon is not a bfloat16 sum
+    bf = ml_dtypes.bfloat16
+    feeds = {"x": np.array([[1000.0]], np.float32), "s": np.ones(1, np.float32), "b": np.zeros(1, np.float32),
+             "m": np.zeros(1, bf), "v": np.ones(1, bf)}
+    codes = {"x": TP.FLOAT, "s": TP.FLOAT, "b": TP.FLOAT, "m": TP.BFLOAT16, "v": TP.BFLOAT16}
+    model = _model([helper.make_node("BatchNormalization", list(feeds), ["y"], epsilon=1e-3)],
+                   [_info(k, codes[k], list(v.shape)) for k, v in feeds.items()], [_info("y", TP.FLOAT, [1, 1])], opset=15)
+    (y,) = backend.prepare(model).run(feeds)
+    assert y.ravel().tolist() == [np.float32(1000.0 / np.sqrt(1.001))]
+
+
+def test_batch_normalization_7_without_spatial_takes_per_feature_parameters(backend):
+    # spatial = 0: scale, B, mean and var have X's shape without N (C x D1)
+    x = np.array([[[1.0, 2.0], [3.0, 4.0]]], np.float32)
+    p = lambda v: np.full((2, 2), v, np.float32)  # noqa: E731
+    (y,) = _run_node(backend, "BatchNormalization", [("x", x), ("s", p(2.0)), ("b", np.array([[0.0, 1.0], [2.0, 3.0]], np.float32)),
+                                                     ("m", p(1.0)), ("v", p(1.0))], {"spatial": 0, "epsilon": 0.0}, opset=7)
+    assert y.tolist() == [[[0.0, 3.0], [6.0, 9.0]]]
+
+
+def _run_any(backend, op, inputs, attrs=None, opset=21):
+    """Run one node on inputs of any numpy dtype; returns the single output."""
+    node = helper.make_node(op, [n for n, _ in inputs], ["y"], **(attrs or {}))
+    infos = [_info(n, helper.np_dtype_to_tensor_dtype(a.dtype), list(a.shape)) for n, a in inputs]
+    (y,) = backend.prepare(_model([node], infos, [_info("y", TP.UNDEFINED, None)], opset=opset)).run(dict(inputs))
+    return y
+
+
+def test_float_mod_is_exact_where_the_quotient_overflows(backend):
+    # 100 fmod -1.1754944e-38 is 0 (100 is a multiple of 2**-126); torch's vectorized fmod gives NaN
+    # from 16 elements on; float64's 1e300 fmod 1e-300 is 4.891554850853602e-301 (C fmod)
+    x, y = np.full(16, 100.0, np.float32), np.full(16, -1.1754944e-38, np.float32)
+    assert _run_any(backend, "Mod", [("a", x), ("b", y)], {"fmod": 1}, opset=13).tolist() == [0.0] * 16
+    r = _run_any(backend, "Mod", [("a", x), ("b", y)], {"fmod": 0}, opset=28)
+    assert r.tolist() == [0.0] * 16 and np.signbit(r).all()  # "+-0 with the sign of y"
+    xd, yd = np.full(16, 1e300), np.full(16, 1e-300)
+    assert _run_any(backend, "Mod", [("a", xd), ("b", yd)], {"fmod": 1}, opset=13).tolist() == [4.891554850853602e-301] * 16
+
+
+def test_uint64_above_2_63_orders_divides_and_reduces_as_unsigned(backend):
+    u = np.uint64
+    big, small = u(2**63 + 5), u(7)
+    a, b = np.array([big, small], u), np.array([small, big], u)
+    assert _run_any(backend, "Max", [("a", a), ("b", b)], opset=13).tolist() == [2**63 + 5, 2**63 + 5]
+    assert _run_any(backend, "Less", [("a", a), ("b", b)], opset=13).tolist() == [False, True]
+    assert _run_any(backend, "ReduceMin", [("x", a)], {"keepdims": 0}, opset=13).tolist() == 7
+    assert _run_any(backend, "ArgMax", [("x", a)], opset=13).tolist() == [0]
+    assert _run_any(backend, "Clip", [("x", a), ("lo", np.array(u(8))), ("hi", np.array(u(2**63)))], opset=13).tolist() == [2**63, 8]
+    assert _run_any(backend, "Abs", [("x", a)], opset=13).tolist() == [2**63 + 5, 7]
+    assert _run_any(backend, "Sign", [("x", a)], opset=13).tolist() == [1, 1]
+    assert _run_any(backend, "ReduceL1", [("x", np.array([big], u))], {"keepdims": 0}, opset=13).tolist() == 2**63 + 5
+    # (2**64 - 1) / 3 = 6148914691236517205; (2**63 + 5) mod 7 = 6 (2**63 = 7 * 1317624576693539401 + 1)
+    assert _run_any(backend, "Div", [("a", np.array([2**64 - 1, 2**63 + 5], u)), ("b", np.array([3, 2**63 + 6], u))], opset=14).tolist() == [6148914691236517205, 0]
+    assert _run_any(backend, "Mod", [("a", np.array([big], u)), ("b", np.array([small], u))], opset=13).tolist() == [6]
+
+
+def test_sign_of_nan_is_nan_and_logsumexp_of_float16_rounds_once(backend):
+    assert np.isnan(_run_any(backend, "Sign", [("x", np.array([np.nan], np.float32))], opset=13)).all()
+    # log(exp(0) + exp(-9.703125)) = 6.0975e-05, float16 6.098e-05; summed in float16 exp(-9.703) adds nothing
+    y = _run_any(backend, "ReduceLogSumExp", [("x", np.array([0.0, -9.703125], np.float16))], {"keepdims": 0}, opset=13)
+    assert y.tolist() == float(np.float16(np.log1p(np.exp(-9.703125))))
+
+
+def test_shrink_of_integers_is_exact_near_the_type_limits(backend):
+    # bias 4, lambd 1.5: -2147483648 < -1.5 gives x + 4; 2**53 + 1 > 1.5 gives x - 4 (float32 rounds both)
+    x = np.array([-2147483648, -1, 2, 2147483647], np.int32)
+    assert _run_any(backend, "Shrink", [("x", x)], {"bias": 4.0, "lambd": 1.5}, opset=9).tolist() == [-2147483644, 0, -2, 2147483643]
+    x64 = np.array([2**53 + 1], np.int64)
+    assert _run_any(backend, "Shrink", [("x", x64)], {"bias": 4.0, "lambd": 1.5}, opset=9).tolist() == [2**53 - 3]
+
+
+def test_slice_backward_clamps_a_start_below_minus_dim_to_zero(backend):
+    # start -3 on a dim of 2 is -1, "clamped to range [0, dims[axes[i]]-1] for negative stepping":
+    # 0; end -3 is -1, clamped to [-1, 1]: one element, where Python's slice gives none
+    x = np.array([[1.0, 2.0], [3.0, 4.0]], np.float32)
+    i64 = lambda *v: np.array(v, np.int64)  # noqa: E731
+    y = _run_any(backend, "Slice", [("x", x), ("s", i64(-3)), ("e", i64(-3)), ("a", i64(1)), ("st", i64(-1))], opset=13)
+    assert y.tolist() == [[1.0], [3.0]]
+
+
+def test_softplus_has_no_cut_off_and_no_half_overflow(backend):
+    # ln(1 + e^12.25) = 12.250005 (float16 12.25), e^12.25 alone overflows float16
+    assert _run_any(backend, "Softplus", [("x", np.array([12.25], np.float16))], opset=22).tolist() == [12.25]
+    y = _run_any(backend, "Softplus", [("x", np.array([22.5]))], opset=22)
+    assert y.tolist() == [22.5 + np.log1p(np.exp(-22.5))] and y[0] != 22.5
+
+
+def test_max_pool_index_of_a_minus_infinity_beside_padding_is_the_input(backend):
+    x = np.array([[[[-np.inf, 1.0], [2.0, 3.0]]]], np.float16)
+    model = _model([helper.make_node("MaxPool", ["x"], ["y", "i"], kernel_shape=[2, 2], pads=[1, 1, 0, 0])],
+                   [_info("x", TP.FLOAT16, [1, 1, 2, 2])], [_info("y", TP.FLOAT16, None), _info("i", TP.INT64, None)], opset=12)
+    _, idx = backend.prepare(model).run({"x": x})
+    assert idx.ravel().tolist() == [0, 1, 2, 3]  # the top-left window holds padding and the -inf at 0
+
+
+def test_integer_einsum_and_batched_matmul_integer_zero_points(backend):
+    a = np.array([[2**63 - 1, 0], [-(2**63), 1]], np.int64)
+    y = _run_any(backend, "Einsum", [("a", a), ("b", np.eye(2, dtype=np.int64))], {"equation": "ij,jk->ik"}, opset=12)
+    assert y.tolist() == a.tolist()
+    # a_zero_point [D, M, 1] per row of each batch, b_zero_point [D, 1, N] per column
+    A, B = np.full((2, 2, 1), 5, np.uint8), np.full((2, 1, 2), 7, np.uint8)
+    za, zb = np.array([[[1], [2]], [[3], [4]]], np.uint8), np.array([[[0, 1]], [[2, 3]]], np.uint8)
+    y = _run_any(backend, "MatMulInteger", [("a", A), ("b", B), ("za", za), ("zb", zb)], opset=10)
+    assert y.tolist() == [[[28, 24], [21, 18]], [[10, 8], [5, 4]]]
+
+
+def test_float6_values_are_carried_exactly_and_cast_into_float6_is_unsupported(backend):
+    f6 = ml_dtypes.float6_e2m3fn
+    x = np.array([7.5, -0.125, 0.0], f6)
+    y = _run_any(backend, "DequantizeLinear", [("x", x), ("s", np.array(2.0, np.float32))], opset=25)
+    assert y.tolist() == [15.0, -0.25, 0.0]
+    model = _model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT6E2M3)], [_info("x", TP.FLOAT, [1])], [_info("y", TP.FLOAT6E2M3, [1])], opset=25)
+    with pytest.raises(Unsupported, match="Cast to float6e2m3"):
+        backend.prepare(model).run({"x": np.array([0.3], np.float32)})
+
+
+def _bit_cast(backend, x, code_in, code_out):
+    model = _model([helper.make_node("BitCast", ["x"], ["y"], to=code_out)], [_info("x", code_in, list(x.shape))],
+                   [_info("y", code_out, list(x.shape))], opset=26, ir=13)
+    return backend.prepare(model).run({"x": x})[0]
+
+
+def test_bit_cast_between_types_of_eight_bits_or_fewer_keeps_the_pattern(backend):
+    assert _bit_cast(backend, np.array([-1, 7], ml_dtypes.int4), TP.INT4, TP.UINT4).tolist() == [15, 7]
+    y = _bit_cast(backend, np.array([1.0, -0.0], ml_dtypes.float8_e4m3fn), TP.FLOAT8E4M3FN, TP.UINT8)
+    assert y.tolist() == [0x38, 0x80]  # 1.0 is 0 0111 000, -0.0 is the sign bit alone
+    y = _bit_cast(backend, np.array([0x0F, 0x01], np.uint8).view(ml_dtypes.float4_e2m1fn), TP.FLOAT4E2M1, TP.INT4)
+    assert y.tolist() == [-1, 1]
+    y = _bit_cast(backend, np.array([0x7F, 0x01], np.uint8), TP.UINT8, TP.FLOAT8E8M0)
+    assert y.astype(np.float32).tolist() == [1.0, 2.0**-126]  # exponent 127 - 127, 1 - 127
+    # float8e5m2 NaN payloads (0x7D, 0x7E, 0x7F) are one NaN in the float32 carrier: refused, not guessed
+    with pytest.raises(Unsupported, match="NaN payloads"):
+        _bit_cast(backend, np.array([0x7E], np.uint8), TP.UINT8, TP.FLOAT8E5M2)
+
+
+def test_uint64_above_2_63_sorts_uniques_and_scatters_as_unsigned(backend):
+    u = np.uint64
+    x = np.array([2**63 + 1, 3, 2**64 - 1], u)
+    model = _model([helper.make_node("TopK", ["x", "k"], ["v", "i"])], [_info("x", TP.UINT64, [3]), _info("k", TP.INT64, [1])],
+                   [_info("v", TP.UINT64, [2]), _info("i", TP.INT64, [2])], opset=11)
+    v, i = backend.prepare(model).run({"x": x, "k": np.array([2], np.int64)})
+    assert v.tolist() == [2**64 - 1, 2**63 + 1] and i.tolist() == [2, 0]
+    model = _model([helper.make_node("Unique", ["x"], ["y"])], [_info("x", TP.UINT64, [3])], [_info("y", TP.UINT64, None)], opset=11)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [3, 2**63 + 1, 2**64 - 1]
+    y = _run_any(backend, "ScatterElements", [("x", x), ("i", np.array([1], np.int64)), ("u", np.array([2**63], u))], {"reduction": "max"}, opset=18)
+    assert y.tolist() == [2**63 + 1, 2**63, 2**64 - 1]
+
+
+def test_range_from_infinity_is_empty_and_instance_normalization_1_ignores_consumed_inputs(backend):
+    # number_of_elements = max(ceil((limit - start) / delta), 0) = max(-inf, 0) = 0
+    f = np.float32
+    y = _run_any(backend, "Range", [("s", np.array(np.inf, f)), ("l", np.array(0.0, f)), ("d", np.array(1.0, f))], opset=11)
+    assert y.shape == (0,)
+    x = np.array([[[1.0, 3.0]]], f)
+    y = _run_any(backend, "InstanceNormalization", [("x", x), ("s", np.ones(1, f)), ("b", np.zeros(1, f))],
+                 {"consumed_inputs": [0, 0, 0], "epsilon": 0.0}, opset=1)
+    assert y.tolist() == [[[-1.0, 1.0]]]  # (x - 2) / sqrt(1)
+
+
+def test_dropout_before_version_10_types_its_mask_like_the_data(backend):
+    x = np.array([1.0, -2.0], np.float32)
+    model = _model([helper.make_node("Dropout", ["x"], ["y", "m"])], [_info("x", TP.FLOAT, [2])],
+                   [_info("y", TP.FLOAT, [2]), _info("m", TP.FLOAT, [2])], opset=7, ir=3)
+    y, m = backend.prepare(model).run({"x": x})
+    assert y.tolist() == [1.0, -2.0] and m.dtype == np.float32 and m.tolist() == [1.0, 1.0]
+    # Dropout-1 (consumed_inputs) in test mode: Y = X
+    model = _model([helper.make_node("Dropout", ["x"], ["y"], is_test=1, consumed_inputs=[0])], [_info("x", TP.FLOAT, [2])],
+                   [_info("y", TP.FLOAT, [2])], opset=1, ir=3)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [1.0, -2.0]
+    # Dropout-6's default is_test = 0 is a dropout: ratio 1 drops everything
+    model = _model([helper.make_node("Dropout", ["x"], ["y"], ratio=1.0)], [_info("x", TP.FLOAT, [2])], [_info("y", TP.FLOAT, [2])], opset=6, ir=3)
+    assert backend.prepare(model).run({"x": x})[0].tolist() == [0.0, 0.0]
+
+
+def test_version_1_top_k_takes_k_as_an_attribute_and_split_its_lengths_as_data(backend):
+    x = np.array([3.0, 1.0, 4.0, 1.5], np.float32)
+    model = _model([helper.make_node("TopK", ["x"], ["v", "i"], k=2)], [_info("x", TP.FLOAT, [4])],
+                   [_info("v", TP.FLOAT, [2]), _info("i", TP.INT64, [2])], opset=1, ir=3)
+    v, i = backend.prepare(model).run({"x": x})
+    assert v.tolist() == [4.0, 3.0] and i.tolist() == [2, 0]
+    model = _model([helper.make_node("Split", ["x", "s"], ["a", "b"])], [_info("x", TP.FLOAT, [4]), _info("s", TP.FLOAT, [2])],
+                   [_info("a", TP.FLOAT, None), _info("b", TP.FLOAT, None)], opset=1, ir=3)
+    a, b = backend.prepare(model).run({"x": x, "s": np.array([1.0, 3.0], np.float32)})
+    assert a.tolist() == [3.0] and b.tolist() == [1.0, 4.0, 1.5]
+
+
+def test_bitwise_and_of_uint64_keeps_the_bits(backend):
+    a, b = np.array([2**63 + 6, 6], np.uint64), np.array([3, 3], np.uint64)
+    assert _run_any(backend, "BitwiseAnd", [("a", a), ("b", b)], opset=18).tolist() == [2, 2]
+    assert _run_any(backend, "BitwiseOr", [("a", a), ("b", b)], opset=18).tolist() == [2**63 + 7, 7]
+
+
+def test_symmetric_blackman_window_in_an_integer_type_keeps_its_peak_of_one(backend):
+    # size 3, symmetric: 0.42 - 0.5 cos(pi n) + 0.08 cos(2 pi n) = [0, 1, 0] exactly; float64 sums the peak to 1 - 2**-53
+    model = _model([helper.make_node("BlackmanWindow", ["n"], ["w"], periodic=0, output_datatype=TP.INT32)],
+                   [_info("n", TP.INT64, [])], [_info("w", TP.INT32, [3])], opset=17)
+    assert backend.prepare(model).run({"n": np.array(3, np.int64)})[0].tolist() == [0, 1, 0]
+
+
+def test_mel_weight_matrix_without_bands_is_empty(backend):
+    names = ["bins", "n", "rate", "lo", "hi"]
+    feeds = {"bins": np.array(0, np.int64), "n": np.array(8, np.int64), "rate": np.array(8000, np.int64),
+             "lo": np.array(0.0, np.float32), "hi": np.array(4000.0, np.float32)}
+    model = _model([helper.make_node("MelWeightMatrix", names, ["w"])],
+                   [_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), []) for k, v in feeds.items()], [_info("w", TP.FLOAT, None)], opset=17)
+    assert backend.prepare(model).run(feeds)[0].shape == (5, 0)  # [floor(dft_length / 2) + 1, num_mel_bins]
+
+
+def test_affine_grid_of_an_empty_batch_is_empty(backend):
+    y = _run_any(backend, "AffineGrid", [("t", np.zeros((0, 2, 3), np.float32)), ("s", np.array([0, 1, 2, 3], np.int64))], opset=20)
+    assert y.shape == (0, 2, 3, 2)  # (N, H, W, 2)

@@ -59,3 +59,14 @@ def auto_pads(auto_pad: str, in_sizes: list[int], kernel: list[int], strides: li
         small = total // 2
         out.append((small, total - small) if auto_pad == "SAME_UPPER" else (total - small, small))
     return out
+
+
+def consumed(fn: Any) -> Any:
+    """``fn`` for a legacy op-version (1-5) that differs only by ``consumed_inputs``, an in-place
+    hint of the old optimizer the result does not depend on."""
+
+    def run(node: Any, *args: Any, consumed_inputs: Any = None, **attrs: Any) -> Any:
+        return fn(node, *args, **attrs)
+
+    run.__name__ = f"{getattr(fn, '__name__', 'lowering')}_consumed"
+    return run

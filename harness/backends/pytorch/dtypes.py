@@ -8,7 +8,8 @@ restored at the graph outputs:
   kernels); results are wrapped modulo 2**16 / 2**32 after every node that produces them;
 - uint64 -> int64 holding the same bits (add, sub, mul and bitwise ops are exact; ordering
   and division differ above 2**63);
-- float8 (all four), float4e2m1, float8e8m0 -> float32 holding the exactly representable value;
+- float8 (all four), float4e2m1, float8e8m0, float6 (both) -> float32 holding the exactly
+  representable value;
 - int4 / uint4 / int2 / uint2 -> int8 / uint8, wrapped after every node that produces them.
 
 Strings have no torch tensor: models with string values are ``unsupported``.
@@ -49,7 +50,8 @@ CARRIER: dict[int, torch.dtype] = {
     TP.INT4: torch.int8,
     TP.UINT4: torch.uint8,
 }
-for _name, _carrier in (("FLOAT8E8M0", torch.float32), ("INT2", torch.int8), ("UINT2", torch.uint8)):
+for _name, _carrier in (("FLOAT8E8M0", torch.float32), ("INT2", torch.int8), ("UINT2", torch.uint8),
+                        ("FLOAT6E2M3", torch.float32), ("FLOAT6E3M2", torch.float32)):
     if hasattr(TP, _name):
         CARRIER[getattr(TP, _name)] = _carrier
 
@@ -66,6 +68,9 @@ NUMPY: dict[int, np.dtype] = {
 }
 if hasattr(TP, "FLOAT8E8M0") and hasattr(ml_dtypes, "float8_e8m0fnu"):
     NUMPY[TP.FLOAT8E8M0] = np.dtype(ml_dtypes.float8_e8m0fnu)
+if hasattr(TP, "FLOAT6E2M3") and hasattr(ml_dtypes, "float6_e2m3fn"):
+    NUMPY[TP.FLOAT6E2M3] = np.dtype(ml_dtypes.float6_e2m3fn)
+    NUMPY[TP.FLOAT6E3M2] = np.dtype(ml_dtypes.float6_e3m2fn)
 if hasattr(TP, "INT2") and hasattr(ml_dtypes, "int2"):
     NUMPY[TP.INT2] = np.dtype(ml_dtypes.int2)
     NUMPY[TP.UINT2] = np.dtype(ml_dtypes.uint2)
@@ -80,7 +85,9 @@ if hasattr(TP, "INT2"):
 
 #: float types narrower than their carrier: code -> (torch dtype to round through or None, max finite)
 FLOAT8 = {TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ}
-NARROW_FLOATS = FLOAT8 | {TP.FLOAT4E2M1} | ({TP.FLOAT8E8M0} if hasattr(TP, "FLOAT8E8M0") else set())
+#: float6 values are carried exactly, but nothing rounds to them: Cast into them is unsupported
+FLOAT6 = {getattr(TP, n) for n in ("FLOAT6E2M3", "FLOAT6E3M2") if hasattr(TP, n)}
+NARROW_FLOATS = FLOAT8 | {TP.FLOAT4E2M1} | ({TP.FLOAT8E8M0} if hasattr(TP, "FLOAT8E8M0") else set()) | FLOAT6
 
 FLOATING = {TP.FLOAT, TP.DOUBLE, TP.FLOAT16, TP.BFLOAT16} | NARROW_FLOATS
 INTEGER = {TP.INT8, TP.INT16, TP.INT32, TP.INT64, TP.UINT8, TP.UINT16, TP.UINT32, TP.UINT64} | set(WRAPPED)
@@ -173,6 +180,12 @@ def _natural(t: torch.Tensor) -> np.ndarray:
     if t.dtype in (torch.float8_e4m3fn, torch.float8_e5m2, torch.float8_e4m3fnuz, torch.float8_e5m2fnuz):
         return t.to(torch.float32).numpy()
     return t.numpy()
+
+
+def ordered(t: torch.Tensor) -> torch.Tensor:
+    """uint64 bits in an int64 carrier as an int64 in the same order as the uint64 values (the
+    sign bit flipped); its own inverse. Orderings, maxima and minima of uint64 go through it."""
+    return t ^ (-(1 << 63))
 
 
 def wrap(t: torch.Tensor, code: int) -> torch.Tensor:

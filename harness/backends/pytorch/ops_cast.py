@@ -99,7 +99,7 @@ def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, ro
             fnuz_inf_nan: bool = False) -> torch.Tensor:
     if to == TP.STRING or src == TP.STRING:
         raise Unsupported("torch has no string tensors (Cast to or from string)")
-    if to not in dtypes.CARRIER:
+    if to not in dtypes.CARRIER or to in dtypes.FLOAT6:
         raise Unsupported(f"Cast to {dtypes.type_name(to)}")
     integral = to == TP.BOOL or to in _INT_RANGE or to in (TP.INT64, TP.UINT64)
     # uint64 to an integer type keeps the carrier's bits (wrapping is on the low bits); only a float

@@ -1,17 +1,22 @@
 """Elementwise operators: arithmetic, math functions, activations, comparisons, logic, bits.
 
 Binary operators broadcast numpy-style (the multidirectional broadcasting of onnx/Broadcasting.md,
-op-versions 7 and later; the legacy ``broadcast``/``axis`` attributes of versions 1 and 6 are
-not lowered).
+op-versions 7 and later); versions 1 and 6 align B to A by their legacy ``broadcast``/``axis``
+attributes. Legacy versions that differ from a later one only by ``consumed_inputs`` (an in-place
+hint) share its lowering.
 """
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..base import Unsupported
 from . import dtypes
-from ._util import widen
+from ._util import consumed, widen
 from .registry import lowers
 
 
@@ -56,20 +61,51 @@ def mul(node, a, b):
 def div(node, a, b):
     if a.dtype.is_floating_point or a.dtype.is_complex:
         return a / b
+    if node.in_type(0) == dtypes.TP.UINT64:
+        return _udivmod(a, b)[0]
     # integer division truncates toward zero (the C semantics the spec's reference uses)
     return torch.div(a, b, rounding_mode="trunc")
 
 
 @lowers("Mod", 10, 13, 28)
 def mod(node, a, b, *, fmod=0):
-    if fmod:
-        return torch.fmod(a, b)  # A - trunc(A / B) * B: the dividend's sign
-    out = torch.remainder(a, b)  # A - floor(A / B) * B: the divisor's sign
-    if a.dtype.is_floating_point:
-        # Mod-28's special cases: a finite x modulo +-inf is x when the signs agree, else y
-        same = torch.signbit(a) == torch.signbit(b)
-        out = torch.where(torch.isinf(b) & torch.isfinite(a) & (a != 0), torch.where(same, a, b), out)
-    return out
+    if node.in_type(0) == dtypes.TP.UINT64:
+        return _udivmod(a, b)[1]  # both modes agree on unsigned values
+    if not a.dtype.is_floating_point:
+        return torch.fmod(a, b) if fmod else torch.remainder(a, b)
+    r = _fmod(a, b)  # A - trunc(A / B) * B: the dividend's sign
+    if not fmod:  # A - floor(A / B) * B: the divisor's sign, "+-0 with the sign of y"
+        adjust = (r != 0) & (torch.signbit(r) != torch.signbit(b))
+        r = torch.where(adjust, (r.double() + b.double()).to(r.dtype), r)
+        # (which also gives Mod-28's "x when the signs agree, else y" for a finite x modulo +-inf)
+        r = torch.where(r == 0, torch.copysign(torch.zeros_like(r), b), r)
+    return r
+
+
+def _fmod(a, b):
+    """C fmod, exact. torch's vectorized CPU fmod (and remainder) gives NaN wherever the quotient
+    a / b overflows (16 or more float32 elements: 100 fmod -1.2e-38), so narrower types run in
+    float64, where their quotient fits, and float64 first reduces a by b * 2**k (a multiple of b,
+    which keeps the remainder) so that no quotient exceeds 2**1100 / 2**550."""
+    if a.dtype != torch.float64:
+        return torch.fmod(a.double(), b.double()).to(a.dtype)
+    r = a
+    for half in (550, 275, 0):  # b * 2**(2 * half), an infinite one leaves r as it is
+        r = torch.fmod(r, b * 2.0**half * 2.0**half)
+    return r
+
+
+def _udivmod(a, b):
+    """Quotient and remainder of uint64 values held in int64 (divlu of Hacker's Delight: halve
+    the dividend so a signed division is exact, then correct the quotient by one)."""
+    ge = lambda x, y: dtypes.ordered(x) >= dtypes.ordered(y)  # noqa: E731 - unsigned x >= y
+    big = b < 0  # divisor >= 2**63: the quotient is 0 or 1
+    small = torch.where(big, torch.ones_like(b), b)
+    q = torch.div(torch.bitwise_right_shift(a, 1) & 0x7FFFFFFFFFFFFFFF, small, rounding_mode="trunc") << 1
+    r = a - q * small
+    q = torch.where(ge(r, small), q + 1, q)
+    q = torch.where(big, ge(a, b).to(a.dtype), q)
+    return q, a - q * b
 
 
 @lowers("Pow", 7, 12, 13, 15)
@@ -83,7 +119,7 @@ def pow_(node, x, y):
 
 # -- the legacy broadcast of versions 1-6: b is aligned to a at ``axis`` (or at the end) ---------
 def _legacy(fn):
-    def run(node, a, b, *, broadcast=0, axis=None):
+    def run(node, a, b, *, broadcast=0, axis=None, consumed_inputs=None):
         if broadcast and b.dim() < a.dim():
             start = a.dim() - b.dim() if axis is None else (axis + a.dim() if axis < 0 else axis)
             b = b.reshape([1] * start + list(b.shape) + [1] * (a.dim() - start - b.dim()))
@@ -92,10 +128,10 @@ def _legacy(fn):
     return run
 
 
-lowers("Add", 6)(_legacy(add))
-lowers("Sub", 6)(_legacy(sub))
-lowers("Mul", 6)(_legacy(mul))
-lowers("Div", 6)(_legacy(div))
+lowers("Add", 1, 6)(_legacy(add))
+lowers("Sub", 1, 6)(_legacy(sub))
+lowers("Mul", 1, 6)(_legacy(mul))
+lowers("Div", 1, 6)(_legacy(div))
 lowers("Pow", 1)(_legacy(pow_))
 
 
@@ -106,7 +142,7 @@ def neg(node, x):
 
 @lowers("Abs", 6, 13)
 def abs_(node, x):
-    return torch.abs(x)
+    return x.clone() if node.in_type(0) in dtypes.UNSIGNED else torch.abs(x)
 
 
 @lowers("Reciprocal", 6, 13)
@@ -116,22 +152,28 @@ def reciprocal(node, x):
 
 @lowers("Sign", 9, 13)
 def sign(node, x):
-    return torch.sign(x)
+    if node.in_type(0) in dtypes.UNSIGNED:
+        return (x != 0).to(x.dtype)
+    # NaN has no sign: NaN back, as numpy gives and our reference expects (torch.sign gives 0)
+    return torch.where(torch.isnan(x), x, torch.sign(x)) if x.dtype.is_floating_point else torch.sign(x)
 
 
-def _variadic(fn):
+def _variadic(fn, ordering=False):
     def run(node, *xs):
+        unsigned64 = ordering and node.in_type(0) == dtypes.TP.UINT64
+        if unsigned64:
+            xs = [dtypes.ordered(x) for x in xs]
         out = xs[0]
         for x in xs[1:]:
             out = fn(out, x)
-        return out
+        return dtypes.ordered(out) if unsigned64 else out
 
     return run
 
 
 sum_ = lowers("Sum", 6, 8, 13)(_variadic(torch.add))
-max_ = lowers("Max", 6, 8, 12, 13)(_variadic(torch.maximum))
-min_ = lowers("Min", 6, 8, 12, 13)(_variadic(torch.minimum))
+max_ = lowers("Max", 6, 8, 12, 13)(_variadic(torch.maximum, ordering=True))
+min_ = lowers("Min", 6, 8, 12, 13)(_variadic(torch.minimum, ordering=True))
 
 
 @lowers("Mean", 6, 8, 13)
@@ -147,9 +189,11 @@ def clip(node, x, lo=None, hi=None):
     # absent bounds "default to numeric_limits::lowest() and numeric_limits::max()": finite, so
     # an infinite input becomes the type's largest finite value
     info = torch.finfo(x.dtype) if x.dtype.is_floating_point else torch.iinfo(x.dtype)
-    lo = lo.to(x.dtype) if lo is not None else torch.tensor(info.min, dtype=x.dtype)
-    hi = hi.to(x.dtype) if hi is not None else torch.tensor(info.max, dtype=x.dtype)
-    return torch.minimum(torch.maximum(x, lo), hi)
+    unsigned64 = node.in_type(0) == dtypes.TP.UINT64  # the int64 limits are uint64's once ordered
+    key = dtypes.ordered if unsigned64 else (lambda t: t)
+    lo = key(lo.to(x.dtype)) if lo is not None else torch.tensor(info.min, dtype=x.dtype)
+    hi = key(hi.to(x.dtype)) if hi is not None else torch.tensor(info.max, dtype=x.dtype)
+    return key(torch.minimum(torch.maximum(key(x), lo), hi))
 
 
 @lowers("Clip", 6)
@@ -209,6 +253,8 @@ def leaky_relu(node, x, *, alpha=0.01):
 
 @lowers("PRelu", 7, 9, 16)
 def prelu(node, x, slope):
+    if node.in_type(0) in dtypes.UNSIGNED:  # "f(x) = x for x >= 0" everywhere
+        return x.expand(torch.broadcast_shapes(x.shape, slope.shape)).clone()
     return torch.where(x < 0, x * slope, x)
 
 
@@ -252,7 +298,10 @@ def hard_swish(node, x):
 
 @lowers("Softplus", 1, 22)
 def softplus(node, x):
-    return _float_math(lambda v: torch.where(v > 20, v, torch.log1p(torch.exp(v))))(x)
+    # ln(exp(x) + 1) = max(x, 0) + ln(1 + exp(-|x|)): no overflow, and no cut-off (x + 2e-9 at
+    # x = 20 is not x in float64); half types in float32, rounded once
+    v = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return (torch.clamp(v, min=0) + torch.log1p(torch.exp(-torch.abs(v)))).to(x.dtype)
 
 
 @lowers("Mish", 18, 22)
@@ -272,13 +321,40 @@ def swish(node, x, *, alpha=1.0):
 
 @lowers("Shrink", 9)
 def shrink(node, x, *, bias=0.0, lambd=0.5):
-    out = torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, torch.zeros_like(x)))
-    return out.to(x.dtype)
+    if x.dtype.is_floating_point:
+        out = torch.where(x < -lambd, x + bias, torch.where(x > lambd, x - bias, torch.zeros_like(x)))
+        return out.to(x.dtype)
+    # integers exactly (comparing with a float or adding one rounds through float32): x < -lambd
+    # is x < ceil(-lambd), x > lambd is x > floor(lambd); a non-integral bias has no integer result
+    if bias != int(bias):
+        raise Unsupported(f"Shrink of integers with the non-integral bias {bias}")
+    b = torch.tensor(int(bias), dtype=x.dtype, device=x.device)
+    below = _less(x, math.ceil(-lambd), node.in_type(0))
+    above = ~_less(x, math.floor(lambd) + 1, node.in_type(0))
+    return torch.where(below, x + b, torch.where(above, x - b, torch.zeros_like(x)))
+
+
+def _less(x, t, code):
+    """x < t for an integer tensor x (of ONNX type ``code``) and any Python int t, exactly."""
+    lo, hi = (0, 2**64 - 1) if code == dtypes.TP.UINT64 else (torch.iinfo(x.dtype).min, torch.iinfo(x.dtype).max)
+    if t <= lo or t > hi:
+        return torch.full(x.shape, t > hi, dtype=torch.bool, device=x.device)
+    if code == dtypes.TP.UINT64:
+        bits = torch.tensor(t - 2**64 if t >= 2**63 else t, dtype=torch.int64, device=x.device)
+        return dtypes.ordered(x) < dtypes.ordered(bits)
+    return x < torch.tensor(t, dtype=x.dtype, device=x.device)
 
 
 # -- comparisons and logic -------------------------------------------------------------------
 def _compare(op: str, versions: tuple[int, ...], fn):
-    lowers(op, *versions)(lambda node, a, b: fn(a, b))
+    ordering = fn in (torch.gt, torch.lt, torch.ge, torch.le)  # (not the bitwise ones)
+
+    def run(node, a, b):
+        if ordering and node.in_type(0) == dtypes.TP.UINT64:
+            return fn(dtypes.ordered(a), dtypes.ordered(b))
+        return fn(a, b)
+
+    lowers(op, *versions)(run)
 
 
 for _op, _versions, _fn in (
@@ -328,6 +404,21 @@ def where(node, cond, x, y):
     return torch.where(cond, x, y)
 
 
+# -- version 1: as version 6 (or 7) apart from ``consumed_inputs`` and the legacy broadcast ------
+for _op, _fn in (
+    ("Neg", neg), ("Abs", abs_), ("Reciprocal", reciprocal), ("Relu", relu), ("LeakyRelu", leaky_relu),
+    ("Elu", elu), ("Selu", selu), ("HardSigmoid", hard_sigmoid), ("PRelu", prelu_6), ("Clip", clip_6),
+    ("Sum", sum_), ("Max", max_), ("Min", min_), ("Mean", mean),
+):
+    lowers(_op, 1)(consumed(_fn))
+for _op, _fn in (("Floor", torch.floor), ("Ceil", torch.ceil), ("Sqrt", torch.sqrt), ("Exp", torch.exp),
+                 ("Log", torch.log), ("Tanh", torch.tanh), ("Sigmoid", torch.sigmoid)):
+    lowers(_op, 1)(consumed(lambda node, x, _run=_float_math(_fn): _run(x)))
+for _op, _fn in (("Equal", torch.eq), ("Greater", torch.gt), ("Less", torch.lt), ("And", torch.logical_and),
+                 ("Or", torch.logical_or), ("Xor", torch.logical_xor)):
+    lowers(_op, 1)(_legacy(lambda node, a, b, _fn=_fn: _fn(a, b)))
+
+
 # -- bit reinterpretation --------------------------------------------------------------------
 _EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
     dtypes.TP.FLOAT: torch.float32, dtypes.TP.DOUBLE: torch.float64, dtypes.TP.FLOAT16: torch.float16,
@@ -341,12 +432,60 @@ _EXACT = {  # ONNX type -> torch dtype of exactly its width, for viewing bits
 @lowers("BitCast", 26)
 def bit_cast(node, x, *, to):
     src = node.in_type(0)
-    if src not in _EXACT or to not in _EXACT:
-        from ..base import Unsupported
+    if src in _EXACT and to in _EXACT:
+        exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
+        out = exact.contiguous().view(_EXACT[to])
+        if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
+            out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
+        return out.to(dtypes.CARRIER[to])
+    if src in _NARROW_BITS and to in _NARROW_BITS:  # 8 bits or fewer: through the bit pattern
+        bits = _bits(x, src)
+        if to in dtypes.NARROW_FLOATS and bool(_shared(to)[bits].any()):
+            raise Unsupported(f"BitCast to {dtypes.type_name(to)}: NaN payloads are not kept by its float32 carrier")
+        return _from_bits(bits, to)
+    raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
 
-        raise Unsupported(f"BitCast between {dtypes.type_name(src or 0)} and {dtypes.type_name(to)}")
-    exact = x.to(_EXACT[src]) if x.dtype != _EXACT[src] else x  # wraps carriers to their width
-    out = exact.contiguous().view(_EXACT[to])
-    if to in (dtypes.TP.UINT16, dtypes.TP.UINT32):
-        out = out.to(torch.int64) & ((1 << (16 if to == dtypes.TP.UINT16 else 32)) - 1)
-    return out.to(dtypes.CARRIER[to])
+
+#: ONNX types of 8 bits or fewer -> their width
+_NARROW_BITS = {dtypes.TP.INT8: 8, dtypes.TP.UINT8: 8, dtypes.TP.BOOL: 8, dtypes.TP.INT4: 4, dtypes.TP.UINT4: 4,
+                **{code: 2 for code in dtypes.WRAPPED if dtypes.WRAPPED[code][0] == 2},
+                **{code: (4 if code == dtypes.TP.FLOAT4E2M1 else 8) for code in dtypes.NARROW_FLOATS - dtypes.FLOAT6
+                   if code in dtypes.NUMPY}}
+
+
+def _float_table(code):
+    """float32 carrier of every bit pattern of a narrow float type (ml_dtypes' conversion, the one
+    that fills the carrier at the interface)."""
+    patterns = np.arange(1 << _NARROW_BITS[code], dtype=np.uint8).view(dtypes.NUMPY[code])
+    return torch.from_numpy(patterns.astype(np.float32))
+
+
+def _shared(code):
+    """Per bit pattern: its carrier is also another pattern's (float8e5m2's NaN payloads, which
+    ml_dtypes' conversion to float32 makes one NaN per sign)."""
+    table = _float_table(code).view(torch.int32)
+    return (table.unsqueeze(-1) == table).sum(-1) > 1
+
+
+def _bits(x, code):
+    if code in dtypes.NARROW_FLOATS:
+        table = _float_table(code).view(torch.int32)
+        same = x.contiguous().view(torch.int32).unsqueeze(-1) == table
+        if bool((same & _shared(code)).any()):
+            raise Unsupported(f"BitCast from {dtypes.type_name(code)}: NaN payloads are not kept by its float32 carrier")
+        if not bool(same.any(-1).all()):  # a NaN made by torch, not read in: any NaN of its sign
+            t = _float_table(code)
+            same = same | (torch.isnan(x).unsqueeze(-1) & torch.isnan(t) & (torch.signbit(x).unsqueeze(-1) == torch.signbit(t)))
+        return same.to(torch.uint8).argmax(dim=-1).to(torch.int64)
+    return x.to(torch.int64) & ((1 << _NARROW_BITS[code]) - 1)
+
+
+def _from_bits(bits, code):
+    if code in dtypes.NARROW_FLOATS:
+        return _float_table(code)[bits]
+    if code == dtypes.TP.BOOL:
+        return bits != 0
+    width = _NARROW_BITS[code]
+    if code in dtypes.UNSIGNED:
+        return bits.to(dtypes.CARRIER[code])
+    return (((bits + (1 << (width - 1))) & ((1 << width) - 1)) - (1 << (width - 1))).to(dtypes.CARRIER[code])

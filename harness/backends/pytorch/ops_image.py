@@ -280,6 +280,8 @@ def grid_sample(node, x, grid, *, align_corners=0, mode=None, padding_mode="zero
 @lowers("AffineGrid", 20)
 def affine_grid(node, theta, size, *, align_corners=0):
     dims = ints(size)
+    if dims[0] == 0:  # torch refuses N = 0; the grid is an empty (0, [D,] H, W, 2 or 3) tensor
+        return torch.zeros([0, *dims[2:], len(dims) - 2], dtype=theta.dtype, device=theta.device)
     work = theta if theta.dtype in (torch.float32, torch.float64) else theta.float()
     return F.affine_grid(work, dims, align_corners=bool(align_corners)).to(theta.dtype)
 

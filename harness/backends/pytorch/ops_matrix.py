@@ -35,9 +35,10 @@ def gemm(node, a, b, c=None, *, alpha=1.0, beta=1.0, transA=0, transB=0):  # noq
     return y.to(a.dtype)
 
 
-@lowers("Gemm", 6)
+@lowers("Gemm", 1, 6)
 def gemm_6(node, a, b, c, *, alpha=1.0, beta=1.0, broadcast=0, transA=0, transB=0):  # noqa: N803 - spec names
-    # Gemm-6's broadcast flag only allows what numpy broadcasting of C already does
+    # Gemm-1/6's broadcast flag only allows what numpy broadcasting of C already does (Gemm-1
+    # differs from Gemm-6 by nothing the result depends on)
     return gemm(node, a, b, c, alpha=alpha, beta=beta, transA=transA, transB=transB)
 
 
@@ -45,7 +46,9 @@ def gemm_6(node, a, b, c, *, alpha=1.0, beta=1.0, broadcast=0, transA=0, transB=
 def einsum(node, *xs, equation):
     if xs[0].dtype.is_floating_point:
         return torch.einsum(equation, *xs)
-    return torch.einsum(equation, *[x.to(torch.float64) for x in xs]).round().to(xs[0].dtype)
+    # integers in int64 (torch's einsum mixes int64 with narrower types in some contractions),
+    # wrapped back to the type; through float64 an int64 sum above 2**53 was rounded
+    return torch.einsum(equation, *[x.to(torch.int64) for x in xs]).to(xs[0].dtype)
 
 
 @lowers("Det", 11, 22)
@@ -60,7 +63,7 @@ def _centered(x, zp, per_row=False):
     if zp is None:
         return x
     zp = zp.to(torch.int64)
-    if per_row and zp.numel() > 1:
+    if per_row and zp.dim() == 1 and zp.numel() > 1:  # "an M element vector": one per row
         zp = zp.reshape(-1, 1)
     return x - zp
 

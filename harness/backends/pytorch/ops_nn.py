@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import Unsupported
-from ._util import auto_pads, ints, pair_pads, scalar
+from ._util import auto_pads, consumed, ints, pair_pads, scalar
 from .registry import lowers
 
 _CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
@@ -193,8 +193,8 @@ def max_pool(node, x, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_
     work = x.to(torch.float64) if not x.dtype.is_floating_point else x
     padded = _pad_two(work, sp, extra, -math.inf, -math.inf)
     win = _windows(padded, kernel, strides, dilations, outs)
-    y, arg = win.max(dim=-1)
-    y = y.to(x.dtype)
+    top, arg = win.max(dim=-1)
+    y = top.to(x.dtype)
     if not want_indices:
         return y
     # the same windows over the positions of the input, to read back where each max came from
@@ -205,6 +205,11 @@ def max_pool(node, x, *, auto_pad="NOTSET", ceil_mode=0, dilations=None, kernel_
         pos = torch.arange(plane, device=x.device).reshape(spatial)
     pos = _pad_two(pos.reshape([1, 1] + spatial).to(torch.float64), sp, extra, -1, -1)
     pos_win = _windows(pos, kernel, strides, dilations, outs).expand(list(win.shape))
+    # the first input position holding the maximum: a padding cell equal to it (an input of -inf
+    # beside the -inf fill) is never the answer
+    top = top.unsqueeze(-1)
+    hit = ((win == top) | (torch.isnan(win) & torch.isnan(top))) & (pos_win >= 0)
+    arg = torch.where(hit.any(-1), hit.to(torch.uint8).argmax(dim=-1), arg)
     idx = torch.gather(pos_win, -1, arg.unsqueeze(-1)).squeeze(-1).to(torch.int64)
     offsets = torch.arange(x.shape[0] * x.shape[1], device=x.device).reshape(x.shape[0], x.shape[1], *([1] * n)) * plane
     return y, idx + offsets
@@ -275,32 +280,47 @@ def _channel(t, rank):
 
 @lowers("BatchNormalization", 9, 14, 15)
 def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
+    # computed in float64 and rounded once to each output's type: from version 15 the
+    # parameters (T1) and statistics (T2) may be narrower than X, and var + epsilon in a half
+    # type loses the epsilon
     r = x.dim()
+    xw, sw, bw = x.double(), scale.double(), bias.double()
     if training_mode:
         dims = [0] + list(range(2, r))
-        cur_mean = x.mean(dim=dims)
-        cur_var = x.var(dim=dims, unbiased=False)
-        y = (x - _channel(cur_mean, r)) / torch.sqrt(_channel(cur_var, r) + epsilon) * _channel(scale, r) + _channel(bias, r)
-        run_mean = mean * momentum + cur_mean * (1 - momentum)
-        run_var = var * momentum + cur_var * (1 - momentum)
-        return y, run_mean.to(mean.dtype), run_var.to(var.dtype)
-    y = (x - _channel(mean, r)) / torch.sqrt(_channel(var, r) + epsilon) * _channel(scale, r) + _channel(bias, r)
+        cur_mean = xw.mean(dim=dims)
+        cur_var = xw.var(dim=dims, unbiased=False)
+        y = (xw - _channel(cur_mean, r)) / torch.sqrt(_channel(cur_var, r) + epsilon) * _channel(sw, r) + _channel(bw, r)
+        run_mean = mean.double() * momentum + cur_mean * (1 - momentum)
+        run_var = var.double() * momentum + cur_var * (1 - momentum)
+        return y.to(x.dtype), run_mean.to(mean.dtype), run_var.to(var.dtype)
+    mw, vw = mean.double(), var.double()
+    y = (xw - _param(mw, r)) / torch.sqrt(_param(vw, r) + epsilon) * _param(sw, r) + _param(bw, r)
     return y.to(x.dtype)
+
+
+def _param(t, rank):
+    """A per-channel parameter against X; a (C, D1, ...) one (versions 1-7 with spatial = 0)
+    broadcasts as it is."""
+    return _channel(t, rank) if t.dim() == 1 else t
 
 
 @lowers("BatchNormalization", 7)
 def batch_norm_7(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, spatial=1):
-    if not spatial:
-        raise Unsupported("BatchNormalization-7 with spatial=0")
+    # "spatial: If true, compute the mean and variance across per activation. If false,
+    # compute the mean and variance across per feature over each mini-batch": with spatial = 0
+    # the parameters have X's shape without N, which _param broadcasts as they are
     return batch_norm(node, x, scale, bias, mean, var, epsilon=epsilon)
 
 
 @lowers("BatchNormalization", 6)
 def batch_norm_6(node, x, scale, bias, mean, var, *, epsilon=1e-5, is_test=0, momentum=0.9, spatial=1):
-    if not spatial:
-        raise Unsupported("BatchNormalization-6 with spatial=0")
+    if not is_test:
+        raise Unsupported(f"BatchNormalization-{node.since} in training mode (is_test = 0): its saved statistics are not specified")
     y = batch_norm(node, x, scale, bias, mean, var, epsilon=epsilon)
     return y if not node.wants(1) else (y, mean, var)
+
+
+lowers("BatchNormalization", 1)(consumed(batch_norm_6))
 
 
 @lowers("InstanceNormalization", 6, 22)
@@ -311,6 +331,9 @@ def instance_norm(node, x, scale, bias, *, epsilon=1e-5):
     var = work.var(dim=dims, keepdim=True, unbiased=False)
     y = (work - mean) / torch.sqrt(var + epsilon) * _channel(scale, x.dim()) + _channel(bias, x.dim())
     return y.to(x.dtype)
+
+
+lowers("InstanceNormalization", 1)(consumed(instance_norm))
 
 
 #: stash_type (a TensorProto element type) -> torch dtype: "Type of Mean and InvStdDev. This also
@@ -438,13 +461,22 @@ def dropout(node, x, ratio=None, training_mode=None, *, seed=None):
 
 @lowers("Dropout", 7, 10)
 def dropout_10(node, x, *, ratio=0.5):
-    # no training_mode before version 12: inference, the identity
-    return x, torch.ones_like(x, dtype=torch.bool)
+    # no training_mode before version 12: inference, the identity; the mask is "T1: tensor(bool)"
+    # from version 10, of the data's type T before
+    return x, torch.ones_like(x, dtype=torch.bool if node.since >= 10 else x.dtype)
 
 
 @lowers("Dropout", 6)
 def dropout_6(node, x, *, is_test=0, ratio=0.5):
-    return x, torch.ones_like(x, dtype=torch.bool)
+    # "is_test: (int, default 0) if nonzero, run dropout in test mode where the output is simply
+    # Y = X": the default is a random dropout; the mask is of type T
+    if is_test:
+        return x, torch.ones_like(x)
+    y, keep = dropout(node, x, torch.tensor(ratio), torch.tensor(True))
+    return y, keep.to(x.dtype)
+
+
+lowers("Dropout", 1)(consumed(dropout_6))
 
 
 def _nll(scores, target, weight, ignore_index, reduction):

@@ -12,6 +12,7 @@ import math
 
 import torch
 
+from . import dtypes
 from ._util import axes_of, ints
 from .registry import lowers
 
@@ -87,28 +88,35 @@ def _reduction(kind):
         if kind == "logsumexp":
             if any(x.shape[d] == 0 for d in dims):
                 return _empty_result(x, dims, keepdims, -math.inf)
-            return torch.logsumexp(x, dim=dims, keepdim=bool(keepdims))
+            # in float64, rounded once (torch sums float16 exponentials in float16: 18 ulp off)
+            return torch.logsumexp(x.double(), dim=dims, keepdim=bool(keepdims)).to(x.dtype)
         raise AssertionError(kind)
 
     return reduce
 
 
 def _register(op, kind, attr_versions, input_versions):
-    reduce = _reduction(kind)
+    signed_reduce, unsigned_reduce = _reduction(kind), _reduction("sum" if kind == "l1" else kind)
+
+    def reduce(node, x, dims, keepdims):
+        code = node.in_type(0)
+        if code == dtypes.TP.UINT64 and kind in ("max", "min"):
+            return dtypes.ordered(signed_reduce(dtypes.ordered(x), dims, keepdims))
+        return (unsigned_reduce if code in dtypes.UNSIGNED else signed_reduce)(x, dims, keepdims)
 
     if attr_versions:
         @lowers(op, *attr_versions)
         def with_attr(node, x, *, axes=None, keepdims=1):
             dims = _axes(x, axes, 0)
-            return reduce(x, dims, keepdims)
+            return reduce(node, x, dims, keepdims)
 
     if input_versions:
         @lowers(op, *input_versions)
         def with_input(node, x, axes=None, *, keepdims=1, noop_with_empty_axes=0):
             dims = _axes(x, ints(axes) if axes is not None else None, noop_with_empty_axes)
             if dims is None:
-                return _no_reduction(kind, x)
-            return reduce(x, dims, keepdims)
+                return x.clone() if kind in ("l1", "l2") and node.in_type(0) in dtypes.UNSIGNED else _no_reduction(kind, x)
+            return reduce(node, x, dims, keepdims)
 
 
 for _op, _kind, _attr, _input in (
@@ -132,6 +140,8 @@ def _arg(fn):
         data = x.flip(a) if select_last_index else x
         if data.dtype == torch.bool:
             data = data.to(torch.uint8)
+        elif node.in_type(0) == dtypes.TP.UINT64:
+            data = dtypes.ordered(data)
         idx = fn(data, dim=a, keepdim=bool(keepdims))
         if select_last_index:
             idx = x.shape[a] - 1 - idx

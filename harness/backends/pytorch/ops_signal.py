@@ -72,6 +72,11 @@ def _window(node, size, periodic, output_datatype, terms):
     w = torch.zeros(n, dtype=torch.float64)
     for m, coef in enumerate(terms):
         w = w + coef * torch.cos(2 * math.pi * m * k / denom)
+    if output_datatype not in dtypes.FLOATING:
+        # an integer type truncates the exact value: 0.42 + 0.5 + 0.08 is 1, which float64 sums to
+        # 1 - 2**-53, so a sum within 1e-9 of an integer is that integer first
+        near = torch.round(w)
+        w = torch.trunc(torch.where((w - near).abs() < 1e-9, near, w))
     return w.to(dtypes.carrier(output_datatype)).to(node.device)
 
 
@@ -97,6 +102,8 @@ def mel_weight_matrix(node, num_mel_bins, dft_length, sample_rate, lower_edge_he
     # (num_mel_bins + 2)-th of the mel range) and the bin of f Hz, floor(f (dft_length + 1) / rate),
     # are what the official case's expected data holds (the spec text leaves them open)
     bands, n_fft, rate = int(scalar(num_mel_bins)), int(scalar(dft_length)), float(scalar(sample_rate))
+    if bands == 0:  # the output's shape [floor(dft_length/2) + 1, num_mel_bins]: empty
+        return torch.zeros((n_fft // 2 + 1, 0), dtype=dtypes.carrier(output_datatype))
     range_hz = torch.tensor([float(scalar(lower_edge_hertz)), float(scalar(upper_edge_hertz))], dtype=torch.float64)
     low_mel, high_mel = (2595 * torch.log10(1 + range_hz / 700)).tolist()
     mels = low_mel + torch.arange(bands + 2, dtype=torch.float64) * ((high_mel - low_mel) / (bands + 2))

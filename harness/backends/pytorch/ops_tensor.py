@@ -69,6 +69,11 @@ def reshape(node, x, shape, *, allowzero=0):
     return x.reshape(dims)
 
 
+@lowers("Reshape", 1)
+def reshape_1(node, x, *, shape, consumed_inputs=None):
+    return reshape(node, x, shape)
+
+
 @lowers("Flatten", 1, 9, 11, 13, 21, 23, 24, 25)
 def flatten(node, x, *, axis=1):
     a = axis + x.dim() if axis < 0 else axis
@@ -129,14 +134,31 @@ def tile(node, x, repeats):
     return x.repeat(*ints(repeats)) if x.dim() else x.clone()
 
 
-@lowers("Concat", 4, 11, 13)
-def concat(node, *xs, axis):
+@lowers("Tile", 1)
+def tile_1(node, x, tiles, axis):
+    # Tile-1 repeats one axis: "tiles: Number of repeated copies to make of the input tensor",
+    # "axis: Axis along which to repeat"
+    repeats = [1] * x.dim()
+    repeats[int(scalar(axis))] = int(scalar(tiles))
+    return x.repeat(*repeats)
+
+
+@lowers("Concat", 1, 4, 11, 13)
+def concat(node, *xs, axis=1):  # Concat-1's axis is optional, "Default value is 1"
     return torch.cat(xs, dim=axis)
 
 
 @lowers("Split", 2, 11)
 def split_attr(node, x, *, axis=0, split=None):
     return _split(node, x, axis, split)
+
+
+@lowers("Split", 1)
+def split_1(node, x, split_input=None, *, axis=0, split=None):
+    # "The lengths of the split can be specified using argument 'axis' or optional second input
+    # blob": the input (of the data's type T) wins over the attribute
+    lengths = [int(v) for v in split_input.reshape(-1).tolist()] if split_input is not None else split
+    return _split(node, x, axis, lengths)
 
 
 @lowers("Split", 13)
@@ -183,14 +205,15 @@ def _slice(x, starts, ends, axes, steps):
     flips = []
     for s, e, a, st in zip(starts, ends, axes, steps):
         dim = x.shape[a]
-        # Python's slice clamping is the spec's: negative starts/ends count from the end,
-        # then clamp to [0, dim] (or [-1, dim-1] for negative steps)
-        lo, hi, step = slice(s, e, st).indices(dim)
+        # "All negative values in starts[i] and ends[i] have dims[axes[i]] added to them ... Then
+        # starts[axes[i]] is clamped to range [0, dims[axes[i]]] for positive stepping, or to
+        # range [0, dims[axes[i]]-1] for negative stepping"; ends to [0, dim] or [-1, dim-1]
+        # (Python's slice clamps a start below -dim to -1 when stepping back: no element)
+        s, e = s + dim if s < 0 else s, e + dim if e < 0 else e
         if st > 0:
-            index[a] = slice(lo, hi, step)
+            index[a] = slice(min(max(s, 0), dim), min(max(e, 0), dim), st)
         else:
-            positions = list(range(lo, hi, step))
-            flips.append((a, positions))
+            flips.append((a, list(range(min(max(s, 0), dim - 1), min(max(e, -1), dim - 1), st))))
     out = x[tuple(index)]
     for a, positions in flips:
         out = out.index_select(a, torch.tensor(positions, dtype=torch.int64, device=x.device))
@@ -242,7 +265,15 @@ def scatter_elements(node, x, indices, updates, *, axis=0, reduction="none"):
     idx = _fix_indices(indices, x.shape[a])
     if reduction == "none":
         return x.scatter(a, idx, updates)
-    return x.scatter_reduce(a, idx, updates, reduce=_REDUCE[reduction], include_self=True)
+    key = _order_key(node, reduction)
+    return key(key(x).scatter_reduce(a, idx, key(updates), reduce=_REDUCE[reduction], include_self=True))
+
+
+def _order_key(node, reduction="max"):
+    """For max / min of uint64 (int64 carrier): the sign-flipped order key, its own inverse."""
+    if reduction in ("max", "min") and node.in_type(0) == dtypes.TP.UINT64:
+        return dtypes.ordered
+    return lambda t: t
 
 
 @lowers("Scatter", 9, 11)
@@ -252,6 +283,8 @@ def scatter(node, x, indices, updates, *, axis=0):
 
 @lowers("ScatterND", 11, 13, 16, 18)
 def scatter_nd(node, x, indices, updates, *, reduction="none"):
+    order = _order_key(node, reduction)
+    x, updates = order(x), order(updates)
     out = x.clone()
     indices = indices.to(torch.int64)
     r = indices.shape[-1]
@@ -272,7 +305,7 @@ def scatter_nd(node, x, indices, updates, *, reduction="none"):
                 out[at] = torch.maximum(out[at], upd[n])
             else:
                 out[at] = torch.minimum(out[at], upd[n])
-    return out
+    return order(out)
 
 
 @lowers("TensorScatter", 24)
@@ -346,6 +379,11 @@ def pad_2(node, x, *, pads, mode="constant", value=0.0):
     return _pad(x, list(pads), mode, value)
 
 
+@lowers("Pad", 1)
+def pad_1(node, x, *, paddings, mode="constant", value=0.0):
+    return _pad(x, list(paddings), mode, value)  # Pad-2 renamed ``paddings`` to ``pads``
+
+
 @lowers("CenterCropPad", 18)
 def center_crop_pad(node, x, shape, *, axes=None):
     target = ints(shape)
@@ -370,7 +408,8 @@ def center_crop_pad(node, x, shape, *, axes=None):
 @lowers("Range", 11, 27)
 def range_(node, start, limit, delta, *, stash_type=1):
     s, l, d = scalar(start), scalar(limit), scalar(delta)
-    n = max(math.ceil((l - s) / d), 0)
+    q = (l - s) / d
+    n = 0 if q <= 0 else math.ceil(q)  # max(ceil(q), 0): -inf (start = inf) is no element
     if start.dtype.is_floating_point:
         # start + i * delta, computed wider and rounded once (Range-27's stash_type asks at least float32)
         steps = torch.arange(n, dtype=torch.float64, device=start.device)
@@ -413,16 +452,24 @@ def compress(node, x, condition, *, axis=None):
 @lowers("TopK", 10, 11, 24)
 def top_k(node, x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - spec name
     kk = int(scalar(k))
+    key = _order_key(node)
     # a stable sort keeps the lower index first among equal values, as the spec asks
-    values, indices = torch.sort(x, dim=axis, descending=bool(largest), stable=True)
-    return values.narrow(axis, 0, kk), indices.narrow(axis, 0, kk)
+    values, indices = torch.sort(key(x), dim=axis, descending=bool(largest), stable=True)
+    return key(values.narrow(axis, 0, kk)), indices.narrow(axis, 0, kk)
+
+
+@lowers("TopK", 1)
+def top_k_1(node, x, *, axis=-1, k):
+    return top_k(node, x, k, axis=axis)  # k an attribute; always the largest, sorted
 
 
 @lowers("Unique", 11, 28)
 def unique(node, x, *, axis=None, sorted=1):  # noqa: A002 - spec name
-    data = x.reshape(-1) if axis is None else x
+    key = _order_key(node)
+    data = key(x.reshape(-1) if axis is None else x)
     dim = 0 if axis is None else (axis + x.dim() if axis < 0 else axis)
     values, inverse, counts = torch.unique(data, sorted=True, return_inverse=True, return_counts=True, dim=dim)
+    values = key(values)
     n = data.shape[dim]
     positions = torch.arange(n, device=x.device)
     first = torch.full((values.shape[dim],), n, dtype=torch.int64, device=x.device).scatter_reduce(0, inverse, positions, reduce="amin")
