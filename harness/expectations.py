@@ -119,15 +119,15 @@ def load_text(text: str, source: str, backend: str, variant: str | None = None) 
         name = raw.get("backend", backend)
         if (variant or name) not in raw.get("variants", [variant or name]):
             continue
-        outcome = raw.get("outcome")
-        if outcome == "fail":
-            raise ExpectationError(f"{source}: entry {n} has outcome 'fail', which would hide any failure (a harness error "
-                                   f"included): name the exact outcome ({', '.join(sorted(FAILURES))})")
-        if outcome not in OUTCOMES:
-            raise ExpectationError(f"{source}: entry {n} needs an exact outcome, not {outcome!r}")
         cases = raw.get("cases", [raw["case"]] if raw.get("case") else [])
         if not cases or not raw.get("reason"):
             raise ExpectationError(f"{source}: entry {n} needs both 'case' (or a list 'cases') and 'reason'")
+        outcome = raw.get("outcome")
+        if outcome in (None, "fail"):  # "any failure" would hide a new one, a harness error included
+            raise ExpectationError(f"{source}: entry {n} needs the exact outcome it expects ({', '.join(sorted(FAILURES))}), "
+                                   f"not {outcome or 'none'!r}: 'fail' is no longer accepted")
+        if outcome not in OUTCOMES:
+            raise ExpectationError(f"{source}: entry {n} has unknown outcome {outcome!r}")
         entries += [Expectation(variant or name, case, outcome, raw["reason"], raw.get("link", ""), source, raw.get("triage", ""),
                                 raw.get("finding", "")) for case in cases]
     return entries
