@@ -51,23 +51,18 @@ FULL = os.environ.get("ONNX_HARNESS_WRONG_FULL") == "1"
 #: op-versions whose wrong outputs get through for a cause another branch owns (the lead empties
 #: this when merging): op-version -> the area
 ELSEWHERE: dict[str, str] = {
-    **{f"{op}-{v}": "tolerances: one float8/float4 step passes an op that only moves values"
-       for op, versions in {"Constant": (19, 21, 23, 24, 25), "ConstantOfShape": (20, 21, 23, 24, 25), "Flatten": (21, 23, 24, 25),
-                            "Identity": (19, 21, 23, 24, 25), "If": (19, 21, 23, 24, 25), "Loop": (19, 21, 23, 24, 25),
-                            "Optional": (28,), "OptionalGetElement": (28,), "Reshape": (19, 21, 23, 24, 25), "Scan": (19, 21, 23, 24, 25),
-                            "Squeeze": (21, 23, 24, 25), "TensorScatter": (24,), "Transpose": (21, 23, 24, 25),
-                            "Unsqueeze": (21, 23, 24, 25)}.items() for v in versions},
-    **{k: "tolerances: one float8 step passes quantization" for k in ("QLinearMatMul-21", "QuantizeLinear-19", "QuantizeLinear-21",
-                                                                      "QuantizeLinear-23", "QuantizeLinear-24", "QuantizeLinear-25", "QuantizeLinear-28")},
-    **{k: "tolerances: bfloat16/float16 tolerances pass x * 1.05 + 0.01 (or x * 1.5 + 0.25)"
-       for k in ("Attention-23", "Attention-24", "Attention-25", "DFT-17", "DFT-20", "STFT-17", "GroupNormalization-21",
-                 "InstanceNormalization-22", "LayerNormalization-17", "RNN-22", "SoftmaxCrossEntropyLoss-13")},
-    **{k: "tolerances: Mod is exact, atol 1e-6 passes 0 for -1.2e-38" for k in ("Mod-10", "Mod-13")},
-    **{k: "random: too few values for a distribution test, or a test without the power to fail"
-       for k in ("Dropout-1", "Dropout-6", "Dropout-7", "Dropout-12", "Dropout-13", "Dropout-22", "RandomNormal-1", "RandomNormal-22",
-                 "RandomNormalLike-1", "RandomNormalLike-22", "RandomUniform-1", "RandomUniform-22", "RandomUniformLike-1",
-                 "RandomUniformLike-22", "Bernoulli-15", "Bernoulli-22", "Multinomial-7", "Multinomial-22")},
-    **{k: "readings2: a spec-silent point without readings (unchecked)" for k in ("GridSample-16", "GridSample-20", "GridSample-22")},
+    # what a wrong backend still gets through on the reduced draw once the tolerance and random
+    # work landed: each an open item of issue 31, named here so that nothing else can slip by
+    **{k: "open: float16/bfloat16 tolerances not yet derived from the computation (Attention's is: tolerances.py)"
+       for k in ("DFT-17", "DFT-20", "STFT-17", "GroupNormalization-21", "InstanceNormalization-22", "LayerNormalization-17",
+                 "RNN-22", "SoftmaxCrossEntropyLoss-13")},
+    **{k: "open: a one-value Dropout output passes on its support alone (too few values for a distribution test)"
+       for k in ("Dropout-1", "Dropout-6", "Dropout-7", "Dropout-12", "Dropout-13", "Dropout-22")},
+    **{k: "open: a float8e8m0 output of control flow is not exact yet (one step passes)"
+       for k in ("If-24", "If-25", "Loop-24", "Loop-25", "Scan-24", "Scan-25")},
+    **{k: "open: Mod's atol 1e-6 passes 0 for a result of -1.2e-38 (an exact op)" for k in ("Mod-10", "Mod-13")},
+    **{k: "random: x * 1.05 + 0.01 is below the stated power (a variance ratio of 1.10; the spread test detects <= 0.72 or "
+          ">= 1.38 at 1,000 values)" for k in ("RandomNormal-1", "RandomNormal-22", "RandomNormalLike-1", "RandomNormalLike-22")},
 }
 
 NARROW = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
