@@ -677,3 +677,11 @@ def test_mel_weight_matrix_without_bands_is_empty(backend):
 def test_affine_grid_of_an_empty_batch_is_empty(backend):
     y = _run_any(backend, "AffineGrid", [("t", np.zeros((0, 2, 3), np.float32)), ("s", np.array([0, 1, 2, 3], np.int64))], opset=20)
     assert y.shape == (0, 2, 3, 2)  # (N, H, W, 2)
+
+
+def test_conv_transpose_1_puts_the_odd_pad_of_output_shape_at_the_end(backend):
+    # full output [1, 3, 3, 2]; output_shape 3 leaves a total padding of 1: version 1 pads[start] =
+    # total/2 = 0 (version 11 would cut the first cell instead: [3, 3, 2])
+    x, w = np.array([[[1.0, 2.0]]], np.float32), np.ones((1, 1, 3), np.float32)
+    y = _run_any(backend, "ConvTranspose", [("x", x), ("w", w)], {"output_shape": [3]}, opset=1)
+    assert y.ravel().tolist() == [1.0, 3.0, 3.0]
