@@ -685,3 +685,11 @@ def test_conv_transpose_1_puts_the_odd_pad_of_output_shape_at_the_end(backend):
     x, w = np.array([[[1.0, 2.0]]], np.float32), np.ones((1, 1, 3), np.float32)
     y = _run_any(backend, "ConvTranspose", [("x", x), ("w", w)], {"output_shape": [3]}, opset=1)
     assert y.ravel().tolist() == [1.0, 3.0, 3.0]
+
+
+def test_unique_of_empty_slices_is_one_empty_slice(backend):
+    x = np.zeros((3, 0), np.float32)  # three equal (empty) slices along axis 0
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], axis=0)], [_info("x", TP.FLOAT, [3, 0])],
+                   [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
+    y, i, inv, c = backend.prepare(model).run({"x": x})
+    assert y.shape == (1, 0) and i.tolist() == [0] and inv.tolist() == [0, 0, 0] and c.tolist() == [3]
