@@ -693,3 +693,10 @@ def test_unique_of_empty_slices_is_one_empty_slice(backend):
                    [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
     y, i, inv, c = backend.prepare(model).run({"x": x})
     assert y.shape == (1, 0) and i.tolist() == [0] and inv.tolist() == [0, 0, 0] and c.tolist() == [3]
+
+
+def test_unique_without_axis_merges_values_either_side_of_a_nan(backend):
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"])], [_info("x", TP.FLOAT, [4])],
+                   [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
+    y, _, _, c = backend.prepare(model).run({"x": np.array([3.0, np.nan, 1.0, 3.0], np.float32)})
+    assert y[:2].tolist() == [1.0, 3.0] and np.isnan(y[2]) and y.shape == (3,) and c.tolist() == [1, 2, 1]
