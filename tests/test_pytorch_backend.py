@@ -677,3 +677,26 @@ def test_mel_weight_matrix_without_bands_is_empty(backend):
 def test_affine_grid_of_an_empty_batch_is_empty(backend):
     y = _run_any(backend, "AffineGrid", [("t", np.zeros((0, 2, 3), np.float32)), ("s", np.array([0, 1, 2, 3], np.int64))], opset=20)
     assert y.shape == (0, 2, 3, 2)  # (N, H, W, 2)
+
+
+def test_conv_transpose_1_puts_the_odd_pad_of_output_shape_at_the_end(backend):
+    # full output [1, 3, 3, 2]; output_shape 3 leaves a total padding of 1: version 1 pads[start] =
+    # total/2 = 0 (version 11 would cut the first cell instead: [3, 3, 2])
+    x, w = np.array([[[1.0, 2.0]]], np.float32), np.ones((1, 1, 3), np.float32)
+    y = _run_any(backend, "ConvTranspose", [("x", x), ("w", w)], {"output_shape": [3]}, opset=1)
+    assert y.ravel().tolist() == [1.0, 3.0, 3.0]
+
+
+def test_unique_of_empty_slices_is_one_empty_slice(backend):
+    x = np.zeros((3, 0), np.float32)  # three equal (empty) slices along axis 0
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], axis=0)], [_info("x", TP.FLOAT, [3, 0])],
+                   [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
+    y, i, inv, c = backend.prepare(model).run({"x": x})
+    assert y.shape == (1, 0) and i.tolist() == [0] and inv.tolist() == [0, 0, 0] and c.tolist() == [3]
+
+
+def test_unique_without_axis_merges_values_either_side_of_a_nan(backend):
+    model = _model([helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"])], [_info("x", TP.FLOAT, [4])],
+                   [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
+    y, _, _, c = backend.prepare(model).run({"x": np.array([3.0, np.nan, 1.0, 3.0], np.float32)})
+    assert y[:2].tolist() == [1.0, 3.0] and np.isnan(y[2]) and y.shape == (3,) and c.tolist() == [1, 2, 1]

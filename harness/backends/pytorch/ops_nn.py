@@ -67,11 +67,14 @@ def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, gro
     full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(sizes, strides, kernel, dilations)]
     if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         target = list(output_shape)[-n:] if output_shape is not None else [i * s for i, s in zip(sizes, strides)]
+        # ConvTranspose-1 splits an odd total of output_shape's pads the other way round: "If
+        # (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2" (version 11: "==")
+        small_first = (auto_pad == "SAME_UPPER") != (node.since == 1 and output_shape is not None)
         sp = []
         for f, op, t in zip(full, out_pad, target):
             total = f + op - t
             half = total // 2
-            sp.append((half, total - half) if auto_pad == "SAME_UPPER" else (total - half, half))
+            sp.append((half, total - half) if small_first else (total - half, half))
     elif auto_pad == "VALID":
         sp = [(0, 0)] * n
     else:

@@ -468,9 +468,14 @@ def unique(node, x, *, axis=None, sorted=1):  # noqa: A002 - spec name
     key = _order_key(node)
     data = key(x.reshape(-1) if axis is None else x)
     dim = 0 if axis is None else (axis + x.dim() if axis < 0 else axis)
-    values, inverse, counts = torch.unique(data, sorted=True, return_inverse=True, return_counts=True, dim=dim)
-    values = key(values)
     n = data.shape[dim]
+    if data.numel() == 0 and n > 0:  # n empty slices, all equal (torch.unique refuses them): one value
+        return (data.narrow(dim, 0, 1), torch.zeros(1, dtype=torch.int64, device=x.device),
+                torch.zeros(n, dtype=torch.int64, device=x.device), torch.full((1,), n, dtype=torch.int64, device=x.device))
+    # (without dim when flattened: torch.unique with dim sorts slices by a comparison NaN breaks, so
+    # equal values either side of a NaN stay apart)
+    values, inverse, counts = torch.unique(data, sorted=True, return_inverse=True, return_counts=True, dim=None if axis is None else dim)
+    values = key(values)
     positions = torch.arange(n, device=x.device)
     first = torch.full((values.shape[dim],), n, dtype=torch.int64, device=x.device).scatter_reduce(0, inverse, positions, reduce="amin")
     if not sorted:  # order of first occurrence
