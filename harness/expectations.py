@@ -150,11 +150,19 @@ def load(backends: list[str], extra_files: list[Path] = ()) -> Entries:
     return Entries(e for e in entries if e.backend in backends)
 
 
+def deciding(hits: list[Expectation], outcome: str) -> Expectation | None:
+    """Of the entries matching a case (in file order), the one that decides a result with raw
+    ``outcome``: the first expecting exactly that outcome, else the first (several entries may
+    name one case, each for one outcome: a drawn case's outcome can depend on its inputs)."""
+    return next((e for e in hits if e.outcome == outcome), hits[0] if hits else None)
+
+
 def apply(result: Result, entries: list[Expectation]) -> Result:
     result.raw_outcome = result.outcome
     if result.outcome == "skip":  # not run: no expectation can be met or missed
         return result
-    for entry in matching(entries, result.backend, result.case_id)[:1]:
+    entry = deciding(matching(entries, result.backend, result.case_id), result.outcome)
+    if entry is not None:
         if result.outcome == "pass":
             result.outcome = "pass" if entry.nondeterministic else "xpass"
         elif entry.outcome == result.outcome:
@@ -165,7 +173,7 @@ def apply(result: Result, entries: list[Expectation]) -> Result:
 
 def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suites: set[str], narrowed: bool) -> list[Expectation]:
     """Entries of a run's backends that matched no result: ``results`` are the run's
-    ``(backend, case_id, outcome)``, ``suites`` the suites of its selected cases (the part of a
+    ``(backend, case_id, raw outcome)``, ``suites`` the suites of its selected cases (the part of a
     case id before ``/``), ``narrowed`` whether -k or --opset selected only part of them.
 
     An entry shadowed by an earlier one is stale. One that names no case of the run is stale only
@@ -175,11 +183,12 @@ def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suite
     ran: set[int] = set()  # entries matching a result that ran
     skipped: set[int] = set()  # entries matching a skipped result
     for backend, case_id, outcome in results:
-        hits = [id(e) for e in matching(entries, backend, case_id)]
+        found = matching(entries, backend, case_id)
+        hits = [id(e) for e in found]
         if outcome == "skip":
             skipped.update(hits)
         elif hits:
-            used.add(hits[0])
+            used.add(id(deciding(found, outcome)))
             ran.update(hits)
 
     def is_stale(e: Expectation) -> bool:

@@ -373,7 +373,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     _record_end_load(store, run_id)
     rows = list(store.results(run_id))
     stale = [] if interrupted else expectations.stale(
-        entries, [(r["backend"], r["case_id"], r["outcome"]) for r in rows], {c.id.split("/", 1)[0] for c in cases},
+        entries, [(r["backend"], r["case_id"], r.get("raw_outcome") or r["outcome"]) for r in rows], {c.id.split("/", 1)[0] for c in cases},
         narrowed=bool(config.pattern) or config.opset is not None)
     files = dict(Counter(e.source for e in entries))
     return RunOutcome(run_id, infos, counts, stale, interrupted, files, unexpected_results(config, infos, rows, stale))

@@ -118,3 +118,15 @@ def test_a_nondeterministic_entry_lets_a_lucky_pass_be_a_pass(tmp_path):
     assert X.apply(Result("a/b", "kernels", "pass"), entries).outcome == "pass"
     assert X.apply(Result("a/b", "kernels", "mismatch"), entries).outcome == "xfail"
     assert X.apply(Result("a/b", "kernels", "error"), entries).outcome == "error", "another failure stays visible"
+
+
+def test_several_entries_may_name_one_case_each_for_its_outcome(tmp_path):
+    # a drawn case's outcome can depend on its inputs: the entry expecting that outcome decides
+    entries = X.load_file(_write(tmp_path, '[[expect]]\ncase = "a/*"\noutcome = "unsupported"\nreason = "no kernel"\n\n'
+                                           '[[expect]]\ncase = "a/b"\noutcome = "error"\nreason = "an invalid inserted cast"\n', "kernels.toml"))
+    assert X.apply(Result("a/b", "kernels", "error"), entries).reason == "an invalid inserted cast"
+    assert X.apply(Result("a/b", "kernels", "unsupported"), entries).outcome == "xfail"
+    assert X.apply(Result("a/b", "kernels", "mismatch"), entries).outcome == "mismatch"
+    ran = [("kernels", "a/b", "error"), ("kernels", "a/c", "unsupported")]
+    assert X.stale(entries, ran, {"a"}, narrowed=False) == [], "each entry decided a result"
+    assert [e.case for e in X.stale(entries, ran[:1], {"a"}, narrowed=False)] == ["a/*"], "the glob decided nothing"
