@@ -126,15 +126,20 @@ def update(path: Path, backend: str, rows: list[dict[str, Any]], prune: bool = F
 
 
 def _without(hand: str, stale_patterns: set[str]) -> tuple[str, int]:
-    """The hand-written text without the ``[[expect]]`` blocks whose every pattern is stale."""
+    """The hand-written text without its stale patterns: a ``[[expect]]`` block whose every pattern
+    is stale goes, a stale pattern on its own line of a ``cases`` list goes; returns the text and
+    how many patterns went."""
     blocks = re.split(r"(?m)^(?=\[\[expect\]\])", hand)
     kept, removed = [], 0
     for block in blocks:
         if block.startswith("[[expect]]"):
-            patterns = set(re.findall(r'"([^"]+)"', "".join(re.findall(r'(?m)^(?:case|cases)\s*=.*(?:\n\s+.*)*', block))))
-            if patterns and patterns <= stale_patterns:
-                removed += 1
+            named = re.findall(r'"([^"]+)"', "".join(re.findall(r'(?m)^(?:case|cases)[ \t]*=[^\n]*(?:\n[ \t]+[^\n]*)*', block)))
+            if named and set(named) <= stale_patterns:
+                removed += len(named)
                 continue
+            for pattern in set(named) & stale_patterns:
+                block, n = re.subn(rf'(?m)^\s+"{re.escape(pattern)}",?[ \t]*\n', "", block)
+                removed += n
         kept.append(block)
     return "".join(kept), removed
 
@@ -182,7 +187,7 @@ def cmd_update(args: Any) -> int:
     narrowed = bool(run["args"].get("pattern") or run["args"].get("opset") or run["args"].get("shard"))
     counts = update(path, args.backend, rows, args.prune, suites, narrowed)
     print(f"{path}: {counts['entries']} generated entries for {counts['results']} results of run {run['id']} "
-          f"({counts['todo']} to decide: triage = \"todo\"); {counts['pruned']} hand-written entries pruned")
+          f"({counts['todo']} to decide: triage = \"todo\"); {counts['pruned']} stale hand-written patterns pruned")
     return 0
 
 
