@@ -22,7 +22,9 @@ def official_run(tmp_path_factory):
 
 
 def test_corpus_has_every_official_case(official_run):
-    assert official_run["summary"]["reference"]["total"] == 2033
+    # every case has a result; a random op's sample too small to test is "skip" (not checked), not in the total
+    summary = official_run["summary"]["reference"]
+    assert summary["total"] + summary["counts"].get("skip", 0) == 2033
 
 
 def test_reference_passes_at_least_2000(official_run):
