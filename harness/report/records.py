@@ -11,21 +11,6 @@ from ..execute import OUTCOMES
 from ..schema import dtype_label
 from .sources import RunRef, open_store
 
-# -- the conformance matrix ----------------------------------------------------------------------
-@dataclass
-class MatrixRow:
-    group: str
-    key: str
-    cases: int
-    cells: dict[str, Counter]
-
-    def passed(self, backend: str) -> int:
-        return sum(self.cells[backend][o] for o in PASSING) if backend in self.cells else 0
-
-    def ran(self, backend: str) -> int:
-        return sum(self.cells[backend].values()) if backend in self.cells else 0
-
-
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
 #: outcomes counted apart, in neither the pass rate's numerator nor its denominator: a

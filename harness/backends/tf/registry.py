@@ -17,24 +17,8 @@ that its behaviour matches and adds it here. What TensorFlow cannot compute exac
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
-Lowering = Callable[..., Any]
+from ..lowering import Lowerings
 
 #: (domain, op_type, since_version) -> lowering
-LOWERINGS: dict[tuple[str, str, int], Lowering] = {}
-
-
-def lowers(op_type: str, *since_versions: int, domain: str = "") -> Callable[[Lowering], Lowering]:
-    if not since_versions:
-        raise ValueError(f"lowers({op_type!r}) names no op-version")
-
-    def deco(fn: Lowering) -> Lowering:
-        for since in since_versions:
-            key = (domain, op_type, since)
-            if key in LOWERINGS:
-                raise ValueError(f"{op_type}-{since} is lowered twice ({LOWERINGS[key].__name__}, {fn.__name__})")
-            LOWERINGS[key] = fn
-        return fn
-
-    return deco
+LOWERINGS: Lowerings = Lowerings()
+lowers = LOWERINGS.lowers
