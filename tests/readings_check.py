@@ -74,9 +74,15 @@ def judged(case: Any, actual: list[Any]) -> Any:
     return _spec_silent(comparator, verdict, case, case.load_model(), ds, actual, tol)
 
 
-def run_on(backend: Any, case: Any) -> list[Any]:
+def model_of(case: Any) -> Any:
+    """The case's model as the run stamps it (harness code: its failure is a harness error)."""
     model, _ = negotiate(case.load_model())
-    return list(backend.prepare(model).run(case.data[0].inputs))
+    return model
+
+
+def run_on(backend: Any, case: Any, model: Any = None) -> list[Any]:
+    """The runtime's outputs (only the runtime's own code runs here)."""
+    return list(backend.prepare(model if model is not None else model_of(case)).run(case.data[0].inputs))
 
 
 @dataclass

@@ -11,7 +11,7 @@ import pytest
 
 from harness.registry import SPEC_SILENT, load_all
 
-from .readings_check import backends, cases_reaching, check_of, judged, look, readings_at, run_on
+from .readings_check import backends, cases_reaching, check_of, judged, look, model_of, readings_at, run_on
 
 load_all()
 
@@ -157,9 +157,10 @@ def test_readings_are_shaped_like_the_outputs_and_explain_what_the_runtimes_retu
         for backend_name, backend in runtimes.items():
             if (point.op, backend_name) in NOT_RUN:
                 continue
+            model = model_of(case)  # outside the try: a harness error surfaces
             try:
-                actual = run_on(backend, case)
-            except Exception:  # a runtime that refuses the case says nothing of the readings (its own results show it)
+                actual = run_on(backend, case, model)
+            except Exception:  # noqa: BLE001 - the runtime refused the case: it says nothing of the readings
                 continue
             seen = look(case, backend_name, actual, point_id)
             for name in taken:

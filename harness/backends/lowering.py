@@ -6,6 +6,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import onnx
+import onnx.defs
+
+from .base import Unsupported
+
 Lowering = Callable[..., Any]
 
 
@@ -25,3 +30,51 @@ class Lowerings(dict):
             return fn
 
         return deco
+
+
+# -- binding a graph's nodes to a table (what every lowering backend decides at prepare time) ------
+_ATTR = onnx.AttributeProto
+
+
+def domain_of(name: str) -> str:
+    return "" if name in ("", "ai.onnx") else name
+
+
+def since_version(opsets: dict[str, int], node: onnx.NodeProto) -> int:
+    """The since_version of ``node``'s schema at the model's opset; Unsupported when none."""
+    domain = domain_of(node.domain)
+    where = "" if domain == "" else f"{domain}."
+    if domain not in opsets:
+        raise Unsupported(f"no lowering for {where}{node.op_type}: the model imports no {domain or 'ai.onnx'} opset")
+    try:
+        return onnx.defs.get_schema(node.op_type, opsets[domain], domain).since_version
+    except onnx.defs.SchemaError:
+        raise Unsupported(f"no lowering for {where}{node.op_type}: no schema at opset {opsets[domain]}") from None
+
+
+def check_lowered(graph: onnx.GraphProto, opsets: dict[str, int], table: Lowerings) -> None:
+    """Raise Unsupported for the first node (subgraphs included) without a lowering in ``table``."""
+    for node in graph.node:
+        domain = domain_of(node.domain)
+        since = since_version(opsets, node)
+        if (domain, node.op_type, since) not in table:
+            raise Unsupported(f"no lowering for {'' if domain == '' else domain + '.'}{node.op_type}-{since}")
+        for attr in node.attribute:
+            for g in ([attr.g] if attr.type == _ATTR.GRAPH else list(attr.graphs)):
+                check_lowered(g, opsets, table)
+
+
+def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Callable[[onnx.AttributeProto], Any]) -> tuple[dict[str, Any], bool]:
+    """The node's attributes as keywords, the schema's defaults filled in (each through
+    ``convert``), and whether it holds subgraphs (they read the values in scope)."""
+    domain = domain_of(node.domain)
+    schema = onnx.defs.get_schema(node.op_type, opsets[domain], domain)
+    attrs = {name: convert(spec.default_value) for name, spec in schema.attributes.items()
+             if spec.default_value is not None and spec.default_value.type != _ATTR.UNDEFINED}
+    needs_scope = False
+    for attr in node.attribute:
+        if attr.ref_attr_name:
+            raise Unsupported(f"{node.op_type}: attribute {attr.name} refers to a function attribute")
+        attrs[attr.name] = convert(attr)
+        needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
+    return attrs, needs_scope

@@ -29,13 +29,12 @@ from onnx import numpy_helper
 
 from ..base import Unsupported
 from . import dtypes
-from .registry import lookup
+from ..lowering import check_lowered, domain_of, node_attributes, since_version
+from .registry import LOWERINGS, lookup
 
 _ATTR = onnx.AttributeProto
 
 
-def _domain(name: str) -> str:
-    return "" if name in ("", "ai.onnx") else name
 
 
 @dataclass
@@ -128,7 +127,7 @@ class LoweringContext:
 
     def __init__(self, model: onnx.ModelProto, device: torch.device) -> None:
         self.device = device
-        self.opsets = {_domain(i.domain): i.version for i in model.opset_import}
+        self.opsets = {domain_of(i.domain): i.version for i in model.opset_import}
         self.types: dict[str, onnx.TypeProto] = {}
         self.shapes: dict[str, tuple[int | None, ...]] = {}
         self._collect_types(model.graph)
@@ -160,50 +159,13 @@ class LoweringContext:
             raise Unsupported("torch has no string tensors")
         return dtypes.to_torch(array, self.device)
 
-    def since_version(self, node: onnx.NodeProto) -> int:
-        domain = _domain(node.domain)
-        opset = self.opsets.get(domain)
-        where = "" if domain == "" else f"{domain}."
-        if opset is None:
-            raise Unsupported(f"no lowering for {where}{node.op_type}: the model imports no {domain or 'ai.onnx'} opset")
-        try:
-            return onnx.defs.get_schema(node.op_type, opset, domain).since_version
-        except onnx.defs.SchemaError:
-            raise Unsupported(f"no lowering for {where}{node.op_type}: no schema at opset {opset}") from None
-
-    def check(self, graph: onnx.GraphProto) -> None:
-        """Raise Unsupported for the first node (subgraphs included) without a lowering."""
-        for node in graph.node:
-            domain = _domain(node.domain)
-            since = self.since_version(node)
-            if lookup(domain, node.op_type, since) is None:
-                where = "" if domain == "" else f"{domain}."
-                raise Unsupported(f"no lowering for {where}{node.op_type}-{since}")
-            for attr in node.attribute:
-                if attr.type == _ATTR.GRAPH:
-                    self.check(attr.g)
-                elif attr.type == _ATTR.GRAPHS:
-                    for g in attr.graphs:
-                        self.check(g)
-
     def step(self, node: onnx.NodeProto) -> Step:
-        domain = _domain(node.domain)
-        since = self.since_version(node)
+        domain = domain_of(node.domain)
+        since = since_version(self.opsets, node)
         fn = lookup(domain, node.op_type, since)
-        if fn is None:  # check() ran first; kept for direct callers
+        if fn is None:  # check_lowered() ran first; kept for direct callers
             raise Unsupported(f"no lowering for {node.op_type}-{since}")
-        schema = onnx.defs.get_schema(node.op_type, self.opsets[domain], domain)
-        attrs: dict[str, Any] = {}
-        for name, spec in schema.attributes.items():
-            default = spec.default_value
-            if default is not None and default.type != _ATTR.UNDEFINED:
-                attrs[name] = self.attribute(default)
-        needs_scope = False
-        for attr in node.attribute:
-            if attr.ref_attr_name:
-                raise Unsupported(f"{node.op_type}: attribute {attr.name} refers to a function attribute")
-            attrs[attr.name] = self.attribute(attr)
-            needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
+        attrs, needs_scope = node_attributes(node, self.opsets, self.attribute)
         out_types = [self.elem_type(n) if n else None for n in node.output]
         ctx = NodeContext(
             op=node.op_type, domain=domain, since=since, opset=self.opsets[domain], name=node.name, device=self.device,
@@ -285,8 +247,7 @@ def lower_model(model: onnx.ModelProto, device: torch.device) -> tuple[Graph, Lo
     """Check coverage, then lower ``model``; raises Unsupported before any conversion."""
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
-    ctx0 = LoweringContext(model, device)
-    ctx0.check(model.graph)
+    check_lowered(model.graph, LoweringContext(model, device).opsets, LOWERINGS)
     if _uses_strings(model):
         raise Unsupported("torch has no string tensors")
     try:

@@ -16,6 +16,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 import onnx
+import onnx.checker
 import onnx.defs
 import onnx.inliner
 import onnx.shape_inference
@@ -24,6 +25,7 @@ from onnx import TensorProto as TP
 from onnx import numpy_helper
 
 from ..base import Unsupported
+from ..lowering import check_lowered, domain_of, node_attributes, since_version
 from .registry import LOWERINGS
 
 _ATTR = onnx.AttributeProto
@@ -69,10 +71,6 @@ def to_numpy(value: Any) -> Any:
         return np.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(out) if out.size \
             else out.astype(object)
     return out
-
-
-def _domain(name: str) -> str:
-    return "" if name in ("", "ai.onnx") else name
 
 
 @dataclass
@@ -146,7 +144,7 @@ class LoweringContext:
     """Model-wide facts used while lowering: opsets and inferred element types."""
 
     def __init__(self, model: onnx.ModelProto) -> None:
-        self.opsets = {_domain(i.domain): i.version for i in model.opset_import}
+        self.opsets = {domain_of(i.domain): i.version for i in model.opset_import}
         self.types: dict[str, int] = {}
         self._collect(model.graph)
 
@@ -161,41 +159,10 @@ class LoweringContext:
                 for g in ([attr.g] if attr.type == _ATTR.GRAPH else list(attr.graphs)):
                     self._collect(g)
 
-    def since_version(self, node: onnx.NodeProto) -> int:
-        domain = _domain(node.domain)
-        if domain not in self.opsets:
-            raise Unsupported(f"no lowering for {node.op_type}: the model imports no {domain or 'ai.onnx'} opset")
-        try:
-            return onnx.defs.get_schema(node.op_type, self.opsets[domain], domain).since_version
-        except onnx.defs.SchemaError:
-            raise Unsupported(f"no lowering for {node.op_type}: no schema at opset {self.opsets[domain]}") from None
-
-    def check(self, graph: onnx.GraphProto) -> None:
-        """Raise Unsupported for the first node (subgraphs included) without a lowering."""
-        for node in graph.node:
-            since = self.since_version(node)
-            if (_domain(node.domain), node.op_type, since) not in LOWERINGS:
-                where = "" if not node.domain or node.domain == "ai.onnx" else f"{node.domain}."
-                raise Unsupported(f"no lowering for {where}{node.op_type}-{since}")
-            for attr in node.attribute:
-                for g in ([attr.g] if attr.type == _ATTR.GRAPH else list(attr.graphs)):
-                    self.check(g)
-
     def step(self, node: onnx.NodeProto) -> Step:
-        domain = _domain(node.domain)
-        since = self.since_version(node)
-        schema = onnx.defs.get_schema(node.op_type, self.opsets[domain], domain)
-        attrs: dict[str, Any] = {}
-        for name, spec in schema.attributes.items():
-            default = spec.default_value
-            if default is not None and default.type != _ATTR.UNDEFINED:
-                attrs[name] = self.attribute(default)
-        needs_scope = False
-        for attr in node.attribute:
-            if attr.ref_attr_name:
-                raise Unsupported(f"{node.op_type}: attribute {attr.name} refers to a function attribute")
-            attrs[attr.name] = self.attribute(attr)
-            needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
+        domain = domain_of(node.domain)
+        since = since_version(self.opsets, node)
+        attrs, needs_scope = node_attributes(node, self.opsets, self.attribute)
         ctx = NodeContext(node.op_type, since, self.opsets[domain], list(node.output),
                           [self.types.get(n) if n else None for n in node.input], [self.types.get(n) if n else None for n in node.output])
         return Step(LOWERINGS[(domain, node.op_type, since)], ctx, list(node.input), list(node.output), attrs, needs_scope)
@@ -229,7 +196,7 @@ def lower_model(model: onnx.ModelProto) -> Graph:
     """Check coverage, then lower ``model``; raises Unsupported before any conversion."""
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
-    LoweringContext(model).check(model.graph)
+    check_lowered(model.graph, LoweringContext(model).opsets, LOWERINGS)
     for info in (*model.graph.input, *model.graph.output):
         kind = info.type.WhichOneof("value")
         if kind != "tensor_type":
@@ -237,6 +204,6 @@ def lower_model(model: onnx.ModelProto) -> Graph:
         tf_dtype(info.type.tensor_type.elem_type)
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
-    except Exception:  # noqa: BLE001 - types then come from the graph's own declarations only
+    except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):  # types from the graph's declarations only
         inferred = model
     return Graph(inferred.graph, LoweringContext(inferred))
