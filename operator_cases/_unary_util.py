@@ -84,32 +84,6 @@ def at_infinity(x: np.ndarray, y: np.ndarray, neg: float | None = None, pos: flo
     return y
 
 
-def infinity_point(op: Operator, versions: tuple[int, ...], *, spec: dict[int, str] | str, at: Callable[[np.ndarray], np.ndarray],
-                   expected: str) -> None:
-    """Declare the spec-silent point ``<Op>.infinity``: at the infinite inputs selected by ``at``
-    the formula read literally in IEEE 754 arithmetic gives NaN (inf * 0, inf / inf) while the
-    function it defines has a finite limit there. We accept two readings, each computed: the
-    limit (our reference, ``at_infinity``) and the literal formula (NaN); any other value there
-    is a mismatch."""
-
-    def where(inputs, attrs, expected_, since):
-        return [np.asarray(at(wide(inputs[0])), dtype=bool)]
-
-    def literal(c):
-        """The formula read literally: NaN at every open element."""
-        return [np.where(c.masks[0], np.nan, wide(c.expected[0])).astype(np.asarray(c.expected[0]).dtype)]
-
-    readings = {"the formula read literally in IEEE 754 arithmetic (NaN)": literal}
-
-    def one_reading(c):
-        actual = wide(c.actual[0])[c.masks[0]]
-        accepted = [wide(c.expected[0])[c.masks[0]]] + [wide(r(c)[0])[c.masks[0]] for r in readings.values()]
-        return bool(np.all(np.any([(actual == a) | (np.isnan(actual) & np.isnan(a)) for a in accepted], axis=0)))
-
-    op.spec_silent("infinity", versions, spec=spec, expected=expected, where=where, readings=readings,
-                   invariants={"each value there is the limit or the literal formula's NaN": one_reading})
-
-
 def bounded(dtype: str, margin: float = 1.0) -> float:
     """ln(largest finite value) - margin, rounded down to a multiple of 1/64 (exact in float32,
     as S.arrays needs its bounds): |x| below this keeps exp/cosh/sinh finite in ``dtype``."""
@@ -284,24 +258,31 @@ def all_of(pred: Callable[[np.ndarray], np.ndarray]) -> Callable[[list[np.ndarra
 
 
 def literal_at_infinity(op: Operator, name: str, versions: tuple[int, ...], formula: Callable[..., np.ndarray],
-                        open_at: Callable[[np.ndarray, dict], np.ndarray], expected: str) -> None:
+                        open_at: Callable[[np.ndarray, dict], np.ndarray], expected: str,
+                        limit: Callable[[np.ndarray], np.ndarray] = np.zeros_like, literally: str = "inf * 0 = NaN") -> None:
     """A spec-silent point where the spec's formula, read literally in IEEE arithmetic, gives
-    inf * 0 = NaN at an infinite input while the function it defines tends to a limit (ours).
-    Its one reading is that formula computed literally in float64 (``formula(x, **attrs)``);
-    any value other than ours or the reading's is a mismatch. ``open_at(x, attrs)``: the open
-    elements."""
+    NaN at an infinite input (inf * 0, inf / inf) while the function it defines tends to a limit
+    (ours). Its one reading is that formula computed literally in float64 (``formula(x, **attrs)``),
+    in the output's type; any value other than ours or the reading's is a mismatch.
+    ``open_at(x, attrs)``: the open elements; ``limit(x)``: the function's limit there (an
+    invariant: a finite value there is that limit); ``literally``: what the formula gives there."""
     from harness import schema
+
+    def literal(c: Any) -> list[np.ndarray]:
+        with np.errstate(all="ignore"):
+            return [formula(np.asarray(c.inputs[0]).astype(np.float64), **c.attrs).astype(np.asarray(c.expected[0]).dtype)]
 
     op.spec_silent(
         name, versions,
         spec={v: " ".join(schema.schema_at(op.name, v).doc.split()) for v in versions},
         expected=expected,
         where=lambda inputs, attrs, expected_, since: [open_at(np.asarray(inputs[0]).astype(np.float64), attrs)],
-        invariants={"the value there is no finite nonzero number": _no_finite_nonzero},
-        readings={"the formula read literally in IEEE arithmetic (inf * 0 = NaN)":
-                  lambda c: [formula(np.asarray(c.inputs[0]).astype(np.float64), **c.attrs)]})
+        invariants={"a finite value there is the function's limit": lambda c: _finite_is_limit(c, limit)},
+        readings={f"the formula read literally in IEEE arithmetic ({literally})": literal})
 
 
-def _no_finite_nonzero(c: Any) -> bool:
-    y = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
-    return not (np.isfinite(y) & (y != 0)).any()
+def _finite_is_limit(c: Any, limit: Callable[[np.ndarray], np.ndarray]) -> bool:
+    open_ = c.masks[0]
+    y = np.asarray(c.actual[0]).astype(np.float64)[open_]
+    x = np.asarray(c.inputs[0]).astype(np.float64)[np.broadcast_to(open_, np.shape(c.inputs[0]))]
+    return bool(np.all(~np.isfinite(y) | (y == limit(x))))

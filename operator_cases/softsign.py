@@ -10,7 +10,7 @@ import numpy as np
 from harness.fuzz_api import NAN_IEEE, with_input
 from harness.registry import Operator
 
-from ._unary_util import at_infinity, elementwise, infinity_point, unary_template
+from ._unary_util import at_infinity, elementwise, literal_at_infinity, unary_template
 
 op = Operator("Softsign")
 
@@ -20,8 +20,9 @@ def softsign(x):
 
 
 elementwise(op, (1, 22), softsign, isolate={"infinities": np.isinf})
-infinity_point(op, (1, 22), spec="Calculates the softsign (x/(1+|x|)) of the given input tensor element-wise.", at=np.isinf,
-               expected="+-1 at x = +-inf, the limit of x/(1+|x|); inf/inf read literally is NaN")
+literal_at_infinity(op, "infinity", (1, 22), lambda x: x / (1 + np.abs(x)), lambda x, attrs: np.isinf(x),
+                    expected="+-1 at x = +-inf, the limit of x/(1+|x|); inf/inf read literally is NaN", limit=np.sign,
+                    literally="inf / inf = NaN")
 
 
 # how it enters a generated graph (harness.suites.generated)
