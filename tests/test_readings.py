@@ -298,3 +298,21 @@ def test_linear_classifier_with_one_vector_for_two_labels_takes_a_named_layout_a
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the first class scores the complement"), got.message
     zeros = execute_case(WrongOutputs(case, lambda e: [e[0], np.zeros_like(e[1])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+def test_a_reading_is_matched_within_the_cases_derived_bound_per_element():
+    """A case whose tolerance carries a derived bound per element (harness/tolerances.py): an
+    open element is judged against a reading as compare() judges it against ours, bound included."""
+    x = EXPECTED[0]
+    expected = [np.where(np.isneginf(x), 0, x).astype(np.float32)]
+    tol = Tolerance(0.0, 0.0, 0, bound=(np.array([0.0, 0.0, 0.0, 0.01]),))
+    p = point({"minus one": lambda c: [np.full(4, -1.0)]})
+
+    def judged(last):
+        actual = [np.array([0.0, 1.0, 2.0, last], np.float32)]
+        c = Comparator()
+        return c.spec_silent(c.compare(expected, actual, tol), [p], [x], {}, expected, actual, tol, 1)
+
+    assert judged(-1.005).outcome == UNSPECIFIED
+    assert judged(-1.02).outcome == MISMATCH
+    assert judged(0.005).outcome == "pass"  # within the bound of ours: no reading consulted
