@@ -44,8 +44,9 @@ def _to_uint8(v: np.ndarray) -> np.ndarray:
 def dynamic_quantize(x):
     x = np.asarray(x, dtype=np.float32)
     x64 = x.astype(np.float64)
-    lo = min(0.0, float(np.min(x64))) if x.size else 0.0
-    hi = max(0.0, float(np.max(x64))) if x.size else 0.0
+    # maximum(0, max(x)), minimum(0, min(x)): a NaN propagates (numpy's, as IEEE 754-2019 maximum; Python's max would drop it)
+    lo = float(np.minimum(0.0, np.min(x64))) if x.size else 0.0
+    hi = float(np.maximum(0.0, np.max(x64))) if x.size else 0.0
     with np.errstate(all="ignore"):
         rng = _f32(hi - lo)
         scale = _f32(rng / 255.0)
@@ -94,6 +95,16 @@ def _ieee_zero_range(c) -> list:
     return [y.astype(np.asarray(c.expected[0]).dtype), None, np.asarray(zp).astype(np.asarray(c.expected[2]).dtype)]
 
 
+def _clamped_zero_range(c) -> list:
+    """DynamicQuantizeLinear with y_scale 0, the zero point's saturate written as max(qmin, min(qmax, v)) with
+    comparisons (C's and Python's min / max: a comparison with NaN is false, so min(qmax, NaN) keeps qmax): the
+    zero point qmin - min(x) / 0 is +inf or 0 / 0 = NaN, either way 255; y = saturate(round(x / 0) + 255) is 255
+    above 0, 0 below, and 0 / 0 (x = 0) cast as 0."""
+    x = np.asarray(c.inputs[0], dtype=np.float64)
+    y = np.where(x > 0, 255, 0)
+    return [y.astype(np.asarray(c.expected[0]).dtype), None, np.asarray(255).astype(np.asarray(c.expected[2]).dtype)]
+
+
 op.spec_silent(
     "zero_range", (11,),
     spec="intermediate_zero_point = qmin - min(x)/y_scale y_zero_point = cast(round(saturate(intermediate_zero_point)))",
@@ -101,7 +112,9 @@ op.spec_silent(
              "0 by 0 and cast NaN to uint8; the adjusted range [0, 0] holds only the real 0",
     where=_zero_range,
     invariants={"every element of y whose x is 0 holds the same value (the one conversion of 0 / 0)": _zeros_alike},
-    readings={"the steps in IEEE arithmetic, saturated (x / 0 is +-inf; 0 / 0 cast as 0)": _ieee_zero_range})
+    readings={"the steps in IEEE arithmetic, saturated (x / 0 is +-inf; 0 / 0 cast as 0)": _ieee_zero_range,
+              "the zero point saturated by comparisons (a NaN zero point becomes qmax = 255); y's 0 / 0 cast as 0":
+              _clamped_zero_range})
 
 
 

@@ -352,3 +352,15 @@ def test_scan_8_pads_a_shorter_batch_entry(backend):
     s, y = backend.prepare(model).run({"lens": np.array([1, 3], np.int64), "s0": np.zeros((2, 1), np.float32), "x": x})
     assert s.ravel().tolist() == [1, 60]
     assert y.shape == (2, 3, 1) and y[0, 0, 0] == 1 and y[1].ravel().tolist() == [10, 30, 60]
+
+
+def test_dynamic_quantize_linear_lets_a_nan_through_the_range(backend):
+    """maximum(0, max(x)) - minimum(0, min(x)) with a NaN in x is NaN (ReduceMax / ReduceMin propagate it),
+    not the range of the other elements."""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    model = _model([node], [_vi("x", F, [3])], [_vi("y", TensorProto.UINT8, [3]), _vi("s", F, []), _vi("z", TensorProto.UINT8, [])],
+                   opset=11)
+    y, s, z = backend.prepare(model).run({"x": np.array([np.nan, 1.0, -1.0], np.float32)})
+    assert np.isnan(s) and y.shape == (3,)
+    y, s, z = backend.prepare(model).run({"x": np.array([2.0, 1.0, -3.0], np.float32)})
+    assert s == np.float32(5) / np.float32(255) and int(z) == 153
