@@ -142,8 +142,10 @@ def qlinear_matmul(node):
         acc = matmul(fa, fb)
         sa = widen(_rows(a_scale, a)).astype(np.float32)
         sb = widen(np.asarray(b_scale)).astype(np.float32)
-        real = acc.astype(np.float32) * (sa * sb)
+        # acc * a_scale * b_scale / y_scale in float32, left to right (the text names no precision); the
+        # quotient too, whatever the scales' type: rounding the product to float16 scales first rounded twice
+        real = (acc.astype(np.float32) * sa) * sb
         out = y_zero_point.dtype
-        return (quantize(real, y_scale, y_zero_point, out, 1, 0, True),)
+        return (quantize(real, y_scale, y_zero_point, out, 1, 0, True, np.dtype(np.float32)),)
 
     return run
