@@ -41,7 +41,9 @@ def _to_uint8(v: np.ndarray) -> np.ndarray:
     return np.clip(v, 0, 255).astype(np.uint8)
 
 
-def dynamic_quantize(x):
+def dynamic_quantize(x, nan_zero_point: float = 0.0):
+    """The three outputs; ``nan_zero_point``: the zero point a NaN intermediate zero point becomes
+    (0, our choice; 255 where the saturate is written with comparisons, the nonfinite point's reading)."""
     x = np.asarray(x, dtype=np.float32)
     x64 = x.astype(np.float64)
     # maximum(0, max(x)), minimum(0, min(x)): a NaN propagates (numpy's, as IEEE 754-2019 maximum; Python's max would drop it)
@@ -55,6 +57,7 @@ def dynamic_quantize(x):
         min_scaled = _f32(lo / scale)
         zp_fp = _f32(0.0 - min_scaled)
         zp = np.rint(np.clip(zp_fp, 0.0, 255.0))
+        zp = np.where(np.isnan(zp) & (nan_zero_point != 0), nan_zero_point, zp)
         q = np.rint(_f32(x64 / scale)) + zp
     zp_u8 = _to_uint8(np.asarray(zp))
     return [_to_uint8(q).reshape(x.shape), np.array(scale, dtype=np.float32), np.asarray(zp_u8, dtype=np.uint8).reshape(())]
@@ -128,6 +131,15 @@ def _nonfinite(inputs, attrs, expected, since):
     return [~np.isfinite(x) | zp_open, None, np.array(zp_open)]
 
 
+def _nan_left_out(c) -> list:
+    """The outputs of x without its NaN elements (the range of the rest), x's NaN elements quantized as 0."""
+    x = np.asarray(c.inputs[0], dtype=np.float32)
+    _, scale, zp = dynamic_quantize(x[~np.isnan(x)])
+    with np.errstate(all="ignore"):
+        q = np.rint(_f32(x.astype(np.float64) / float(scale))) + float(zp)
+    return [_to_uint8(q).reshape(x.shape), scale, zp]
+
+
 op.spec_silent(
     "nonfinite", (11,),
     spec="y_scale = (maximum(0, max(x)) - minimum(0, min(x))) / (qmax - qmin)",
@@ -135,7 +147,11 @@ op.spec_silent(
              "every output it reaches is NaN cast to uint8 (0 here); +-inf in x: inf / inf and the uint8 Cast of NaN "
              "are open, the other elements are IEEE's (y_scale = inf, y = 0)",
     where=_nonfinite,
-    invariants={"y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out": _scale_nan_or_without})
+    invariants={"y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out": _scale_nan_or_without},
+    readings={"NaN left out of the range (max and min as C's fmax / fmin): the other elements' y_scale and zero "
+              "point, a NaN element quantized as 0": _nan_left_out,
+              "NaN propagated, the zero point saturated by comparisons (a NaN zero point becomes qmax = 255)":
+              lambda c: [np.asarray(o) for o in dynamic_quantize(c.inputs[0], nan_zero_point=255.0)]})
 
 
 @op.strategy(11)

@@ -316,3 +316,28 @@ def test_a_reading_is_matched_within_the_cases_derived_bound_per_element():
     assert judged(-1.005).outcome == UNSPECIFIED
     assert judged(-1.02).outcome == MISMATCH
     assert judged(0.005).outcome == "pass"  # within the bound of ours: no reading consulted
+
+
+def test_dynamic_quantize_with_nan_takes_ours_the_nan_left_out_or_a_saturated_zero_point_and_fails_otherwise():
+    """x = [NaN, 1, -1]: ours (NaN range: y_scale NaN, zero point and y 0); ONNX Runtime's reading (the range of
+    [1, -1]: y_scale 2/255, zero point 127, y [0, 254, 0]); onnx.reference's (zero point 255); any other fails."""
+    from harness.execute import execute_case
+
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    case = build_case(REGISTRY[("", "DynamicQuantizeLinear", 11)], Example([np.array([np.nan, 1.0, -1.0], np.float32)]),
+                      "float32", 11, "nan_test")
+    assert "DynamicQuantizeLinear.nonfinite" in case.tags["spec_silent"]
+    u8, f = lambda v: np.array(v, np.uint8), lambda v: np.array(v, np.float32)  # noqa: E731
+    left_out = [u8([0, 254, 0]), f(np.float32(2) / np.float32(255)), u8(127)]
+    saturated = [u8([0, 0, 0]), f(np.nan), u8(255)]
+    for outputs, reading in ((left_out, "NaN left out"), (saturated, "NaN propagated")):
+        got = execute_case(WrongOutputs(case, lambda e, o=outputs: o), case)
+        assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith(reading), got.message
+    for wrong in ([u8([0, 255, 0])] + left_out[1:], [u8([0, 0, 0]), f(np.nan), u8(100)]):
+        got = execute_case(WrongOutputs(case, lambda e, o=wrong: o), case)
+        assert got.outcome == "mismatch", got.message

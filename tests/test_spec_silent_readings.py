@@ -97,7 +97,6 @@ PENDING = {
     "Attention.nonfinite",
     "CastMap.sparse_gap",
     "DFT.nonfinite",
-    "DynamicQuantizeLinear.nonfinite",
     "FeatureVectorizer.dims",
     "GridSample.bool_cast",
     "GridSample.int_cast",
