@@ -91,8 +91,10 @@ def allowed_keys(b: int, sq: int, total: int, *, since: int, past: int | None, n
 
 def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv_seqlen=None, *, since: int,
               is_causal=0, kv_num_heads=None, q_num_heads=None, qk_matmul_output_mode=0, scale=None, softcap=0.0,
-              softmax_precision=None, left_window_size=-1, right_window_size=-1):
-    """The four outputs (Y, present_key, present_value, qk_matmul_output) of one Attention node."""
+              softmax_precision=None, left_window_size=-1, right_window_size=-1, masked_fill=False):
+    """The four outputs (Y, present_key, present_value, qk_matmul_output) of one Attention node.
+    ``masked_fill`` (not an attribute: the nonfinite point's reading): a -inf bias replaces the score
+    instead of being added to it."""
     Q, K, V = np.asarray(Q), np.asarray(K), np.asarray(V)
     if Q.ndim == 3:
         if q_num_heads is None or kv_num_heads is None:
@@ -140,7 +142,7 @@ def attention(Q, K, V, attn_mask=None, past_key=None, past_value=None, nonpad_kv
     ok = allowed_keys(b, sq, total, since=since, past=past, nonpad=nonpad_kv_seqlen, is_causal=is_causal,
                       left=left_window_size, right=right_window_size)
     bias = np.broadcast_to(bias + np.where(ok, 0.0, -np.inf), (b, hq, sq, total))
-    scores = capped + bias
+    scores = np.where(np.isneginf(bias), -np.inf, capped + bias) if masked_fill else capped + bias
     work = scores if softmax_precision is None else _round(scores, softmax_precision)
     m = np.max(work, axis=-1, keepdims=True) if total else np.zeros(work.shape[:-1] + (1,))
     m = np.where(np.isneginf(m), 0.0, m)  # an all -inf row: exp gives 0 / 0 = NaN, the IEEE result
@@ -327,7 +329,9 @@ op.spec_silent(
              "a runtime that skips masked keys (flash attention) keeps it finite",
     where=_open_nonfinite,
     invariants={"each open Y element is NaN, 0 or within the finite range of its V column": _nan_zero_or_hull,
-                "each open attention weight (mode 3) is NaN or in [0, 1]": _weights_nan_or_unit})
+                "each open attention weight (mode 3) is NaN or in [0, 1]": _weights_nan_or_unit},
+    readings={"a -inf bias replaces the score (masked_fill) instead of being added: a NaN or +inf score of a masked key "
+              "takes no part": lambda c: _reading_of(c, lambda ins, at: (ins, {**at, "masked_fill": True}))})
 
 
 def _negative_scale(inputs, attrs, expected, since):

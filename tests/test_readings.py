@@ -341,3 +341,23 @@ def test_dynamic_quantize_with_nan_takes_ours_the_nan_left_out_or_a_saturated_ze
     for wrong in ([u8([0, 255, 0])] + left_out[1:], [u8([0, 0, 0]), f(np.nan), u8(100)]):
         got = execute_case(WrongOutputs(case, lambda e, o=wrong: o), case)
         assert got.outcome == "mismatch", got.message
+
+
+def test_attention_with_an_infinite_masked_score_takes_ours_or_the_replaced_score_and_fails_otherwise():
+    """Q = 1, K = [0, +inf], V = [4, 8], a boolean mask hiding key 1: the spec's additive pattern gives the score
+    +inf + -inf = NaN, so Y is NaN (ours); a -inf that replaces the masked score leaves key 0 alone: Y = 4."""
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    f = lambda *v: np.array(v, np.float32).reshape(1, 1, -1, 1)  # noqa: E731
+    ex = Example([f(1.0), f(0.0, np.inf), f(4.0, 8.0), np.array([[True, False]])], {}, outputs=1)
+    case = build_case(REGISTRY[("", "Attention", 23)], ex, "float32", 23, "masked_inf_test")
+    assert "Attention.nonfinite" in case.tags["spec_silent"] and np.isnan(case.data[0].expected[0]).all()
+    replaced = execute_case(WrongOutputs(case, lambda e: [f(4.0)]), case)
+    assert replaced.outcome == "unspecified" and replaced.verdict["spec_silent"]["readings"][0].startswith("a -inf bias replaces"), replaced.message
+    wrong = execute_case(WrongOutputs(case, lambda e: [f(5.0)]), case)
+    assert wrong.outcome == "mismatch" and "matched none of its readings" in wrong.message, wrong.message

@@ -38,6 +38,9 @@ STANDARD = {
 
 #: (point, reading) -> where that reading comes from, when neither runtime takes it on the draw
 SOURCED: dict[tuple[str, str], str] = {
+    ("Attention.nonfinite", "a -inf bias replaces the score (masked_fill) instead of being added: a NaN or +inf score of "
+                            "a masked key takes no part"):
+        "Flax's dot_product_attention_weights: masked logits are replaced (jnp.where(mask, weights, big_neg)), not added to",
     ("Attention.mask_type", "the mask read as a boolean one (nonzero: the key takes part)"):
         "the attn_mask text names a boolean mask or a float mask of the query's type, nothing else",
     ("Clip.nan", "the NaN taken as -inf (max(x, min) first lets the bound win)"):
@@ -94,7 +97,6 @@ NOT_RUN = {("GRU", "onnxruntime"): "ONNX Runtime's GRU aborts the process ('term
 #: points not given readings yet (issue 31 asks for every one; this list only shrinks)
 PENDING = {
     "Binarizer.nan",
-    "Attention.nonfinite",
     "CastMap.sparse_gap",
     "DFT.nonfinite",
     "FeatureVectorizer.dims",
