@@ -112,3 +112,13 @@ def draw_conv_geometry(d: Callable, budget: int | None = None, same_strides: boo
     if groups != 1 or d(st.integers(0, 3)) == 0:
         attrs["group"] = groups
     return shape, groups, m, kernel, attrs
+
+
+def fuzz_conv_input(c: Any) -> tuple[Any, int, tuple[int, ...], int] | None:
+    """The start of a convolution's fuzz template (Conv, ConvTranspose): a float value of rank 3
+    or 4, its channels and spatial shape, and the group (1, or depthwise when channels > 1)."""
+    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+    if x is None:
+        return None
+    channels, spatial = x.shape[1], x.shape[2:]
+    return x, channels, spatial, c.choice([1, channels]) if channels > 1 else 1

@@ -300,3 +300,9 @@ def unit_domain_bounds(dtype: str, opset: int) -> list[Example]:
     """Acos/Asin edges: the domain's ends [-1, 1], one step outside them and half a step inside."""
     e = eps(dtype)
     return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
+
+
+def near_overflow(dtype: str, opset: int) -> list[Example]:
+    """Cosh/Sinh edges: just below and above where the result overflows (about ln(2 * max))."""
+    top = math.log(S.finite_range(dtype)[1])
+    return [Example([values(dtype, top - 0.5, -(top - 0.5), top + 1.5, -(top + 1.5))], name="near_overflow")]

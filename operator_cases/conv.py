@@ -31,7 +31,7 @@ from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound, size_of
 from harness.registry import Example, Operator
 
 from ._common import back, wide
-from ._conv_util import draw_conv_geometry, grouped_correlation, ramp
+from ._conv_util import draw_conv_geometry, fuzz_conv_input, grouped_correlation, ramp
 from ._reduce_util import float_grid
 from ._window_util import batch_edges, gather, resolve, window_attrs
 
@@ -104,11 +104,10 @@ def edges(dtype, opset):
 # -- how it enters a generated graph -------------------------------------------------------
 @op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-    if x is None:
+    start = fuzz_conv_input(c)
+    if start is None:
         return None
-    channels, spatial = x.shape[1], x.shape[2:]
-    group = c.choice([1, channels]) if channels > 1 else 1
+    x, channels, spatial, group = start
     attrs = window_attrs(c, spatial)
     if attrs is None:
         return None
