@@ -33,6 +33,7 @@ from ._binary_util import (
     variadic_template,
     wide_int_edges,
 )
+from ._reduce_util import extreme_drawer, identity_high, identity_low, nan_extreme_edges, reduce_template, register_reduce
 from ._silent_util import (
     nan_ignored,
     nan_in_result,
@@ -106,19 +107,23 @@ def bitwise(op: Operator, ufunc: np.ufunc, versions: tuple[int, ...] = (18,)) ->
     pairwise(op, compute, (), versions)
 
 
+def _nan_point(op: Operator, versions: tuple[int, ...], word: str, identity: float, spec: str, expected: str, of: str) -> None:
+    """The spec-silent NaN of a max or min: propagated by us (IEEE 754-2019 maximum/minimum),
+    ignored by the other reading (maximumNumber/minimumNumber: ``identity`` is what a NaN counts
+    as then)."""
+    op.spec_silent(
+        "nan", versions, spec=spec, expected=f"{expected}; the text names no NaN rule", where=nan_in_result,
+        invariants={f"a {word} is NaN or the {word} of {of}": nan_or_ignoring_nan(identity)},
+        readings=nan_ignored(identity))
+
+
 def extreme(op: Operator, ufunc: np.ufunc, *, word: str, identity: float, versions: tuple[int, ...] = (1, 6, 8, 12, 13),
             same_shape: tuple[int, ...] = (1, 6)) -> None:
-    """Max, Min of 1..N inputs (``same_shape`` versions need equal shapes, later ones broadcast);
-    the spec-silent NaN input, propagated by us (IEEE 754-2019 maximum/minimum), ignored by the
-    other reading (maximumNumber/minimumNumber: ``identity`` is what a NaN counts as then)."""
+    """Max, Min of 1..N inputs (``same_shape`` versions need equal shapes, later ones broadcast),
+    with the spec-silent NaN input."""
     name = "maximum" if identity < 0 else "minimum"
-    op.spec_silent(
-        "nan", versions,
-        spec=f"Element-wise {word} of each of the input tensors",
-        expected=f"NaN wherever an input is NaN: IEEE 754-2019 {name} (numpy.{name}); the text names no NaN rule",
-        where=nan_in_result,
-        invariants={f"a {word} is NaN or the {word} of the non-NaN inputs": nan_or_ignoring_nan(identity)},
-        readings=nan_ignored(identity))
+    _nan_point(op, versions, word, identity, f"Element-wise {word} of each of the input tensors",
+               f"NaN wherever an input is NaN: IEEE 754-2019 {name} (numpy.{name})", "the non-NaN inputs")
 
     def compute(*inputs, consumed_inputs=None):
         return np.asarray(functools.reduce(ufunc, inputs)).astype(inputs[0].dtype)
@@ -136,3 +141,20 @@ def _variadic_draw(d, dtype, opset, *, broadcast):
 
 def _variadic_edges(dtype, opset, *, broadcast):
     return variadic_edges(dtype, broadcast=broadcast) + variadic_nan_edges(dtype) + wide_int_edges(dtype)
+
+
+def extreme_reduction(op: Operator, largest: bool, attr_axes: tuple[int, ...] = (1, 11, 12, 13),
+                      input_axes: tuple[int, ...] = (18, 20)) -> None:
+    """ReduceMax, ReduceMin: ``axes`` an attribute in ``attr_axes`` versions, an input in
+    ``input_axes`` ones; the empty set reduces to the spec's identity (-inf or the lowest value
+    for a max); the spec-silent NaN of a group."""
+    word, identity, initial = ("max", -np.inf, identity_low) if largest else ("min", np.inf, identity_high)
+    name = "maximum" if largest else "minimum"
+    _nan_point(op, attr_axes + input_axes, word, identity, f"Computes the {word} of the input tensor's element[...]along the provided axes.",
+               f"NaN for a group holding a NaN: IEEE 754-2019 {name} (numpy.{word})", "the group's non-NaN values")
+
+    def compute(x, axes, dtype):
+        return (np.max if largest else np.min)(x, axis=axes, keepdims=True, initial=initial(dtype))
+
+    register_reduce(op, attr_axes, input_axes, compute, extreme_drawer, whole_range_ints=True, extra_edges=nan_extreme_edges)
+    reduce_template(op, input_axes[0], ulps=0.0)

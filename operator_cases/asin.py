@@ -1,8 +1,6 @@
 """Asin: the arcsine of x, elementwise (ONNX spec: Asin-7, 22; 22 adds bfloat16).
 
-Drawn inputs stay in the domain [-1, 1]; outside it the result is NaN (the C library's and
-IEEE 754's answer; the spec names no other), which the edges test with +-inf, the extremes and
-the values one step outside +-1.
+Like Acos (acos.py): inputs drawn in the domain [-1, 1], NaN outside it.
 """
 
 import numpy as np

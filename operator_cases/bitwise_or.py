@@ -1,5 +1,4 @@
-"""BitwiseOr: C = A | B on integers, elementwise with multidirectional broadcasting
-(ONNX spec: BitwiseOr-18). Signed types work on the two's complement bits."""
+"""BitwiseOr: C = A | B on integers, elementwise (ONNX spec: BitwiseOr-18), as BitwiseAnd (bitwise_and.py)."""
 
 import numpy as np
 

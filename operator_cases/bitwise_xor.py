@@ -1,5 +1,4 @@
-"""BitwiseXor: C = A ^ B on integers, elementwise with multidirectional broadcasting
-(ONNX spec: BitwiseXor-18). Signed types work on the two's complement bits."""
+"""BitwiseXor: C = A ^ B on integers, elementwise (ONNX spec: BitwiseXor-18), as BitwiseAnd (bitwise_and.py)."""
 
 import numpy as np
 

@@ -1,8 +1,6 @@
 """Floor: the largest integer not above x, elementwise (ONNX spec: Floor-1, 6, 13).
 
-Floor-13 adds bfloat16; Floor-1's ``consumed_inputs`` is a legacy attribute with no effect on
-values. Exact in every float type: NaN, +-inf and +-0 are returned as they are. The edges add
-halves, the value just below 0.5 and integers at the top of the format's exact range.
+The mirror of Ceil (ceil.py): exact in every float type, the same edges near integers.
 """
 
 import numpy as np

@@ -1,9 +1,6 @@
 """Less: C = (A < B), elementwise, output bool (ONNX spec: Less-1, 7, 9, 13).
 
-Less-1 broadcasts with the legacy ``broadcast``/``axis`` attributes (see _binary_util);
-Less-7 on broadcast multidirectionally. Less-1/7 take floats, Less-9 adds the integers,
-Less-13 bfloat16.
-Floats compare as IEEE 754 values: any comparison with NaN is false and -0.0 equals +0.0.
+The mirror of Greater: the same versions, types, broadcasting and IEEE 754 rules (greater.py).
 """
 
 import numpy as np

@@ -1,7 +1,6 @@
 """LessOrEqual: C = (A <= B), elementwise, output bool (ONNX spec: LessOrEqual-12, 16).
 
-Multidirectional broadcasting; LessOrEqual-16 adds bfloat16.
-Floats compare as IEEE 754 values: any comparison with NaN is false and -0.0 equals +0.0.
+The mirror of GreaterOrEqual (greater_or_equal.py): the same types and IEEE 754 rules.
 """
 
 import numpy as np

@@ -1,8 +1,4 @@
-"""Or: C = A or B on booleans, elementwise (ONNX spec: Or-1, 7).
-
-Or-1 broadcasts with the legacy ``broadcast``/``axis`` attributes (see _binary_util);
-Or-7 broadcasts multidirectionally.
-"""
+"""Or: C = A or B on booleans, elementwise (ONNX spec: Or-1, 7); broadcasting as for And (and.py)."""
 
 import numpy as np
 

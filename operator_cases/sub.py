@@ -1,11 +1,7 @@
 """Sub: C = A - B, elementwise (ONNX spec: Sub-1, 6, 7, 13, 14).
 
-Sub-1/6 broadcast only with the legacy ``broadcast``/``axis`` attributes (see _binary_util);
-Sub-7 on broadcast multidirectionally. Sub-6 adds int32/int64/uint32/uint64, Sub-13 bfloat16,
-Sub-14 the 8- and 16-bit integers. Floats are subtracted in float64 and rounded to the input type.
-The spec says nothing about integer overflow: the difference is computed exactly and wrapped around
-(two's complement), the behaviour of every integer ALU. Float overflow gives +-inf and
-inf - inf gives NaN (IEEE 754).
+Versions, types, broadcasting and the integer overflow point as for Add (add.py): the difference
+is computed exactly (floats in float64) and rounded or wrapped; inf - inf gives NaN (IEEE 754).
 """
 
 import operator

@@ -1,8 +1,4 @@
-"""Xor: C = A xor B on booleans, elementwise (ONNX spec: Xor-1, 7).
-
-Xor-1 broadcasts with the legacy ``broadcast``/``axis`` attributes (see _binary_util);
-Xor-7 broadcasts multidirectionally.
-"""
+"""Xor: C = A xor B on booleans, elementwise (ONNX spec: Xor-1, 7); broadcasting as for And (and.py)."""
 
 import numpy as np
 
