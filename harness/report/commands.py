@@ -206,10 +206,12 @@ def register(subparsers) -> None:
     r = subparsers.add_parser("report", help="write index.html, summary.md, results.json and junit.xml from stored runs",
                               description="Write the reports of one run or a merged view of several. "
                                           "RUN: a run number, 'latest', 'previous', or STORE:N with several --store.")
-    r.add_argument("runs", nargs="*", metavar="RUN", help="runs to report, merged side by side (default: the latest run of each store)")
+    r.add_argument("runs", nargs="*", metavar="RUN", help="runs to report, merged side by side (default: per store, the newest full run of every suite "
+                   "and backend; a -k or shard subset never hides a fuller run)")
     r.add_argument("--store", action="append", help=f"results store or a folder of stores (repeatable, to merge; default {DEFAULT_STORE})")
     r.add_argument("-o", "--output", default="reports", help="output folder (default: reports/)")
-    r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: the previous run; 'none' for no diff)")
+    r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: per suite and backend, the newest earlier run with the same "
+                   "selection, else with the same draw; 'none' for no diff)")
     r.add_argument("--format", action="append", choices=["html", "markdown", "json", "junit"], help="only these formats (repeatable; default all)")
     r.add_argument("--no-history", action="store_true", help="leave the history chart out")
     r.add_argument("--perf-baseline", metavar="BACKEND", help="backend the performance ratios divide by (default onnxruntime, else the first)")

@@ -168,8 +168,9 @@ class Report:
 
 def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = None, history: bool = True) -> Report:
     """Merge the runs into one view, then build the matrix, perf table, history and diff.
-    ``baseline``: one run, or one run per (suite, backend) (:func:`previous_like`); the diff
-    compares like with like (:func:`diff_like_with_like`)."""
+    ``baseline``: one run, or one run per (suite, backend) (:func:`.selection.baseline_runs`);
+    the diff compares like for like (:func:`.selection.like_for_like`). Benchmark results go
+    to ``Report.bench``, never to conformance."""
     if not refs:
         raise ReportError("no runs to report")
     runs = [RunInfo.from_store(ref) for ref in refs]
