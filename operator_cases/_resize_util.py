@@ -31,7 +31,8 @@ and scale < 1 the kernel is stretched by 1 / scale: weight k(d * scale) on |d| <
 and the weights are divided by their sum ("a weighted average"); exclude_outside drops the
 sampling locations outside [0, length - 1] and renormalises ("so that their sum is 1.0").
 A sampling location of weight 0 is no part of the average (a NaN there does not reach the
-output); every other one is summed in IEEE float64 arithmetic (inf - inf = NaN).
+output); every other one is summed in IEEE float64 arithmetic (inf - inf = NaN), and for int64 /
+uint64 data in exact rationals (float64 holds neither their values nor weights such as 1/3).
 
 Spec-silent points (declared with :func:`declare_points`):
 

@@ -1,7 +1,8 @@
 """Resampling kernels: Resize, Upsample, GridSample, AffineGrid.
 
 Resize is separable: every resized axis gets a small (out x in) interpolation matrix (or, for
-nearest, an index vector) built once per shape and applied with one matmul / take per axis.
+nearest, an index vector) built once per shape and applied with one matmul / take per axis;
+linear and cubic on int64 / uint64 data use exact rational weights and coordinates (object arrays).
 GridSample gathers all 2^r (linear) or 4^r (cubic) taps at once with vectorised indexing.
 """
 
