@@ -352,3 +352,16 @@ def test_scan_8_pads_a_shorter_batch_entry(backend):
     s, y = backend.prepare(model).run({"lens": np.array([1, 3], np.int64), "s0": np.zeros((2, 1), np.float32), "x": x})
     assert s.ravel().tolist() == [1, 60]
     assert y.shape == (2, 3, 1) and y[0, 0, 0] == 1 and y[1].ravel().tolist() == [10, 30, 60]
+
+
+def test_cast_map_writes_the_shortest_float32_decimal():
+    """CastMap TO_STRING: our choice of the spec-silent format (operator_cases' CastMap.to_string), a
+    float as the fewest digits that read back as its float32, an integral one without '.0'."""
+    node = helper.make_node("CastMap", ["x"], ["y"], domain="ai.onnx.ml", cast_to="TO_STRING")
+    run = registry.lookup("ai.onnx.ml", "CastMap", 1)(registry.NodeInfo(node=node, attrs={"cast_to": "TO_STRING"}, opset=1,
+                                                                         inputs=["x"], outputs=["y"]))
+    values = {k: np.float32(v) for k, v in enumerate([660874.625, 1e-7, 0.0, -1.5, np.inf])}
+    (y,) = run(values)
+    assert y.tolist() == [["660874.6", "1e-07", "0", "-1.5", "inf"]]
+    (y,) = run({2: "7", 1: "x"})
+    assert y.tolist() == [["x", "7"]]
