@@ -383,3 +383,16 @@ def test_qlinear_matmul_does_not_round_the_product_to_the_scales_type_first(back
              "sy": np.array(4.0, np.float16), "zy": np.array(0, e5)}
     (y,) = backend.prepare(model).run(feeds)
     assert float(y[0, 0]) == 0.0390625
+
+
+def test_cast_map_writes_the_shortest_float32_decimal():
+    """CastMap TO_STRING: our choice of the spec-silent format (operator_cases' CastMap.to_string), a
+    float as the fewest digits that read back as its float32, an integral one without '.0'."""
+    node = helper.make_node("CastMap", ["x"], ["y"], domain="ai.onnx.ml", cast_to="TO_STRING")
+    run = registry.lookup("ai.onnx.ml", "CastMap", 1)(registry.NodeInfo(node=node, attrs={"cast_to": "TO_STRING"}, opset=1,
+                                                                         inputs=["x"], outputs=["y"]))
+    values = {k: np.float32(v) for k, v in enumerate([660874.625, 1e-7, 0.0, -1.5, np.inf])}
+    (y,) = run(values)
+    assert y.tolist() == [["660874.6", "1e-07", "0", "-1.5", "inf"]]
+    (y,) = run({2: "7", 1: "x"})
+    assert y.tolist() == [["x", "7"]]

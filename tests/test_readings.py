@@ -260,6 +260,36 @@ def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
 
 
+def test_tree_ensemble_classifier_votes_for_class_0_stay_with_the_first_label():
+    """Two labels, every vote for class 0: the other label scoring -s is a reading; the votes moved to the
+    second label (ONNX Runtime's [-s, s], the second label where s > 0) are not ('The class_ids are
+    indices into this list')."""
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, load_all
+    from harness.suites.operators import build_case
+    from operator_cases.ml_tree_ensemble_classifier import edges
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    ex = next(e for e in edges("float32", 1) if e.name == "binary_class0_none")
+    case = build_case(REGISTRY[("ai.onnx.ml", "TreeEnsembleClassifier", 1)], ex, "float32", 1, ex.name)
+    assert "TreeEnsembleClassifier.binary" in case.tags["spec_silent"] and set(ex.attrs["class_ids"]) == {0}
+    labels = np.asarray(ex.attrs["classlabels_int64s"])
+
+    def layout(sign):
+        def outputs(e):
+            s = np.asarray(e[1], np.float64)[:, 0]
+            z = np.stack([sign * s, -sign * s], axis=1).astype(np.float32)
+            return [labels[np.argmax(z, axis=1)], z]
+        return outputs
+
+    kept = execute_case(WrongOutputs(case, layout(1)), case)
+    assert kept.outcome == "unspecified" and kept.verdict["spec_silent"]["readings"][0].startswith("one decision value"), kept.message
+    moved = execute_case(WrongOutputs(case, layout(-1)), case)
+    assert moved.outcome == "mismatch" and "matched none of its readings" in moved.message
+
+
 def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_zeros():
     from harness.execute import execute_case
     from harness.registry import REGISTRY, load_all
