@@ -700,3 +700,15 @@ def test_unique_without_axis_merges_values_either_side_of_a_nan(backend):
                    [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
     y, _, _, c = backend.prepare(model).run({"x": np.array([3.0, np.nan, 1.0, 3.0], np.float32)})
     assert y[:2].tolist() == [1.0, 3.0] and np.isnan(y[2]) and y.shape == (3,) and c.tolist() == [1, 2, 1]
+
+
+def test_gelu_at_the_largest_floats_and_hard_swish_in_half_types_round_once(backend):
+    # Gelu(x) = x * Phi(x): x itself at float32's largest value and -0 at its negative (torch's own
+    # gelu gives inf and NaN there, forming x * 2 in float32)
+    big = np.finfo(np.float32).max
+    y = _run_any(backend, "Gelu", [("x", np.array([big, -big], np.float32))], opset=20)
+    assert y[0] == big and y[1] == 0.0
+    # HardSwish(-2.5) = -2.5 * (0.5 - 2.5 / 6) = -0.208333..., which rounds to -0.20837 in float16;
+    # rounding x / 6, the sum and the product each in float16 gives -0.20813
+    h = _run_any(backend, "HardSwish", [("x", np.array([-2.5], np.float16))], opset=14)
+    assert h.tolist() == [np.float16(-2.5 * (0.5 - 2.5 / 6)).item()]
