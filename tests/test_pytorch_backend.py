@@ -712,3 +712,12 @@ def test_gelu_at_the_largest_floats_and_hard_swish_in_half_types_round_once(back
     # rounding x / 6, the sum and the product each in float16 gives -0.20813
     h = _run_any(backend, "HardSwish", [("x", np.array([-2.5], np.float16))], opset=14)
     assert h.tolist() == [np.float16(-2.5 * (0.5 - 2.5 / 6)).item()]
+
+
+def test_linear_resampling_of_64_bit_integers_saturates_at_the_top(backend):
+    # the average 2**63 - 1 of [2**63 - 1, 2**63 - 1] comes out of float64 as 2**63: it saturates to
+    # the type's largest value (it wrapped to -2**63), for int64 and uint64 alike
+    for dtype, top in ((np.int64, 2**63 - 1), (np.uint64, 2**64 - 1)):
+        x = np.full((1, 1, 1, 2), top, dtype)
+        y = _run_any(backend, "Upsample", [("x", x), ("s", np.array([1, 1, 1, 2], np.float32))], {"mode": "linear"}, opset=9)
+        assert y.dtype == dtype and y.ravel().tolist() == [top] * 4
