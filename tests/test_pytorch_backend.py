@@ -700,3 +700,24 @@ def test_unique_without_axis_merges_values_either_side_of_a_nan(backend):
                    [_info(n, t, None) for n, t in (("y", TP.FLOAT), ("i", TP.INT64), ("inv", TP.INT64), ("c", TP.INT64))], opset=11)
     y, _, _, c = backend.prepare(model).run({"x": np.array([3.0, np.nan, 1.0, 3.0], np.float32)})
     assert y[:2].tolist() == [1.0, 3.0] and np.isnan(y[2]) and y.shape == (3,) and c.tolist() == [1, 2, 1]
+
+
+def test_gelu_at_the_largest_floats_and_hard_swish_in_half_types_round_once(backend):
+    # Gelu(x) = x * Phi(x): x itself at float32's largest value and -0 at its negative (torch's own
+    # gelu gives inf and NaN there, forming x * 2 in float32)
+    big = np.finfo(np.float32).max
+    y = _run_any(backend, "Gelu", [("x", np.array([big, -big], np.float32))], opset=20)
+    assert y[0] == big and y[1] == 0.0
+    # HardSwish(-2.5) = -2.5 * (0.5 - 2.5 / 6) = -0.208333..., which rounds to -0.20837 in float16;
+    # rounding x / 6, the sum and the product each in float16 gives -0.20813
+    h = _run_any(backend, "HardSwish", [("x", np.array([-2.5], np.float16))], opset=14)
+    assert h.tolist() == [np.float16(-2.5 * (0.5 - 2.5 / 6)).item()]
+
+
+def test_linear_resampling_of_64_bit_integers_saturates_at_the_top(backend):
+    # the average 2**63 - 1 of [2**63 - 1, 2**63 - 1] comes out of float64 as 2**63: it saturates to
+    # the type's largest value (it wrapped to -2**63), for int64 and uint64 alike
+    for dtype, top in ((np.int64, 2**63 - 1), (np.uint64, 2**64 - 1)):
+        x = np.full((1, 1, 1, 2), top, dtype)
+        y = _run_any(backend, "Upsample", [("x", x), ("s", np.array([1, 1, 1, 2], np.float32))], {"mode": "linear"}, opset=9)
+        assert y.dtype == dtype and y.ravel().tolist() == [top] * 4

@@ -27,6 +27,10 @@ HERE = Path(__file__).parent
 RUNTIMES = {
     "onnxruntime": {"module": "onnxruntime", "pip": "onnxruntime", "name": "ONNX Runtime"},
     "onnx.reference": {"module": "onnx.reference", "pip": "onnx", "name": "onnx.reference"},
+    # a bug in torch itself (our PyTorch backend lowers ONNX nodes onto torch ops): the record's
+    # ``call`` is the torch expression a lowering makes of its node, over the inputs by name, and
+    # the repro runs that call alone (the ONNX model is still built and checked, as the node it stands for)
+    "torch": {"module": "torch", "pip": "torch", "name": "PyTorch"},
 }
 
 #: every record has these (``test_findings`` checks them)
@@ -149,6 +153,16 @@ def run(model):
 ''',
 }
 
+_RUN["torch"] = '''\
+def run(model):
+    import torch
+
+{bind}
+    got = {call}
+    got = got if isinstance(got, tuple) else (got,)
+    return dict(zip(EXPECTED, (value.numpy() for value in got)))
+'''
+
 _LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 
 _MAIN = '''\
@@ -215,6 +229,7 @@ def script(record: dict) -> str:
         f'"""Repro: {record["title"]}',
         "",
         f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
+        *([f"The node is run as the torch call it lowers to: {record['call']}"] if "call" in record else []),
         "Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed,",
         '3 when it fails in another way."""',
         "import sys",
@@ -258,7 +273,8 @@ def script(record: dict) -> str:
         f"    return helper.make_model_gen_version(graph, opset_imports=[{', '.join(f'helper.make_opsetid({d!r}, {v})' for d, v in opsets.items())}])",
         "",
         "",
-        _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")]),
+        _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")], call=record.get("call"),
+                                       bind="\n".join(f"    {i['name']} = torch.from_numpy(FEEDS[{i['name']!r}])" for i in inputs)),
         "",
         _MAIN.format(module=runtime["module"], name=runtime["name"]),
     ]
@@ -305,7 +321,7 @@ def issue(record: dict) -> str:
         record["summary"].strip(),
         "",
         f"**Operator:** {op_version(record)} (opset {record['opset']}), dtypes: {', '.join(record['dtypes'])}. "
-        f"**Model:** {nodes}.",
+        f"**Model:** {nodes}." + (f" **As a torch call:** `{record['call']}`." if "call" in record else ""),
         "",
         "**Inputs:** " + "; ".join(f"{i['name']} = {i['dtype']}{' ' + str(i['shape']) if 'shape' in i else ''} `{i['value']}`"
                                    + (" (initializer)" if i.get("initializer") else "") for i in record["inputs"]) + ".",

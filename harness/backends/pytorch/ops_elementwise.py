@@ -293,7 +293,9 @@ def hard_sigmoid(node, x, *, alpha=0.2, beta=0.5):
 
 @lowers("HardSwish", 14, 22)
 def hard_swish(node, x):
-    return x * torch.clamp(x / 6 + 0.5, 0, 1)
+    # half types in float32, rounded once (three roundings in float16 land up to 8 ulps off)
+    v = x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+    return (v * torch.clamp(v / 6 + 0.5, 0, 1)).to(x.dtype)
 
 
 @lowers("Softplus", 1, 22)
@@ -311,6 +313,10 @@ def mish(node, x):
 
 @lowers("Gelu", 20)
 def gelu(node, x, *, approximate="none"):
+    # float32 and narrower in float64, rounded once: torch's gelu forms 0.5 * x * (1 + erf(...)) in
+    # the input's type, where x * 2 overflows at the type's largest values (inf for x, NaN for -x)
+    if x.dtype in (torch.float16, torch.bfloat16, torch.float32):
+        return F.gelu(x.double(), approximate=approximate).to(x.dtype)
     return _float_math(lambda v: F.gelu(v, approximate=approximate))(x)
 
 

@@ -165,12 +165,16 @@ def _from_wide(y, x, onnx_type):
     if onnx_type in _UNSIGNED:
         top, bits = _UNSIGNED[onnx_type]
         y = torch.round(y).clamp(0, float(top))
-        if bits:  # back to int64 bits
+        if bits:  # back to int64 bits; float(2**64 - 1) is 2**64, which saturates to the top (all ones)
+            top_bits = y >= 2.0**64
             y = torch.where(y >= 2.0**63, y - 2.0**64, y)
-            return y.to(torch.int64)
+            return torch.where(top_bits, torch.tensor(-1, dtype=torch.int64, device=y.device), y.to(torch.int64))
         return y.to(x.dtype)
     info = torch.iinfo(x.dtype)
-    return torch.round(y).clamp(info.min, info.max).to(x.dtype)
+    y = torch.round(y).clamp(info.min, info.max)
+    if x.dtype == torch.int64:  # float(2**63 - 1) is 2**63, which .to(int64) wraps to -2**63
+        return torch.where(y >= 2.0**63, torch.tensor(info.max, device=y.device), y.clamp(max=2.0**63 - 1024).to(torch.int64))
+    return y.to(x.dtype)
 
 
 def _resize(x, axes, scale_list, outs, targets, rois, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias, extrapolation,
