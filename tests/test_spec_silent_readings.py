@@ -71,6 +71,10 @@ SOURCED: dict[tuple[str, str], str] = {
        "the limit of the formula as the entries grow to +inf (or all fall together to -inf)" for op in ("Softmax", "LogSoftmax")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
+    ("Pow.int_negative_exponent", "the real result rounded toward -inf ((-2)^-1 = -1)"):
+        "floor division's rounding (Python's 1 // -2), the other way an integer quotient is rounded",
+    ("Pow.int_zero_negative_exponent", "+inf converted saturating (ARM, Rust's as): the type's maximum"):
+        "ARM's FCVTZS and Rust's float-to-int `as` saturate +inf to the type's maximum",
 }
 
 #: points whose readings do not yet give every value a runtime returns: the runtime's choice is
