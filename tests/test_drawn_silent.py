@@ -58,3 +58,58 @@ def test_pow_integer_overflow(got, outcome):
     case = pow_case([2, 3, 2], [62, 39, 64], dtype="int64", exp_dtype="int64")
     assert case.tags["spec_silent"] == ["Pow.int_overflow"]
     assert execute_case(fixed("Pow", np.array(got, np.int64)), case).outcome == outcome
+
+
+def reduce_case(op, since, x, dtype="float16"):
+    load_all()
+    attrs = {"keepdims": 0} if since >= 18 or (op == "ReduceSum" and since >= 13) else {"axes": [1], "keepdims": 0}
+    inputs = [np.array(x, dtype)] + ([np.array([1], np.int64)] if "axes" not in attrs else [])
+    return build_case(REGISTRY[("", op, since)], Example(inputs, attrs, name="edge"), dtype, since, "edge")
+
+
+T = 2.0 ** 15
+
+
+@pytest.mark.parametrize("got, outcome", [
+    ([16384, 10], "pass"),                 # accumulated wide
+    ([np.inf, 10], "unspecified"),         # left to right in float16: 2^15 + 2^15 overflows
+    ([np.nan, 10], "mismatch"),            # no reading gives NaN here (inf - 2^15 stays inf)
+    ([16000, 10], "mismatch"),
+    ([16384, 11], "mismatch"),             # a row that does not overflow is fixed
+])
+def test_reduce_sum_narrow_accumulation(got, outcome):
+    case = reduce_case("ReduceSum", 13, [[T, T, -T, -T / 2], [1, 2, 3, 4]])
+    assert case.tags["spec_silent"] == ["ReduceSum.narrow_accumulation"]
+    assert execute_case(fixed("ReduceSum", np.array(got, np.float16)), case).outcome == outcome
+
+
+@pytest.mark.parametrize("got, outcome", [([20480, 5], "pass"), ([np.inf, 5], "unspecified"), ([0, 5], "mismatch")])
+def test_reduce_l2_narrow_accumulation_reads_the_function_body_in_the_type(got, outcome):
+    case = reduce_case("ReduceL2", 18, [[3 * T / 8, T / 2, 0], [3, 4, 0]])
+    assert case.tags["spec_silent"] == ["ReduceL2.narrow_accumulation"]
+    assert execute_case(fixed("ReduceL2", np.array(got, np.float16)), case).outcome == outcome
+
+
+def test_a_float16_reduction_that_stays_in_range_reaches_no_point():
+    assert "spec_silent" not in reduce_case("ReduceSum", 13, [[1, 2, 3, 4]]).tags
+
+
+def instance_case():
+    load_all()
+    x = np.array([[[[T, T], [T / 2, T / 2]], [[-T / 2, T / 2], [-T / 2, T / 2]], [[1, 2], [3, 4]]]], np.float16)
+    ex = Example([x, np.array([2, 2, 1], np.float16), np.array([0.5, 0.5, 0], np.float16)], name="edge")
+    return build_case(REGISTRY[("", "InstanceNormalization", 22)], ex, "float16", 22, "edge")
+
+
+@pytest.mark.parametrize("channels, outcome", [
+    ([[2.5, 2.5, -1.5, -1.5], [-1.5, 2.5, -1.5, 2.5]], "pass"),
+    ([[np.nan] * 4, [0.5] * 4], "unspecified"),   # in float16: the mean overflows (NaN), the variance does (B)
+    ([[0.5] * 4, [0.5] * 4], "unspecified"),      # the mean wide, the squares in float16 (onnx.reference)
+    ([[-1.5] * 4, [0.5] * 4], "mismatch"),
+])
+def test_instance_normalization_narrow_accumulation(channels, outcome):
+    case = instance_case()
+    third = [-1.3416, -0.4472, 0.4472, 1.3416]
+    y = np.array([channels[0], channels[1], third], np.float16).reshape(1, 3, 2, 2)
+    assert case.tags["spec_silent"] == ["InstanceNormalization.narrow_accumulation"]
+    assert execute_case(fixed("InstanceNormalization", y), case).outcome == outcome
