@@ -113,3 +113,46 @@ def test_instance_normalization_narrow_accumulation(channels, outcome):
     y = np.array([channels[0], channels[1], third], np.float16).reshape(1, 3, 2, 2)
     assert case.tags["spec_silent"] == ["InstanceNormalization.narrow_accumulation"]
     assert execute_case(fixed("InstanceNormalization", y), case).outcome == outcome
+
+
+E = [3.0, 0.7, 1.5, 1e-40, np.inf, 0.0, 2.0 ** 127 * 1.5]
+
+
+@pytest.mark.parametrize("attrs, want", [
+    ({}, [4, 1, 2, 2.0 ** -127, 2.0 ** 127, 2.0 ** -127, 2.0 ** 127]),                  # saturate + up: the table's first column
+    ({"round_mode": "down"}, [2, 0.5, 1, 2.0 ** -127, 2.0 ** 127, 2.0 ** -127, 2.0 ** 127]),
+    ({"round_mode": "nearest"}, [4, 0.5, 2, 2.0 ** -127, 2.0 ** 127, 2.0 ** -127, 2.0 ** 127]),  # 3 and 1.5 are ties: up
+    ({"saturate": 0, "round_mode": "nearest"}, [4, 0.5, 2, np.nan, np.nan, np.nan, np.nan]),   # the second column
+])
+def test_cast_to_float8e8m0_follows_round_mode_and_the_table(attrs, want):
+    from operator_cases.cast import cast_24
+
+    got = cast_24(np.array(E, np.float32), to=24, **attrs).astype(np.float64)
+    np.testing.assert_array_equal(got, np.array(want, np.float64))
+
+
+def cast_case(x, to, attrs=None, since=25):
+    load_all()
+    import onnx
+
+    ex = Example([np.array(x, np.float32)], {"to": getattr(onnx.TensorProto, to.upper()), **(attrs or {})}, name="edge")
+    return build_case(REGISTRY[("", "Cast", since)], ex, "float32", since, "edge")
+
+
+@pytest.mark.parametrize("got, outcome", [([0, 2, 2, 1], "pass"), ([0, 1, 2, 1], "unspecified"),   # truncation
+                                          ([1, 2, 3, 1], "unspecified"),                               # half away from zero
+                                          ([0, 2, 1, 1], "mismatch")])
+def test_float_to_uint2_rounding_is_a_point_with_three_readings(got, outcome):
+    case = cast_case([0.5, 1.5, 2.5, 1.0], "uint2")
+    assert case.tags["spec_silent"] == ["Cast.float_to_2bit"]
+    import ml_dtypes
+    assert execute_case(fixed("Cast", np.array(got).astype(ml_dtypes.uint2)), case).outcome == outcome
+
+
+@pytest.mark.parametrize("got, outcome", [([np.nan, 1.0], "pass"), ([2.0 ** -127, 1.0], "unspecified"), ([0.5, 1.0], "mismatch")])
+def test_float8e8m0_outside_the_table_accepts_the_other_column(got, outcome):
+    import ml_dtypes
+
+    case = cast_case([0.0, 1.0], "float8e8m0", {"saturate": 0, "round_mode": "up"})
+    assert case.tags["spec_silent"] == ["Cast.float8e8m0_untabulated"]
+    assert execute_case(fixed("Cast", np.array(got, np.float32).astype(ml_dtypes.float8_e8m0fnu)), case).outcome == outcome
