@@ -156,3 +156,15 @@ def test_float8e8m0_outside_the_table_accepts_the_other_column(got, outcome):
     case = cast_case([0.0, 1.0], "float8e8m0", {"saturate": 0, "round_mode": "up"})
     assert case.tags["spec_silent"] == ["Cast.float8e8m0_untabulated"]
     assert execute_case(fixed("Cast", np.array(got, np.float32).astype(ml_dtypes.float8_e8m0fnu)), case).outcome == outcome
+
+
+def test_dequantize_linear_takes_float8e8m0_scales_as_named_edges():
+    import ml_dtypes
+
+    load_all()
+    entry = REGISTRY[("", "DequantizeLinear", 24)]
+    names = {e.name for e in entry.edges("int8", 24)}
+    assert {"float8e8m0_scale", "float8e8m0_scale_per_axis", "float8e8m0_scale_blocked", "float8e8m0_scale_nan"} <= names
+    y = entry.reference(np.array([1, -2, 4], np.int8), np.array(2.0 ** 127, np.float32).astype(ml_dtypes.float8_e8m0fnu),
+                        output_dtype=1)
+    np.testing.assert_array_equal(np.asarray(y).astype(np.float64), [2.0 ** 127, -np.inf, np.inf])
