@@ -161,8 +161,7 @@ def draw(d, dtype, opset):
     since = opset
     shape = S.shapes(d, max_dims=3, min_side=1, max_side=4)  # empty tensors: the edge "empty"
     axis, pshape, bs = per_axis_choice(d, shape, blocked=since >= 21, per_axis=since >= 13)
-    # bfloat16: the edges *bfloat16*; a float8e8m0 scale (MX formats, DequantizeLinear-24 on) is not drawn yet: it
-    # needs an output_dtype each time (the output types exclude it), and the drawn cases stay as they were
+    # bfloat16 and float8e8m0 scales are named edges (*bfloat16*, float8e8m0_scale*): the drawn cases keep their ids
     stype = d(st.sampled_from([t for t in _types(since, 1) if t not in ("bfloat16", "float8e8m0")]))
     n = int(np.prod(pshape)) if pshape else 1
     mags = d(st.lists(st.tuples(st.integers(-8, 4), st.sampled_from([1.0, 1.0, 1.25, 1.1, 0.75]), st.integers(0, 7)),
