@@ -605,6 +605,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .findings import register as register_findings
     from .generated.cli import register as register_fuzz
     from .report.commands import register as register_report
+    from .site import register as register_site
 
     register_report(sub)
     register_fuzz(sub)
@@ -612,6 +613,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_bench(sub)
     register_findings(sub)
     register_baseline(sub)
+    register_site(sub)
     return p
 
 

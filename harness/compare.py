@@ -279,7 +279,8 @@ class Comparator:
             if e is None or isinstance(e, (list, dict)):
                 continue  # sequences and maps: opened as a whole, judged by their invariants
             e, a = np.asarray(e), np.asarray(a)
-            differ = ~_close(e, a, tol)
+            tol_k = tol if tol.bound is None else _Elementwise(tol, tol.bound[k])  # as compare() judges output k
+            differ = ~_close(e, a, tol_k)
             accepted = np.zeros(e.shape, bool)
             uncovered = np.zeros(e.shape, bool)  # open by a point none of whose readings computes this output
             values: dict[str, np.ndarray] = {}
@@ -297,7 +298,7 @@ class Comparator:
                     r = np.broadcast_to(np.asarray(r).astype(e.dtype) if e.dtype.kind not in "OUS" else np.asarray(r), e.shape)
                     values[f"{point.id}: {name}"] = r
                     computed = True
-                    hit = m & differ & _close(r, a, tol)
+                    hit = m & differ & _close(r, a, tol_k)
                     votes[name] = votes.get(name, 0) + int(hit.sum())
                     accepted |= hit
                 if not computed:

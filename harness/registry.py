@@ -173,6 +173,7 @@ class Operator:
         self.domain = schema.canonical_domain(domain)
         self.dtypes = dtypes
         self.type_param = type_param
+        self.module = _declaring_module()
 
     def _entry(self, since: int) -> OpVersion:
         key = (self.domain, self.name, since)
@@ -190,7 +191,7 @@ class Operator:
             for since in versions:
                 entry = self._entry(since)
                 setattr(entry, attr, fn)
-                entry.module = fn.__module__
+                entry.module = self.module
             return fn
 
         return deco
@@ -218,11 +219,8 @@ class Operator:
         """Declare a spec-silent point of these op-versions (see :class:`SpecSilentPoint`)."""
         for since in versions:
             self._entry(since)
-        frame = sys._getframe(1)  # the operator's module, past a family helper (operator_cases._reduce_util)
-        while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
-            frame = frame.f_back
         point = SpecSilentPoint(f"{self.name}.{name}", self.name, tuple(versions), spec, expected, where, dict(invariants or {}),
-                                dict(readings or {}), frame.f_globals.get("__name__", ""), self.domain)
+                                dict(readings or {}), self.module, self.domain)
         if point.id in SPEC_SILENT:
             raise ValueError(f"spec-silent point {point.id} declared twice")
         SPEC_SILENT[point.id] = point
@@ -240,6 +238,15 @@ class Operator:
         """Sweep only ``dtypes`` for these versions (say why in a comment where used)."""
         for since in versions:
             self._entry(since).dtypes = dtypes
+
+
+def _declaring_module() -> str:
+    """The operator's own module: the first caller past the registry and any family helper
+    (``operator_cases._families``, ``_reduce_util`` ...), which declare on an operator's behalf."""
+    frame = sys._getframe(2)
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
+        frame = frame.f_back
+    return frame.f_globals.get("__name__", "")
 
 
 _LOADED = False

@@ -170,6 +170,13 @@ class Store:
                 d[key] = (parsed.get(text) or parsed.setdefault(text, json.loads(text))) if text else {}
             yield d
 
+    def summary_rows(self, run_id: int) -> Iterator[dict[str, Any]]:
+        """A run's results without their verdict and timing (what a summary over many runs needs:
+        ``case_id, backend, outcome, raw_outcome, reason, message``, ``tags`` as stored text)."""
+        query = "SELECT case_id, backend, outcome, raw_outcome, reason, message, tags FROM results WHERE run_id = ? ORDER BY id"
+        for row in self.db.execute(query, (run_id,)):
+            yield dict(row)
+
     def outcome_counts(self) -> list[tuple[int, str, str, str, int]]:
         """(run id, backend, suite, outcome, count) for every run of the store."""
         return [tuple(r) for r in self.db.execute(

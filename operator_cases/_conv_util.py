@@ -10,11 +10,14 @@ image cell ``o * stride - pad_begin + j * dilation``; cells outside ``[0, image)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from harness import strategies as S
+
+from ._window_util import draw_input_shape, draw_window
 
 LETTERS_O, LETTERS_K = "pqr", "uvw"
 
@@ -87,3 +90,35 @@ def specials(t: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 def is_float_dtype(x: Any) -> bool:
     return S.is_float(S.label_of(np.asarray(x).dtype))
+
+
+def draw_conv_geometry(d: Callable, budget: int | None = None, same_strides: bool = True
+                       ) -> tuple[tuple[int, ...], int, int, tuple[int, ...], dict[str, Any]]:
+    """A convolution's geometry (Conv, ConvInteger, QLinearConv): the input shape (N, C, spatial..)
+    within ``budget`` elements, the groups dividing C, M output channels (1 or 2 per group), the
+    window attributes with at most 256 output elements, ``kernel_shape`` left to be inferred from
+    the weights half of the time, and ``group`` written when it is not 1 and now and then when it
+    is. Returns (shape, groups, M, kernel, attrs)."""
+    st = S.st
+    shape = draw_input_shape(d) if budget is None else draw_input_shape(d, budget=budget)
+    n, c, spatial = shape[0], shape[1], shape[2:]
+    groups = d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0]))
+    m = groups * d(st.integers(1, 2))
+    attrs, _ = draw_window(d, spatial, dilations=True, ceil_mode=False, pool=False, same_strides=same_strides,
+                           out_budget=lambda out: n * m * int(np.prod(out)) <= 256)
+    kernel = attrs["kernel_shape"]
+    if d(st.booleans()):
+        del attrs["kernel_shape"]
+    if groups != 1 or d(st.integers(0, 3)) == 0:
+        attrs["group"] = groups
+    return shape, groups, m, kernel, attrs
+
+
+def fuzz_conv_input(c: Any) -> tuple[Any, int, tuple[int, ...], int] | None:
+    """The start of a convolution's fuzz template (Conv, ConvTranspose): a float value of rank 3
+    or 4, its channels and spatial shape, and the group (1, or depthwise when channels > 1)."""
+    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
+    if x is None:
+        return None
+    channels, spatial = x.shape[1], x.shape[2:]
+    return x, channels, spatial, c.choice([1, channels]) if channels > 1 else 1

@@ -31,7 +31,8 @@ and scale < 1 the kernel is stretched by 1 / scale: weight k(d * scale) on |d| <
 and the weights are divided by their sum ("a weighted average"); exclude_outside drops the
 sampling locations outside [0, length - 1] and renormalises ("so that their sum is 1.0").
 A sampling location of weight 0 is no part of the average (a NaN there does not reach the
-output); every other one is summed in IEEE float64 arithmetic (inf - inf = NaN).
+output); every other one is summed in IEEE float64 arithmetic (inf - inf = NaN), and for int64 /
+uint64 data in exact rationals (float64 holds neither their values nor weights such as 1/3).
 
 Spec-silent points (declared with :func:`declare_points`):
 
@@ -148,6 +149,8 @@ class Taps:
         self.idx: list[list[int]] = []
         self.w: list[list[float]] = []
         self.all_idx: list[list[int]] = []  # every location of the kernel's support, weight 0 too
+        #: the same taps with exact weights (Fractions), for 64-bit integer data (float64 cannot hold it)
+        self.exact: list[tuple[list[int], list[Fraction]]] = []
         self.extrapolated: list[bool] = []
         self.outside: list[bool] = []
 
@@ -165,36 +168,43 @@ def axis_taps(ax: Axis, p: dict) -> Taps:
             t.idx.append([k])
             t.w.append([1.0])
             t.all_idx.append([k])
+            t.exact.append(([k], [Fraction(1)]))
             continue
         radius = 1 if mode == "linear" else 2
         stretch = Fraction(1) / ax.scale if p.get("antialias") and ax.scale < 1 else Fraction(1)
         lo, hi = math.ceil(x - radius * stretch), math.floor(x + radius * stretch)
-        locs, ws = [], []
+        locs, ws, wx = [], [], []
         for loc in range(lo, hi + 1):
-            d = float((loc - x) / stretch)
-            w = linear(d) if mode == "linear" else cubic(d, p["cubic_a"])
+            dx = (loc - x) / stretch
+            w = linear(float(dx)) if mode == "linear" else cubic(float(dx), p["cubic_a"])
+            w_exact = max(Fraction(0), 1 - abs(dx)) if mode == "linear" else Fraction(cubic(dx, Fraction(p["cubic_a"])))
             if p.get("exclude_outside") and not 0 <= loc < ax.l_in:
-                w = 0.0
+                w, w_exact = 0.0, Fraction(0)
             locs.append(loc)
             ws.append(w)
+            wx.append(w_exact)
         if p.get("exclude_outside") or stretch != 1:
-            total = math.fsum(ws)
+            total, total_exact = math.fsum(ws), sum(wx)
             ws = [w / total for w in ws] if total != 0 else ws
+            wx = [w / total_exact for w in wx] if total_exact != 0 else wx
         t.outside.append(any(w != 0 and not 0 <= loc < ax.l_in for loc, w in zip(locs, ws)))
         clamped = [min(max(loc, 0), ax.l_in - 1) for loc in locs]
         t.all_idx.append(clamped)
         t.idx.append([c for c, w in zip(clamped, ws) if w != 0])
         t.w.append([w for w in ws if w != 0])
+        t.exact.append(([c for c, w in zip(clamped, wx) if w != 0], [w for w in wx if w != 0]))
     return t
 
 
 def apply_axis(y: np.ndarray, axis: int, taps: Taps, touch: bool = False) -> np.ndarray:
-    """Resample ``y`` (float64, or any dtype for nearest) along ``axis`` with ``taps``. With
-    ``touch`` every location of the support counts with weight 1 (where a value can reach)."""
+    """Resample ``y`` (float64, Python ints and Fractions for 64-bit integers, or any dtype for nearest)
+    along ``axis`` with ``taps``. With ``touch`` every location of the support counts with weight 1
+    (where a value can reach)."""
     moved = np.moveaxis(y, axis, 0)
+    exact = y.dtype == object
     rows = []
     for j in range(len(taps.idx)):
-        idx, w = (taps.all_idx[j], [1.0] * len(taps.all_idx[j])) if touch else (taps.idx[j], taps.w[j])
+        idx, w = (taps.all_idx[j], [1.0] * len(taps.all_idx[j])) if touch else taps.exact[j] if exact else (taps.idx[j], taps.w[j])
         if len(w) == 1 and w[0] == 1.0 and not touch:
             rows.append(moved[idx[0]])
             continue
@@ -212,7 +222,8 @@ def resample(x: np.ndarray, axes: dict[int, Axis], p: dict, touch: bool = False)
     extrapolated, and sampled outside the input."""
     x = np.asarray(x)
     numeric = p["mode"] != "nearest" or touch
-    y = x.astype(np.float64) if numeric else x
+    # 64-bit integers in exact arithmetic (float64 rounds them: the average of -2^63 and 2^63 - 1 is exact)
+    y = (x.astype(object) if wide_int(x) and not touch else x.astype(np.float64)) if numeric else x
     out_shape = list(x.shape)
     for a, ax in axes.items():
         out_shape[a] = ax.l_out
@@ -230,6 +241,11 @@ def resample(x: np.ndarray, axes: dict[int, Axis], p: dict, touch: bool = False)
     return y, extra, outside
 
 
+def wide_int(x) -> bool:
+    """64-bit integer data, whose values float64 cannot all hold."""
+    return np.asarray(x).dtype in (np.dtype(np.int64), np.dtype(np.uint64))
+
+
 def finish(y: np.ndarray, like: np.ndarray, mode: str) -> np.ndarray:
     """float64 back to the input type: floats rounded once; integers (linear/cubic) rounded half
     to even and saturated (spec-silent ``integer_rounding``)."""
@@ -240,6 +256,9 @@ def finish(y: np.ndarray, like: np.ndarray, mode: str) -> np.ndarray:
     with np.errstate(all="ignore"):
         if S.is_int(label):
             lo, hi = S.finite_range(label)
+            if np.asarray(y).dtype == object:  # exact values: round(Fraction) rounds half to even
+                y = np.asarray(y)
+                return np.array([min(max(round(Fraction(v)), lo), hi) for v in y.reshape(-1)], dtype=dtype).reshape(y.shape)
             return np.clip(np.rint(y), lo, hi).astype(dtype)
         return np.asarray(y).astype(dtype)
 
@@ -431,7 +450,7 @@ def declare_points(op, versions: tuple[int, ...], context, legacy_words: dict[in
             return [None]
         y = _exact(x, axes, p)
         lo, hi = S.finite_range(S.label_of(np.asarray(x).dtype))
-        return [(y != np.rint(y)) | (y < lo) | (y > hi)]
+        return [(~_on_grid(y, round) | (y < lo) | (y > hi)).astype(bool)]
 
     def _exact(x, axes, p):
         """The float64 result before the conversion to x's integer type (extrapolated: the fill)."""
@@ -447,9 +466,9 @@ def declare_points(op, versions: tuple[int, ...], context, legacy_words: dict[in
         got = np.asarray(c.actual[0])
         if got.shape != y.shape:
             return False
-        m = c.masks[0] & (y >= lo) & (y <= hi)
-        g = got[m].astype(np.float64)
-        return bool(np.all((g == np.floor(y[m])) | (g == np.ceil(y[m]))))
+        m = (c.masks[0] & (y >= lo) & (y <= hi)).astype(bool)
+        g = got[m].astype(object)  # Python ints: exact for 64-bit data
+        return bool(np.all((g == _on_grid(y[m], math.floor, True)) | (g == _on_grid(y[m], math.ceil, True))))
 
     op.spec_silent(
         "integer_rounding", versions,
@@ -485,6 +504,16 @@ def declare_points(op, versions: tuple[int, ...], context, legacy_words: dict[in
                  "in IEEE arithmetic (inf - inf = NaN)",
         where=nonfinite_where,
         invariants={"a non-finite expected value stays non-finite; a finite one is kept or is NaN (a weight-0 NaN or inf summed in)": nonfinite_kept})
+
+
+def _on_grid(y, to_int, values: bool = False) -> np.ndarray:
+    """``to_int`` (round, floor, ceil) of each exact value of ``y`` (floats or Fractions): those values as
+    Python ints (``values``), or where a value equals it."""
+    y = np.asarray(y)
+    ints = np.array([to_int(Fraction(v)) for v in y.reshape(-1)], dtype=object).reshape(y.shape)
+    if values:
+        return ints
+    return np.array([Fraction(v) == k for v, k in zip(y.reshape(-1), ints.reshape(-1))], dtype=bool).reshape(y.shape)
 
 
 def _mode_of(c) -> str:

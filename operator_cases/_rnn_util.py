@@ -221,7 +221,7 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
     return [Y, Y_h, Y_c] if kind == "LSTM" else [Y, Y_h]
 
 
-def make_reference(kind: str, module: str = __name__, transpose_r: bool = True):
+def make_reference(kind: str, transpose_r: bool = True):
     """The reference of one op-version: inputs positional, attributes by spec name."""
 
     def reference(X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, **attrs):
@@ -233,7 +233,6 @@ def make_reference(kind: str, module: str = __name__, transpose_r: bool = True):
             return [o.astype(np.asarray(X).dtype) for o in outs]
 
     reference.__name__ = kind.lower()
-    reference.__module__ = module
     return reference
 
 
@@ -598,21 +597,19 @@ def since_of(kind: str, opset: int) -> int:
     return onnx.defs.get_schema(kind, opset).since_version
 
 
-def strategy(kind: str, module: str = __name__):
+def strategy(kind: str):
     def draw(d, dtype, opset):
         return draw_example(kind, since_of(kind, opset), d, dtype)
 
     draw.__name__ = f"draw_{kind.lower()}"
-    draw.__module__ = module
     return draw
 
 
-def edges(kind: str, module: str = __name__):
+def edges(kind: str):
     def named(dtype, opset):
         return edge_examples(kind, since_of(kind, opset), dtype)
 
     named.__name__ = f"edges_{kind.lower()}"
-    named.__module__ = module
     return named
 
 
@@ -713,3 +710,15 @@ def fuzz(op: Operator, kind: str) -> None:
     does inside a recurrence is IEEE arithmetic, but a zero weight times NaN and the gates'
     saturation make "which outputs are NaN" depend on the order of evaluation."""
     op.fuzz(nan=None, ulps=0.0, bound=fuzz_bound(kind))(fuzz_plan(kind))
+
+
+def declare(op: Operator, kind: str, versions: tuple[int, ...]):
+    """The recurrent family's declaration for ``kind`` ("RNN", "GRU", "LSTM"): the reference,
+    strategy and edges of every version, its spec-silent points and its fuzz template. Returns
+    the reference."""
+    reference = op.reference(*versions)(make_reference(kind))
+    op.strategy(*versions)(strategy(kind))
+    op.edges(*versions)(edges(kind))
+    declare_points(op, kind, versions)
+    fuzz(op, kind)
+    return reference

@@ -286,3 +286,23 @@ def _finite_is_limit(c: Any, limit: Callable[[np.ndarray], np.ndarray]) -> bool:
     y = np.asarray(c.actual[0]).astype(np.float64)[open_]
     x = np.asarray(c.inputs[0]).astype(np.float64)[np.broadcast_to(open_, np.shape(c.inputs[0]))]
     return bool(np.all(~np.isfinite(y) | (y == limit(x))))
+
+
+def near_integers(dtype: str, opset: int) -> list[Example]:
+    """Ceil/Floor/Round edges: halves, the value just below 0.5, and integers at the top of the
+    format's exact range (above 2**precision every value is an integer)."""
+    top = 2.0 / eps(dtype)
+    return [Example([values(dtype, 0.5 - eps(dtype) / 4, -0.5 + eps(dtype) / 4, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5,
+                            0.9, -0.9, top / 2 - 0.5, -(top / 2 - 0.5), top - 1, -(top - 1), top + 2)], name="near_integers")]
+
+
+def unit_domain_bounds(dtype: str, opset: int) -> list[Example]:
+    """Acos/Asin edges: the domain's ends [-1, 1], one step outside them and half a step inside."""
+    e = eps(dtype)
+    return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
+
+
+def near_overflow(dtype: str, opset: int) -> list[Example]:
+    """Cosh/Sinh edges: just below and above where the result overflows (about ln(2 * max))."""
+    top = math.log(S.finite_range(dtype)[1])
+    return [Example([values(dtype, top - 0.5, -(top - 0.5), top + 1.5, -(top + 1.5))], name="near_overflow")]

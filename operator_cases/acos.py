@@ -8,19 +8,12 @@ the values one step outside +-1.
 import numpy as np
 
 from harness.fuzz_api import NAN_IEEE, with_input
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._unary_util import elementwise, eps, unary_template, values
+from ._unary_util import elementwise, unary_template, unit_domain_bounds
 
 op = Operator("Acos")
-
-
-def domain_bounds(dtype, opset):
-    e = eps(dtype)
-    return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
-
-
-elementwise(op, (7, 22), np.arccos, lo=-1.0, hi=1.0, extra_edges=domain_bounds)
+elementwise(op, (7, 22), np.arccos, lo=-1.0, hi=1.0, extra_edges=unit_domain_bounds)
 
 
 # how it enters a generated graph (harness.suites.generated)

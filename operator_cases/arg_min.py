@@ -1,10 +1,6 @@
 """ArgMin: the index of the smallest element along ``axis`` (ONNX spec: ArgMin-1, 11, 12, 13).
 
-The output is int64, with the reduced axis kept (size 1) or dropped per ``keepdims``. Ties
-select the first occurrence, or the last with ``select_last_index`` (from ArgMin-12). ArgMin-11
-adds negative axes ("Accepted range is [-r, r-1]") and says "The input tensor must not be
-empty"; ArgMin-13 adds bfloat16. See ``register_arg`` for the cases left out (NaN, an empty
-reduced axis: no version defines them).
+The mirror of ArgMax (arg_max.py): the same versions, ties rule and cases left out.
 """
 
 from harness.registry import Operator

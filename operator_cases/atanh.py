@@ -7,19 +7,12 @@ C library's and IEEE 754's answer; the spec names no other), which the edges tes
 import numpy as np
 
 from harness.fuzz_api import NAN_IEEE, with_input
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._unary_util import elementwise, eps, unary_template, values
+from ._unary_util import elementwise, unary_template, unit_domain_bounds
 
 op = Operator("Atanh")
-
-
-def domain_bounds(dtype, opset):
-    e = eps(dtype)
-    return [Example([values(dtype, 1.0, -1.0, 1.0 + e, -1.0 - e, 1.0 - e / 2, -1.0 + e / 2)], name="domain_bounds")]
-
-
-elementwise(op, (9, 22), np.arctanh, lo=-1.0, hi=1.0, extra_edges=domain_bounds)
+elementwise(op, (9, 22), np.arctanh, lo=-1.0, hi=1.0, extra_edges=unit_domain_bounds)
 
 
 # how it enters a generated graph (harness.suites.generated)

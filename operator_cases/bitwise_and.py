@@ -5,21 +5,7 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._binary_util import pair_edges, pair_example
+from ._families import bitwise
 
 op = Operator("BitwiseAnd")
-
-
-@op.reference(18)
-def bitwise_and(a, b):
-    return np.asarray(np.bitwise_and(a, b)).astype(a.dtype)
-
-
-@op.strategy(18)
-def draw(d, dtype, opset):
-    return pair_example(d, dtype)
-
-
-@op.edges(18)
-def edges(dtype, opset):
-    return pair_edges(dtype, legacy=False)
+bitwise(op, np.bitwise_and)

@@ -1,25 +1,10 @@
-"""BitwiseOr: C = A | B on integers, elementwise with multidirectional broadcasting
-(ONNX spec: BitwiseOr-18). Signed types work on the two's complement bits."""
+"""BitwiseOr: C = A | B on integers, elementwise (ONNX spec: BitwiseOr-18), as BitwiseAnd (bitwise_and.py)."""
 
 import numpy as np
 
 from harness.registry import Operator
 
-from ._binary_util import pair_edges, pair_example
+from ._families import bitwise
 
 op = Operator("BitwiseOr")
-
-
-@op.reference(18)
-def bitwise_or(a, b):
-    return np.asarray(np.bitwise_or(a, b)).astype(a.dtype)
-
-
-@op.strategy(18)
-def draw(d, dtype, opset):
-    return pair_example(d, dtype)
-
-
-@op.edges(18)
-def edges(dtype, opset):
-    return pair_edges(dtype, legacy=False)
+bitwise(op, np.bitwise_or)

@@ -31,9 +31,9 @@ from harness.fuzz_api import NAN_IEEE, Ctx, Plan, abs_bound, size_of
 from harness.registry import Example, Operator
 
 from ._common import back, wide
-from ._conv_util import grouped_correlation, ramp
+from ._conv_util import draw_conv_geometry, fuzz_conv_input, grouped_correlation, ramp
 from ._reduce_util import float_grid
-from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve, window_attrs
+from ._window_util import batch_edges, gather, resolve, window_attrs
 
 op = Operator("Conv")
 st = S.st
@@ -56,17 +56,8 @@ def conv(x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_sha
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
     since = schema.schema_at("Conv", opset).since_version
-    shape = draw_input_shape(d)
-    n, c, spatial = shape[0], shape[1], shape[2:]
-    groups = d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0]))
-    m = groups * d(st.integers(1, 2))
-    attrs, _ = draw_window(d, spatial, dilations=True, ceil_mode=False, pool=False, same_strides=since >= 11,
-                           out_budget=lambda out: n * m * int(np.prod(out)) <= 256)
-    kernel = attrs["kernel_shape"]
-    if d(st.booleans()):
-        del attrs["kernel_shape"]
-    if groups != 1 or d(st.integers(0, 3)) == 0:
-        attrs["group"] = groups
+    shape, groups, m, kernel, attrs = draw_conv_geometry(d, same_strides=since >= 11)
+    c = shape[1]
     terms = c // groups * int(np.prod(kernel)) + 1
     x = float_grid(d, dtype, shape, terms, 4.0, 2)
     w = float_grid(d, dtype, (m, c // groups, *kernel), terms, 4.0, 2)
@@ -113,11 +104,10 @@ def edges(dtype, opset):
 # -- how it enters a generated graph -------------------------------------------------------
 @op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-    if x is None:
+    start = fuzz_conv_input(c)
+    if start is None:
         return None
-    channels, spatial = x.shape[1], x.shape[2:]
-    group = c.choice([1, channels]) if channels > 1 else 1
+    x, channels, spatial, group = start
     attrs = window_attrs(c, spatial)
     if attrs is None:
         return None

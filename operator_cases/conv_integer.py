@@ -28,8 +28,8 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator, SilentCheck
 
-from ._conv_util import grouped_correlation, ramp
-from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve
+from ._conv_util import draw_conv_geometry, grouped_correlation, ramp
+from ._window_util import batch_edges, gather, resolve
 
 op = Operator("ConvInteger")
 st = S.st
@@ -101,17 +101,8 @@ op.spec_silent(
 
 @op.strategy(10)
 def draw(d, dtype, opset):
-    shape = draw_input_shape(d, budget=128)
-    n, c, spatial = shape[0], shape[1], shape[2:]
-    groups = d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0]))
-    m = groups * d(st.integers(1, 2))
-    attrs, g = draw_window(d, spatial, dilations=True, ceil_mode=False, pool=False,
-                           out_budget=lambda out: n * m * int(np.prod(out)) <= 256)
-    kernel = attrs["kernel_shape"]
-    if d(st.booleans()):
-        del attrs["kernel_shape"]
-    if groups != 1 or d(st.integers(0, 3)) == 0:
-        attrs["group"] = groups
+    shape, groups, m, kernel, attrs = draw_conv_geometry(d, budget=128)
+    c = shape[1]
     wtype = d(st.sampled_from(["uint8", "int8"]))
     x = S.arrays(d, dtype, shape=shape)
     w = S.arrays(d, wtype, shape=(m, c // groups, *kernel))

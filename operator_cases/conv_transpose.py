@@ -54,7 +54,7 @@ from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, abs_bound, size_
 from harness.registry import Example, Operator
 
 from ._common import back, wide
-from ._conv_util import LETTERS_K, LETTERS_O, fold, ramp, specials
+from ._conv_util import LETTERS_K, LETTERS_O, fold, fuzz_conv_input, ramp, specials
 from ._reduce_util import float_grid
 from ._window_util import batch_edges, draw_input_shape, ints, text
 
@@ -238,11 +238,10 @@ def edges(dtype, opset):
 # -- how it enters a generated graph -------------------------------------------------------
 @op.fuzz(nan=NAN_IEEE, ulps=2.0, bound=abs_bound)
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: 3 <= v.rank <= 4 and v.size > 0)
-    if x is None:
+    start = fuzz_conv_input(c)
+    if start is None:
         return None
-    channels, spatial = x.shape[1], x.shape[2:]
-    group = c.choice([1, channels]) if channels > 1 else 1
+    x, channels, spatial, group = start
     kernel = [1 + c.pick(3) for _ in spatial]
     strides = [1 + c.pick(2) for _ in spatial]
     attrs: dict[str, Any] = {"kernel_shape": kernel}

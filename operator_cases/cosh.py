@@ -4,24 +4,14 @@ Drawn inputs stay within ln(largest finite value) - 1 of zero, so results are fi
 dtype; the edges test overflow to +inf (cosh is even) just beyond that, at the extremes and at +-inf.
 """
 
-import math
-
 import numpy as np
 
-from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, with_input
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._unary_util import bounded, elementwise, unary_template, values
+from ._unary_util import bounded, elementwise, near_overflow, unary_template
 
 op = Operator("Cosh")
-
-
-def near_overflow(dtype, opset):
-    top = math.log(S.finite_range(dtype)[1])  # cosh/sinh overflow just above ln(2 * max)
-    return [Example([values(dtype, top - 0.5, -(top - 0.5), top + 1.5, -(top + 1.5))], name="near_overflow")]
-
-
 elementwise(op, (9, 22), np.cosh, lo=lambda dt: -bounded(dt), hi=bounded, extra_edges=near_overflow)
 
 

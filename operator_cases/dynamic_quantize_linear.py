@@ -41,11 +41,14 @@ def _to_uint8(v: np.ndarray) -> np.ndarray:
     return np.clip(v, 0, 255).astype(np.uint8)
 
 
-def dynamic_quantize(x):
+def dynamic_quantize(x, nan_zero_point: float = 0.0):
+    """The three outputs; ``nan_zero_point``: the zero point a NaN intermediate zero point becomes
+    (0, our choice; 255 where the saturate is written with comparisons, the nonfinite point's reading)."""
     x = np.asarray(x, dtype=np.float32)
     x64 = x.astype(np.float64)
-    lo = min(0.0, float(np.min(x64))) if x.size else 0.0
-    hi = max(0.0, float(np.max(x64))) if x.size else 0.0
+    # maximum(0, max(x)), minimum(0, min(x)): a NaN propagates (numpy's, as IEEE 754-2019 maximum; Python's max would drop it)
+    lo = float(np.minimum(0.0, np.min(x64))) if x.size else 0.0
+    hi = float(np.maximum(0.0, np.max(x64))) if x.size else 0.0
     with np.errstate(all="ignore"):
         rng = _f32(hi - lo)
         scale = _f32(rng / 255.0)
@@ -54,6 +57,7 @@ def dynamic_quantize(x):
         min_scaled = _f32(lo / scale)
         zp_fp = _f32(0.0 - min_scaled)
         zp = np.rint(np.clip(zp_fp, 0.0, 255.0))
+        zp = np.where(np.isnan(zp) & (nan_zero_point != 0), nan_zero_point, zp)
         q = np.rint(_f32(x64 / scale)) + zp
     zp_u8 = _to_uint8(np.asarray(zp))
     return [_to_uint8(q).reshape(x.shape), np.array(scale, dtype=np.float32), np.asarray(zp_u8, dtype=np.uint8).reshape(())]
@@ -94,6 +98,16 @@ def _ieee_zero_range(c) -> list:
     return [y.astype(np.asarray(c.expected[0]).dtype), None, np.asarray(zp).astype(np.asarray(c.expected[2]).dtype)]
 
 
+def _clamped_zero_range(c) -> list:
+    """DynamicQuantizeLinear with y_scale 0, the zero point's saturate written as max(qmin, min(qmax, v)) with
+    comparisons (C's and Python's min / max: a comparison with NaN is false, so min(qmax, NaN) keeps qmax): the
+    zero point qmin - min(x) / 0 is +inf or 0 / 0 = NaN, either way 255; y = saturate(round(x / 0) + 255) is 255
+    above 0, 0 below, and 0 / 0 (x = 0) cast as 0."""
+    x = np.asarray(c.inputs[0], dtype=np.float64)
+    y = np.where(x > 0, 255, 0)
+    return [y.astype(np.asarray(c.expected[0]).dtype), None, np.asarray(255).astype(np.asarray(c.expected[2]).dtype)]
+
+
 op.spec_silent(
     "zero_range", (11,),
     spec="intermediate_zero_point = qmin - min(x)/y_scale y_zero_point = cast(round(saturate(intermediate_zero_point)))",
@@ -101,7 +115,9 @@ op.spec_silent(
              "0 by 0 and cast NaN to uint8; the adjusted range [0, 0] holds only the real 0",
     where=_zero_range,
     invariants={"every element of y whose x is 0 holds the same value (the one conversion of 0 / 0)": _zeros_alike},
-    readings={"the steps in IEEE arithmetic, saturated (x / 0 is +-inf; 0 / 0 cast as 0)": _ieee_zero_range})
+    readings={"the steps in IEEE arithmetic, saturated (x / 0 is +-inf; 0 / 0 cast as 0)": _ieee_zero_range,
+              "the zero point saturated by comparisons (a NaN zero point becomes qmax = 255); y's 0 / 0 cast as 0":
+              _clamped_zero_range})
 
 
 
@@ -115,6 +131,15 @@ def _nonfinite(inputs, attrs, expected, since):
     return [~np.isfinite(x) | zp_open, None, np.array(zp_open)]
 
 
+def _nan_left_out(c) -> list:
+    """The outputs of x without its NaN elements (the range of the rest), x's NaN elements quantized as 0."""
+    x = np.asarray(c.inputs[0], dtype=np.float32)
+    _, scale, zp = dynamic_quantize(x[~np.isnan(x)])
+    with np.errstate(all="ignore"):
+        q = np.rint(_f32(x.astype(np.float64) / float(scale))) + float(zp)
+    return [_to_uint8(q).reshape(x.shape), scale, zp]
+
+
 op.spec_silent(
     "nonfinite", (11,),
     spec="y_scale = (maximum(0, max(x)) - minimum(0, min(x))) / (qmax - qmin)",
@@ -122,7 +147,11 @@ op.spec_silent(
              "every output it reaches is NaN cast to uint8 (0 here); +-inf in x: inf / inf and the uint8 Cast of NaN "
              "are open, the other elements are IEEE's (y_scale = inf, y = 0)",
     where=_nonfinite,
-    invariants={"y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out": _scale_nan_or_without})
+    invariants={"y_scale is NaN or infinite, or the y_scale of x with its non-finite elements left out": _scale_nan_or_without},
+    readings={"NaN left out of the range (max and min as C's fmax / fmin): the other elements' y_scale and zero "
+              "point, a NaN element quantized as 0": _nan_left_out,
+              "NaN propagated, the zero point saturated by comparisons (a NaN zero point becomes qmax = 255)":
+              lambda c: [np.asarray(o) for o in dynamic_quantize(c.inputs[0], nan_zero_point=255.0)]})
 
 
 @op.strategy(11)

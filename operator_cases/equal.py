@@ -8,46 +8,12 @@ nothing (itself included) and -0.0 == +0.0.
 
 import numpy as np
 
-from harness.fuzz_api import NAN_IEEE, Value, margin
+from harness.fuzz_api import Value, margin
 from harness.registry import Operator
 
-from ._binary_util import binary_template, compare_example, legacy_rhs, pair_edges
+from ._families import comparison
 
 op = Operator("Equal")
-
-
-def equal(a, b):
-    return np.asarray(np.equal(a, b), dtype=bool)
-
-
-@op.reference(1)
-def equal_1(a, b, *, broadcast=0, axis=None):
-    return equal(a, legacy_rhs(a, b, broadcast, axis))
-
-
-@op.reference(7, 11, 13, 19)
-def equal_7(a, b):
-    return equal(a, b)
-
-
-@op.strategy(1)
-def draw_1(d, dtype, opset):
-    return compare_example(d, dtype, legacy=True)
-
-
-@op.strategy(7, 11, 13, 19)
-def draw_7(d, dtype, opset):
-    return compare_example(d, dtype)
-
-
-@op.edges(1)
-def edges_1(dtype, opset):
-    return pair_edges(dtype, legacy=True)
-
-
-@op.edges(7, 11, 13, 19)
-def edges_7(dtype, opset):
-    return pair_edges(dtype, legacy=False)
 
 
 # -- how it enters a generated graph -------------------------------------------------------
@@ -62,4 +28,4 @@ def equal_stable(ins: list[Value], attrs: dict, u: float) -> bool:
     return bool(np.all(exact | apart | np.isnan(d)))
 
 
-binary_template(op, nan=NAN_IEEE, jumps=True, ulps=0.0, stable=equal_stable)
+comparison(op, np.equal, legacy=(1,), modern=(7, 11, 13, 19), stable=equal_stable)

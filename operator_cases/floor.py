@@ -1,26 +1,16 @@
 """Floor: the largest integer not above x, elementwise (ONNX spec: Floor-1, 6, 13).
 
-Floor-13 adds bfloat16; Floor-1's ``consumed_inputs`` is a legacy attribute with no effect on
-values. Exact in every float type: NaN, +-inf and +-0 are returned as they are. The edges add
-halves, the value just below 0.5 and integers at the top of the format's exact range.
+The mirror of Ceil (ceil.py): exact in every float type, the same edges near integers.
 """
 
 import numpy as np
 
 from harness.fuzz_api import NAN_IEEE
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._unary_util import elementwise, eps, unary_template, values
+from ._unary_util import elementwise, near_integers, unary_template
 
 op = Operator("Floor")
-
-
-def near_integers(dtype, opset):
-    top = 2.0 / eps(dtype)  # 2**precision: above it every value is an integer
-    return [Example([values(dtype, 0.5 - eps(dtype) / 4, -0.5 + eps(dtype) / 4, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5,
-                            0.9, -0.9, top / 2 - 0.5, -(top / 2 - 0.5), top - 1, -(top - 1), top + 2)], name="near_integers")]
-
-
 elementwise(op, (1, 6, 13), np.floor, extra_edges=near_integers)
 
 

@@ -12,13 +12,9 @@ equations do not change, so one reference serves every version (see _rnn_util).
 
 from harness.registry import Operator
 
-from ._rnn_util import declare_points, edges, fuzz, make_reference, strategy
+from ._rnn_util import declare
 
 op = Operator("GRU", type_param="T")
 VERSIONS = (1, 3, 7, 14, 22)
 
-gru = op.reference(*VERSIONS)(make_reference("GRU", __name__))
-op.strategy(*VERSIONS)(strategy("GRU", __name__))
-op.edges(*VERSIONS)(edges("GRU", __name__))
-declare_points(op, "GRU", VERSIONS)
-fuzz(op, "GRU")
+gru = declare(op, "GRU", VERSIONS)

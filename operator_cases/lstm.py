@@ -11,13 +11,9 @@ The equations do not change, so one reference serves every version (see _rnn_uti
 
 from harness.registry import Operator
 
-from ._rnn_util import declare_points, edges, fuzz, make_reference, strategy
+from ._rnn_util import declare
 
 op = Operator("LSTM", type_param="T")
 VERSIONS = (1, 7, 14, 22)
 
-lstm = op.reference(*VERSIONS)(make_reference("LSTM", __name__))
-op.strategy(*VERSIONS)(strategy("LSTM", __name__))
-op.edges(*VERSIONS)(edges("LSTM", __name__))
-declare_points(op, "LSTM", VERSIONS)
-fuzz(op, "LSTM")
+lstm = declare(op, "LSTM", VERSIONS)

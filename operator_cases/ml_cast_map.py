@@ -24,9 +24,15 @@ op = Operator("CastMap", domain=ML, type_param="T2")
 _TO = {"float32": "TO_FLOAT", "string": "TO_STRING", "int64": "TO_INT64"}
 
 
+def shortest_float32(v) -> str:
+    """The shortest decimal that reads back as the float32 value (numpy's float32 repr: '660874.6' for
+    660874.625, '1e-07'), an integral value without its '.0' ('3', '-0', '1e+09'); 'nan', 'inf'."""
+    return str(np.float32(v)).removesuffix(".0")
+
+
 def _cast(v, to):
     if to == "TO_STRING":
-        return as_str(v) if isinstance(v, str) else repr(float(np.float32(v))).removesuffix(".0") if np.isfinite(v) else str(float(v))
+        return as_str(v) if isinstance(v, str) else shortest_float32(v)
     f = float(v) if isinstance(v, str) else float(np.float32(v))
     if to == "TO_FLOAT":
         return np.float32(f)
@@ -69,7 +75,8 @@ def _reads_back(c):
 op.spec_silent(
     "to_string", (1,),
     spec="A string indicating the desired element type of the output tensor, one of 'TO_FLOAT', 'TO_STRING', 'TO_INT64'.",
-    expected="the shortest decimal that reads back as the float32 value (Python repr; 'nan', 'inf'); the spec names no format",
+    expected="the shortest decimal that reads back as the float32 value (numpy's float32 repr, an integral value without '.0'; "
+             "'nan', 'inf'); the spec names no format",
     where=_to_string_open,
     invariants={"each string reads back as the value (within float32 precision)": _reads_back},
     readings={"printf's %f (six decimals: C++ std::to_string)": lambda c: [_printf_f(c)]})

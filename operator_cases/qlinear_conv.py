@@ -32,9 +32,9 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator, SilentCheck
 
-from ._conv_util import ramp
+from ._conv_util import draw_conv_geometry, ramp
 from ._quant_util import f64, in_type, to_quantized, values
-from ._window_util import batch_edges, draw_input_shape, draw_window
+from ._window_util import batch_edges
 from .conv_integer import convolve, padded_outputs
 
 op = Operator("QLinearConv")
@@ -182,17 +182,8 @@ def _zp(d, label: str, n: int | None = None) -> np.ndarray:
 
 @op.strategy(10)
 def draw(d, dtype, opset):
-    shape = draw_input_shape(d, budget=128)
-    n, c, spatial = shape[0], shape[1], shape[2:]
-    groups = d(st.sampled_from([g for g in (1, 2, 3) if c % g == 0]))
-    m = groups * d(st.integers(1, 2))
-    attrs, g = draw_window(d, spatial, dilations=True, ceil_mode=False, pool=False,
-                           out_budget=lambda out: n * m * int(np.prod(out)) <= 256)
-    kernel = attrs["kernel_shape"]
-    if d(st.booleans()):
-        del attrs["kernel_shape"]
-    if groups != 1 or d(st.integers(0, 3)) == 0:
-        attrs["group"] = groups
+    shape, groups, m, kernel, attrs = draw_conv_geometry(d, budget=128)
+    c = shape[1]
     # y of x's type, w int8 or of x's type: the combinations runtimes implement; the others are
     # the named edges saturate_*_to_* and in_range_*_to_*
     wtype = d(st.sampled_from(sorted({dtype, "int8"}))) if dtype == "uint8" else dtype

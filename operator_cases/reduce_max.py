@@ -12,30 +12,9 @@ a backend may ignore it (maximumNumber): a NaN group is ``unspecified`` when its
 the max of the group's other values, a ``mismatch`` otherwise.
 """
 
-import numpy as np
-
 from harness.registry import Operator
 
-from ._reduce_util import extreme_drawer, identity_low, nan_extreme_edges, reduce_template, register_reduce
-from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
+from ._families import extreme_reduction
 
 op = Operator("ReduceMax")
-op.spec_silent(
-    "nan", (1, 11, 12, 13, 18, 20),
-    spec="Computes the max of the input tensor's element[...]along the provided axes.",
-    expected="NaN for a group holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
-    where=nan_in_result,
-    invariants={"a max is NaN or the max of the group's non-NaN values": nan_or_ignoring_nan(-np.inf)},
-    readings=nan_ignored(-np.inf))
-
-
-def compute(x, axes, dtype):
-    return np.max(x, axis=axes, keepdims=True, initial=identity_low(dtype))
-
-
-
-register_reduce(op, (1, 11, 12, 13), (18, 20), compute, extreme_drawer, whole_range_ints=True, extra_edges=nan_extreme_edges)
-
-
-# how it enters a generated graph (harness.suites.generated)
-reduce_template(op, 18, ulps=0.0)
+extreme_reduction(op, largest=True)

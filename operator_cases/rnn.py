@@ -10,13 +10,9 @@ and LSTM in _rnn_util.
 
 from harness.registry import Operator
 
-from ._rnn_util import declare_points, edges, fuzz, make_reference, strategy
+from ._rnn_util import declare
 
 op = Operator("RNN", type_param="T")
 VERSIONS = (1, 7, 14, 22)
 
-rnn = op.reference(*VERSIONS)(make_reference("RNN", __name__))
-op.strategy(*VERSIONS)(strategy("RNN", __name__))
-op.edges(*VERSIONS)(edges("RNN", __name__))
-declare_points(op, "RNN", VERSIONS)
-fuzz(op, "RNN")
+rnn = declare(op, "RNN", VERSIONS)

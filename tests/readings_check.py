@@ -26,8 +26,9 @@ def cases_reaching(point: Any, n: int = 3, seed: int = DEFAULT_SEED) -> list[Any
     return out
 
 
-def same(e: Any, a: Any, rtol: float, atol: float) -> np.ndarray:
-    """Elementwise: equal; for floats within rtol/atol, NaN equal to NaN, infinities by sign."""
+def same(e: Any, a: Any, rtol: float, atol: float, extra: Any = 0.0) -> np.ndarray:
+    """Elementwise: equal; for floats within rtol/atol (plus ``extra``, the case's derived bound
+    per element), NaN equal to NaN, infinities by sign."""
     e, a = np.asarray(e), np.asarray(a)
     if e.shape != a.shape:
         return np.zeros(e.shape, bool)
@@ -35,7 +36,7 @@ def same(e: Any, a: Any, rtol: float, atol: float) -> np.ndarray:
         return e == a
     ef, af = e.astype(np.float64), a.astype(np.float64)
     with np.errstate(all="ignore"):
-        return (np.isnan(ef) & np.isnan(af)) | (ef == af) | (np.isfinite(ef) & (np.abs(ef - af) <= atol + rtol * np.abs(ef)))
+        return (np.isnan(ef) & np.isnan(af)) | (ef == af) | (np.isfinite(ef) & (np.abs(ef - af) <= atol + rtol * np.abs(ef) + extra))
 
 
 def node_inputs(case: Any) -> tuple[list[Any], dict[str, Any], int]:
@@ -129,13 +130,14 @@ def look(case: Any, backend_name: str, actual: list[Any], focus: str | None = No
         a = np.asarray(a)
         if a.shape != np.shape(e) or (a.dtype.kind in "OUS") != (np.asarray(e).dtype.kind in "OUS"):
             continue  # a wrong shape or type is judged before any spec-silent point
-        diff = m & ~same(e, a, tol.rtol, tol.atol)
+        extra = 0.0 if tol.bound is None else tol.bound[k]
+        diff = m & ~same(e, a, tol.rtol, tol.atol, extra)
         if not diff.any():
             continue
         explained = np.zeros_like(diff)
         for name, values in readings.items():
             if k < len(values) and values[k] is not None:
-                hit = diff & same(values[k], a, tol.rtol, tol.atol)
+                hit = diff & same(values[k], a, tol.rtol, tol.atol, extra)
                 out.by_reading[name] += int(hit.sum())
                 explained |= hit
         out.differing += int(diff.sum())

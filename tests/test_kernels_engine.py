@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 import weakref
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -352,3 +353,46 @@ def test_scan_8_pads_a_shorter_batch_entry(backend):
     s, y = backend.prepare(model).run({"lens": np.array([1, 3], np.int64), "s0": np.zeros((2, 1), np.float32), "x": x})
     assert s.ravel().tolist() == [1, 60]
     assert y.shape == (2, 3, 1) and y[0, 0, 0] == 1 and y[1].ravel().tolist() == [10, 30, 60]
+
+
+def test_dynamic_quantize_linear_lets_a_nan_through_the_range(backend):
+    """maximum(0, max(x)) - minimum(0, min(x)) with a NaN in x is NaN (ReduceMax / ReduceMin propagate it),
+    not the range of the other elements."""
+    node = helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"])
+    model = _model([node], [_vi("x", F, [3])], [_vi("y", TensorProto.UINT8, [3]), _vi("s", F, []), _vi("z", TensorProto.UINT8, [])],
+                   opset=11)
+    y, s, z = backend.prepare(model).run({"x": np.array([np.nan, 1.0, -1.0], np.float32)})
+    assert np.isnan(s) and y.shape == (3,)
+    y, s, z = backend.prepare(model).run({"x": np.array([2.0, 1.0, -3.0], np.float32)})
+    assert s == np.float32(5) / np.float32(255) and int(z) == 153
+
+
+def test_qlinear_matmul_does_not_round_the_product_to_the_scales_type_first(backend):
+    """float16 scales, float8e5m2fnuz output: 2.5 * 0.0625 * 3 * fl16(0.3) / 4 = 0.0351620 lies just above the
+    midpoint 0.03515625 of the float 8 values 0.03125 and 0.0390625; rounding it to float16 first lands on the
+    midpoint, which ties to even (0.03125). In float32 it stays above: 0.0390625."""
+    f8, f16 = TensorProto.FLOAT8E5M2FNUZ, TensorProto.FLOAT16
+    names = ["a", "sa", "za", "b", "sb", "zb", "sy", "zy"]
+    types = [f8, f16, f8, f8, f16, f8, f16, f8]
+    shapes = [[1, 1], [], [], [1, 1], [], [], [], []]
+    node = helper.make_node("QLinearMatMul", names, ["y"])
+    model = _model([node], [_vi(n, t, s) for n, t, s in zip(names, types, shapes)], [_vi("y", f8, [1, 1])])
+    e5 = ml_dtypes.float8_e5m2fnuz
+    feeds = {"a": np.array([[2.5]], e5), "sa": np.array(0.0625, np.float16), "za": np.array(0, e5),
+             "b": np.array([[3.0]], e5), "sb": np.array(0.3, np.float16), "zb": np.array(0, e5),
+             "sy": np.array(4.0, np.float16), "zy": np.array(0, e5)}
+    (y,) = backend.prepare(model).run(feeds)
+    assert float(y[0, 0]) == 0.0390625
+
+
+def test_cast_map_writes_the_shortest_float32_decimal():
+    """CastMap TO_STRING: our choice of the spec-silent format (operator_cases' CastMap.to_string), a
+    float as the fewest digits that read back as its float32, an integral one without '.0'."""
+    node = helper.make_node("CastMap", ["x"], ["y"], domain="ai.onnx.ml", cast_to="TO_STRING")
+    run = registry.lookup("ai.onnx.ml", "CastMap", 1)(registry.NodeInfo(node=node, attrs={"cast_to": "TO_STRING"}, opset=1,
+                                                                         inputs=["x"], outputs=["y"]))
+    values = {k: np.float32(v) for k, v in enumerate([660874.625, 1e-7, 0.0, -1.5, np.inf])}
+    (y,) = run(values)
+    assert y.tolist() == [["660874.6", "1e-07", "0", "-1.5", "inf"]]
+    (y,) = run({2: "7", 1: "x"})
+    assert y.tolist() == [["x", "7"]]

@@ -535,3 +535,14 @@ def test_pow_takes_the_exponent_in_its_own_wider_type():
     # float16 0 ** float32 -6e-27: the exponent is negative, the result +inf (not 0 ** -0 = 1)
     (y,) = run_node("Pow", [np.array([0.0, 2.0], np.float16), np.array([-5.9e-27, 3.0], np.float32)], opset=15)
     assert y.dtype == np.float16 and y.tolist() == [np.inf, 8.0]
+
+
+def test_resize_linear_on_64_bit_integers_is_exact():
+    """int64 data with linear weights: the average of -2^63 and 2^63 - 1 weighted 2/3, 1/3 is exactly
+    -3074457345618258603 (float64 weights and data gave -3074457345618259968)."""
+    node = helper.make_node("Upsample", ["x", "s"], ["y"], mode="linear")
+    x = np.array([[[[-2**63, 2**63 - 1]]]], np.int64)
+    (y,) = bind(node, 9)(x, np.array([1, 1, 1, 3], np.float32))
+    assert y.reshape(-1).tolist() == [-2**63, -3074457345618258603, 3074457345618258602] + [2**63 - 1] * 3
+    (y,) = bind(node, 9)(np.array([[[[-5, 7]]]], np.int32), np.array([1, 1, 1, 3], np.float32))
+    assert y.dtype == np.int32 and y.reshape(-1).tolist() == [-5, -1, 3, 7, 7, 7]

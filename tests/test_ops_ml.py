@@ -139,6 +139,9 @@ def test_maps():
     m = TypedMap({3: "1", 1: "2"}, key=TensorProto.INT64, value=TensorProto.STRING)
     assert cast_map(m, cast_to="TO_INT64").tolist() == [[2, 1]]
     assert cast_map(m, cast_to="TO_INT64", map_form="SPARSE", max_map=4).tolist() == [[0, 2, 0, 1]]
+    # a float as the shortest decimal that reads back as its float32 (not the float64 repr '660874.625', '1.0000000116860974e-07')
+    f = TypedMap({k: np.float32(v) for k, v in enumerate([660874.625, 1e-7, 3.0, -0.0, np.nan])}, key=TensorProto.INT64, value=TensorProto.FLOAT)
+    assert cast_map(f, cast_to="TO_STRING").tolist() == [["660874.6", "1e-07", "3", "-0", "nan"]]
 
 
 def test_category_mapper_array_feature_extractor_feature_vectorizer():

@@ -171,6 +171,13 @@ def test_dynamic_quantize_zero_and_infinite_range():
     assert int(zp) == 0 and y.tolist() == [127, 255]
 
 
+
+def test_dynamic_quantize_nan_propagates_through_the_range():
+    """The spec-silent point nonfinite's choice: ReduceMax / ReduceMin of x with a NaN is NaN (IEEE 754-2019
+    maximum), so the range, y_scale and the zero point are NaN (cast to uint8 as 0), not the range of the rest."""
+    y, scale, zp = dynamic_quantize(f32([np.nan, 1.0, -1.0]))
+    assert math.isnan(float(scale)) and int(zp) == 0 and y.tolist() == [0, 0, 0]
+
 # -- QLinearMatMul -------------------------------------------------------------------------------
 def test_qlinear_matmul_spec_example():
     a = u8([[208, 236, 0, 238], [3, 214, 255, 29]])

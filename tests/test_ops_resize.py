@@ -245,3 +245,11 @@ def test_backends_tf_crop_and_resize_output_size_holds_the_roi():
     np.testing.assert_array_equal(y[0], [-1, 5, 6, 7, 8, -1])
     _run_backends("Resize", [X44[0, 0], s(0.25, -0.25, 0.75, 1.25), s(2, 1)], y, 13, coordinate_transformation_mode="tf_crop_and_resize",
                   extrapolation_value=-1.0)
+
+
+def test_linear_on_64_bit_integers_is_exact():
+    """The weighted average of int64 extremes, integral here, is computed exactly (float64 gave
+    -3074457345618258944 for (2 * -2^63 + 2^63 - 1) / 3 = -3074457345618258603)."""
+    x = np.array([[[[-2**63, 2**63 - 1]]]], np.int64)
+    y = upsample_7(x, scales=[1.0, 1.0, 1.0, 3.0], mode="linear")
+    assert y.reshape(-1).tolist() == [-2**63, -3074457345618258603, 3074457345618258602] + [2**63 - 1] * 3

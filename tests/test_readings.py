@@ -260,6 +260,36 @@ def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
 
 
+def test_tree_ensemble_classifier_votes_for_class_0_stay_with_the_first_label():
+    """Two labels, every vote for class 0: the other label scoring -s is a reading; the votes moved to the
+    second label (ONNX Runtime's [-s, s], the second label where s > 0) are not ('The class_ids are
+    indices into this list')."""
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, load_all
+    from harness.suites.operators import build_case
+    from operator_cases.ml_tree_ensemble_classifier import edges
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    ex = next(e for e in edges("float32", 1) if e.name == "binary_class0_none")
+    case = build_case(REGISTRY[("ai.onnx.ml", "TreeEnsembleClassifier", 1)], ex, "float32", 1, ex.name)
+    assert "TreeEnsembleClassifier.binary" in case.tags["spec_silent"] and set(ex.attrs["class_ids"]) == {0}
+    labels = np.asarray(ex.attrs["classlabels_int64s"])
+
+    def layout(sign):
+        def outputs(e):
+            s = np.asarray(e[1], np.float64)[:, 0]
+            z = np.stack([sign * s, -sign * s], axis=1).astype(np.float32)
+            return [labels[np.argmax(z, axis=1)], z]
+        return outputs
+
+    kept = execute_case(WrongOutputs(case, layout(1)), case)
+    assert kept.outcome == "unspecified" and kept.verdict["spec_silent"]["readings"][0].startswith("one decision value"), kept.message
+    moved = execute_case(WrongOutputs(case, layout(-1)), case)
+    assert moved.outcome == "mismatch" and "matched none of its readings" in moved.message
+
+
 def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_zeros():
     from harness.execute import execute_case
     from harness.registry import REGISTRY, load_all
@@ -298,3 +328,66 @@ def test_linear_classifier_with_one_vector_for_two_labels_takes_a_named_layout_a
     assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith("the first class scores the complement"), got.message
     zeros = execute_case(WrongOutputs(case, lambda e: [e[0], np.zeros_like(e[1])]), case)
     assert zeros.outcome == "mismatch" and "matched none of its readings" in zeros.message
+
+
+def test_a_reading_is_matched_within_the_cases_derived_bound_per_element():
+    """A case whose tolerance carries a derived bound per element (harness/tolerances.py): an
+    open element is judged against a reading as compare() judges it against ours, bound included."""
+    x = EXPECTED[0]
+    expected = [np.where(np.isneginf(x), 0, x).astype(np.float32)]
+    tol = Tolerance(0.0, 0.0, 0, bound=(np.array([0.0, 0.0, 0.0, 0.01]),))
+    p = point({"minus one": lambda c: [np.full(4, -1.0)]})
+
+    def judged(last):
+        actual = [np.array([0.0, 1.0, 2.0, last], np.float32)]
+        c = Comparator()
+        return c.spec_silent(c.compare(expected, actual, tol), [p], [x], {}, expected, actual, tol, 1)
+
+    assert judged(-1.005).outcome == UNSPECIFIED
+    assert judged(-1.02).outcome == MISMATCH
+    assert judged(0.005).outcome == "pass"  # within the bound of ours: no reading consulted
+
+
+def test_dynamic_quantize_with_nan_takes_ours_the_nan_left_out_or_a_saturated_zero_point_and_fails_otherwise():
+    """x = [NaN, 1, -1]: ours (NaN range: y_scale NaN, zero point and y 0); ONNX Runtime's reading (the range of
+    [1, -1]: y_scale 2/255, zero point 127, y [0, 254, 0]); onnx.reference's (zero point 255); any other fails."""
+    from harness.execute import execute_case
+
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    case = build_case(REGISTRY[("", "DynamicQuantizeLinear", 11)], Example([np.array([np.nan, 1.0, -1.0], np.float32)]),
+                      "float32", 11, "nan_test")
+    assert "DynamicQuantizeLinear.nonfinite" in case.tags["spec_silent"]
+    u8, f = lambda v: np.array(v, np.uint8), lambda v: np.array(v, np.float32)  # noqa: E731
+    left_out = [u8([0, 254, 0]), f(np.float32(2) / np.float32(255)), u8(127)]
+    saturated = [u8([0, 0, 0]), f(np.nan), u8(255)]
+    for outputs, reading in ((left_out, "NaN left out"), (saturated, "NaN propagated")):
+        got = execute_case(WrongOutputs(case, lambda e, o=outputs: o), case)
+        assert got.outcome == "unspecified" and got.verdict["spec_silent"]["readings"][0].startswith(reading), got.message
+    for wrong in ([u8([0, 255, 0])] + left_out[1:], [u8([0, 0, 0]), f(np.nan), u8(100)]):
+        got = execute_case(WrongOutputs(case, lambda e, o=wrong: o), case)
+        assert got.outcome == "mismatch", got.message
+
+
+def test_attention_with_an_infinite_masked_score_takes_ours_or_the_replaced_score_and_fails_otherwise():
+    """Q = 1, K = [0, +inf], V = [4, 8], a boolean mask hiding key 1: the spec's additive pattern gives the score
+    +inf + -inf = NaN, so Y is NaN (ours); a -inf that replaces the masked score leaves key 0 alone: Y = 4."""
+    from harness.execute import execute_case
+    from harness.registry import REGISTRY, Example, load_all
+    from harness.suites.operators import build_case
+
+    from .wrong_outputs import WrongOutputs
+
+    load_all()
+    f = lambda *v: np.array(v, np.float32).reshape(1, 1, -1, 1)  # noqa: E731
+    ex = Example([f(1.0), f(0.0, np.inf), f(4.0, 8.0), np.array([[True, False]])], {}, outputs=1)
+    case = build_case(REGISTRY[("", "Attention", 23)], ex, "float32", 23, "masked_inf_test")
+    assert "Attention.nonfinite" in case.tags["spec_silent"] and np.isnan(case.data[0].expected[0]).all()
+    replaced = execute_case(WrongOutputs(case, lambda e: [f(4.0)]), case)
+    assert replaced.outcome == "unspecified" and replaced.verdict["spec_silent"]["readings"][0].startswith("a -inf bias replaces"), replaced.message
+    wrong = execute_case(WrongOutputs(case, lambda e: [f(5.0)]), case)
+    assert wrong.outcome == "mismatch" and "matched none of its readings" in wrong.message, wrong.message

@@ -73,7 +73,7 @@ def _two_runs(tmp_path, kinds) -> str:
     for side in (1, 2):
         results = [res(case, "reference", outcomes[side - 1], tags={"suite": "suite"})
                    for case, *outcomes in (EACH_KIND[k] for k in kinds) if outcomes[side - 1]]
-        add_run(store, results, backends={"reference": (True, "", "1")})
+        add_run(store, results, backends={"reference": (True, "", "1")}, args={"suites": ["suite"]})
     store.close()
     return str(tmp_path / "results.sqlite")
 
@@ -175,17 +175,19 @@ def test_report_command_writes_everything_with_the_previous_run_as_baseline(stor
     # the default: the newest run of every (suite, backend): run 2, and run 1 for onnx-node (which
     # run 2 did not run), each against the previous run of the same suite and backend
     assert "against run 1: 1 regressed, 1 failure-changed, 1 improved, 2 new\n" in printed
-    assert "nothing earlier to compare with: onnx-node on onnxruntime (1 result), onnx-node on reference (1 result)" in printed
+    assert ("onnx-node on onnxruntime: 1 result of run 1, run 2 not compared (not in run 1); "
+            "onnx-node on reference: 1 result of run 1, run 2 not compared (not in run 1)") in printed
     assert "vendor: unavailable: vendor-sdk is not installed" in printed
     assert sorted(p.name for p in out.iterdir()) == ["index.html", "junit.xml", "results.json", "summary.md"]
-    assert ("**Changes:** 1 regressed, 1 failure-changed, 1 improved, 2 new (compared: onnx-light on onnxruntime, reference; "
-            "operators on onnxruntime, reference; nothing earlier to compare with:") in (out / "summary.md").read_text()
+    assert ("**Changes:** 1 regressed, 1 failure-changed, 1 improved, 2 new (compared: onnx-light on onnxruntime over onnx-light; "
+            "onnx-light on reference over onnx-light; operators on onnxruntime over operators; operators on reference over operators; "
+            "onnx-node on onnxruntime: 1 result of run 1, run 2 not compared") in (out / "summary.md").read_text()
     doc = json.loads((out / "results.json").read_text())
     assert doc["baseline"]["id"] == 1 and doc["diff"]["counts"]["regressed"] == 1 and "removed" not in doc["diff"]["counts"]
     assert [r["id"] for r in doc["runs"]] == [1, 2]
     assert cli(["report", "2", "--baseline", "1", "--store", store, "-o", str(out), "--format", "json"]) == 0
-    doc = json.loads((out / "results.json").read_text())  # a baseline chosen: every change, the vanished suite too
-    assert doc["diff"]["counts"]["removed"] == 2 and doc["diff"]["only_base"] == [["onnx-node", "onnxruntime", 1], ["onnx-node", "reference", 1]]
+    doc = json.loads((out / "results.json").read_text())  # run 2 ran onnx-node too: its vanished case is removed
+    assert doc["diff"]["counts"]["removed"] == 2 and doc["diff"]["not_compared"] == []
     assert cli(["report", "1", "2", "--store", store, "-o", str(out), "--baseline", "none", "--format", "json"]) == 0
     doc = json.loads((out / "results.json").read_text())
     assert doc["diff"] is None and [r["id"] for r in doc["runs"]] == [1, 2]

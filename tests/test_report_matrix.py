@@ -40,7 +40,10 @@ def res(case_id: str, backend: str, outcome: str, **kw) -> Result:
 
 
 def add_run(store: Store, results: list[Result], backends: dict = BACKENDS, status: str = "complete", args: dict | None = None) -> int:
-    run_id = store.start_run("onnx-harness run (test)", args if args is not None else {"store": str(store.path)}, ENV)
+    """A run of ``results``; its arguments default to the suites of the results (as ``run`` stores them)."""
+    if args is None:
+        args = {"store": str(store.path), "suites": sorted({r.case_id.split("/", 1)[0] for r in results})}
+    run_id = store.start_run("onnx-harness run (test)", args, ENV)
     for name, (ok, reason, version) in backends.items():
         store.record_backend(run_id, name, ok, reason, version, {name: version} if ok else {})
     store.db.execute("BEGIN")
@@ -96,8 +99,8 @@ def make_store(tmp_path: Path, runs: int = 2) -> Path:
     path = tmp_path / "reports" / "results.sqlite"
     store = Store(path)
     add_run(store, run1_results(tmp_path / "reports" / "bundles"))
-    if runs >= 2:
-        add_run(store, run2_results(tmp_path / "reports" / "bundles"))
+    if runs >= 2:  # the same suites again (onnx-node's one case is gone)
+        add_run(store, run2_results(tmp_path / "reports" / "bundles"), args={"store": str(path), "suites": ["onnx-light", "onnx-node", "operators"]})
     store.close()
     return path
 
@@ -354,7 +357,7 @@ def test_dtypes_have_one_vocabulary(tmp_path):
 
 
 def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
-    from harness.report.sources import newest_runs, previous_like
+    from harness.report.selection import baseline_runs, default_runs
 
     s = Store(tmp_path / "r.sqlite")
     both = {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")}
@@ -363,16 +366,16 @@ def test_default_report_is_the_newest_run_of_every_suite_and_backend(tmp_path):
                 res("onnx-node/test_add", "reference", "pass"), res("onnx-node/test_add", "onnxruntime", "pass")], both)
     add_run(s, [res("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "pass")], ort)
     add_run(s, [res("onnx-node/test_abs", "onnxruntime", "pass")], ort)  # the node suite again, narrowed, on one backend
-    refs = newest_runs(s.path)
+    refs = default_runs(s.path)
     assert refs == [RunRef(s.path, 1, "", frozenset({("onnx-node", "reference")})), RunRef(s.path, 2), RunRef(s.path, 3)]
-    report = build_report(refs, previous_like(refs))
+    report = build_report(refs, baseline_runs(refs))
     assert [b.label for b in report.backends] == ["reference", "onnxruntime"]
     # onnxruntime's node results are run 3's only: run 1's test_add is not the newest run of that pair
     assert sorted((r["case_id"], r["column"], r["run"]) for r in report.results) == [
         ("onnx-node/test_abs", "onnxruntime", "run 3"), ("onnx-node/test_abs", "reference", "run 1"), ("onnx-node/test_add", "reference", "run 1"),
         ("operators/ReduceSum-13/opset13/float32/0", "onnxruntime", "run 2")]
     # the diff: onnx-node on onnxruntime against run 1, the same suite on the same backend
-    assert previous_like(refs) == [RunRef(s.path, 1, "", frozenset({("onnx-node", "onnxruntime")}))]
+    assert baseline_runs(refs) == [RunRef(s.path, 1, "", frozenset({("onnx-node", "onnxruntime")}))]
     assert [(c.kind, c.case_id, c.backend) for c in report.diff.changes] == [
         ("removed", "onnx-node/test_add", "onnxruntime"), ("improved", "onnx-node/test_abs", "onnxruntime")]
     assert report.diff.compared == [("onnx-node", "onnxruntime")]

@@ -38,6 +38,9 @@ STANDARD = {
 
 #: (point, reading) -> where that reading comes from, when neither runtime takes it on the draw
 SOURCED: dict[tuple[str, str], str] = {
+    ("Attention.nonfinite", "a -inf bias replaces the score (masked_fill) instead of being added: a NaN or +inf score of "
+                            "a masked key takes no part"):
+        "Flax's dot_product_attention_weights: masked logits are replaced (jnp.where(mask, weights, big_neg)), not added to",
     ("Attention.mask_type", "the mask read as a boolean one (nonzero: the key takes part)"):
         "the attn_mask text names a boolean mask or a float mask of the query's type, nothing else",
     ("Clip.nan", "the NaN taken as -inf (max(x, min) first lets the bound win)"):
@@ -85,19 +88,8 @@ SOURCED: dict[tuple[str, str], str] = {
 #: points whose readings do not yet give every value a runtime returns: the runtime's choice is
 #: named, and the comparator calls those elements a mismatch until it is computed
 INCOMPLETE: dict[str, str] = {
-    "Attention.softmax_arithmetic": "ONNX Runtime evaluates a float32 softmax_precision step by step for float64 inputs, "
-                                    "onnx.reference each step of a float16 one: neither is computed yet",
-    "DynamicQuantizeLinear.zero_range": "onnx.reference casts 0 / 0 of the zero point to 255, and with a NaN in x ONNX Runtime "
-                                        "gives 254 (the nonfinite point's case): neither is computed yet",
     "GridSample.cubic_padding": "onnx.reference's cubic of integer and volumetric inputs differs beyond the two paddings "
                                 "(it gives 0 where both readings give another value); not explained yet",
-    "Attention.mask_type": "the readings are computed in float64; both runtimes' half-precision results differ from them "
-                           "by more than the per-element bound derived for our own computation (tolerances.py): the "
-                           "readings need bounds of their own",
-    "Attention.negative_softcap": "as Attention.mask_type: the no-cap reading in float64 against half-precision runtimes, "
-                                  "beyond the bound derived for our computation",
-    "Attention.float32_scale": "it opens every Y element of a float64 case, so the softmax_precision cases above show here too; "
-                               "and onnx.reference's mask_broadcast_keys (a key-broadcast float mask) is not explained yet",
 }
 
 #: (point, backend) -> why that backend's values there are no reading (a bug the crosscheck decides): not asked to match
@@ -114,10 +106,8 @@ NOT_RUN = {("GRU", "onnxruntime"): "ONNX Runtime's GRU aborts the process ('term
 #: points not given readings yet (issue 31 asks for every one; this list only shrinks)
 PENDING = {
     "Binarizer.nan",
-    "Attention.nonfinite",
     "CastMap.sparse_gap",
     "DFT.nonfinite",
-    "DynamicQuantizeLinear.nonfinite",
     "FeatureVectorizer.dims",
     "GridSample.bool_cast",
     "GridSample.int_cast",

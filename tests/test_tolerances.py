@@ -223,3 +223,35 @@ def test_dequantization_fails_three_steps_up():
     assert len(movable) > len(cases) / 2
     passed = sorted(i for i, outcome in movable.items() if outcome == "pass")
     assert not passed, f"{len(passed)} of {len(movable)} cases pass three steps up: {passed[:5]}"
+
+
+# -- Attention with softmax_precision narrower than T1: the softmax computed in that type passes --------
+def _softmax_in(case, sm_type):
+    """The case's outputs with the softmax evaluated step by step in ``sm_type`` ('The floating-point
+    precision used in softmax computation'): scores in float64, cast; max, exp, sum, division each
+    rounded there; then back to T1 (a fully-masked row is zero). 4-D inputs, a float mask, no causal."""
+    q, k, v, mask = (case.data[0].inputs[f"x{i}"] for i in range(4))
+    t1 = q.dtype
+    s = 1.0 / np.sqrt(q.shape[-1])
+    x = (q.astype(np.float64) @ np.swapaxes(k.astype(np.float64), -1, -2)) * s + mask.astype(np.float64)
+    xs = x.astype(sm_type)
+    m = np.max(xs, axis=-1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        e = np.exp(xs - np.where(np.isneginf(m), sm_type(0), m))
+        p = e / np.sum(e, axis=-1, keepdims=True, dtype=sm_type)
+    p = np.where(np.all(np.isneginf(mask), axis=-1, keepdims=True), 0, p).astype(t1)
+    return [(p @ v).astype(t1), k, v, p]
+
+
+@pytest.mark.parametrize("dtype, precision, sm_type, worse", [
+    ("float64", 1, np.float32, 1e-5), ("float64", 10, np.float16, 2e-2), ("float64", 16, ml_dtypes.bfloat16, 1e-1),
+    ("float32", 10, np.float16, 2e-2), ("float32", 16, ml_dtypes.bfloat16, 1e-1)])
+def test_attention_softmax_in_a_narrower_precision_passes_and_a_coarser_error_fails(dtype, precision, sm_type, worse):
+    """softmax_precision narrower than T1: each softmax step rounds in that type, which the
+    float32 / float64 overrides' derived bound allows (rtol 1e-12 alone does not); an error of
+    ``worse`` (relative) on Y still fails."""
+    case = next(c for c in _cases("Attention", 23) if c.id == f"operators/Attention-23/opset23/{dtype}/softmax_precision_{precision}")
+    stepwise = _softmax_in(case, sm_type)
+    assert any(not np.array_equal(a, e) for a, e in zip(stepwise, case.data[0].expected))  # it is not our value
+    assert execute_case(Fixed(stepwise), case).outcome == "pass"
+    assert execute_case(Fixed([_scaled(stepwise[0], 1 + worse)] + stepwise[1:]), case).outcome == "mismatch"

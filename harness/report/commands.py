@@ -40,7 +40,8 @@ def _size(path: Path) -> str:
 def cmd_report(args: argparse.Namespace) -> int:
     from . import write_all
     from .matrix import build_report
-    from .sources import previous_like, resolve_run, resolve_runs
+    from .selection import baseline_runs, hidden_runs
+    from .sources import resolve_run, resolve_runs
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     try:
@@ -50,8 +51,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         elif args.baseline:
             baseline = resolve_run(args.baseline, stores)
         else:
-            baseline = previous_like(refs)
+            baseline = baseline_runs(refs)
         report = build_report(refs, baseline, history=not args.no_history)
+        if not args.runs:
+            report.hidden = [(ref.label, what) for ref, what in hidden_runs(refs)]
     except ReportError as exc:
         return _err(str(exc))
     if args.perf_baseline:
@@ -68,6 +71,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             rate = f"conformance {100 * b.pass_rate:.1f}% of {b.loadable:,} attempted" if b.pass_rate is not None else "no case attempted"
             print(f"{b.label} {b.version}: {rate}; wrong answers {h['wrong_answers']:,}, not implemented {h['not_implemented']:,}, "
                   f"errors {h['errors']:,}; {b.not_loadable:,} refused (invalid model)" + (f", {h['unspecified']:,} unspecified (apart; {h['unchecked']:,} of them unchecked)" if h["unspecified"] else ""))
+            print(f"  over {'; '.join(b.over) or 'no conformance case'}")
+    for label, what in report.hidden:
+        print(f"not shown: {label} ({what}) is a subset; a fuller run of the same backend is shown (report it with: onnx-harness report {label.rsplit(' ', 1)[-1]})")
+    if report.bench:
+        print(f"benchmark: {len(report.bench):,} results (performance section; not conformance)")
     if report.diff is not None:
         print(f"against {report.diff.base}: {counts_line(report.diff)}" if not report.diff.disjoint else report.diff.scope())
         if report.diff.scope() and not report.diff.disjoint:
@@ -91,8 +99,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
-    from .diff import diff_like_with_like, diff_results
-    from .sources import load_rows, resolve_source
+    from .diff import diff_results
+    from .selection import like_for_like, ref_selections
+    from .sources import RunRef, load_rows, resolve_source
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     if args.perf_threshold is not None:
@@ -107,12 +116,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
         base_rows, new_rows = load_rows(base), load_rows(new)
     except ReportError as exc:
         return _err(str(exc))
-    scope = diff_like_with_like(base_rows, new_rows, base.label, new.label)
-    if scope.disjoint:  # two different suites (or backends): "15,581 new, 3,768 removed" would say nothing
-        return _err(scope.scope())
-    # every pair of both sides stays in the gate (a suite or backend that vanished is a regression);
-    # the pairs only one side ran are named once here
+    selections = lambda side: ref_selections([side]) if isinstance(side, RunRef) else None  # noqa: E731
+    # like for like: a backend or suite one side did not run is "not compared", never removed
+    base_rows, new_rows, scope = like_for_like(base_rows, new_rows, base.label, new.label, selections(base), selections(new))
     diff = diff_results(base_rows, new_rows, base.label, new.label)
+    diff.over, diff.not_compared = scope.compared, scope.not_compared
+    if diff.disjoint:  # two different suites (or backends): "15,581 new, 3,768 removed" would say nothing
+        return _err(diff.scope())
     unused = diff.allow(args.allow)
     perf_regressions = _perf_section(args, base_rows, new_rows, base.label, new.label, unused)
     for kind in CHANGE_KINDS:  # one section per kind, regressions first
@@ -132,10 +142,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
         if len(changes) > limit:
             print(f"... {len(changes) - limit:,} more {kind} (list them all with --all)")
     print()
-    for (suite, backend), n in scope.only_base.items():
-        print(f"{suite} on {backend}: only in {base.label} ({n:,} results, listed as removed)")
-    for (suite, backend), n in scope.only_new.items():
-        print(f"{suite} on {backend}: only in {new.label} ({n:,} results, listed as new)")
+    for (suite, backend), how in sorted(diff.over.items()):
+        print(f"compared: {suite} on {backend} over {how}")
+    for n in diff.not_compared:
+        print(f"not compared: {n.text()}")
     for pattern in unused:
         print(f"--allow {pattern!r} matched no change", file=sys.stderr)
     allowed = sum(1 for c in diff.changes if c.allowed and c.regression)
@@ -196,10 +206,12 @@ def register(subparsers) -> None:
     r = subparsers.add_parser("report", help="write index.html, summary.md, results.json and junit.xml from stored runs",
                               description="Write the reports of one run or a merged view of several. "
                                           "RUN: a run number, 'latest', 'previous', or STORE:N with several --store.")
-    r.add_argument("runs", nargs="*", metavar="RUN", help="runs to report, merged side by side (default: the latest run of each store)")
+    r.add_argument("runs", nargs="*", metavar="RUN", help="runs to report, merged side by side (default: per store, the newest full run of every suite "
+                   "and backend; a -k or shard subset never hides a fuller run)")
     r.add_argument("--store", action="append", help=f"results store or a folder of stores (repeatable, to merge; default {DEFAULT_STORE})")
     r.add_argument("-o", "--output", default="reports", help="output folder (default: reports/)")
-    r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: the previous run; 'none' for no diff)")
+    r.add_argument("--baseline", metavar="RUN", help="run to diff against (default: per suite and backend, the newest earlier run with the same "
+                   "selection, else with the same draw; 'none' for no diff)")
     r.add_argument("--format", action="append", choices=["html", "markdown", "json", "junit"], help="only these formats (repeatable; default all)")
     r.add_argument("--no-history", action="store_true", help="leave the history chart out")
     r.add_argument("--perf-baseline", metavar="BACKEND", help="backend the performance ratios divide by (default onnxruntime, else the first)")

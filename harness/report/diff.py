@@ -6,10 +6,10 @@ from __future__ import annotations
 import fnmatch
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 from .failures import _natural
 from .records import PASSING
-from .sources import _restrict, suite_of
+from .selection import NotCompared, Selection, like_for_like
 
 
 
@@ -127,30 +127,38 @@ class RunDiff:
     base: str
     new: str
     changes: list[Change]
-    #: with :func:`diff_like_with_like`: the (suite, backend) pairs compared, and those only one side ran (with case counts)
-    compared: list[tuple[str, str]] | None = None
-    only_base: dict[tuple[str, str], int] = field(default_factory=dict)
-    only_new: dict[tuple[str, str], int] = field(default_factory=dict)
+    #: with :func:`diff_like_with_like`: the (suite, backend) pairs compared, each with the cases
+    #: it was compared over (:mod:`.selection`), and the results left out with the reason
+    over: dict[tuple[str, str], str] | None = None
+    not_compared: list[NotCompared] = field(default_factory=list)
+
+    @property
+    def compared(self) -> list[tuple[str, str]] | None:
+        return None if self.over is None else sorted(self.over)
+
+    @property
+    def only_base(self) -> dict[tuple[str, str], int]:
+        """Pairs only the base ran (with their result counts)."""
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "base" and n.why.startswith("not in ")}
+
+    @property
+    def only_new(self) -> dict[tuple[str, str], int]:
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "new" and n.why.startswith("not in ")}
 
     @property
     def disjoint(self) -> bool:
-        """Both sides ran something, but no suite on the same backend: nothing to compare."""
-        return self.compared == [] and bool(self.only_base) and bool(self.only_new)
+        """Both sides ran something, but nothing comparable: nothing to compare."""
+        return self.over == {} and any(n.side == "base" for n in self.not_compared) and any(n.side == "new" for n in self.not_compared)
 
     def scope(self) -> str:
         """What was compared, in words (empty for a plain diff)."""
-        if self.compared is None:
+        if self.over is None:
             return ""
-        if self.disjoint:
+        if self.disjoint and self.only_base and self.only_new:
             return (f"{self.base} and {self.new} ran no suite on the same backend ({self.base}: {pair_text(self.only_base)}; "
                     f"{self.new}: {pair_text(self.only_new)}): nothing to compare")
-        text = f"compared: {pair_text(self.compared)}"
-        counted = lambda pairs: ", ".join(f"{s} on {b} ({n:,} result{'s' if n != 1 else ''})" for (s, b), n in pairs.items())  # noqa: E731
-        if self.only_new:
-            text += f"; nothing earlier to compare with: {counted(self.only_new)}"
-        if self.only_base:
-            text += f"; only in {self.base}: {counted(self.only_base)}"
-        return text
+        compared = "; ".join(f"{s} on {b} over {how}" for (s, b), how in sorted(self.over.items())) or "nothing"
+        return f"compared: {compared}" + "".join(f"; {n.text()}" for n in self.not_compared)
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -178,10 +186,9 @@ class RunDiff:
 
     def to_dict(self) -> dict[str, Any]:
         out = {"base": self.base, "new": self.new, "counts": dict(self.counts()), "changes": [c.to_dict() for c in self.changes]}
-        if self.compared is not None:
-            out.update(compared=[list(p) for p in self.compared], scope=self.scope(), disjoint=self.disjoint,
-                       only_base=[[s, b, n] for (s, b), n in self.only_base.items()],
-                       only_new=[[s, b, n] for (s, b), n in self.only_new.items()])
+        if self.over is not None:
+            out.update(compared=[[s, b, how] for (s, b), how in sorted(self.over.items())], scope=self.scope(), disjoint=self.disjoint,
+                       not_compared=[n.__dict__ for n in self.not_compared])
         return out
 
 
@@ -202,10 +209,6 @@ def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], 
     return RunDiff(base_label, new_label, changes)
 
 
-def _pair_counts(rows: Iterable[dict[str, Any]]) -> Counter:
-    return Counter((suite_of(r["case_id"]), r["backend"]) for r in rows)
-
-
 def pair_text(pairs: Iterable[tuple[str, str]]) -> str:
     """``onnx-node on reference, onnxruntime; operators on onnxruntime``."""
     by_suite: dict[str, list[str]] = defaultdict(list)
@@ -214,15 +217,14 @@ def pair_text(pairs: Iterable[tuple[str, str]]) -> str:
     return "; ".join(f"{suite} on {', '.join(b)}" for suite, b in by_suite.items()) or "nothing"
 
 
-def diff_like_with_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_label: str, new_label: str) -> RunDiff:
-    """A diff over the (suite, backend) pairs both sides ran, and only those: a suite or backend
-    one side did not run is named in ``only_base`` / ``only_new`` with its case count instead
-    of listing every one of its cases as removed or new. Two sides without a pair in common
-    give a diff with no change and ``disjoint`` set: nothing was compared."""
-    before, after = _pair_counts(base), _pair_counts(new)
-    common = set(before) & set(after)
-    diff = diff_results(_restrict(base, common), _restrict(new, common), base_label, new_label)
-    diff.compared = sorted(common)
-    diff.only_base = {p: n for p, n in sorted(before.items()) if p not in common}
-    diff.only_new = {p: n for p, n in sorted(after.items()) if p not in common}
+def diff_like_with_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_label: str, new_label: str,
+                        base_sel: Mapping[tuple[str, str], Selection] | None = None,
+                        new_sel: Mapping[tuple[str, str], Selection] | None = None) -> RunDiff:
+    """A diff like for like (:func:`.selection.like_for_like`): over the cases both sides ran
+    of the (suite, backend) pairs both ran with the same draw; what a side ran alone is named in
+    ``not_compared`` with its result count, never listed as removed or new. Two sides with
+    nothing comparable give a diff with no change and ``disjoint`` set."""
+    kept_base, kept_new, scope = like_for_like(base, new, base_label, new_label, base_sel, new_sel)
+    diff = diff_results(kept_base, kept_new, base_label, new_label)
+    diff.over, diff.not_compared = scope.compared, scope.not_compared
     return diff

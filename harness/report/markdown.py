@@ -88,8 +88,13 @@ def render(report: Report, folder: Path) -> str:
     for b in report.backends:
         if not b.available:
             lines.append(f"- **{_cell(b.label)}** unavailable: {_cell(b.reason, 300)}")
-    if any(not b.available for b in report.backends):
-        lines.append("")
+        elif b.over:
+            lines.append(f"- **{_cell(b.label)}** over {_cell('; '.join(b.over), 300)}")
+    for label, what in report.hidden:
+        lines.append(f"- not shown: {_cell(label)} ({_cell(what, 200)}), a subset; the fuller run of that backend is shown")
+    if report.bench:
+        lines.append(f"- benchmark: {len(report.bench):,} results (`index.html`, performance; not conformance)")
+    lines.append("")
 
     by_pair = {(r["case_id"], r["backend"]): r for r in report.results}
     if report.diff is not None:

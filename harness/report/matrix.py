@@ -22,12 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..execute import FAILURES, NOT_LOADABLE
-from .diff import RunDiff, diff_like_with_like, diff_results
+from .diff import RunDiff, diff_like_with_like
 from .failures import FailureGroup, _natural, failure_groups
 from .history import History
 from .perf import PerfTable
 from .records import BackendSummary, CaseInfo, GRAPH_ROW, PASSING, RunInfo, unchecked
-from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, read_results
+from .selection import Selection, conformance_rows, ref_selections, store_selections
+from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, read_results, suite_of
 
 # -- the conformance matrix ----------------------------------------------------------------------
 @dataclass
@@ -111,6 +112,11 @@ class Report:
     #: the backend the perf matrix divides by (``report --perf-baseline``; default onnxruntime)
     perf_baseline: str | None = None
     generated: float = field(default_factory=time.time)
+    #: benchmark results (``onnx-harness bench``): the performance section's, never conformance
+    bench: list[dict[str, Any]] = field(default_factory=list)
+    #: runs newer than those shown that the report leaves out because they ran a subset
+    #: (:func:`.selection.hidden_runs`): (run label, what they ran)
+    hidden: list[tuple[str, str]] = field(default_factory=list)
     _groups: list[FailureGroup] | None = field(default=None, repr=False)
 
     @property
@@ -162,8 +168,9 @@ class Report:
 
 def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = None, history: bool = True) -> Report:
     """Merge the runs into one view, then build the matrix, perf table, history and diff.
-    ``baseline``: one run, or one run per (suite, backend) (:func:`previous_like`); the diff
-    compares like with like (:func:`diff_like_with_like`)."""
+    ``baseline``: one run, or one run per (suite, backend) (:func:`.selection.baseline_runs`);
+    the diff compares like for like (:func:`.selection.like_for_like`). Benchmark results go
+    to ``Report.bench``, never to conformance."""
     if not refs:
         raise ReportError("no runs to report")
     runs = [RunInfo.from_store(ref) for ref in refs]
@@ -221,33 +228,39 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
             r["bundle_rel"] = portable_bundle(r.get("bundle"), root)
             merged[(r["case_id"], col.label)] = r
-    results = list(merged.values())
+    # benchmark results are their own view (the performance section), never conformance
+    results, bench = conformance_rows(merged.values())
     backends = list(columns.values())
+    by_label = {b.label: b for b in backends}
     for r in results:
-        backend = next(b for b in backends if b.label == r["column"])
+        backend = by_label[r["column"]]
         backend.counts[r["outcome"]] += 1
         backend.raw_counts[r.get("raw_outcome") or r["outcome"]] += 1
         backend.not_loadable += (r.get("raw_outcome") or r["outcome"]) in NOT_LOADABLE
         backend.unchecked += unchecked(r)
+    # every headline says over which cases it is computed
+    selections = {ref: store_selections(ref.store)[ref.run_id] for ref in refs}
+    ref_by_label = {ref.label: ref for ref in refs}
+    over: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        suite = suite_of(r["case_id"])
+        selection = selections[ref_by_label[r["run"]]].get(suite) or Selection(suite)
+        over[r["column"]][(selection.describe(), r["run"])] += 1
+    for b in backends:
+        b.over = [f"{text}, {run}: {n:,} cases" for (text, run), n in over[b.label].items()]
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
     perf = PerfTable.from_results(backends, results)
     stores = list(dict.fromkeys(ref.store for ref in refs))
     hist = History.from_stores(stores, [next(r.store_label for r in refs if r.store == s) for s in stores]) if history else None
-    report = Report(runs, backends, results, matrix, perf, hist)
+    report = Report(runs, backends, results, matrix, perf, hist, bench=bench)
     bases = [baseline] if isinstance(baseline, RunRef) else list(baseline or [])
     if bases:
         report.baseline = RunInfo.from_store(bases[0])
         label = bases[0].label if len(bases) == 1 else ", ".join(b.label for b in bases)
         rows = [r for b in bases for r in load_rows(b)]
         # the merged rows carry the backend's name in "backend": pairs match across the two sides
-        scope = diff_like_with_like(rows, results, label, report.title)
-        if isinstance(baseline, RunRef) and not scope.disjoint:
-            # a baseline the user chose: every change, a suite or backend that vanished included
-            full = diff_results(rows, results, label, report.title)
-            full.compared, full.only_base, full.only_new = scope.compared, scope.only_base, scope.only_new
-            scope = full
-        report.diff = scope
+        report.diff = diff_like_with_like(rows, results, label, report.title, ref_selections(bases), ref_selections(refs))
     return report
 
 

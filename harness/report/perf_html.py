@@ -37,8 +37,7 @@ def perf_matrix(report: Any) -> dict[str, Any] | None:
     labels = [b.label for b in report.backends if b.available]
     baseline = getattr(report, "perf_baseline", None) or next(
         (b.label for b in report.backends if b.name == "onnxruntime" and b.available), labels[0] if labels else None)
-    results = [r for r in report.results if (r.get("tags") or {}).get("suite") != "bench"]
-    matrix = PerfMatrix.build(results, labels, baseline)
+    matrix = PerfMatrix.build(report.results, labels, baseline)  # conformance cases only (bench is its own view)
     if matrix is None or not matrix.rows:
         return None
     rows = []
@@ -103,7 +102,7 @@ def loglog(series: dict[str, list[tuple[float, float]]], colours: dict[str, str]
 
 
 def bench_section(report: Any) -> dict[str, Any] | None:
-    rows = [r for r in report.results if (r.get("tags") or {}).get("suite") == "bench"]
+    rows = report.bench
     if not rows:
         return None
     labels = list(dict.fromkeys(r["column"] for r in rows))

@@ -120,6 +120,9 @@ class BackendSummary:
     raw_counts: Counter = field(default_factory=Counter)
     #: ``unspecified`` results that no reading checks (:func:`unchecked`)
     unchecked: int = 0
+    #: the cases the headline is computed over: per selection and run, ``"onnx-node -k 'abs'
+    #: (subset), run 3: 59 cases"`` (:mod:`.selection`)
+    over: list[str] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -153,7 +156,7 @@ class BackendSummary:
                 "reason": self.reason, "environment": self.environment, "runs": self.runs,
                 "counts": {o: self.counts[o] for o in OUTCOMES if self.counts[o]}, "total": self.total,
                 "loadable": self.loadable, "not_loadable": self.not_loadable, "pass_rate": self.pass_rate,
-                "headline": self.headline}
+                "headline": self.headline, "over": self.over}
 
 
 @dataclass

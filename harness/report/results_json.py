@@ -54,6 +54,8 @@ def document(report: Report) -> dict[str, Any]:
         "fails_only_here": [{"case_id": c, "backend": b} for c, b in sorted(report.matrix.fails_only_here)],
         "unspecified": report.unspecified(),
         "results": [_result(r) for r in report.results],
+        "bench": [_result(r) for r in report.bench],
+        "not_shown": [{"run": label, "ran": what} for label, what in report.hidden],
     }
 
 

@@ -81,25 +81,9 @@ def _pairs_per_run(store) -> dict[int, Counter]:
     return out
 
 
-def newest_runs(path: Path, label: str = "") -> list[RunRef]:
-    """The newest run of every (suite, backend) the store holds, oldest first: a run is taken
-    for the pairs no later run ran (``only``), or whole when no later run ran any of its pairs."""
-    store = open_store(path)
-    pairs = _pairs_per_run(store)
-    taken: set[tuple[str, str]] = set()
-    refs = []
-    for run in reversed(store.runs()):
-        mine = set(pairs.get(run["id"], ()))
-        fresh = mine - taken
-        if fresh or (not mine and not refs):  # a run without results (every backend unavailable) when nothing newer
-            refs.append(RunRef(Path(path), run["id"], label, None if fresh == mine else frozenset(fresh)))
-            taken |= fresh
-    return list(reversed(refs))
-
-
 def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
-    """RUN arguments -> run references. Without RUN: the newest run of every (suite, backend)
-    of every store (:func:`newest_runs`).
+    """RUN arguments -> run references. Without RUN: per store the runs a report shows by
+    default (:func:`.selection.default_runs`: the newest full run of every suite and backend).
 
     A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
     file or the 1-based position of a ``--store``, or a store file (its latest run).
@@ -108,11 +92,13 @@ def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]
     labels = _store_labels(stores)
     texts = list(texts)
     if not texts:
+        from .selection import default_runs
+
         refs = []
         for path, label in zip(stores, labels):
             if open_store(path).latest_run() is None:
                 raise ReportError(f"{path} holds no runs yet")
-            refs.extend(newest_runs(path, label))
+            refs.extend(default_runs(path, label))
         return refs
     return [resolve_run(t, stores, labels) for t in texts]
 
@@ -173,22 +159,6 @@ def pairs_of(ref: RunRef) -> set[tuple[str, str]]:
     """The (suite, backend) pairs a run reference covers."""
     ran = set(_pairs_per_run(open_store(ref.store)).get(ref.run_id, ()))
     return ran if ref.only is None else ran & set(ref.only)
-
-
-def previous_like(refs: list[RunRef]) -> list[RunRef]:
-    """The default baseline, like with like: for every (suite, backend) the selected runs cover,
-    the newest earlier run of the same store that ran that suite on that backend (restricted
-    to it). Pairs run for the first time have none."""
-    out: dict[tuple[Path, int], set[tuple[str, str]]] = defaultdict(set)
-    labels = {}
-    for ref in refs:
-        per_run = _pairs_per_run(open_store(ref.store))
-        for pair in pairs_of(ref):
-            earlier = [run_id for run_id, pairs in per_run.items() if run_id < ref.run_id and pair in pairs]
-            if earlier:
-                out[(ref.store, max(earlier))].add(pair)
-                labels[ref.store] = ref.store_label
-    return [RunRef(store, run_id, labels[store], frozenset(pairs)) for (store, run_id), pairs in sorted(out.items(), key=lambda kv: kv[0][1])]
 
 
 def previous_run(refs: list[RunRef]) -> RunRef | None:

@@ -1,13 +1,15 @@
 """Resampling kernels: Resize, Upsample, GridSample, AffineGrid.
 
 Resize is separable: every resized axis gets a small (out x in) interpolation matrix (or, for
-nearest, an index vector) built once per shape and applied with one matmul / take per axis.
+nearest, an index vector) built once per shape and applied with one matmul / take per axis;
+linear and cubic on int64 / uint64 data use exact rational weights and coordinates (object arrays).
 GridSample gathers all 2^r (linear) or 4^r (cubic) taps at once with vectorised indexing.
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -28,6 +30,9 @@ def _finish(y, dtype):
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
+        if y.dtype == object:  # exact values (64-bit data): round(Fraction) rounds half to even
+            flat = [min(max(round(Fraction(v)), info.min), info.max) for v in y.reshape(-1)]
+            return np.array(flat, dtype=dtype).reshape(y.shape)
         return np.clip(np.rint(y), info.min, info.max).astype(dtype)
     if dtype == np.bool_:
         return y != 0
@@ -43,38 +48,41 @@ def _cubic_kernel(t, a):
     return np.where(
         t <= 1,
         (a + 2) * t3 - (a + 3) * t2 + 1,
-        np.where(t < 2, a * t3 - 5 * a * t2 + 8 * a * t - 4 * a, 0.0),
+        np.where(t < 2, a * t3 - 5 * a * t2 + 8 * a * t - 4 * a, 0),
     )
 
 
 def _linear_kernel(t):
-    return np.clip(1.0 - np.abs(t), 0.0, None)
+    return np.maximum(1 - np.abs(t), 0)
 
 
-def _original_coords(mode, L_in, L_out, scale, roi_start, roi_end, out_float):
-    x = np.arange(L_out, dtype=np.float64)
+def _original_coords(mode, L_in, L_out, scale, roi_start, roi_end, out_float, exact=False):
+    """x_original per output index: float64, or (``exact``: the arguments Fractions) Fractions."""
+    x = np.array([Fraction(j) for j in range(L_out)], dtype=object) if exact else np.arange(L_out, dtype=np.float64)
+    half = Fraction(1, 2) if exact else 0.5
+    zeros = x * 0
     if mode == "half_pixel":
-        return (x + 0.5) / scale - 0.5
+        return (x + half) / scale - half
     if mode == "half_pixel_symmetric":
         adjustment = L_out / out_float
-        center = L_in / 2
+        center = L_in * half
         offset = center * (1 - adjustment)
-        return offset + (x + 0.5) / scale - 0.5
+        return offset + (x + half) / scale - half
     if mode == "pytorch_half_pixel":
-        return (x + 0.5) / scale - 0.5 if L_out > 1 else np.zeros(L_out)
+        return (x + half) / scale - half if L_out > 1 else zeros
     if mode == "align_corners":
         # length_resized is the (possibly fractional) in * scale, as in the official cases
         if L_out > 1 and out_float != 1:
             return x * (L_in - 1) / (out_float - 1)
-        return np.zeros(L_out)
+        return zeros
     if mode == "asymmetric":
         return x / scale
     if mode == "tf_half_pixel_for_nn":
-        return (x + 0.5) / scale
+        return (x + half) / scale
     if mode == "tf_crop_and_resize":
         if L_out > 1:
             return roi_start * (L_in - 1) + x * (roi_end - roi_start) * (L_in - 1) / (L_out - 1)
-        return np.full(L_out, 0.5 * (roi_start + roi_end) * (L_in - 1))
+        return zeros + half * (roi_start + roi_end) * (L_in - 1)
     raise ValueError(f"unsupported coordinate_transformation_mode {mode!r}")
 
 
@@ -100,7 +108,10 @@ class _AxisPlan:
 
 
 def _axis_plan(p, L_in, L_out, scale, roi_start, roi_end, out_float):
-    xo = _original_coords(p["ctm"], L_in, L_out, scale, roi_start, roi_end, out_float)
+    exact = p.get("exact", False)  # 64-bit integer data: weights as Fractions (float64 holds neither them nor the data)
+    if exact:
+        scale, roi_start, roi_end, out_float = (Fraction(v) for v in (scale, roi_start, roi_end, out_float))
+    xo = _original_coords(p["ctm"], L_in, L_out, scale, roi_start, roi_end, out_float, exact)
     outside = None
     if p["ctm"] == "tf_crop_and_resize":
         out_mask = (xo < 0) | (xo > L_in - 1)
@@ -115,28 +126,28 @@ def _axis_plan(p, L_in, L_out, scale, roi_start, roi_end, out_float):
         kern = _linear_kernel
     else:
         radius = 2.0
-        a = p["cubic_a"]
+        a = Fraction(p["cubic_a"]) if exact else p["cubic_a"]
 
         def kern(t):
             return _cubic_kernel(t, a)
 
-    stretch = 1.0 / scale if (p["antialias"] and scale < 1) else 1.0
+    stretch = 1 / scale if (p["antialias"] and scale < 1) else 1
     support = radius * stretch
-    base = np.floor(xo).astype(np.int64)
+    base = np.array([math.floor(v) for v in xo], dtype=np.int64) if exact else np.floor(xo).astype(np.int64)
     ntaps_left = int(math.ceil(support)) - 1
     ntaps = 2 * int(math.ceil(support))
     taps = base[:, None] + np.arange(-ntaps_left, ntaps - ntaps_left)[None, :]
     w = kern((taps - xo[:, None]) / stretch)
     inside = (taps >= 0) & (taps < L_in)
     if p["exclude_outside"]:
-        w = np.where(inside, w, 0.0)
-    if p["exclude_outside"] or stretch != 1.0:
+        w = np.where(inside, w, 0)
+    if p["exclude_outside"] or stretch != 1:
         s = w.sum(axis=1, keepdims=True)
-        w = w / np.where(s == 0, 1.0, s)
+        w = w / np.where(s == 0, 1, s)
     taps = np.clip(taps, 0, L_in - 1)
-    M = np.zeros((L_out, L_in), dtype=np.float64)
+    M = np.zeros((L_out, L_in), dtype=object if exact else np.float64)
     np.add.at(M, (np.repeat(np.arange(L_out), taps.shape[1]), taps.reshape(-1)), w.reshape(-1))
-    identity = L_in == L_out and outside is None and np.allclose(M, np.eye(L_in), rtol=0, atol=0)
+    identity = L_in == L_out and outside is None and bool(np.all(M == np.eye(L_in)))
     return _AxisPlan("matrix", M, outside, identity)
 
 
@@ -155,8 +166,7 @@ def _resize(x, plans, p):
     outside_full = None
     float_path = p["mode"] != "nearest"
     if float_path:
-        fd = _resize_float_dtype(x.dtype)
-        y = y.astype(fd, copy=False)
+        y = y.astype(object if p.get("exact") else _resize_float_dtype(x.dtype), copy=False)
     for axis, plan in enumerate(plans):
         if plan is None:
             continue
@@ -201,8 +211,9 @@ def _make_resize(node, version):
     policy = attrs.get("keep_aspect_ratio_policy", "stretch")
     axes_attr = attrs.get("axes")
     cache: dict = {}
+    wide = (np.dtype(np.int64), np.dtype(np.uint64))
 
-    def plan_for(x_shape, roi, scales, sizes):
+    def plan_for(x_shape, roi, scales, sizes, p):
         r = len(x_shape)
         axes = [a % r for a in axes_attr] if axes_attr else list(range(r))
         n = len(axes)
@@ -260,7 +271,9 @@ def _make_resize(node, version):
             sizes = rest[2] if len(rest) > 2 else None
         if scales is not None and np.asarray(scales).size == 0:
             scales = None
+        px = {**p, "exact": p["mode"] != "nearest" and x.dtype in wide}
         key = (
+            px["exact"],
             x.shape,
             None if roi is None else np.asarray(roi).tobytes(),
             None if scales is None else np.asarray(scales).tobytes(),
@@ -268,8 +281,8 @@ def _make_resize(node, version):
         )
         plans = cache.get(key)
         if plans is None:
-            plans = cache[key] = plan_for(x.shape, roi, scales, sizes)
-        return (_resize(x, plans, p),)
+            plans = cache[key] = plan_for(x.shape, roi, scales, sizes, px)
+        return (_resize(x, plans, px),)
 
     return run
 

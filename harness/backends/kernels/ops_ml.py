@@ -594,8 +594,8 @@ def cast_map(node):
     dtype = {"TO_FLOAT": np.float32, "TO_INT64": np.int64, "TO_STRING": object}[to]
 
     def convert(v):
-        if dtype is object:
-            return str(v)
+        if dtype is object:  # a float as the fewest digits that read back as its float32, '3' not '3.0'
+            return v if isinstance(v, str) else str(np.float32(v)).removesuffix(".0")
         return dtype(float(v))
 
     def run(mapping):

@@ -110,14 +110,17 @@ def dequantize_linear(node):
 def dynamic_quantize_linear(node):
     def run(x):
         x = x.astype(np.float32, copy=False)
-        lo = np.float32(min(0.0, float(np.min(x)))) if x.size else np.float32(0)
-        hi = np.float32(max(0.0, float(np.max(x)))) if x.size else np.float32(0)
-        with np.errstate(over="ignore"):  # the function body's Sub and Div, in float32 (an overflow is inf)
+        # ReduceMin / ReduceMax and Min / Max with 0: a NaN in x propagates (np.minimum, not Python's min)
+        lo = np.minimum(np.float32(0), np.min(x)) if x.size else np.float32(0)
+        hi = np.maximum(np.float32(0), np.max(x)) if x.size else np.float32(0)
+        with np.errstate(over="ignore", invalid="ignore"):  # the function body's Sub and Div, in float32 (an overflow is inf)
             scale = np.float32(np.float32(hi - lo) / np.float32(255))
-        if scale == 0:
-            return (np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8))
-        zp = np.uint8(np.clip(np.rint(0.0 - np.float32(lo) / scale), 0, 255))
-        y = np.clip(np.rint(x / scale) + zp, 0, 255).astype(np.uint8)
+            if scale == 0:
+                return (np.zeros(x.shape, np.uint8), np.array(scale), np.array(0, np.uint8))
+            zf = np.clip(np.rint(0.0 - np.float32(lo) / scale), 0, 255)
+            zp = np.uint8(0 if np.isnan(zf) else zf)  # the uint8 Cast of NaN is undefined: 0 here
+            v = np.clip(np.rint(x / scale) + zp, 0, 255)
+            y = np.where(np.isnan(v), 0, v).astype(np.uint8)
         return (y, np.array(scale, dtype=np.float32), np.array(zp, dtype=np.uint8))
 
     return run
@@ -139,8 +142,10 @@ def qlinear_matmul(node):
         acc = matmul(fa, fb)
         sa = widen(_rows(a_scale, a)).astype(np.float32)
         sb = widen(np.asarray(b_scale)).astype(np.float32)
-        real = acc.astype(np.float32) * (sa * sb)
+        # acc * a_scale * b_scale / y_scale in float32, left to right (the text names no precision); the
+        # quotient too, whatever the scales' type: rounding the product to float16 scales first rounded twice
+        real = (acc.astype(np.float32) * sa) * sb
         out = y_zero_point.dtype
-        return (quantize(real, y_scale, y_zero_point, out, 1, 0, True),)
+        return (quantize(real, y_scale, y_zero_point, out, 1, 0, True, np.dtype(np.float32)),)
 
     return run

@@ -1,0 +1,175 @@
+"""`onnx-harness site`: like-for-like conformance per runtime release, broken runs flagged rather
+than scored, relative paths only, and the pages in a real browser (cell -> op-version -> finding,
+a filter kept in the URL across a reload, no console error, no request leaving the page)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from harness import findings as findings_mod
+from harness.execute import Result
+from harness.site import build_site
+from harness.store import Store
+
+FINDING = sorted(findings_mod.load())[0]
+KNOWN_REASON = "Add-14 int8 wraps wrongly (https://example.invalid/issue/1)"
+
+
+def case(op: str, dtype: str, k: int) -> str:
+    return f"operators/{op}/opset{op.split('-')[1]}/{dtype}/{k}"
+
+
+def tags(case_id: str) -> dict:
+    _, opv, _, dtype, _ = case_id.split("/")
+    op, since = opv.rsplit("-", 1)
+    return {"op": op, "since_version": int(since), "dtype": dtype, "suite": "operators"}
+
+
+def add_run(store: Store, backends: dict[str, str], outcomes: dict[tuple[str, str], str], args: dict | None = None,
+            unavailable: dict[str, str] | None = None) -> int:
+    run_id = store.start_run("run", {"suites": ["operators"], **(args or {})}, {})
+    for name, version in backends.items():
+        store.record_backend(run_id, name, True, "", version, {})
+    for name, why in (unavailable or {}).items():
+        store.record_backend(run_id, name, False, why, "", {})
+    for (backend, case_id), outcome in outcomes.items():
+        r = Result(case_id, backend, outcome, tags=tags(case_id))
+        if outcome == "xfail":
+            r.raw_outcome, r.reason, r.message = "mismatch", KNOWN_REASON, "output 0: values differ"
+        elif outcome != "pass":
+            r.message = f"{outcome} on purpose"
+        store.add_result(run_id, r)
+    store.finish_run(run_id)
+    return run_id
+
+
+ABS = [case("Abs-13", "float32", k) for k in range(10)]
+ADD = [case("Add-14", "int8", k) for k in range(10)]
+ONLY_NEW = case("Add-14", "int16", 0)  # a case only the newest release ran: outside the common set
+
+
+@pytest.fixture
+def stores(tmp_path):
+    a = Store(tmp_path / "a" / "results.sqlite")
+    outcomes = {("reference", c): "pass" for c in ABS + ADD}
+    outcomes.update({("onnxruntime", c): "pass" for c in ABS + ADD[2:]})
+    outcomes.update({("onnxruntime", ADD[0]): "xfail", ("onnxruntime", ADD[1]): "mismatch", ("onnxruntime", ONLY_NEW): "pass"})
+    add_run(a, {"reference": "1.23.2", "onnxruntime": "1.32.0"}, outcomes, unavailable={"tvm": "No module named 'tvm'"})
+    # a newer -k subset of onnxruntime: it must not hide the full run above
+    add_run(a, {"onnxruntime": "1.32.0"}, {("onnxruntime", c): "mismatch" for c in ABS[:2]}, args={"pattern": "Abs"})
+    a.close()
+    b = Store(tmp_path / "b" / "results.sqlite")
+    older = {("onnxruntime@1.28", c): "pass" for c in ABS + ADD}
+    older.update({("tract", c): "unsupported" for c in ABS + ADD})
+    add_run(b, {"onnxruntime@1.28": "1.28.0", "tract": "0.21.0"}, older)
+    c = Store(tmp_path / "c" / "results.sqlite")
+    collapsed = {("onnxruntime@1.30", k): ("pass" if k in ABS[:3] else "mismatch") for k in ABS + ADD}
+    add_run(c, {"onnxruntime@1.30": "1.30.0"}, collapsed)
+    b.close()
+    c.close()
+    return [tmp_path / "a" / "results.sqlite", tmp_path / "b" / "results.sqlite", tmp_path / "c" / "results.sqlite"]
+
+
+@pytest.fixture
+def site(stores, tmp_path, monkeypatch):
+    monkeypatch.setattr(findings_mod, "named_by_expectations", lambda folder=None: [("onnxruntime", "operators/Add-14/*", KNOWN_REASON, FINDING)])
+    out = tmp_path / "site"
+    build_site(stores, out)
+    return out
+
+
+def page(site: Path, name: str) -> dict:
+    return json.loads((site / name).read_text())
+
+
+def column(front: dict, key: str) -> dict:
+    return next(c for c in front["columns"] if c["key"] == key)["suites"]["operators"]
+
+
+def test_conformance_is_like_for_like_and_a_subset_never_hides_the_full_run(site):
+    front = page(site, "index.json")
+    ort = column(front, "onnxruntime 1.32.0")
+    # the full run (18 of 20 pass), not the newer two-case subset; over the 20 cases every scored release ran
+    assert (ort["common_pass"], ort["common_attempted"], ort["total"]) == (18, 20, 21)
+    assert ort["conformance"] == pytest.approx(90.0)
+    assert ort["wrong"] == 2 and ort["known"] == 1
+    assert column(front, "reference 1.23.2")["conformance"] == pytest.approx(100.0)
+    assert column(front, "onnxruntime 1.28.0")["conformance"] == pytest.approx(100.0)
+
+
+def test_broken_runs_are_flagged_not_scored(site):
+    front = page(site, "index.json")
+    tract = column(front, "tract 0.21.0")
+    assert "unsupported" in tract["flag"]
+    collapse = column(front, "onnxruntime 1.30.0")
+    assert collapse["flag"].startswith("collapse: 15.0 % against 100.0 % for 1.28.0")
+    assert "flagged: collapse" in (site / "index.html").read_text()
+    tvm = next(c for c in front["columns"] if c["runtime"] == "tvm")
+    assert not tvm["available"] and "No module named" in tvm["reason"]
+
+
+def test_op_version_page_explains_each_non_pass_and_links_the_finding(site):
+    add = page(site, "op/Add-14.json")
+    assert add["spec_link"].endswith("onnx__Add.html") and add["module"] == "operator_cases/add.py"
+    assert [p["id"] for p in add["spec_silent"]] == ["Add.int_overflow"]
+    ort = next(c for c in add["columns"] if c["key"] == "onnxruntime 1.32.0")
+    causes = {(g["outcome"], g["finding"]): g["count"] for g in ort["causes"]}
+    assert causes == {("mismatch", FINDING): 1, ("mismatch", None): 1}
+    assert any(f["id"] == FINDING for f in add["findings"])
+    runtime = page(site, "runtime/onnxruntime.json")
+    assert [r["release"] for r in runtime["releases"]] == ["1.28.0", "1.30.0", "1.32.0"]
+    hit = next(f for f in runtime["findings"] if f["id"] == FINDING)
+    assert (hit["first"], hit["last"]) == ("1.32.0", "1.32.0")
+
+
+def test_every_artifact_holds_relative_paths_only(site, tmp_path):
+    for path in site.rglob("*"):
+        if path.is_file():
+            text = path.read_text()
+            assert str(tmp_path) not in text and os.sep + "tmp" + os.sep not in text, path
+            for href in __import__("re").findall(r'href="([^"#?]+)', text):
+                assert not href.startswith("/") and (href.startswith("https://") or (path.parent / href).resolve().is_file()), (path, href)
+
+
+# -- in a real browser ----------------------------------------------------------------------
+def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_survives_a_reload(site):
+    from harness.report.browser import BrowserUnavailable, chromium, find_chromium
+
+    try:
+        find_chromium()
+    except BrowserUnavailable as exc:  # pragma: no cover - depends on the machine
+        pytest.skip(f"no headless browser: {exc}")
+    from selenium.webdriver.common.by import By
+
+    from .test_report_browser import assert_no_network, console_problems
+
+    with chromium() as driver:
+        front = (site / "index.html").as_uri()
+        driver.get(front)
+        assert "flagged: collapse" in driver.find_element(By.TAG_NAME, "body").text
+        assert_no_network(driver, front)
+        driver.find_element(By.LINK_TEXT, "Operators").click()
+        cell = driver.find_element(By.CSS_SELECTOR, "a.cell[href*='Add-14.html#c-onnxruntime-1.32.0']")
+        cell.click()
+        assert driver.current_url.endswith("op/Add-14.html#c-onnxruntime-1.32.0")
+        driver.find_element(By.CSS_SELECTOR, f"a[href='../finding/{FINDING}.html']").click()
+        assert driver.current_url.endswith(f"finding/{FINDING}.html")
+        assert "Repro script" in driver.find_element(By.TAG_NAME, "body").text
+        assert not console_problems(driver)
+
+        driver.get((site / "ops.html").as_uri())
+        select = driver.find_element(By.NAME, "dtype")
+        driver.execute_script("arguments[0].value = 'int8'; arguments[0].dispatchEvent(new Event('change', {bubbles: true}))", select)
+        shown = driver.find_element(By.ID, "shown").text
+        assert shown == "1 of 2 op-versions", shown
+        assert "dtype=int8" in driver.current_url
+        driver.refresh()
+        assert driver.find_element(By.ID, "shown").text == shown
+        assert driver.find_element(By.NAME, "dtype").get_attribute("value") == "int8"
+        rows = driver.find_elements(By.CSS_SELECTOR, "#ops tr[data-family]")
+        assert [r.is_displayed() for r in rows] == [False, True]  # Abs-13 hidden, Add-14 shown
+        assert not console_problems(driver)
