@@ -336,4 +336,16 @@ def _narrow_examples(dtype, since):
     return [Example([x, a([2.0, 1.0, 1.0]), a([0.5, 0.0, 0.0]), zero, one], {"training_mode": 1}, name="narrow_accumulation", outputs=3)]
 
 
+def _constant_channel(dtype, since):
+    """A constant channel of large values in training mode: x - mean is exactly 0, so Y is B
+    (an evaluation as x * k + (B - mean * k), k = scale / sqrt(epsilon), cancels catastrophically)."""
+    if dtype not in ("float32", "float64"):  # float16: 4 x 16384 overflows its sum (narrow_accumulation's ground)
+        return []
+    a = lambda v: np.array(v, dtype=np.float64).astype(S.np_dtype(dtype))  # noqa: E731
+    x = a(np.array([[16384.0, 1.0], [16384.0, 2.0], [16384.0, 3.0], [16384.0, 4.0]]).reshape(4, 2, 1, 1))
+    return [Example([x, a([2.0, 1.0]), a([0.5, 0.0]), a([0.0, 0.0]), a([1.0, 1.0])], {"training_mode": 1},
+                    name="training_large_constant_channel", outputs=3)]
+
+
+add_examples(op, (14, 15), _constant_channel)
 add_examples(op, (14, 15), _narrow_examples)
