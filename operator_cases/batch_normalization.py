@@ -33,6 +33,12 @@ is not specified precisely enough to have one right answer, so those cases run t
 There ``momentum`` has nothing to update: the ``inference_momentum`` examples set it to 0.5 to
 check that Y ignores it (also with training_mode = 0 from version 14).
 
+Accumulation width in training mode: BatchNormalization-15 says "The computation of ReduceMean
+and ReduceVar uses float to avoid overflow for float16 inputs", so a float16 channel whose sum
+overflows float16 gets its exact statistics (the ``narrow_accumulation`` example); the
+BatchNormalization-14 text says nothing (spec-silent point ``BatchNormalization.narrow_accumulation``:
+ours wide, the reading "statistics accumulated in the input type" computed with ``_accumulate_util``).
+
 Everything is computed in float64 (``epsilon`` and ``momentum`` first rounded to float32, which
 is what a FLOAT attribute holds) and rounded once to each output's type. The drawn variances
 (input var, and the batch variance in training mode) stay >= 0.25 so that Y is well conditioned;
@@ -46,6 +52,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, with_input
 from harness.registry import Example, Operator
 
+from ._accumulate_util import EXPECTED, NARROW, add_examples, narrow_spec, running_sum
 from ._common import back, wide
 
 op = Operator("BatchNormalization")
@@ -263,3 +270,82 @@ def fuzz(c: Ctx) -> Plan | None:
     ins = [x, c.const(c.floats(ch, 0.5, 1.5)), c.const(c.floats(ch)), c.const(c.floats(ch)), c.const(c.floats(ch, 0.5, 2.0))]
     attrs = {"epsilon": c.choice([1e-5, 1e-2])} if c.pick(2) else {}
     return Plan(ins, attrs, n_outputs=1)
+
+
+# -- accumulation width in training mode (issue 32) -------------------------------------------------
+def _channel_axes(x):
+    return tuple(a for a in range(x.ndim) if a != 1)
+
+
+def _narrow(inputs, attrs, expected, since):
+    x = np.asarray(inputs[0])
+    if not attrs.get("training_mode") or S.label_of(x.dtype) not in NARROW or x.size == 0 or x.ndim < 2:
+        return [None] * len(expected)
+    over = (~np.isfinite(running_sum(x, _channel_axes(x)).astype(np.float64))
+            & np.all(np.isfinite(x.astype(np.float64)), axis=_channel_axes(x), keepdims=True)).reshape(-1)  # an inf or NaN input is IEEE's
+    return [np.broadcast_to(over.reshape((1, -1) + (1,) * (x.ndim - 2)), x.shape), over, over][:len(expected)]
+
+
+def _in_type(var_only):
+    """Y and the running statistics with the batch statistics accumulated in X's type; ``var_only``:
+    the mean taken wide, the variance from its own mean accumulated in X's type (numpy's float16
+    ``var``, whose sums stay in float16 where its ``mean`` uses float32)."""
+    def reading(c):
+        return _stats_in_type(c, var_only)
+
+    return reading
+
+
+def _stats_in_type(c, var_only):
+    x = np.asarray(c.inputs[0])
+    t, axes = x.dtype, _channel_axes(x)
+    n = int(np.prod([x.shape[a] for a in axes]))
+    mom = _f32(c.attrs.get("momentum", 0.9))
+    with np.errstate(all="ignore"):
+        in_type_mean = (running_sum(x, axes).astype(np.float64) / n).astype(t)
+        mean = (np.sum(wide(x), axis=axes, keepdims=True) / n).astype(t) if var_only else in_type_mean
+        d = (x.astype(np.float64) - mean.astype(np.float64)).astype(t)
+        d_var = (x.astype(np.float64) - in_type_mean.astype(np.float64)).astype(t)
+        var = (running_sum(d_var, axes, square=True).astype(np.float64) / n).astype(t)
+        std = np.sqrt(var.astype(np.float64) + _f32(c.attrs.get("epsilon", 1e-5))).astype(t)
+        y = d.astype(np.float64) / std.astype(np.float64) * _per_channel(c.inputs[1], x) + _per_channel(c.inputs[2], x)
+        outs = [y.astype(t)]
+        for k, stat in ((3, mean), (4, var)):
+            held = np.asarray(c.inputs[k])
+            outs.append((wide(held) * mom + stat.reshape(-1).astype(np.float64) * (1 - mom)).astype(held.dtype))
+    return outs[:len(c.expected)]
+
+
+op.spec_silent(
+    "narrow_accumulation", (14,), spec=narrow_spec(op, (14,)), expected=EXPECTED, where=_narrow,
+    invariants={"the running mean of an overflowing channel is finite only if Y's channel is": lambda c: bool(np.all(
+        ~np.isfinite(np.asarray(c.actual[1]).astype(np.float64)[c.masks[1]])
+        | np.isfinite(np.moveaxis(np.asarray(c.actual[0]).astype(np.float64), 1, 0).reshape(np.shape(c.actual[1])[0], -1)).all(axis=1)[c.masks[1]]))},
+    readings={"statistics accumulated in the input type, left to right": _in_type(False),
+              "the mean wide, the variance from a mean accumulated in the input type (numpy's float16 var)": _in_type(True)})
+
+
+def _narrow_examples(dtype, since):
+    """Channel 0's batch sum overflows float16 (2^16), its mean (2^14) and variance (16^2) do not."""
+    if dtype != "float16":
+        return []
+    a = lambda v: np.array(v, dtype=np.float64).astype(np.float16)  # noqa: E731
+    h = 2.0 ** 14
+    x = a(np.array([[h - 16, 1.0, -1.0], [h + 16, 2.0, 1.0], [h - 16, 3.0, -1.0], [h + 16, 4.0, 1.0]]).reshape(4, 3, 1, 1))
+    one, zero = a([1.0, 1.0, 1.0]), a([0.0, 0.0, 0.0])
+    return [Example([x, a([2.0, 1.0, 1.0]), a([0.5, 0.0, 0.0]), zero, one], {"training_mode": 1}, name="narrow_accumulation", outputs=3)]
+
+
+def _constant_channel(dtype, since):
+    """A constant channel of large values in training mode: x - mean is exactly 0, so Y is B
+    (an evaluation as x * k + (B - mean * k), k = scale / sqrt(epsilon), cancels catastrophically)."""
+    if dtype not in ("float32", "float64"):  # float16: 4 x 16384 overflows its sum (narrow_accumulation's ground)
+        return []
+    a = lambda v: np.array(v, dtype=np.float64).astype(S.np_dtype(dtype))  # noqa: E731
+    x = a(np.array([[16384.0, 1.0], [16384.0, 2.0], [16384.0, 3.0], [16384.0, 4.0]]).reshape(4, 2, 1, 1))
+    return [Example([x, a([2.0, 1.0]), a([0.5, 0.0]), a([0.0, 0.0]), a([1.0, 1.0])], {"training_mode": 1},
+                    name="training_large_constant_channel", outputs=3)]
+
+
+add_examples(op, (14, 15), _constant_channel)
+add_examples(op, (14, 15), _narrow_examples)

@@ -22,8 +22,10 @@
 * Drawn: scales and outputs of float32 and float16, non-empty shapes; a bfloat16 scale or output
   and the empty tensor are named edges (``*bfloat16*``, ``empty``), so that a runtime lacking one
   is known by name.
-* Not drawn: x of type int2, uint2 (25 on), float6e2m3, float6e3m2 (28), and a float8e8m0 scale
-  (24 on): the harness has no dtype label for them (strategies.py).
+* A float8e8m0 scale (24 on, the MX formats: powers of two and NaN) is a named edge set
+  (``float8e8m0_scale*``: per tensor, per axis, blocked, 2^127 and NaN), each with an
+  ``output_dtype`` (float8e8m0 is no output type: without one the model is invalid); the drawn
+  cases keep their float32 and float16 scales (their frozen ids).
 
 No fuzz template: a generated graph holds values of one float dtype, int64 and bool
 (harness.fuzz_api.Value.kind); this op's input (a quantized integer or small-float tensor) has no kind there, so it cannot sensibly enter one.
@@ -159,8 +161,7 @@ def draw(d, dtype, opset):
     since = opset
     shape = S.shapes(d, max_dims=3, min_side=1, max_side=4)  # empty tensors: the edge "empty"
     axis, pshape, bs = per_axis_choice(d, shape, blocked=since >= 21, per_axis=since >= 13)
-    # bfloat16: the edges *bfloat16*; a float8e8m0 scale (MX formats, DequantizeLinear-24 on) is not drawn yet: it
-    # needs an output_dtype each time (the output types exclude it), and the drawn cases stay as they were
+    # bfloat16 and float8e8m0 scales are named edges (*bfloat16*, float8e8m0_scale*): the drawn cases keep their ids
     stype = d(st.sampled_from([t for t in _types(since, 1) if t not in ("bfloat16", "float8e8m0")]))
     n = int(np.prod(pshape)) if pshape else 1
     mags = d(st.lists(st.tuples(st.integers(-8, 4), st.sampled_from([1.0, 1.0, 1.25, 1.1, 0.75]), st.integers(0, 7)),
@@ -244,4 +245,17 @@ def edges(dtype, opset):
         for to in _types(since, 0, "out"):
             out.append(Example([x2, f32(0.3)], {"output_dtype": S.onnx_code(to)}, name=f"output_dtype_{to}"))
         out.append(Example([x2, values("float16", 0.3)], {"output_dtype": S.onnx_code("float32")}, name="float16_scale_float32_output"))
+    if since >= 24:  # float8e8m0 scales (MX): powers of two, NaN; always with an output_dtype
+        e8 = lambda v, shape=None: values("float8e8m0", v, shape)  # noqa: E731
+        code = S.onnx_code
+        zp4 = None if dtype == "int32" else xv([0, 1, 0, 1] if S.is_int(dtype) else [0.0] * 4)
+        out += [
+            Example([x2, e8(0.5)], {"output_dtype": code("float32")}, name="float8e8m0_scale"),
+            Example([x2, e8([0.125, 1.0, 16.0, 0.5]), zp4], {"axis": 0, "output_dtype": code("float16")}, name="float8e8m0_scale_per_axis"),
+            Example([x2, e8([[0.5, 1.0], [2.0, 0.25], [1.0, 4.0], [8.0, 0.5]])], {"axis": 1, "block_size": 3, "output_dtype": code("bfloat16")},
+                    name="float8e8m0_scale_blocked"),
+            Example([x2, e8(2.0 ** 127)], {"output_dtype": code("float32")}, name="float8e8m0_scale_largest"),
+            Example([x2, e8(2.0 ** -127)], {"output_dtype": code("float32")}, name="float8e8m0_scale_smallest"),
+            Example([x2, e8(np.nan)], {"output_dtype": code("float32")}, name="float8e8m0_scale_nan"),
+        ]
     return out

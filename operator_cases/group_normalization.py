@@ -28,6 +28,7 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
+from ._accumulate_util import add_examples
 from ._common import back, wide
 from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
 
@@ -118,3 +119,16 @@ def _build(c, x):
 
 # how it enters a generated graph (harness.suites.generated)
 channel_norm_template(op, axes_of=_axes, build=_build)
+
+
+# -- accumulation width (issue 32): GroupNormalization-21's first stage happens in stash_type (float32 by
+# default), so a float16 group whose sum or sum of squares overflows float16 still normalizes exactly
+def _narrow_examples(dtype, since):
+    if dtype != "float16":
+        return []
+    t, a = 2.0 ** 15, arr(dtype)
+    x = a([[[t, t], [t / 2, t / 2], [-t / 2, t / 2], [-t / 2, t / 2], [1, 2], [3, 4]]])
+    return [Example([x, a([2.0] * 6), a([0.5] * 6)], {"num_groups": 3}, name="narrow_accumulation")]
+
+
+add_examples(op, (21,), _narrow_examples)

@@ -13,6 +13,12 @@ the edge examples add a constant channel (epsilon dominates: y = B), a single sp
 same), NaN and infinities (their channel is NaN, the others unaffected), -0.0 and subnormals (the
 variance underflows in the input type but not in float64, where epsilon still dominates) and an
 empty batch.
+
+Accumulation width (spec-silent point ``InstanceNormalization.narrow_accumulation``): in float16
+and bfloat16 a channel whose sum or sum of squares overflows the type while y is representable
+(the ``narrow_accumulation`` example set) is ours in float64; statistics accumulated in the input
+type give NaN (the mean overflowed) or B (the variance did: (x - mean) / inf), a reading computed
+here (``_accumulate_util``).
 """
 
 import numpy as np
@@ -21,6 +27,7 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
+from ._accumulate_util import NARROW, EXPECTED, add_examples, finite_is_ours_or, narrow_spec, standardized_in_type, top
 from ._common import back, wide
 from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
 
@@ -73,6 +80,47 @@ def edges(dtype, opset):
 
 def _axes(x, attrs):
     return tuple(range(2, x.ndim))
+
+
+def _narrow(inputs, attrs, expected, since):
+    x = np.asarray(inputs[0])
+    if S.label_of(x.dtype) not in NARROW or x.size == 0:
+        return [None]
+    eps = attrs.get("epsilon", 1e-5)
+    over = standardized_in_type(x, _axes(x, attrs), eps)[1] | standardized_in_type(x, _axes(x, attrs), eps, wide_mean=True)[1]
+    finite = np.all(np.isfinite(x.astype(np.float64)), axis=_axes(x, attrs), keepdims=True)  # an inf or NaN input is IEEE's
+    return [np.broadcast_to(over & finite, x.shape)]
+
+
+def _in_type(wide_mean):
+    def reading(c):
+        x = np.asarray(c.inputs[0])
+        y, _ = standardized_in_type(x, _axes(x, c.attrs), c.attrs.get("epsilon", 1e-5), wide_mean)
+        s, b = (channel_param(np.asarray(v), x.ndim).astype(np.float64) for v in c.inputs[1:3])
+        with np.errstate(all="ignore"):
+            return [((y.astype(np.float64) * s).astype(x.dtype).astype(np.float64) + b).astype(x.dtype)]
+
+    return reading
+
+
+op.spec_silent(
+    "narrow_accumulation", VERSIONS, spec=narrow_spec(op, VERSIONS), expected=EXPECTED, where=_narrow,
+    invariants={"a finite value there is ours or B (x - mean divided by an overflowed standard deviation)":
+                lambda c: finite_is_ours_or(c, channel_param(np.asarray(c.inputs[2]), np.ndim(c.inputs[0])))},
+    readings={"statistics accumulated in the input type, left to right": _in_type(False),
+              "the mean accumulated wide, the squared deviations summed in the input type (numpy's float16 mean and var)": _in_type(True)})
+
+
+def _narrow_examples(dtype, since):
+    """Channel 0's sum overflows the type, channel 1's sum of squares, channel 2 neither."""
+    if dtype not in NARROW:
+        return []
+    t, a = top(dtype), arr(dtype)
+    x = a([[[t, t], [t / 2, t / 2]], [[-t / 2, t / 2], [-t / 2, t / 2]], [[1, 2], [3, 4]]])[None]
+    return [Example([x, a([2.0, 2.0, 1.0]), a([0.5, 0.5, 0.0])], name="narrow_accumulation")]
+
+
+add_examples(op, VERSIONS, _narrow_examples)
 
 
 def _build(c, x):

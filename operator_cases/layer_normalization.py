@@ -34,6 +34,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_ASSUMED, ROUNDOFF, Ctx, Plan, as_list, size_of
 from harness.registry import Example, Operator
 
+from ._accumulate_util import add_examples
 from ._common import back, wide
 
 op = Operator("LayerNormalization")
@@ -178,3 +179,17 @@ def fuzz(c: Ctx) -> Plan | None:
     if c.pick(2):
         ins.append(c.const(c.floats(norm_shape)))
     return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=size_of(norm_shape), n_outputs=1)
+
+
+# -- accumulation width (issue 32): stage one happens in stash_type (float32 by default), so a float16 row whose
+# sum or sum of squares overflows float16 still normalizes exactly (a separate example set)
+def _narrow_examples(dtype, since):
+    if dtype != "float16":
+        return []
+    t = 2.0 ** 15
+    a = lambda v: np.array(v, dtype=np.float64).astype(np.float16)  # noqa: E731
+    x = a([[t, t, t / 2, t / 2], [-t / 2, t / 2, -t / 2, t / 2], [1, 2, 3, 4]])
+    return [Example([x, a([2.0] * 4), a([0.5] * 4)], name="narrow_accumulation", outputs=3)]
+
+
+add_examples(op, (17,), _narrow_examples)

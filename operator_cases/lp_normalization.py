@@ -10,6 +10,11 @@ Evaluated in float64 and rounded once. NaN and infinities follow IEEE arithmetic
 element makes the norm inf: its own output inf / inf = NaN, the others 0). Subnormals appear
 with p = 1 only: their squares underflow in the input type, and whether an implementation may
 evaluate the p = 2 norm that way (accumulation width) the text does not say.
+
+Accumulation width at the other end (spec-silent point ``LpNormalization.narrow_accumulation``):
+in float16 and bfloat16 a row whose sum of |x| or of squares overflows the type while the output
+(at most 1 in magnitude) is representable (the ``narrow_accumulation`` examples) is ours in
+float64; a norm accumulated in the input type is +inf and gives 0, a reading computed here.
 """
 
 import numpy as np
@@ -18,6 +23,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
+from ._accumulate_util import NARROW, EXPECTED, add_examples, finite_is_ours_or, narrow_spec, running_sum, top
 from ._common import back, wide
 from ._norm_util import arr
 
@@ -71,6 +77,48 @@ def edges(dtype, opset):
     out.append(Example([a([[tiny, -tiny, 2 * tiny, -0.0], [tiny, 0.0, 0.0, 0.0]])], {"p": 1}, name="p1_subnormal"))
     out.append(Example([x], name="defaults"))
     return out
+
+
+def _norm_in_type(x, attrs):
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    if int(attrs.get("p", 2)) == 1:
+        return running_sum(x, (axis,), absolute=True)
+    with np.errstate(all="ignore"):
+        return np.sqrt(running_sum(x, (axis,), square=True).astype(np.float64)).astype(x.dtype)
+
+
+def _narrow(inputs, attrs, expected, since):
+    x = np.asarray(inputs[0])
+    if S.label_of(x.dtype) not in NARROW or x.size == 0:
+        return [None]
+    axis = int(attrs.get("axis", -1)) % x.ndim
+    finite = np.all(np.isfinite(x.astype(np.float64)), axis=axis, keepdims=True)  # an inf or NaN input is IEEE's
+    return [np.broadcast_to(finite & ~np.isfinite(_norm_in_type(x, attrs).astype(np.float64)), x.shape)]
+
+
+def _in_type(c):
+    x = np.asarray(c.inputs[0])
+    norm = _norm_in_type(x, c.attrs).astype(np.float64)
+    with np.errstate(all="ignore"):
+        return [np.where(norm == 0, 0.0, x.astype(np.float64) / norm).astype(x.dtype)]
+
+
+op.spec_silent(
+    "narrow_accumulation", VERSIONS, spec=narrow_spec(op, VERSIONS), expected=EXPECTED, where=_narrow,
+    invariants={"a finite value there is ours or 0 (x divided by an overflowed norm)": lambda c: finite_is_ours_or(c, 0.0)},
+    readings={"the norm accumulated in the input type, left to right (+inf: x / inf = 0)": _in_type})
+
+
+def _narrow_examples(dtype, since):
+    """The first row's sum of |x| (p = 1) or of squares (p = 2) overflows the type, the second's does not."""
+    if dtype not in NARROW:
+        return []
+    t, a = top(dtype), arr(dtype)
+    return [Example([a([[t, t, 0], [1, 2, 1]])], {"p": 1}, name="narrow_accumulation_p1"),
+            Example([a([[3 * t / 8, t / 2, 0], [3, 4, 0]])], {"p": 2}, name="narrow_accumulation_p2")]
+
+
+add_examples(op, VERSIONS, _narrow_examples)
 
 
 # -- how it enters a generated graph -------------------------------------------------------

@@ -19,6 +19,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import is_square, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceL2")
@@ -66,6 +67,9 @@ def pythagoras(dtype, since, ex):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, edge_values=edge_values, extra_edges=pythagoras)
+narrow_accumulation(op, (1, 11, 13, 18), lambda a, v: a + v * v, lambda a, n: np.sqrt(a),
+                    lambda t: [[3 * t / 8, t / 2, 0], [3, 4, 0]],
+                    "acc + x * x, then sqrt: ReduceL2-18's function body Mul, ReduceSum, Sqrt in T")
 
 
 # how it enters a generated graph (harness.suites.generated)

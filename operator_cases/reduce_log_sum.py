@@ -16,6 +16,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import grows, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceLogSum")
@@ -58,6 +59,9 @@ def zeros(dtype, since, ex):
 
 register_reduce(op, (1, 11, 13), (18, 28), compute, values, fix=fix, empty_ok=S.is_float, edge_values=edge_values,
                 extra_edges=zeros)
+narrow_accumulation(op, (1, 11, 13, 18, 28), lambda a, v: a + v, lambda a, n: np.log(a),
+                    lambda t: [[t, t, -t, -t / 2], [1, 2, 3, 4]],
+                    'acc + x, then log')
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -18,6 +18,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import grows, reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceLogSumExp")
@@ -70,6 +71,9 @@ def large(dtype, since, ex):
 
 register_reduce(op, (1, 11, 13), (18, 28), compute, values, fix=fix, empty_ok=S.is_float, edge_values=edge_values,
                 extra_edges=large)
+narrow_accumulation(op, (1, 11, 13), lambda a, v: a + np.exp(v), lambda a, n: np.log(a),
+                    lambda t: [[12, 11, -12], [0, 1, 2]] if t == 2.0 ** 15 else [[89, 88, -89], [0, 1, 2]],
+                    "the text's log(sum(exp(x))) without the maximum taken out: exp overflows")
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -14,6 +14,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceMean")
@@ -44,6 +45,9 @@ def fix(row, dtype):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, empty_ok=lambda dtype: False)
+narrow_accumulation(op, (1, 11, 13, 18), lambda a, v: a + v, lambda a, n: a / n,
+                    lambda t: [[t, t, t / 2, t / 2], [1, 2, 3, 4]],
+                    'the sum, then / n')
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -14,6 +14,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceProd")
@@ -53,6 +54,9 @@ def int_extremes(dtype, since, ex):
 
 
 register_reduce(op, (1, 11, 13), (18,), compute, values, fix=fix, extra_edges=int_extremes)
+narrow_accumulation(op, (1, 11, 13, 18), lambda a, v: a * v, lambda a, n: a,
+                    lambda t: [[t, 4, 0.125], [1, 2, 3]],
+                    'acc * x', start=1.0)
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -14,6 +14,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
+from ._accumulate_util import narrow_accumulation
 from ._reduce_util import reduce_template, register_reduce, value_drawer
 
 op = Operator("ReduceSum")
@@ -40,6 +41,9 @@ def int_extreme_sums(dtype, ex):
 
 
 register_reduce(op, (1, 11), (13,), compute, values, extra_edges=lambda dtype, since, ex: int_extreme_sums(dtype, ex))
+narrow_accumulation(op, (1, 11, 13), lambda a, v: a + v, lambda a, n: a,
+                    lambda t: [[t, t, -t, -t / 2], [1, 2, 3, 4]],
+                    'acc + x')
 
 
 # how it enters a generated graph (harness.suites.generated)

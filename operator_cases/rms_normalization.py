@@ -27,6 +27,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, size_of
 from harness.registry import Example, Operator
 
+from ._accumulate_util import add_examples
 from ._common import back, wide
 from ._norm_util import arr, draw_epsilon, f32, standardized_bound
 
@@ -124,3 +125,15 @@ def fuzz(c: Ctx) -> Plan | None:
     norm_shape = x.shape[axis:]
     return Plan([x, c.const(c.floats(norm_shape, 0.5, 1.5))], {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])},
                 n_acc=size_of(norm_shape), n_outputs=1)
+
+
+# -- accumulation width (issue 32): the computation happens in stash_type (float32 by default), so a float16
+# row whose sum of squares overflows float16 still normalizes exactly
+def _narrow_examples(dtype, since):
+    if dtype != "float16":
+        return []
+    t, a = 2.0 ** 15, arr(dtype)
+    return [Example([a([[3 * t / 8, t / 2, 0.0], [3.0, 4.0, 0.0]]), a([2.0, 2.0, 2.0])], name="narrow_accumulation")]
+
+
+add_examples(op, (23,), _narrow_examples)

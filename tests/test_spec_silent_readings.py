@@ -74,6 +74,15 @@ SOURCED: dict[tuple[str, str], str] = {
        "the limit of the formula as the entries grow to +inf (or all fall together to -inf)" for op in ("Softmax", "LogSoftmax")},
     ("GridSample.nearest_tie", "the tie rounded half away from zero (C's round())"):
         "C's round(), the function an implementation of GridSample-16's unqualified 'nearest' may call",
+    ("Pow.int_negative_exponent", "the real result rounded toward -inf ((-2)^-1 = -1)"):
+        "floor division's rounding (Python's 1 // -2), the other way an integer quotient is rounded",
+    ("Pow.int_zero_negative_exponent", "+inf converted saturating (ARM, Rust's as): the type's maximum"):
+        "ARM's FCVTZS and Rust's float-to-int `as` saturate +inf to the type's maximum",
+    ("LpNormalization.narrow_accumulation", "the norm accumulated in the input type, left to right (+inf: x / inf = 0)"):
+        "the norm computed as ReduceL2-18's function body does (Mul, ReduceSum, Sqrt in the input type)",
+    ("ReduceLogSumExp.narrow_accumulation", "accumulated in the input type, left to right (the text's log(sum(exp(x))) "
+                                            "without the maximum taken out: exp overflows)"):
+        "the name's formula log(sum(exp(x))) evaluated literally in the input type (version 18's body casts to double first)",
 }
 
 #: points whose readings do not yet give every value a runtime returns: the runtime's choice is
