@@ -361,8 +361,11 @@ class Runner:
         self.run([(case, backend)], results.append)
         return results[0]
 
-    def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
-        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes.
+    def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None],
+            on_idle: Callable[[], None] | None = None) -> None:
+        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes, and
+        ``on_idle`` (if given) is called at least every ``idle_s`` while no result comes (a
+        caller storing results in batches commits the waiting ones then).
 
         Each worker holds the task it runs and the next ones, already sent, so it never waits for
         the controller between cases (which stores the result meanwhile): two while its tasks take
@@ -381,6 +384,8 @@ class Runner:
                 busy = [w for w in self.workers if w.tasks]
                 now = time.monotonic()
                 wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
+                if on_idle is not None:
+                    wait_for = min(wait_for, self.idle_s)
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
                 finished = []
                 for worker in busy:
@@ -401,6 +406,8 @@ class Runner:
                         worker.send(queue.popleft(), self.timeout)
                 for outcome in finished:
                     on_result(outcome)
+                if not finished and on_idle is not None:
+                    on_idle()
         except BaseException:
             self._shutdown()
             raise
@@ -411,6 +418,8 @@ class Runner:
     #: (a long case holds few others up behind it)
     depth = 8
     quick = 0.02
+    #: seconds between ``on_idle`` calls while no result comes
+    idle_s = 0.1
 
     def _room(self, worker: _Worker) -> int:
         """How many tasks this worker may hold, fewer when it is due for recycling."""
