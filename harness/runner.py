@@ -24,7 +24,7 @@ from typing import Any
 
 from . import forkserver
 from .case import Case
-from .execute import ExecOptions, Result, execute_case
+from .execute import ExecOptions, Result, Sessions, execute_case
 from .timing import cores, limit_blas_threads, peak_rss, reset_peak_rss
 
 
@@ -113,6 +113,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     backends: dict[str, Any] = {}
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
     blas = _limit_blas(threads)
+    sessions = Sessions()  # cases of one model share its session
     while True:
         try:
             msg = conn.recv()
@@ -140,7 +141,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
                 conn.send(Result(case.id, name, "error", f"backend {name} failed to load: {type(exc).__name__}: {exc}", tags=dict(case.tags)))
                 continue
         try:
-            result = execute_case(backend, case, options)
+            result = execute_case(backend, case, options, sessions)
         except MemoryError:
             result = Result(case.id, name, "crash", _oom_message(limits), tags=dict(case.tags))
         except Exception as exc:  # execute_case catches backend errors; this is our own bug
