@@ -336,8 +336,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     entries = expectations.load(live, config.expectations)
     specs = {b.name: b for b in config.backends}
     by_id = {c.id: c for c in cases}
-    # biggest models first, so that no worker is left with a long case at the end
-    ordered = sorted(cases, key=lambda c: -c.model_size())
+    # biggest models first, so that no worker is left with a long case at the end; cases of one
+    # model next to each other, so that a worker gets them together and prepares the model once
+    ordered = sorted(cases, key=lambda c: (-c.model_size(), c.model_bytes or b""))
     tasks = [(case, name) for case in ordered for name in live if (case.id, name) not in done]
     bundles = config.bundles or bundles_root(config.store)
     counts: dict[str, Counter] = {name: Counter() for name in live}

@@ -371,7 +371,7 @@ class Runner:
         Each worker holds the task it runs and the next ones, already sent, so it never waits for
         the controller between cases (which stores the result meanwhile): two while its tasks take
         long, up to ``depth`` while they are quick (a case of a few milliseconds would otherwise
-        end before a busy controller answers).
+        end before a busy controller answers), sent in chunks of consecutive tasks (:meth:`_feed`).
         A task still queued on a worker that dies or times out goes back to the queue."""
         queue = deque(tasks)
         want = min(self.jobs, max(1, len(queue)))
@@ -379,9 +379,7 @@ class Runner:
             self.workers.append(self._spawn())
         try:
             while queue or any(w.tasks for w in self.workers):
-                for worker in self.workers:
-                    while queue and len(worker.tasks) < self._room(worker):
-                        worker.send(queue.popleft(), self.timeout)
+                self._feed(queue)
                 busy = [w for w in self.workers if w.tasks]
                 now = time.monotonic()
                 wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
@@ -402,9 +400,7 @@ class Runner:
                         worker.tasks.clear()
                         self._replace(worker)
                     finished.append(outcome)
-                for worker in self.workers:  # feed the workers before storing: they run meanwhile
-                    while queue and len(worker.tasks) < self._room(worker):
-                        worker.send(queue.popleft(), self.timeout)
+                self._feed(queue)  # before storing: the workers run meanwhile
                 for outcome in finished:
                     on_result(outcome)
                 if not finished and on_idle is not None:
@@ -421,6 +417,16 @@ class Runner:
     quick = 0.02
     #: seconds between ``on_idle`` calls while no result comes
     idle_s = 0.1
+
+    def _feed(self, queue: deque) -> None:
+        """Send each worker consecutive tasks from the queue, in chunks: a worker below half its
+        room is filled up to it (tasks next to each other, often cases of one model, go to one
+        worker, which shares their session)."""
+        for worker in self.workers:
+            room = self._room(worker)
+            if queue and len(worker.tasks) <= room // 2:
+                while queue and len(worker.tasks) < room:
+                    worker.send(queue.popleft(), self.timeout)
 
     def _room(self, worker: _Worker) -> int:
         """How many tasks this worker may hold, fewer when it is due for recycling."""
