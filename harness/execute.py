@@ -167,7 +167,43 @@ def _random_node(node: onnx.NodeProto, known: dict[str, Any], opset: int) -> Ran
     return RandomOutput("Dropout", attrs, inputs[:1], ratio=ratio)
 
 
-def execute_case(backend: Backend, case: Case, options: ExecOptions | None = None) -> Result:
+class Sessions:
+    """A worker's sessions of recent in-memory models, so that cases differing only in their
+    inputs (one op-version's draws with the same shapes and attributes) share one model and one
+    session: the last ``size`` by (backend, model bytes, how they were stamped). Models holding a
+    random op or a Dropout are not shared (a session's generator state would carry from one case
+    to the next), nor models above ``largest`` bytes."""
+
+    def __init__(self, size: int = 16, largest: int = 1 << 20) -> None:
+        from collections import OrderedDict
+
+        self.size, self.largest = size, largest
+        self.held: OrderedDict[tuple, Any] = OrderedDict()
+
+    def key(self, backend: Backend, case: Case, model: onnx.ModelProto, options: ExecOptions) -> tuple | None:
+        if case.model_bytes is None or len(case.model_bytes) > self.largest:
+            return None
+        if any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") for n in iter_nodes(model.graph)):
+            return None
+        return backend.name, case.model_bytes, options.restamp and not case.tags.get("keep_opset"), options.opset
+
+    def get(self, key: tuple | None) -> Any:
+        if key is None or key not in self.held:
+            return None
+        self.held.move_to_end(key)
+        return self.held[key]
+
+    def put(self, key: tuple | None, session: Any) -> None:
+        if key is None:
+            return
+        self.held[key] = session
+        while len(self.held) > self.size:
+            self.held.popitem(last=False)
+
+
+def execute_case(backend: Backend, case: Case, options: ExecOptions | None = None, sessions: Sessions | None = None) -> Result:
+    """Run ``case`` on ``backend``; with ``sessions``, a session an earlier case of the same
+    model left there is used instead of preparing the model again (``timing["session"]`` says so)."""
     options = options or ExecOptions()
     result = Result(case.id, backend.name, "pass", tags=dict(case.tags))
     if case.tags.get("export_error"):  # the exporter failed: a result about the exporter, no model to run
@@ -206,15 +242,22 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     elif options.restamp and not case.tags.get("keep_opset"):  # a repro bundle of a run without re-stamping
         model, result.restamp = negotiate(model)
 
-    t0 = time.perf_counter()
-    try:
-        session = backend.prepare(model)
-    except Exception as exc:
+    key = sessions.key(backend, case, model, options) if sessions is not None else None
+    session = sessions.get(key) if sessions is not None else None
+    if session is not None:
+        result.timing["session"] = "shared"  # prepared for an earlier case of the same model
+    else:
+        t0 = time.perf_counter()
+        try:
+            session = backend.prepare(model)
+        except Exception as exc:
+            result.prepare_s = time.perf_counter() - t0
+            if data:  # what the model would have been fed: shapes and dtypes (the bundle has the values)
+                result.verdict = {"evidence": evidence_summary(data[0].inputs, data[0].expected, None, values=0)}
+            return _fail(result, backend.classify_error(exc, "prepare"), _one_line(exc), exc)
         result.prepare_s = time.perf_counter() - t0
-        if data:  # what the model would have been fed: shapes and dtypes (the bundle has the values)
-            result.verdict = {"evidence": evidence_summary(data[0].inputs, data[0].expected, None, values=0)}
-        return _fail(result, backend.classify_error(exc, "prepare"), _one_line(exc), exc)
-    result.prepare_s = time.perf_counter() - t0
+        if sessions is not None:
+            sessions.put(key, session)
 
     comparator = Comparator()
     tolerance = effective_tolerance(case)

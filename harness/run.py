@@ -1,8 +1,10 @@
 """A conformance run: cases from suites, on backends, through the runner, into the store.
 
-Every finished result is stored at once (with its expectation applied and, when it is not a
-pass, its repro bundle written), so Ctrl-C or a crash of the controller keeps all finished
-work and ``resume`` completes the run without repeating a result.
+Every finished result is recorded (its expectation applied and, when it is an unexpected
+non-pass, its repro bundle written) and stored in batches, one transaction per 256 results or
+per 100 ms: Ctrl-C or an error commits what is waiting; a kill of the controller loses at most
+the batch not yet committed, whose cases ``resume`` runs again, so it completes the run without
+repeating a stored result.
 """
 
 from __future__ import annotations
@@ -334,8 +336,9 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     entries = expectations.load(live, config.expectations)
     specs = {b.name: b for b in config.backends}
     by_id = {c.id: c for c in cases}
-    # biggest models first, so that no worker is left with a long case at the end
-    ordered = sorted(cases, key=lambda c: -c.model_size())
+    # biggest models first, so that no worker is left with a long case at the end; cases of one
+    # model next to each other, so that a worker gets them together and prepares the model once
+    ordered = sorted(cases, key=lambda c: (-c.model_size(), c.model_bytes or b""))
     tasks = [(case, name) for case in ordered for name in live if (case.id, name) not in done]
     bundles = config.bundles or bundles_root(config.store)
     counts: dict[str, Counter] = {name: Counter() for name in live}
@@ -344,7 +347,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
             counts[row["backend"]][row["outcome"]] += 1
     tick = progress(len(tasks)) if progress else None
     budget = {"left": config.localize}
-    recorder = Recorder(store, run_id, bundles, specs, entries, config.restamp, config.opset)
+    recorder = Recorder(store, run_id, bundles, specs, entries, config.restamp, config.opset, batched=True)
 
     def localize_here(result: Result) -> None:
         if config.localize and budget["left"] > 0:
@@ -360,7 +363,13 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
 
     interrupted = False
     try:
-        runner.run(tasks, on_result)
+        try:
+            if isinstance(runner, Runner):
+                runner.run(tasks, on_result, on_idle=recorder.due)
+            else:
+                runner.run(tasks, on_result)
+        finally:
+            recorder.flush()  # what finished is stored, however the run ends
     except KeyboardInterrupt:
         interrupted = True
     except CorpusError as exc:

@@ -24,7 +24,7 @@ from typing import Any
 
 from . import forkserver
 from .case import Case
-from .execute import ExecOptions, Result, execute_case
+from .execute import ExecOptions, Result, Sessions, execute_case
 from .timing import cores, limit_blas_threads, peak_rss, reset_peak_rss
 
 
@@ -113,6 +113,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     backends: dict[str, Any] = {}
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
     blas = _limit_blas(threads)
+    sessions = Sessions()  # cases of one model share its session
     while True:
         try:
             msg = conn.recv()
@@ -140,7 +141,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
                 conn.send(Result(case.id, name, "error", f"backend {name} failed to load: {type(exc).__name__}: {exc}", tags=dict(case.tags)))
                 continue
         try:
-            result = execute_case(backend, case, options)
+            result = execute_case(backend, case, options, sessions)
         except MemoryError:
             result = Result(case.id, name, "crash", _oom_message(limits), tags=dict(case.tags))
         except Exception as exc:  # execute_case catches backend errors; this is our own bug
@@ -361,13 +362,16 @@ class Runner:
         self.run([(case, backend)], results.append)
         return results[0]
 
-    def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None]) -> None:
-        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes.
+    def run(self, tasks: Iterable[tuple[Case, str]], on_result: Callable[[Result], None],
+            on_idle: Callable[[], None] | None = None) -> None:
+        """Run every (case, backend name) task; ``on_result`` gets each result as it finishes, and
+        ``on_idle`` (if given) is called at least every ``idle_s`` while no result comes (a
+        caller storing results in batches commits the waiting ones then).
 
         Each worker holds the task it runs and the next ones, already sent, so it never waits for
         the controller between cases (which stores the result meanwhile): two while its tasks take
         long, up to ``depth`` while they are quick (a case of a few milliseconds would otherwise
-        end before a busy controller answers).
+        end before a busy controller answers), sent in chunks of consecutive tasks (:meth:`_feed`).
         A task still queued on a worker that dies or times out goes back to the queue."""
         queue = deque(tasks)
         want = min(self.jobs, max(1, len(queue)))
@@ -375,12 +379,12 @@ class Runner:
             self.workers.append(self._spawn())
         try:
             while queue or any(w.tasks for w in self.workers):
-                for worker in self.workers:
-                    while queue and len(worker.tasks) < self._room(worker):
-                        worker.send(queue.popleft(), self.timeout)
+                self._feed(queue)
                 busy = [w for w in self.workers if w.tasks]
                 now = time.monotonic()
                 wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
+                if on_idle is not None:
+                    wait_for = min(wait_for, self.idle_s)
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
                 finished = []
                 for worker in busy:
@@ -396,11 +400,11 @@ class Runner:
                         worker.tasks.clear()
                         self._replace(worker)
                     finished.append(outcome)
-                for worker in self.workers:  # feed the workers before storing: they run meanwhile
-                    while queue and len(worker.tasks) < self._room(worker):
-                        worker.send(queue.popleft(), self.timeout)
+                self._feed(queue)  # before storing: the workers run meanwhile
                 for outcome in finished:
                     on_result(outcome)
+                if not finished and on_idle is not None:
+                    on_idle()
         except BaseException:
             self._shutdown()
             raise
@@ -411,6 +415,18 @@ class Runner:
     #: (a long case holds few others up behind it)
     depth = 8
     quick = 0.02
+    #: seconds between ``on_idle`` calls while no result comes
+    idle_s = 0.1
+
+    def _feed(self, queue: deque) -> None:
+        """Send each worker consecutive tasks from the queue, in chunks: a worker below half its
+        room is filled up to it (tasks next to each other, often cases of one model, go to one
+        worker, which shares their session)."""
+        for worker in self.workers:
+            room = self._room(worker)
+            if queue and len(worker.tasks) <= room // 2:
+                while queue and len(worker.tasks) < room:
+                    worker.send(queue.popleft(), self.timeout)
 
     def _room(self, worker: _Worker) -> int:
         """How many tasks this worker may hold, fewer when it is due for recycling."""

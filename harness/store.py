@@ -1,8 +1,10 @@
 """The results store: one SQLite file with the history of runs.
 
-WAL journal, one transaction per finished result, so a run killed at any moment keeps every
-result it finished and ``--resume`` can complete it. A new run adds rows; nothing is
-overwritten. A run's JSON file and repro bundles go beside the store, named after it
+WAL journal. A result is stored alone (:meth:`Store.add_result`) or in a batch of results
+committed in one transaction (:class:`ResultBatch`, what a run uses: one commit per N results or
+per 100 ms). A run killed at any moment keeps every result committed; one killed before its
+batch's commit loses only that batch, whose cases ``--resume`` runs again (once: a result is
+stored once per run). A new run adds rows; nothing is overwritten. A run's JSON file and repro bundles go beside the store, named after it
 (:func:`run_json_path`, :func:`bundles_root`).
 """
 
@@ -141,17 +143,28 @@ class Store:
 
     # -- results --------------------------------------------------------------------------
     def add_result(self, run_id: int, r: Result) -> None:
-        v = r.verdict or {}
-        self.db.execute(
-            """INSERT OR IGNORE INTO results (run_id, case_id, backend, outcome, raw_outcome, reason, message,
-               max_abs, max_rel, max_ulp, bad_count, first_bad, prepare_s, run_s, run_median_s, run_p90_s,
-               verdict, restamp, tags, bundle, recorded, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)""",
-            (run_id, r.case_id, r.backend, r.outcome, r.raw_outcome or r.outcome, r.reason, r.message,
-             v.get("max_abs"), v.get("max_rel"), v.get("max_ulp"), v.get("bad_count"), v.get("first_bad"),
-             r.prepare_s, r.run_s, r.run_median_s, r.run_p90_s,
-             json.dumps(v) if v else None, json.dumps(r.restamp) if r.restamp else None, json.dumps(r.tags), r.bundle, time.time(),
-             json.dumps(r.timing) if r.timing else None),
-        )
+        self.add_results(run_id, [r])
+
+    def add_results(self, run_id: int, results: list[Result]) -> None:
+        """Store results in one transaction: all of them, or (killed before the commit) none. Inside
+        a transaction the caller opened, they are part of it."""
+        rows = [_result_row(run_id, r) for r in results]
+        if not rows:
+            return
+        if self.db.in_transaction:
+            self.db.executemany(_INSERT_RESULT, rows)
+            return
+        self.db.execute("BEGIN")
+        try:
+            self.db.executemany(_INSERT_RESULT, rows)
+            self._commit()
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+
+    def _commit(self) -> None:
+        self.db.execute("COMMIT")
 
     def done_pairs(self, run_id: int) -> set[tuple[str, str]]:
         return {(r[0], r[1]) for r in self.db.execute("SELECT case_id, backend FROM results WHERE run_id = ?", (run_id,))}
@@ -198,6 +211,52 @@ class Store:
             (case_id, limit),
         )
         return [dict(r) for r in rows]
+
+
+_INSERT_RESULT = """INSERT OR IGNORE INTO results (run_id, case_id, backend, outcome, raw_outcome, reason, message,
+   max_abs, max_rel, max_ulp, bad_count, first_bad, prepare_s, run_s, run_median_s, run_p90_s,
+   verdict, restamp, tags, bundle, recorded, timing) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)"""
+
+
+def _result_row(run_id: int, r: Result) -> tuple:
+    v = r.verdict or {}
+    return (run_id, r.case_id, r.backend, r.outcome, r.raw_outcome or r.outcome, r.reason, r.message,
+            v.get("max_abs"), v.get("max_rel"), v.get("max_ulp"), v.get("bad_count"), v.get("first_bad"),
+            r.prepare_s, r.run_s, r.run_median_s, r.run_p90_s,
+            json.dumps(v) if v else None, json.dumps(r.restamp) if r.restamp else None, json.dumps(r.tags), r.bundle, time.time(),
+            json.dumps(r.timing) if r.timing else None)
+
+
+class ResultBatch:
+    """A run's results on their way to the store: committed together when ``size`` are waiting or
+    the oldest has waited ``seconds`` (checked as each arrives and by :meth:`due`, which the
+    runner calls while it waits), and by :meth:`flush` at the end. A kill before a commit loses
+    the waiting results only from the store: their cases are not done, so ``--resume`` runs them."""
+
+    def __init__(self, store: Store, run_id: int, size: int = 256, seconds: float = 0.1) -> None:
+        self.store, self.run_id, self.size, self.seconds = store, run_id, size, seconds
+        self.waiting: list[Result] = []
+        self.since = 0.0
+
+    def add(self, result: Result) -> None:
+        if not self.waiting:
+            self.since = time.monotonic()
+        self.waiting.append(result)
+        if len(self.waiting) >= self.size:
+            self.flush()
+        else:
+            self.due()
+
+    def due(self) -> None:
+        """Commit the waiting results if the oldest has waited ``seconds``."""
+        if self.waiting and time.monotonic() - self.since >= self.seconds:
+            self.flush()
+
+    def flush(self) -> None:
+        """Commit every waiting result (they stay waiting if the commit fails)."""
+        if self.waiting:
+            self.store.add_results(self.run_id, self.waiting)
+            self.waiting = []
 
 
 def _run_dict(row: sqlite3.Row) -> dict[str, Any]:

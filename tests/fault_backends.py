@@ -114,6 +114,20 @@ class Pids(ReferenceBackend):
         return super().prepare(model)
 
 
+class RunLog(ReferenceBackend):
+    """Appends the sha256 of each model it prepares to the file named by ``$ONNX_HARNESS_RUN_LOG``,
+    so a test can count how often each case ran (one line per case, whatever its outcome)."""
+
+    name = "run-log"
+
+    def prepare(self, model):
+        import hashlib
+
+        with open(os.environ["ONNX_HARNESS_RUN_LOG"], "a") as f:
+            f.write(hashlib.sha256(model.SerializeToString()).hexdigest() + "\n")
+        return super().prepare(model)
+
+
 class NotInstalled(ReferenceBackend):
     name = "not-installed"
 
@@ -209,6 +223,34 @@ class Sleep(ReferenceBackend):
                     virtual[0] += took
                 else:
                     time.sleep(took)
+                return session.run(feeds)
+
+        return S(session.evaluator)
+
+
+class Loaded(ReferenceBackend):
+    """Answers as the reference backend and takes the time ``tests.seeded_load`` gives its first
+    node's op on a simulated shared machine, on its session's own clock (virtual: the test holds
+    on any machine). Options: ``state`` (the measurement counter's file), ``seed``, ``slow_op`` and
+    ``factor`` (an op made slower)."""
+
+    name = "loaded"
+
+    def prepare(self, model):
+        from tests import seeded_load
+
+        session = super().prepare(model)
+        o = self.options
+        op = model.graph.node[0].op_type if model.graph.node else ""
+        took = seeded_load.Measurement(int(o.get("seed", 0)), seeded_load.next_measurement(o["state"]), op, o.get("slow_op"),
+                                       float(o.get("factor", 1.0)))
+        virtual = [0.0]
+
+        class S(ReferenceSession):
+            clock = lambda self: virtual[0]  # noqa: E731
+
+            def run(self, feeds):
+                virtual[0] += took.next()
                 return session.run(feeds)
 
         return S(session.evaluator)

@@ -18,7 +18,7 @@ def official_run(tmp_path_factory):
     code = main(["run", "--suite", "onnx", "--backend", "reference", "--backend", "onnxruntime", "-j", "2", "--timeout", "600",
                  "--corpus", str(tmp / "corpus"), "--store", str(tmp / "results.sqlite")])
     assert code == 0
-    return json.loads((tmp / "results.run-1.json").read_text())
+    return {**json.loads((tmp / "results.run-1.json").read_text()), "_store": tmp / "results.sqlite"}
 
 
 def test_corpus_has_every_official_case(official_run):
@@ -37,7 +37,17 @@ def test_onnxruntime_passes_at_least_1600_and_explains_the_rest(official_run):
         if row["backend"] == "onnxruntime" and row["outcome"] != "pass":
             assert row["outcome"] in {"mismatch", "wrong-shape", "wrong-dtype", "rejected", "unsupported", "error", "xfail"}
             assert row["message"], row["case_id"]
-            assert row["bundle"], row["case_id"]
+            # an unexpected non-pass has its bundle; a known failure's is made on demand (repro)
+            assert bool(row["bundle"]) == (row["outcome"] != "xfail"), row["case_id"]
+
+
+def test_repro_makes_the_bundle_a_known_failure_was_not_given(official_run, tmp_path, capsys):
+    row = next(r for r in official_run["results"] if r["backend"] == "onnxruntime" and r["outcome"] == "xfail")
+    store = official_run["_store"]
+    assert main(["repro", row["case_id"], "--backend", "onnxruntime", "--store", str(store), "--corpus", str(store.parent / "corpus"),
+                 "-o", str(tmp_path / "b")]) == 0
+    meta = json.loads((tmp_path / "b" / "meta.json").read_text())
+    assert meta["case_id"] == row["case_id"] and meta["outcome"] == row["raw_outcome"]
 
 
 def test_models_were_restamped_where_schemas_allow(official_run):

@@ -58,7 +58,7 @@ def test_probe_reports_an_unavailable_backend_with_its_reason():
 
 @pytest.mark.parametrize("recycle_after, processes", [(0, 1), (1, 4), (2, 2)])
 def test_workers_are_recycled_after_n_cases(tmp_path, recycle_after, processes):
-    cases = [relu_case(f"t/ok{k}") for k in range(4)]
+    cases = [relu_case(f"t/ok{k}", graph_name=f"g{k}") for k in range(4)]  # four models: each prepared
     runner = Runner([BackendSpec("tests.fault_backends:Pids", options={"folder": str(tmp_path)}, name="pids")], recycle_after=recycle_after)
     results = []
     runner.run([(c, "pids") for c in cases], results.append)

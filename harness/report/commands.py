@@ -17,6 +17,7 @@ import argparse
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from .diff import CHANGE_KINDS, KINDS, REGRESSION_KINDS
 from .sources import ReportError
@@ -124,7 +125,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if diff.disjoint:  # two different suites (or backends): "15,581 new, 3,768 removed" would say nothing
         return _err(diff.scope())
     unused = diff.allow(args.allow)
-    perf_regressions = _perf_section(args, base_rows, new_rows, base.label, new.label, unused)
+    perf_regressions = _perf_section(args, base_rows, new_rows, base, new, unused)
     for kind in CHANGE_KINDS:  # one section per kind, regressions first
         changes = diff.of_kind(kind)
         if not changes:
@@ -159,31 +160,68 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
-def _perf_section(args: argparse.Namespace, base_rows: list, new_rows: list, base_label: str, new_label: str, unused: list[str]) -> int:
-    """``diff --perf-threshold``: the significant latency changes above the threshold, listed;
-    returns the number of performance regressions no --allow accepts (0 without the option)."""
+def _perf_section(args: argparse.Namespace, base_rows: list, new_rows: list, base: Any, new: Any, unused: list[str]) -> int:
+    """``diff --perf-threshold``: the significant latency changes above the threshold between
+    calibrated timings, listed, with the runs' loads; each regression re-measured (unless
+    ``--no-remeasure``); returns the number of confirmed regressions no --allow accepts (0
+    without the option)."""
     if args.perf_threshold is None:
         return 0
     from tabulate import tabulate
 
-    from .perf import allow, parse_threshold, perf_changes
+    from .perf import Stat, allow, confirm, load_note, parse_threshold, perf_changes
 
     threshold = parse_threshold(args.perf_threshold)
     changes, compared = perf_changes(base_rows, new_rows, threshold, args.perf_level)
     used = allow(changes, args.allow)
     unused[:] = [p for p in unused if p not in used]
-    print(f"\n## performance: {compared:,} case x backend timed in both runs; a change counts when its median moved by more than "
-          f"{100 * threshold:g}% and the medians' intervals do not overlap (and a one-sided Mann-Whitney test agrees at "
-          f"level {args.perf_level:g})")
+    print(f"\n## performance: {compared:,} case x backend with calibrated timings in both runs; a change counts when its median moved by "
+          f"more than {100 * threshold:g}%, the medians' intervals do not overlap (and a one-sided Mann-Whitney test agrees at "
+          f"level {args.perf_level:g}); a regression fails only when a re-measurement confirms it")
+    runs = [_stored_run(ref) for ref in (base, new)]
+    if all(runs):
+        note, differ = load_note(runs[0][0]["environment"], runs[1][0]["environment"])
+        print(note, file=sys.stderr if differ else sys.stdout)
     if compared == 0:
         print("no timings to compare (run both with --timing or --repeat)")
+    regressions = [c for c in changes if c.regression and not c.allowed]
+    if regressions and args.no_remeasure:
+        for c in regressions:
+            c.note = "not re-measured (--no-remeasure)"
+    elif regressions and not all(runs):
+        for c in regressions:
+            c.note = "not re-measured: the runs are not in a store (a JSON file has no backend specs)"
+    elif regressions:
+        from ..runner_perf import remeasure
+
+        changed = {(c.case_id, c.backend) for c in changes}
+        before = {(r["case_id"], r["backend"]): st for r in base_rows if (st := Stat.of(r)) is not None and st.calibrated}
+        unchanged = sorted(((r["case_id"], r["backend"], before[key]) for r in new_rows
+                            if (key := (r["case_id"], r["backend"])) in before and key not in changed
+                            and (st := Stat.of(r)) is not None and st.calibrated), key=lambda t: t[:2])
+        (base_run, base_versions), (new_run, _) = runs
+        again = remeasure(regressions, base_run, new_run, base_versions, new.store, unchanged,
+                          say=lambda m: print(m, file=sys.stderr))
+        confirm(regressions, again, threshold, args.perf_level)
     for kind in ("perf-regressed", "perf-improved"):
         rows = [[c.case_id + (" (allowed)" if c.allowed else ""), c.backend, f"{c.before_s * 1e3:.4g} ms", f"{c.after_s * 1e3:.4g} ms",
-                 f"{c.ratio:.2f}x"] for c in changes if c.kind == kind]
+                 f"{c.ratio:.2f}x"] + ([c.note] if kind == "perf-regressed" else []) for c in changes if c.kind == kind]
         if rows:
-            print(f"\n## {kind}: {len(rows):,}" + (" (regression)" if kind == "perf-regressed" else ""))
-            print(tabulate(rows, headers=["case", "backend", base_label, new_label, "ratio"], tablefmt="github"))
-    return sum(1 for c in changes if c.regression and not c.allowed)
+            confirmed = sum(1 for c in changes if c.kind == kind and c.confirmed)
+            print(f"\n## {kind}: {len(rows):,}" + (f", {confirmed:,} confirmed by a re-measurement (regression)" if kind == "perf-regressed" else ""))
+            print(tabulate(rows, headers=["case", "backend", base.label, new.label, "ratio"] + (["re-measured"] if kind == "perf-regressed" else []),
+                           tablefmt="github"))
+    return sum(1 for c in changes if c.fails)
+
+
+def _stored_run(ref: Any) -> tuple[dict, dict[str, str]] | None:
+    """A stored run (its arguments and environment) and its backends' versions; None for a JSON file."""
+    from .sources import RunRef, open_store
+
+    if not isinstance(ref, RunRef):
+        return None
+    store = open_store(ref.store)
+    return store.run(ref.run_id), {b["name"]: b["version"] for b in store.backends(ref.run_id)}
 
 
 def counts_line(diff) -> str:
@@ -234,4 +272,6 @@ def register(subparsers) -> None:
     d.add_argument("--perf-threshold", metavar="PERCENT", help="also compare latencies (runs with --timing): a case x backend slower "
                    "by more than this (e.g. 10%%) and significantly so is a regression")
     d.add_argument("--perf-level", type=float, default=0.01, metavar="ALPHA", help="level of the rank test (default 0.01)")
+    d.add_argument("--no-remeasure", action="store_true", help="list performance regressions without re-measuring them; "
+                   "unconfirmed, they do not fail the gate")
     d.set_defaults(func=cmd_diff)

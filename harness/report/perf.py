@@ -10,7 +10,15 @@ without an interval (an untimed run, too few samples) is never significant.
   with the ratio's interval (``[low / base_high, high / base_low]``); cells within noise are
   marked so; rows sorted by the largest significant gap.
 - :func:`perf_changes`: what ``onnx-harness diff --perf-threshold 10%`` reports: a case x backend
-  slower (or faster) than before by more than the threshold, significantly.
+  slower (or faster) than before by more than the threshold, significantly. Only calibrated
+  timings are compared (an interval and samples enough on both sides); a single unwarmed run
+  time is never compared with anything.
+- :func:`confirm`: the gate. A machine shared with other work slows whole stretches of a run, so
+  two identical runs differ "significantly" where one of them met a busy minute. A regression
+  fails the gate only when a re-measurement of the case agrees (:class:`Remeasured`: the case
+  measured again on the new backend, interleaved with the base backend where the base run's
+  version of it is installed here, else against the stored base scaled by how much slower the
+  machine is now on control cases); :func:`load_note` says when the runs' loads differ.
 """
 
 from __future__ import annotations
@@ -48,6 +56,23 @@ class Stat:
     @property
     def has_interval(self) -> bool:
         return self.low is not None and self.high is not None
+
+    @property
+    def calibrated(self) -> bool:
+        """A calibrated timing: an interval of its median and the samples it came from."""
+        return self.has_interval and len(self.samples) >= MIN_CI_SAMPLES
+
+    def scaled(self, factor: float) -> "Stat":
+        return Stat(self.median * factor, self.low * factor if self.low is not None else None,
+                    self.high * factor if self.high is not None else None, [x * factor for x in self.samples])
+
+    @classmethod
+    def pooled(cls, stats: list["Stat"]) -> "Stat":
+        """One timing of the samples of several measurements of a case."""
+        from ..timing import summarize
+
+        t = summarize([x for s in stats for x in s.samples])
+        return cls(t.median_s, t.ci_low_s, t.ci_high_s, t.samples)
 
 
 def slower(new: Stat, base: Stat, alpha: float = DEFAULT_ALPHA) -> bool:
@@ -140,6 +165,12 @@ class PerfChange:
     before_s: float
     after_s: float
     allowed: bool = False
+    #: a regression confirmed by a re-measurement (:func:`confirm`); None: not re-measured
+    confirmed: bool | None = None
+    #: what the re-measurement found, or why there was none
+    note: str = ""
+    before: Stat | None = field(default=None, repr=False)
+    after: Stat | None = field(default=None, repr=False)
 
     @property
     def ratio(self) -> float:
@@ -149,8 +180,14 @@ class PerfChange:
     def regression(self) -> bool:
         return self.kind == "perf-regressed"
 
+    @property
+    def fails(self) -> bool:
+        """A regression that fails the gate: confirmed by a re-measurement and not allowed."""
+        return self.regression and bool(self.confirmed) and not self.allowed
+
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "ratio": self.ratio}
+        d = {k: v for k, v in self.__dict__.items() if k not in ("before", "after")}
+        return {**d, "ratio": self.ratio}
 
 
 def parse_threshold(text: str) -> float:
@@ -167,23 +204,84 @@ def parse_threshold(text: str) -> float:
 
 def perf_changes(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], threshold: float,
                  alpha: float = DEFAULT_ALPHA) -> tuple[list[PerfChange], int]:
-    """Significant changes of latency above ``threshold`` per (case, backend) timed in both runs,
-    regressions first, largest first; and how many pairs were compared."""
-    before = {(r["case_id"], r["backend"]): s for r in base if (s := Stat.of(r)) is not None}
+    """Significant changes of latency above ``threshold`` per (case, backend) with a calibrated
+    timing in both runs, regressions first, largest first; and how many pairs were compared."""
+    before = {(r["case_id"], r["backend"]): s for r in base if (s := Stat.of(r)) is not None and s.calibrated}
     changes, compared = [], 0
     for r in new:
         key = (r["case_id"], r["backend"])
         b, a = before.get(key), Stat.of(r)
-        if b is None or a is None or b.median <= 0:
+        if b is None or a is None or not a.calibrated or b.median <= 0:
             continue
         compared += 1
-        ratio = a.median / b.median
-        if ratio > 1 + threshold and slower(a, b, alpha):
-            changes.append(PerfChange("perf-regressed", *key, b.median, a.median))
-        elif ratio < 1 / (1 + threshold) and slower(b, a, alpha):
-            changes.append(PerfChange("perf-improved", *key, b.median, a.median))
+        kind = _change(b, a, threshold, alpha)
+        if kind:
+            changes.append(PerfChange(kind, *key, b.median, a.median, before=b, after=a))
     changes.sort(key=lambda c: (not c.regression, -abs(math.log(c.ratio))))
     return changes, compared
+
+
+def _change(before: Stat, after: Stat, threshold: float, alpha: float) -> str:
+    ratio = after.median / before.median
+    if ratio > 1 + threshold and slower(after, before, alpha):
+        return "perf-regressed"
+    if ratio < 1 / (1 + threshold) and slower(before, after, alpha):
+        return "perf-improved"
+    return ""
+
+
+@dataclass
+class Remeasured:
+    """A case measured again for the gate: on the new side, and on the base side interleaved with
+    it (``base``) when the base run's version of the backend is installed here; without it the
+    stored base timing is scaled by ``factor``, how much slower the machine is now than in the
+    base run on control cases (``controls`` of them)."""
+
+    after: Stat | None
+    base: Stat | None = None
+    factor: float = 1.0
+    controls: int = 0
+    #: why there is no re-measurement (``after`` None)
+    why: str = ""
+
+
+def confirm(changes: list[PerfChange], again: dict[tuple[str, str], Remeasured], threshold: float,
+            alpha: float = DEFAULT_ALPHA) -> None:
+    """Mark each regression confirmed or not by its re-measurement (``again`` by (case, backend)):
+    confirmed when the case is again slower by more than ``threshold``, significantly, than the
+    base measured beside it, or than the stored base scaled to the machine's speed now."""
+    for c in changes:
+        if not c.regression:
+            continue
+        r = again.get((c.case_id, c.backend))
+        if r is None or r.after is None:
+            c.confirmed, c.note = False, f"not re-measured: {r.why if r else 'no re-measurement'}"
+            continue
+        if r.base is not None:
+            base, against = r.base, "the base backend measured beside it"
+        else:
+            base = c.before.scaled(r.factor) if c.before else None
+            against = f"the base run's timing x{r.factor:.2f} (the machine's speed now, by {r.controls} control case(s))"
+        if base is None or base.median <= 0:
+            c.confirmed, c.note = False, "not re-measured: no base timing"
+            continue
+        c.confirmed = _change(base, r.after, threshold, alpha) == "perf-regressed"
+        c.note = f"re-measured {r.after.median / base.median:.2f}x against {against}: " + ("confirmed" if c.confirmed else "not confirmed")
+
+
+def load_note(base_env: dict[str, Any], new_env: dict[str, Any]) -> tuple[str, bool]:
+    """The machine's load during each run (1-minute load average at start and end, per core) and
+    whether they differ (by more than half a core's worth): timings of a loaded run are slower."""
+    def per_core(env: dict[str, Any]) -> float | None:
+        info = env.get("machine_info") or {}
+        loads = [x[0] for x in (info.get("load_average"), info.get("load_average_end")) if x]
+        return max(loads) / max(1, info.get("cores") or 1) if loads else None
+
+    a, b = per_core(base_env), per_core(new_env)
+    if a is None or b is None:
+        return "the load of " + ("both runs" if a is None and b is None else "one run") + " was not recorded", False
+    differ = abs(a - b) > 0.5
+    return f"load per core {a:.2f} in the base run, {b:.2f} in the new one" + (" (they differ: timings are not comparable as they stand)" if differ else ""), differ
 
 
 def allow(changes: list[PerfChange], patterns: Iterable[str]) -> set[str]:

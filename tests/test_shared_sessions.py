@@ -1,0 +1,61 @@
+"""Cases that differ only in their inputs share one model and one session in a worker; a model
+with a random op never does (its generator's state would carry over)."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from harness.backends.reference import ReferenceBackend
+from harness.case import Case, DataSet
+from harness.execute import Sessions
+from harness.runner import BackendSpec, Runner
+
+from .util import relu_case
+
+
+def test_cases_of_one_model_are_prepared_once_and_each_judged_on_its_own_inputs(tmp_path, monkeypatch):
+    log = tmp_path / "prepared"
+    monkeypatch.setenv("ONNX_HARNESS_RUN_LOG", str(log))
+    same = [relu_case(f"t/same{k}", x=np.array([k - 1.5, 0.5, -k], np.float32)) for k in range(3)]
+    wrong = relu_case("t/wrong", x=np.array([1.0, 2.0, 3.0], np.float32))
+    wrong.data = [DataSet(wrong.data[0].inputs, [np.array([1.0, 2.0, 4.0], np.float32)])]  # a wrong oracle: the shared session still judges it
+    other = relu_case("t/other", graph_name="another graph")
+    results = {}
+    runner = Runner([BackendSpec("tests.fault_backends:RunLog", name="log")], jobs=1)
+    runner.run([(c, "log") for c in [*same, wrong, other]], lambda r: results.setdefault(r.case_id, r))
+    assert len(log.read_text().split()) == 2  # one model of five cases, and the other
+    assert [results[c.id].outcome for c in same] == ["pass"] * 3 and results["t/wrong"].outcome == "mismatch"
+    assert [results[c.id].timing.get("session") for c in [*same, wrong, other]] == [None, "shared", "shared", "shared", None]
+    assert results["t/same1"].prepare_s is None and results["t/same0"].prepare_s > 0
+
+
+def test_a_model_with_a_random_op_or_a_folder_is_not_shared():
+    backend = ReferenceBackend()
+    sessions = Sessions()
+    graph = helper.make_graph([helper.make_node("RandomUniformLike", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 22)])
+    random_case = Case("t/random", "test", model_bytes=model.SerializeToString())
+    assert sessions.key(backend, random_case, model, _options()) is None
+    plain = relu_case()
+    assert sessions.key(backend, plain, plain.load_model(), _options()) is not None
+    on_disk = Case("t/disk", "test", path=None)
+    assert sessions.key(backend, on_disk, plain.load_model(), _options()) is None
+
+
+def test_only_the_most_recent_sessions_are_kept():
+    sessions = Sessions(size=2)
+    for k in range(3):
+        sessions.put(("b", bytes([k])), f"session {k}")
+    sessions.get(("b", bytes([1])))
+    sessions.put(("b", b"\x09"), "session 9")
+    assert list(sessions.held) == [("b", bytes([1])), ("b", b"\x09")]
+
+
+def _options():
+    from harness.execute import ExecOptions
+
+    return ExecOptions()
