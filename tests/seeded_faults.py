@@ -8,9 +8,9 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   dimensions lead. Minimal graph: one Add.
 - ``NanDroppingMax``: Max is ``np.fmax``, which returns the other operand where one is NaN,
   instead of propagating the NaN. Minimal graph: one Max with a NaN input. NaN in Max is a
-  spec-silent point and fmax is IEEE 754-2019 maximumNumber, so the operators suite (whose cases
-  carry their spec-silent points) calls it ``unspecified``; the fuzzer's graphs carry none and
-  find it as a mismatch.
+  spec-silent point and fmax is IEEE 754-2019 maximumNumber, one of its readings, so the
+  operators suite and the fuzzer (whose graphs carry the spec-silent points they reach) call it
+  ``unspecified``, not a finding.
 - ``NanOrderMax``: Max keeps the running value only when it is strictly larger
   (``out > x ? out : x``, the operand order of ``std::max(x, out)``), so a NaN anywhere but last
   is forgotten again by the next operand: Max(1, NaN, 0) is 0, neither NaN nor the max of the
@@ -252,7 +252,7 @@ class NoFloat16Neg(_Kernels):
 
 FAULTS = {
     "broadcast-add": ("tests.seeded_faults:BroadcastAdd", {"Add"}, 1),
-    "nan-dropping-max": ("tests.seeded_faults:NanDroppingMax", {"Max"}, 1),
+    "nan-order-max": ("tests.seeded_faults:NanOrderMax", {"Max"}, 1),
     "slice-end": ("tests.seeded_faults:SliceEnd", {"Slice"}, 1),
     "fused-add-relu": ("tests.seeded_faults:FusedAddRelu", {"Add", "Relu"}, 2),
 }

@@ -101,6 +101,12 @@ class FuzzStats:
     gen_seconds: float = 0.0
     nodes: int = 0
     op_versions: Counter = field(default_factory=Counter)
+    #: graphs tested by the edge class of their inputs ("nan" for NaN graphs, "" for plain ones)
+    edge: Counter = field(default_factory=Counter)
+    #: graph outputs judged ``unspecified`` at a spec-silent point (a reading matched, every
+    #: invariant kept), by point; points reached in graphs tested, by point
+    unspecified: Counter = field(default_factory=Counter)
+    silent_reached: Counter = field(default_factory=Counter)
     invalid_examples: list[str] = field(default_factory=list)
 
     @property
@@ -193,13 +199,14 @@ class Campaign:
                 other = next((o for o in cfg.backends if o.spec == "onnxruntime" and o.options.get("optimization") == "disable"), None)
                 if other is not None:
                     pairs.append((b.name, other.name))
-        self.tester = Tester(self.executor, cfg.backends, groups, pairs)
+        self.tester = Tester(self.executor, cfg.backends, groups, pairs, unspecified=self.stats.unspecified)
         if cfg.store is not None:
             self.store = Store(cfg.store)
             env = environment(RunConfig(suites=[SUITE], backends=cfg.backends))
             args = {"command": "fuzz", "backends": [b.__dict__ for b in cfg.backends], "budget_s": cfg.budget_s, "seed": cfg.seed,
                     "opsets": list(cfg.gen.opsets), "dtypes": list(cfg.gen.dtypes), "ops": list(cfg.gen.ops or []),
-                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "suites": [SUITE]}
+                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "edge_rate": cfg.gen.edge_rate,
+                    "edge_classes": list(cfg.gen.edge_classes), "suites": [SUITE]}
             self.run_id = self.store.start_run(env["command"], args, env)
             for b in cfg.backends:
                 try:
@@ -478,6 +485,8 @@ class _Session:
             stats.valid += 1
             stats.nodes += len(g.nodes)
             stats.op_versions.update(n.key for n in g.nodes)
+            stats.edge["nan" if g.nan_mode else g.edge] += 1
+            stats.silent_reached.update(p for site in {id(s): s for s in g.silent.values()}.values() for p in site.points)
         model_bytes = model.SerializeToString()
         failures = c.tester.test(g, model_bytes)
         if self.first_failure is None:

@@ -51,6 +51,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-nodes", type=int, default=20, help="nodes per graph at most (default 20)")
     p.add_argument("--seed", type=int, help="seed of the campaign (default: random, printed)")
     p.add_argument("--nan-rate", type=float, default=0.1, help="share of graphs whose inputs carry NaN (default 0.1)")
+    p.add_argument("--edge-rate", type=float, default=0.1,
+                   help="share of float graphs whose inputs carry edge values: +-inf, -0.0, subnormals or values that "
+                        "overflow downstream (default 0.1)")
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
@@ -136,7 +139,8 @@ def cmd_fuzz(args: Any) -> int:
             opsets = tuple(range(MIN_OPSET, min(tops.values()) + 1))
     finally:
         probe.close()
-    gen = GenConfig(opsets=opsets, dtypes=dtypes, ops=ops, max_nodes=args.max_nodes, nan_rate=args.nan_rate)
+    gen = GenConfig(opsets=opsets, dtypes=dtypes, ops=ops, max_nodes=args.max_nodes, nan_rate=args.nan_rate,
+                    edge_rate=args.edge_rate)
     if not any(available_ops(o, d, ops) for o in opsets for d in dtypes):
         raise CliError("no op can be drawn with these --ops, --opset and --dtypes")
     config = FuzzConfig(backends=specs, gen=gen, budget_s=budget, seed=seed, isolate=not args.in_process, timeout=args.timeout,
@@ -170,6 +174,10 @@ def print_report(report: FuzzReport) -> None:
           f"{s.tested} tested ({rate:.1f}/s), {s.nodes / max(1, s.valid):.1f} nodes on average, {len(s.op_versions)} op-versions; "
           f"{s.disagreements} disagreements, {s.duplicates} of them known, {len(bugs)} unique bugs, "
           f"{len(report.findings) - len(bugs)} unsupported op-versions")
+    print("graphs by input values: " + ", ".join(f"{k or 'plain'} {n}" for k, n in sorted(s.edge.items())))
+    if s.silent_reached:
+        print("spec-silent points reached: " + ", ".join(f"{p} {n}" for p, n in sorted(s.silent_reached.items()))
+              + (f"; judged unspecified: {', '.join(f'{p} {n}' for p, n in sorted(s.unspecified.items()))}" if s.unspecified else ""))
     for f in sorted(report.findings, key=lambda f: (f.group, f.symptom, f.pattern)):
         print(f"  {f.summary()}")
         print(f"      {f.message[:240]}")
