@@ -120,7 +120,8 @@ def _fuzz_case(case_id: str, tags: dict[str, Any], args: dict[str, Any]):
     config = GenConfig(opsets=tuple(args["opsets"]), dtypes=tuple(args["dtypes"]), ops=tuple(args["ops"]) or None,
                        max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", GenConfig.nan_rate),
                        edge_rate=args.get("edge_rate", 0.0),  # campaigns before edge values drew none
-                       edge_classes=tuple(args.get("edge_classes", GenConfig.edge_classes)))
+                       edge_classes=tuple(args.get("edge_classes", GenConfig.edge_classes)),
+                       patterns=tuple(args.get("patterns", ())))
     case = graph_case(realize(GraphSpec.from_json(tags["spec"]), config))
     return case if case.id == case_id else None
 

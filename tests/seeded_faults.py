@@ -648,3 +648,49 @@ class SequenceMapFirst(OurReferences):
         if op != "SequenceMap":
             return ref
         return lambda seq, *extra, **kw: ref([seq[0]] * len(seq), *extra, **kw)
+
+
+class GemmFusionSharedOutput(_Kernels):
+    """A faulty MatMul+Add -> Gemm fusion (ONNX Runtime's matmul_add_fusion without its "only
+    consumer, not a graph output" precondition): the MatMul's other consumers, and the graph
+    output it gives, read the fused Gemm's output, bias included. Right wherever the MatMul feeds
+    the Add alone (the pattern's inside variants); wrong on its extra-consumer variant."""
+
+    name = "gemm-fusion-shared-output"
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        out = onnx.shape_inference.infer_shapes(model)
+        graph = out.graph
+        inits = {t.name: t for t in graph.initializer}
+        shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in [*graph.input, *graph.value_info]}
+        shapes.update({name: list(t.dims) for name, t in inits.items()})
+        producer = {o: node for node in graph.node for o in node.output}
+        fused: dict[str, str] = {}  # MatMul output -> Gemm output
+        drop = set()
+        for add in graph.node:
+            if add.op_type != "Add":
+                continue
+            for i, name in enumerate(add.input):
+                mm = producer.get(name)
+                bias = add.input[1 - i]
+                if mm is None or mm.op_type != "MatMul" or name in fused or bias not in inits:
+                    continue
+                a, b = mm.input
+                if len(shapes.get(a, [])) != 2 or len(shapes.get(b, [])) != 2 or len(inits[bias].dims) > 2:
+                    continue
+                gemm = onnx.helper.make_node("Gemm", [a, b, bias], list(add.output), name=f"{mm.name}_fused")
+                add.CopyFrom(gemm)
+                fused[name] = add.output[0]
+                drop.add(mm.name)
+                break
+        if not fused:
+            return model
+        keep = [n for n in graph.node if n.name not in drop]
+        for node in keep:  # the bug: every other reader of the MatMul's output reads the Gemm's
+            for k, name in enumerate(node.input):
+                if name in fused:
+                    node.input[k] = fused[name]
+        extra = [onnx.helper.make_node("Identity", [fused[o.name]], [o.name]) for o in graph.output if o.name in fused]
+        del graph.node[:]
+        graph.node.extend(keep + extra)
+        return out

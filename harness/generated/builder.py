@@ -31,6 +31,7 @@ from ..fuzz_api import (
 from ..registry import load_all, spec_silent_points
 from ..values import Typed, reference_value
 from .graph import Graph, Node, SilentSite, _narrow, available_ops, is_exact, templates
+from .patterns import PATTERNS, Skip
 from .spec import (
     INPUT_ELEMENTS,
     INT_MAGNITUDE,
@@ -40,6 +41,10 @@ from .spec import (
     GraphSpec,
     NodeSpec,
 )
+
+
+#: the since_version that marks a pattern in the list of what a spec's op index picks from
+PATTERN = 0
 
 
 # =============================================================================================
@@ -68,6 +73,8 @@ class Builder:
         self.silent: dict[str, SilentSite] = {}
         #: the values of the node placed last
         self.placed: list[Value] = []
+        #: patterns placed whole ("MatMulAdd:inside")
+        self.patterns: list[str] = []
         self.registry = load_all()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -158,9 +165,17 @@ class Builder:
 
     # -- nodes -----------------------------------------------------------------------------
     def apply(self, index: int, nspec: NodeSpec, available: tuple[tuple[str, int], ...]) -> str | None:
-        """Place one node; return None, or why the spec was skipped."""
+        """Place one node (or a pattern's nodes); return None, or why the spec was skipped."""
         op, since = available[nspec.op % len(available)]
         c = Ctx(self, nspec, since)
+        if since == PATTERN:
+            c.index = index
+            try:
+                variant = PATTERNS[op].place(c)
+            except Skip as exc:  # the nodes placed before it stay: an ordinary graph
+                return f"pattern {op}: {exc}"
+            self.patterns.append(f"{op}:{variant}")
+            return None
         try:
             plan = templates()[op].plan(c)
         except (ValueError, IndexError, ZeroDivisionError):
@@ -446,7 +461,8 @@ class Builder:
         used_inputs = [v for v in self.inputs if v.name in consumed]
         outputs += self.terminal
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
-                     self.skipped, self.nan_assumed, self.config, edge=self.edge, silent=dict(self.silent))
+                     self.skipped, self.nan_assumed, self.config, edge=self.edge, silent=dict(self.silent),
+                     patterns=list(self.patterns))
 
 
 def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Callable:
@@ -591,6 +607,8 @@ def realize(spec: GraphSpec, config: GenConfig = GenConfig()) -> Graph:
     b = Builder(spec, config)
     b.make_inputs()
     available = available_ops(b.opset, b.dtype, config.ops, config.exclude)
+    if config.patterns and not b.exact:
+        available += tuple((p, PATTERN) for p in config.patterns)
     with np.errstate(all="ignore"):
         for index, nspec in enumerate(spec.nodes if available else ()):
             if len(b.nodes) >= config.max_nodes:

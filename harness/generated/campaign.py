@@ -107,6 +107,8 @@ class FuzzStats:
     #: invariant kept), by point; points reached in graphs tested, by point
     unspecified: Counter = field(default_factory=Counter)
     silent_reached: Counter = field(default_factory=Counter)
+    #: optimizer patterns (harness.generated.patterns) in graphs tested, by "pattern:variant"
+    patterns: Counter = field(default_factory=Counter)
     invalid_examples: list[str] = field(default_factory=list)
 
     @property
@@ -206,7 +208,8 @@ class Campaign:
             args = {"command": "fuzz", "backends": [b.__dict__ for b in cfg.backends], "budget_s": cfg.budget_s, "seed": cfg.seed,
                     "opsets": list(cfg.gen.opsets), "dtypes": list(cfg.gen.dtypes), "ops": list(cfg.gen.ops or []),
                     "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "edge_rate": cfg.gen.edge_rate,
-                    "edge_classes": list(cfg.gen.edge_classes), "suites": [SUITE]}
+                    "edge_classes": list(cfg.gen.edge_classes), "patterns": list(cfg.gen.patterns),
+                    "suites": [SUITE]}
             self.run_id = self.store.start_run(env["command"], args, env)
             for b in cfg.backends:
                 try:
@@ -486,6 +489,7 @@ class _Session:
             stats.nodes += len(g.nodes)
             stats.op_versions.update(n.key for n in g.nodes)
             stats.edge["nan" if g.nan_mode else g.edge] += 1
+            stats.patterns.update(g.patterns)
             stats.silent_reached.update(p for site in {id(s): s for s in g.silent.values()}.values() for p in site.points)
         model_bytes = model.SerializeToString()
         failures = c.tester.test(g, model_bytes)

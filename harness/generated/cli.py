@@ -54,6 +54,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--edge-rate", type=float, default=0.1,
                    help="share of float graphs whose inputs carry edge values: +-inf, -0.0, subnormals or values that "
                         "overflow downstream (default 0.1)")
+    p.add_argument("--patterns", default="all",
+                   help="optimizer patterns to draw besides single ops: comma-separated names, 'all' or 'none' "
+                        "(default all; harness.generated.patterns)")
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
@@ -120,6 +123,13 @@ def cmd_fuzz(args: Any) -> int:
         missing = [o for o in ops if o not in templates()]
         if missing:
             raise CliError(f"no graph template for {', '.join(missing)}; templates exist for: {', '.join(templated_ops())}")
+    from .patterns import PATTERNS
+
+    chosen = {"all": tuple(PATTERNS), "none": ()}.get(args.patterns)
+    patterns = chosen if chosen is not None else tuple(p.strip() for p in args.patterns.split(",") if p.strip())
+    if set(patterns) - set(PATTERNS):
+        raise CliError(f"--patterns: no pattern {', '.join(sorted(set(patterns) - set(PATTERNS)))}; "
+                       f"there are: {', '.join(PATTERNS)}")
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
     bad = [d for d in dtypes if d not in ALL_DTYPES]
     if bad:
@@ -140,7 +150,7 @@ def cmd_fuzz(args: Any) -> int:
     finally:
         probe.close()
     gen = GenConfig(opsets=opsets, dtypes=dtypes, ops=ops, max_nodes=args.max_nodes, nan_rate=args.nan_rate,
-                    edge_rate=args.edge_rate)
+                    edge_rate=args.edge_rate, patterns=patterns)
     if not any(available_ops(o, d, ops) for o in opsets for d in dtypes):
         raise CliError("no op can be drawn with these --ops, --opset and --dtypes")
     config = FuzzConfig(backends=specs, gen=gen, budget_s=budget, seed=seed, isolate=not args.in_process, timeout=args.timeout,
@@ -175,6 +185,8 @@ def print_report(report: FuzzReport) -> None:
           f"{s.disagreements} disagreements, {s.duplicates} of them known, {len(bugs)} unique bugs, "
           f"{len(report.findings) - len(bugs)} unsupported op-versions")
     print("graphs by input values: " + ", ".join(f"{k or 'plain'} {n}" for k, n in sorted(s.edge.items())))
+    if s.patterns:
+        print("optimizer patterns exercised: " + ", ".join(f"{p} {n}" for p, n in sorted(s.patterns.items())))
     if s.silent_reached:
         print("spec-silent points reached: " + ", ".join(f"{p} {n}" for p, n in sorted(s.silent_reached.items()))
               + (f"; judged unspecified: {', '.join(f'{p} {n}' for p, n in sorted(s.unspecified.items()))}" if s.unspecified else ""))

@@ -108,6 +108,8 @@ class Graph:
     edge: str = ""
     #: graph output name -> the spec-silent node that gives it
     silent: dict[str, SilentSite] = field(default_factory=dict)
+    #: optimizer patterns placed whole ("MatMulAdd:inside"; harness.generated.patterns)
+    patterns: list[str] = field(default_factory=list)
 
     # -- what a backend sees --------------------------------------------------------------
     def model(self) -> onnx.ModelProto:

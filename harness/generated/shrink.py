@@ -35,7 +35,7 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
                  {k: a for k, a in g.initializers.items() if k in needed}, list(outputs), [],
                  [op for op in g.nan_assumed_ops if op in ops], g.config, reduced=True, edge=g.edge,
-                 silent={k: s for k, s in g.silent.items() if k in names})
+                 silent={k: s for k, s in g.silent.items() if k in names}, patterns=list(g.patterns))
 
 
 def values_of(g: Graph) -> dict[str, Value]:
@@ -93,6 +93,7 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
     b = Builder(g.spec, g.config)
     b.opset, b.dtype, b.u, b.nan_mode, b.edge = g.opset, g.dtype, ROUNDOFF.get(g.dtype, 0.0), g.nan_mode, g.edge
     b.exact = is_exact(g.dtype)
+    b.patterns = list(g.patterns)
     b.inputs = list(g.inputs) + list(extra_inputs)
     b.pool = list(b.inputs)
     names = {v.name: v for v in b.pool}

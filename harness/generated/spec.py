@@ -150,6 +150,9 @@ class GenConfig:
     exclude: frozenset[tuple[str, str]] = frozenset()
     #: graphs whose first dim is 0 (empty inputs) when the spec's first dim byte says so
     empty: bool = True
+    #: subgraph patterns optimizers rewrite (harness.generated.patterns), drawn like ops in
+    #: float graphs: the spec's op index covers the ops, then these
+    patterns: tuple[str, ...] = ()
 
     def dtype_of(self, knob: int) -> str:
         # with float and exact (integer, bool) dtypes, half the graphs (knob >= 128) are exact ones,
