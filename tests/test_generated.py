@@ -450,7 +450,7 @@ def test_case_tolerance_is_the_loosest_output_tolerance():
     assert isinstance(case.tolerance, Tolerance) and case.tags["spec"] == g.spec.to_json()
 
 
-def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path):
+def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path, monkeypatch):
     """The suite's expected outputs against onnx.reference (a second opinion, not our code):
     every drawn graph whose operators have none of its KNOWN_REFERENCE_DEFECTS passes. (Chosen by
     their operators, not by a seed, so a new operator template does not move the test.)"""
@@ -459,6 +459,7 @@ def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path):
     from harness.suites import SuiteContext
 
     defective = {op for op, _ in KNOWN_REFERENCE_DEFECTS}
+    monkeypatch.setattr(generated_suite, "REGRESSION_FOLDER", tmp_path / "no-regressions")
     cases = list(generated_cases(SuiteContext(corpus=tmp_path, examples=24, seed=7, opset=17)))
     assert len(cases) == 24 and len({c.id for c in cases}) == 24
     clean = [c for c in cases if not set(c.id.split("/")[1].split("+")) & defective]
@@ -474,6 +475,7 @@ def test_generated_suite_is_frozen_and_read_back(tmp_path, monkeypatch):
     from harness.suites import SuiteContext, SuiteError, suite_cases
 
     ctx = SuiteContext(corpus=tmp_path, examples=6, seed=3)
+    monkeypatch.setattr(generated_suite, "REGRESSION_FOLDER", tmp_path / "no-regressions")
     first = list(suite_cases("generated", ctx))
     assert len(first) == 6 and all(c.suite == "generated" for c in first)
     assert [p.name for p in (tmp_path / "generated").iterdir()] == ["seed3-examples6-opsetall.pickle"]

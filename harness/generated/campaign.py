@@ -46,6 +46,7 @@ from .cases import case_id, graph_case
 from .engine import InProcess, Isolated
 from .graph import Graph, InvalidGraph, check_graph
 from .judge import Failure, Finding, Tester, _size_key
+from .regressions import save_regression
 from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
 from .spec import N_KNOBS, N_REFS, GenConfig, GraphSpec, NodeSpec, graph_specs
 
@@ -73,6 +74,9 @@ class FuzzConfig:
     bundles: Path | None = None
     #: passing graphs stored per run (so reports show the suite); findings are always stored
     keep_passes: int = 100
+    #: folder of regression cases: each new distinct finding is written there by its root cause
+    #: (harness.generated.regressions), and the ``generated`` suite replays it; None: not written
+    regressions: Path | None = None
     #: node specs drawn per graph (default: half the node limit up to twice it; the shrinker
     #: still reaches one node by disabling specs)
     min_specs: int | None = None
@@ -360,6 +364,10 @@ class Campaign:
             self.findings[key] = finding
             self._record(finding)
             self.say(f"new finding: {finding.summary()}")
+            if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
+                folder, new = save_regression(finding, self.config.regressions)
+                finding.regression = folder.name
+                self.say(f"{'new' if new else 'known'} regression case: {folder}")
             if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
                 self._stop_drawing(g.nodes[0].key, g.dtype, finding)
         session.best.clear()

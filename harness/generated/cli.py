@@ -57,6 +57,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--patterns", default="all",
                    help="optimizer patterns to draw besides single ops: comma-separated names, 'all' or 'none' "
                         "(default all; harness.generated.patterns)")
+    p.add_argument("--regressions", default=None, metavar="DIR",
+                   help="write each new distinct finding as a regression case here, replayed by the generated suite "
+                        "(default: the checked-in harness/generated/regressions; 'none' to write none)")
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
@@ -124,6 +127,7 @@ def cmd_fuzz(args: Any) -> int:
         if missing:
             raise CliError(f"no graph template for {', '.join(missing)}; templates exist for: {', '.join(templated_ops())}")
     from .patterns import PATTERNS
+    from .regressions import REGRESSIONS
 
     chosen = {"all": tuple(PATTERNS), "none": ()}.get(args.patterns)
     patterns = chosen if chosen is not None else tuple(p.strip() for p in args.patterns.split(",") if p.strip())
@@ -155,7 +159,8 @@ def cmd_fuzz(args: Any) -> int:
         raise CliError("no op can be drawn with these --ops, --opset and --dtypes")
     config = FuzzConfig(backends=specs, gen=gen, budget_s=budget, seed=seed, isolate=not args.in_process, timeout=args.timeout,
                         shrink_s=args.shrink_time, store=Path(args.store), bundles=Path(args.bundles) if args.bundles else None,
-                        keep_passes=args.keep_passes)
+                        keep_passes=args.keep_passes,
+                        regressions=None if args.regressions == "none" else Path(args.regressions or REGRESSIONS))
     print(f"fuzzing {', '.join(s.name for s in specs)} for {_clock(budget)}: opsets {opsets[0]}..{opsets[-1]}, "
           f"up to {args.max_nodes} nodes, seed {seed}", file=sys.stderr)
     say = lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr)  # noqa: E731

@@ -233,6 +233,8 @@ class Finding:
 
     #: every symptom seen for this finding (a wrong shape and wrong values count as one kind)
     symptoms: Counter = field(default_factory=Counter)
+    #: the name of its regression case (harness.generated.regressions), once written
+    regression: str = ""
 
     @property
     def kind(self) -> str:
