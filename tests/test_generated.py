@@ -418,10 +418,14 @@ def test_fuzz_command(tmp_path, capsys):
     register(parser.add_subparsers(dest="command", required=True))
     store = tmp_path / "results.sqlite"
     args = parser.parse_args(["fuzz", "--backend", FAULTS["slice-end"][0], "--in-process", "--budget", "8s", "--ops", "Slice,Neg",
-                              "--max-nodes", "4", "--seed", "1", "--store", str(store), "--dtypes", "float32"])
+                              "--max-nodes", "4", "--seed", "1", "--store", str(store), "--dtypes", "float32",
+                              "--regressions", str(tmp_path / "regressions")])
     assert args.func(args) == 1
     out = capsys.readouterr().out
     assert "1 unique bugs" in out and "wrong-values: Slice (1 node(s)" in out
+    # the finding is a regression case, and the optimizer patterns drawn are reported
+    assert [p.name for p in (tmp_path / "regressions").iterdir()] == ["Slice.ops.float32.wrong-values"]
+    assert "optimizer patterns exercised: " in out
     db = sqlite3.connect(store)
     assert db.execute("SELECT status FROM runs").fetchone()[0] == "complete"
     outcomes = dict(db.execute("SELECT outcome, COUNT(*) FROM results GROUP BY outcome").fetchall())
