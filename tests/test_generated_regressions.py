@@ -41,7 +41,7 @@ def test_a_finding_becomes_a_regression_case_replayed_by_the_generated_suite(tmp
 
     # the generated suite replays it after its drawn graphs
     monkeypatch.setattr(generated_suite, "REGRESSION_FOLDER", folder)
-    cases = list(generated_suite.generated_cases(SuiteContext(corpus=tmp_path / "corpus", examples=2, seed=3, opset=17)))
+    cases = list(generated_suite.generated_cases(SuiteContext(corpus=tmp_path / "corpus", examples=2, seed=3)))
     replayed = [c for c in cases if c.id.startswith(SUITE_PREFIX)]
     assert [c.id for c in replayed] == [SUITE_PREFIX + names[0]] and len(cases) == 3
     case = replayed[0]
@@ -58,3 +58,19 @@ def test_missing_kernels_are_no_regression_cases(tmp_path):
     report = Campaign(config).run()
     assert [f.outcome for f in report.findings] == ["unsupported"]
     assert regression_cases(tmp_path / "r") == []
+
+
+def test_the_checked_in_regression_cases_load_and_name_their_root_cause():
+    """The findings of the ONNX Runtime campaigns that last (harness/generated/regressions): each
+    loads as a case of the generated suite whose id is its folder's root-cause name, and our
+    references composed again give its expected outputs."""
+    from harness.generated.regressions import REGRESSIONS
+
+    cases = regression_cases(REGRESSIONS)
+    assert {c.id for c in cases} >= {SUITE_PREFIX + "Shrink.ops.float64.wrong-values", SUITE_PREFIX + "HardSwish.ops.float64.wrong-values"}
+    assert generated_suite.REGRESSION_FOLDER == REGRESSIONS
+    from tests.seeded_faults import OurReferences
+
+    for case in cases:
+        assert case.tags["found_on"] == "onnxruntime" and case.tags["dtype"] == "float64"
+        assert execute_case(OurReferences(), case, ExecOptions(restamp=False)).outcome == "pass", case.id
