@@ -20,6 +20,10 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
+``GemmFusionSharedOutput`` (at the end) fuses MatMul+Add into Gemm where the MatMul's output has
+other consumers too, which then read the biased value: the faulty fusion that the optimizer
+patterns of harness/generated/patterns.py find (their MatMulAdd extra-consumer variant).
+
 ``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
 with one Sub in the middle is what ``tests/test_localize.py`` localizes.
 
