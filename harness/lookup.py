@@ -118,7 +118,10 @@ def _fuzz_case(case_id: str, tags: dict[str, Any], args: dict[str, Any]):
     from .generated.spec import GenConfig, GraphSpec
 
     config = GenConfig(opsets=tuple(args["opsets"]), dtypes=tuple(args["dtypes"]), ops=tuple(args["ops"]) or None,
-                       max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", GenConfig.nan_rate))
+                       max_nodes=args["max_nodes"], nan_rate=args.get("nan_rate", GenConfig.nan_rate),
+                       edge_rate=args.get("edge_rate", 0.0),  # campaigns before edge values drew none
+                       edge_classes=tuple(args.get("edge_classes", GenConfig.edge_classes)),
+                       patterns=tuple(args.get("patterns", ())))
     case = graph_case(realize(GraphSpec.from_json(tags["spec"]), config))
     return case if case.id == case_id else None
 

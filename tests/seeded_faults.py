@@ -8,9 +8,9 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   dimensions lead. Minimal graph: one Add.
 - ``NanDroppingMax``: Max is ``np.fmax``, which returns the other operand where one is NaN,
   instead of propagating the NaN. Minimal graph: one Max with a NaN input. NaN in Max is a
-  spec-silent point and fmax is IEEE 754-2019 maximumNumber, so the operators suite (whose cases
-  carry their spec-silent points) calls it ``unspecified``; the fuzzer's graphs carry none and
-  find it as a mismatch.
+  spec-silent point and fmax is IEEE 754-2019 maximumNumber, one of its readings, so the
+  operators suite and the fuzzer (whose graphs carry the spec-silent points they reach) call it
+  ``unspecified``, not a finding.
 - ``NanOrderMax``: Max keeps the running value only when it is strictly larger
   (``out > x ? out : x``, the operand order of ``std::max(x, out)``), so a NaN anywhere but last
   is forgotten again by the next operand: Max(1, NaN, 0) is 0, neither NaN nor the max of the
@@ -19,6 +19,10 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
+
+``GemmFusionSharedOutput`` (at the end) fuses MatMul+Add into Gemm where the MatMul's output has
+other consumers too, which then read the biased value: the faulty fusion that the optimizer
+patterns of harness/generated/patterns.py find (their MatMulAdd extra-consumer variant).
 
 ``SwappedSub`` (Sub computes b - a) is wrong in every Sub and nowhere else: a 50-node chain
 with one Sub in the middle is what ``tests/test_localize.py`` localizes.
@@ -252,7 +256,7 @@ class NoFloat16Neg(_Kernels):
 
 FAULTS = {
     "broadcast-add": ("tests.seeded_faults:BroadcastAdd", {"Add"}, 1),
-    "nan-dropping-max": ("tests.seeded_faults:NanDroppingMax", {"Max"}, 1),
+    "nan-order-max": ("tests.seeded_faults:NanOrderMax", {"Max"}, 1),
     "slice-end": ("tests.seeded_faults:SliceEnd", {"Slice"}, 1),
     "fused-add-relu": ("tests.seeded_faults:FusedAddRelu", {"Add", "Relu"}, 2),
 }
@@ -648,3 +652,49 @@ class SequenceMapFirst(OurReferences):
         if op != "SequenceMap":
             return ref
         return lambda seq, *extra, **kw: ref([seq[0]] * len(seq), *extra, **kw)
+
+
+class GemmFusionSharedOutput(_Kernels):
+    """A faulty MatMul+Add -> Gemm fusion (ONNX Runtime's matmul_add_fusion without its "only
+    consumer, not a graph output" precondition): the MatMul's other consumers, and the graph
+    output it gives, read the fused Gemm's output, bias included. Right wherever the MatMul feeds
+    the Add alone (the pattern's inside variants); wrong on its extra-consumer variant."""
+
+    name = "gemm-fusion-shared-output"
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        out = onnx.shape_inference.infer_shapes(model)
+        graph = out.graph
+        inits = {t.name: t for t in graph.initializer}
+        shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in [*graph.input, *graph.value_info]}
+        shapes.update({name: list(t.dims) for name, t in inits.items()})
+        producer = {o: node for node in graph.node for o in node.output}
+        fused: dict[str, str] = {}  # MatMul output -> Gemm output
+        drop = set()
+        for add in graph.node:
+            if add.op_type != "Add":
+                continue
+            for i, name in enumerate(add.input):
+                mm = producer.get(name)
+                bias = add.input[1 - i]
+                if mm is None or mm.op_type != "MatMul" or name in fused or bias not in inits:
+                    continue
+                a, b = mm.input
+                if len(shapes.get(a, [])) != 2 or len(shapes.get(b, [])) != 2 or len(inits[bias].dims) > 2:
+                    continue
+                gemm = onnx.helper.make_node("Gemm", [a, b, bias], list(add.output), name=f"{mm.name}_fused")
+                add.CopyFrom(gemm)
+                fused[name] = add.output[0]
+                drop.add(mm.name)
+                break
+        if not fused:
+            return model
+        keep = [n for n in graph.node if n.name not in drop]
+        for node in keep:  # the bug: every other reader of the MatMul's output reads the Gemm's
+            for k, name in enumerate(node.input):
+                if name in fused:
+                    node.input[k] = fused[name]
+        extra = [onnx.helper.make_node("Identity", [fused[o.name]], [o.name]) for o in graph.output if o.name in fused]
+        del graph.node[:]
+        graph.node.extend(keep + extra)
+        return out

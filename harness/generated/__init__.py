@@ -41,6 +41,26 @@ graph inputs carry NaN and only ops whose NaN behaviour we rely on may consume t
 (``fuzz_api.NAN_IEEE``: IEEE 754 arithmetic and copies; ``NAN_ASSUMED``: the spec is silent,
 we assume propagation as numpy and IEEE 754-2019 ``maximum`` do).
 
+Edge values (issue 35). A share of float graphs (``GenConfig.edge_rate``, the ``nan`` byte just
+below the NaN share) carries values of one edge class in some input elements: +-inf, -0.0,
+subnormals of the dtype, or finite values so large that a product of two overflows it. The
+composed reference propagates them: a float64 result beyond the dtype's range becomes +-inf (what
+a correct implementation in the dtype computes), a template's guard sees only the ordinary
+elements, infinite values are never perturbed, and the value checks skip a node whose result
+depends on where it overflows inside (its reference evaluated in the dtype puts NaN or inf
+elsewhere; terms that overflow meet others of the other sign in a sum). Such graphs compare with
+an elementwise allowance (``Tolerance.bound``) instead of one absolute tolerance per output.
+
+Spec-silent points. In NaN and edge-value graphs a node whose inputs reach a spec-silent point of
+its op-version (``op.spec_silent`` in its operator file: Max.nan, Softsign.infinity ...) gives
+graph outputs that nothing reads (``Graph.silent``); a backend that differs from our value there
+is judged by the point's readings and invariants (``Comparator.spec_silent``): ``unspecified``
+when a reading matches and every invariant holds, a mismatch naming the point otherwise.
+
+Optimizer patterns (:mod:`.patterns`): subgraphs runtimes rewrite, drawn inside and just outside
+each rewrite's preconditions (``GenConfig.patterns``). Findings that last (:mod:`.regressions`):
+each distinct finding is written as a named regression case that the ``generated`` suite replays.
+
 Integer and bool graphs. A graph's dtype may also be an integer type (int8..int64,
 uint8..uint64) or bool, drawn where every op's schema allows it (its template's type
 parameter), except the ops whose integer result the spec gives only through a float formula
@@ -74,7 +94,8 @@ references) pass every graph.
 
 Modules: ``spec`` (what Hypothesis draws), ``graph`` (a realized graph, its ONNX model, which
 templates apply), ``builder`` (realizing a spec), ``shrink`` (graph surgery, shared with
-``localize``), ``cases`` (graphs as cases); the fuzzer: ``engine`` (running a model on a
+``localize``), ``cases`` (graphs as cases), ``patterns`` (optimizer patterns), ``regressions``
+(findings as regression cases); the fuzzer: ``engine`` (running a model on a
 backend), ``judge`` (one graph on every backend), ``campaign``, ``cli`` (``onnx-harness fuzz``).
 The ``generated`` suite of ``onnx-harness run`` is :mod:`harness.suites.generated`.
 """

@@ -7,6 +7,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 import onnx
 
@@ -16,6 +17,7 @@ from ..fuzz_api import (
     LOCAL,
     MAX_ELEMENTS,
     NAN_ASSUMED,
+    NAN_IEEE,
     PERTURB,
     ROUNDOFF,
     Ctx,
@@ -26,9 +28,10 @@ from ..fuzz_api import (
     as_list,
     size_of,
 )
-from ..registry import load_all
+from ..registry import load_all, spec_silent_points
 from ..values import Typed, reference_value
-from .graph import Graph, Node, _narrow, available_ops, is_exact, templates
+from .graph import Graph, Node, SilentSite, _narrow, available_ops, is_exact, templates
+from .patterns import PATTERNS, Skip
 from .spec import (
     INPUT_ELEMENTS,
     INT_MAGNITUDE,
@@ -38,6 +41,10 @@ from .spec import (
     GraphSpec,
     NodeSpec,
 )
+
+
+#: the since_version that marks a pattern in the list of what a spec's op index picks from
+PATTERN = 0
 
 
 # =============================================================================================
@@ -59,6 +66,15 @@ class Builder:
         self.skipped: list[tuple[int, str]] = []
         self.exposed: set[str] = set()
         self.nan_assumed: list[str] = []
+        #: the edge class of the graph's inputs ("" for none; see GenConfig.edge_of)
+        self.edge = config.edge_of(spec) if not self.exact and not self.nan_mode else ""
+        #: outputs of nodes that reached a spec-silent point: graph outputs nothing reads
+        self.terminal: list[Value] = []
+        self.silent: dict[str, SilentSite] = {}
+        #: the values of the node placed last
+        self.placed: list[Value] = []
+        #: patterns placed whole ("MatMulAdd:inside")
+        self.patterns: list[str] = []
         self.registry = load_all()
 
     # -- inputs ----------------------------------------------------------------------------
@@ -90,19 +106,76 @@ class Builder:
                 vals = rng.integers(-6, 7, n) / 2.0
             if self.nan_mode and n and rng.uniform() < 0.75:
                 vals[rng.choice(n, size=1 + int(rng.integers(0, max(1, n // 8))), replace=False)] = np.nan
+            if self.edge and n:
+                vals = self._edge_values(vals, ispec.dist, np.random.default_rng([spec.seed, 2000 + k]))
             if self.exact:
                 wide = _exact_values(self.dtype, vals.reshape(shape), ispec.dist)
             else:
                 wide = vals.reshape(shape).astype(S.np_dtype(self.dtype)).astype(np.float64)
-            v = Value(f"x{k}", "float", wide, np.zeros(shape), 0)
+            err = np.zeros(shape)
+            if self.edge == "overflow":
+                # an input far beyond the generator's magnitudes is exact, but an op that is
+                # ill-conditioned there (Sin of 1e21: argument reduction) must show as such, so
+                # it carries one rounding of error and the value checks skip such nodes
+                err = np.where(np.abs(wide) > MAX_MAGNITUDE, self.u * np.abs(wide), 0.0)
+            v = Value(f"x{k}", "float", wide, err, 0)
             self.inputs.append(v)
             self.pool.append(v)
 
+    def _edge_values(self, vals: np.ndarray, dist: int, rng: np.random.Generator) -> np.ndarray:
+        """``vals`` with some elements (three graphs in four: one, up to an eighth) set to values
+        of the graph's edge class; positive ones where the input's distribution is positive."""
+        n = vals.size
+        if rng.uniform() >= 0.75:
+            return vals
+        vals = vals.copy()
+        where = rng.choice(n, size=1 + int(rng.integers(0, max(1, n // 8))), replace=False)
+        sign = np.ones(len(where)) if dist == 2 else rng.choice([-1.0, 1.0], size=len(where))
+        info = ml_dtypes.finfo(S.np_dtype(self.dtype))
+        if self.edge == "inf":
+            vals[where] = sign * np.inf
+        elif self.edge == "neg_zero":
+            vals[where] = -0.0
+        elif self.edge == "subnormal":
+            vals[where] = sign * rng.uniform(0.01, 0.99, len(where)) * float(info.smallest_normal)
+        elif self.edge == "overflow":
+            vals[where] = sign * rng.uniform(1.0, 4.0, len(where)) * float(info.max) ** 0.55
+        else:
+            raise ValueError(f"unknown edge class {self.edge!r}")
+        return vals
+
+    def _overflowed(self, y: np.ndarray) -> np.ndarray:
+        """A float64 result as the graph's dtype holds it where it overflows: +-inf (what a
+        correct implementation in that dtype computes; the composed reference then propagates it)."""
+        if y.dtype.kind != "f" or self.dtype == "float64":
+            return y
+        narrow = y.astype(S.np_dtype(self.dtype)).astype(np.float64)
+        return np.where(np.isinf(narrow) & np.isfinite(y), narrow, y)
+
+    def _edge_mask(self, x: np.ndarray | None) -> np.ndarray | None:
+        """``x`` with its edge elements (non-finite, zero, subnormal, beyond the generator's
+        magnitudes) replaced by 1 for a template's guard: the guard keeps ordinary values inside
+        the op's well-conditioned domain; an edge value's result is what IEEE 754 says."""
+        if x is None or x.dtype.kind != "f":
+            return x
+        tiny = float(ml_dtypes.finfo(S.np_dtype(self.dtype)).smallest_normal)
+        with np.errstate(invalid="ignore"):
+            edge = ~np.isfinite(x) | (np.abs(x) < tiny) | (np.abs(x) > MAX_MAGNITUDE)
+        return np.where(edge, 1.0, x)
+
     # -- nodes -----------------------------------------------------------------------------
     def apply(self, index: int, nspec: NodeSpec, available: tuple[tuple[str, int], ...]) -> str | None:
-        """Place one node; return None, or why the spec was skipped."""
+        """Place one node (or a pattern's nodes); return None, or why the spec was skipped."""
         op, since = available[nspec.op % len(available)]
         c = Ctx(self, nspec, since)
+        if since == PATTERN:
+            c.index = index
+            try:
+                variant = PATTERNS[op].place(c)
+            except Skip as exc:  # the nodes placed before it stay: an ordinary graph
+                return f"pattern {op}: {exc}"
+            self.patterns.append(f"{op}:{variant}")
+            return None
         try:
             plan = templates()[op].plan(c)
         except (ValueError, IndexError, ZeroDivisionError):
@@ -153,7 +226,8 @@ class Builder:
         nan_in = any(v is not None and v.has_nan for v in ins)
         if nan_in and tmpl.nan is None:
             return f"{op}: NaN input, behaviour not defined"
-        if self.config.value_aware and tmpl.guard is not None and not tmpl.guard(wide_in):
+        guarded = [self._edge_mask(x) for x in wide_in] if self.edge else wide_in
+        if self.config.value_aware and tmpl.guard is not None and not tmpl.guard(guarded):
             return f"{op}: input outside the safe domain"
         if self.config.value_aware and tmpl.stable is not None and not tmpl.stable(ins, attrs, self.u):
             return f"{op}: near a tie or an equality"
@@ -166,6 +240,8 @@ class Builder:
         if any(k is None for k in kinds):
             return f"{op}: output type not handled"
         ys = [np.asarray(y, dtype=np.float64) if k == "float" and not self.exact else np.asarray(y) for y, k in zip(ys, kinds)]
+        if self.edge:
+            ys = [self._overflowed(y) for y in ys]
         if any(y.size > MAX_ELEMENTS for y in ys):
             return f"{op}: output too large"
         errs = [np.zeros(y.shape) for y in ys]
@@ -177,6 +253,13 @@ class Builder:
             why = self._check_values(tmpl, ref, plan, ins, ys, errs, nan_in)
             if why:
                 return f"{op}: {why}"
+        # a spec-silent point reached (NaN and edge-value graphs): the node's outputs become
+        # graph outputs that nothing reads, judged by the point's readings and invariants
+        reached: list[str] = []
+        if (self.nan_mode or self.edge) and not (captures or step_rows or then_rows):
+            narrow_in = [None if v is None else _narrow(v, self.dtype) for v in main_ins[:n_in]]
+            narrow_out = [_narrow(Value("", k, y, e, 0), self.dtype) for y, e, k in zip(ys, errs, kinds)]
+            reached = [p.id for p in spec_silent_points(op, since) if p.reached(narrow_in, attrs, narrow_out, since)]
         # place the node
         names = [self._name_input(v) for v in main_ins[:n_in]]
         rows = [(o, s_, [self._name_input(v) for v in vs], outs_, a) for o, s_, vs, outs_, a in step_rows]
@@ -188,12 +271,17 @@ class Builder:
         depth = 1 + len(step_rows) + len(then_rows) + max([v.depth for v in ins if v is not None] or [0])
         self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows,
                                after, list(own) if after else []))
+        self.placed = []
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
-            self.pool.append(v)
+            self.placed.append(v)
+            (self.terminal if reached else self.pool).append(v)
             if expose:
                 self.exposed.add(name)
-        if nan_in and tmpl.nan == NAN_ASSUMED:
+        if reached:
+            site = SilentSite(op, since, reached, narrow_in, dict(attrs), list(outs), narrow_out)
+            self.silent.update(dict.fromkeys(outs, site))
+        elif nan_in and tmpl.nan == NAN_ASSUMED:
             self.nan_assumed.append(op)
         return None
 
@@ -212,9 +300,16 @@ class Builder:
                       errs: list[np.ndarray], nan_in: bool) -> str | None:
         """Value-aware checks of one node (numpy warnings are off: see :func:`realize`). Fills
         ``errs`` with the outputs' error estimates; returns why the node is unsafe, or None."""
-        clean = (lambda a: np.nan_to_num(a)) if nan_in else (lambda a: a)
+        edge = bool(self.edge)
+        clean = (lambda a: np.nan_to_num(a)) if nan_in or edge else (lambda a: a)
         for y in ys:
             if y.dtype.kind != "f" or not y.size:
+                continue
+            if edge:
+                # +-inf, overflow and magnitudes beyond 1e4 are what these graphs are for; a NaN
+                # from numbers (inf - inf) only where IEEE 754 arithmetic defines the op
+                if np.isnan(y).any() and not nan_in and tmpl.nan != NAN_IEEE:
+                    return "NaN output from numbers, not IEEE arithmetic"
                 continue
             if nan_in:
                 if np.isinf(y).any():
@@ -232,6 +327,8 @@ class Builder:
             d = PERTURB * v.err
             if tmpl.jumps:
                 d = d + clean(4 * u * np.abs(v.wide)) + 1e-30
+            if edge:
+                d = np.where(np.isfinite(v.wide), d, 0.0)  # an infinite value stays itself
             if d.any():
                 deltas[i] = d
         if deltas:
@@ -256,6 +353,8 @@ class Builder:
                     yp = as_list(ref(*args, **plan.attrs))[: plan.n_outputs]
                 except Exception:
                     return "reference fails near these values"
+                if edge:
+                    yp = [self._overflowed(np.asarray(y2, dtype=np.float64)) if np.asarray(y2).dtype.kind == "f" else y2 for y2 in yp]
                 for k, (y, y2) in enumerate(zip(ys, yp)):
                     y2 = np.asarray(y2)
                     if y2.shape != y.shape:
@@ -265,7 +364,14 @@ class Builder:
                             return "near a discontinuity"
                         continue
                     diff = np.abs(y2.astype(np.float64) - y)
-                    if nan_in:
+                    if edge:
+                        # the same NaN and the same infinities, or the node sits at an overflow
+                        # threshold or a pole
+                        if not (np.array_equal(np.isnan(y), np.isnan(y2)) and np.array_equal(np.isposinf(y), np.isposinf(y2))
+                                and np.array_equal(np.isneginf(y), np.isneginf(y2))):
+                            return "non-finite near these values"
+                        diff = np.where(np.isfinite(y), diff, 0.0)
+                    elif nan_in:
                         if not np.array_equal(np.isnan(y), np.isnan(y2)) or np.isinf(y2).any():
                             return "non-finite near these values"
                         diff = np.nan_to_num(diff)
@@ -275,6 +381,10 @@ class Builder:
             for k, y in enumerate(ys):
                 if y.dtype.kind == "f":
                     errs[k] = diffs[k] / PERTURB
+        if edge:
+            why = self._overflow_inside(ref, plan, ins, ys, tmpl)
+            if why:
+                return why
         # the op's own rounding, and the conditioning limit
         u = max(u, tmpl.compute_u)
         bounds: list | None = None
@@ -291,6 +401,11 @@ class Builder:
             scale = mag
             if bounds is not None:
                 scale = np.broadcast_to(clean(np.asarray(bounds[k], dtype=np.float64)), y.shape)
+            if edge:  # an infinite result is exact; a finite one rounds with its finite bound
+                fin = np.isfinite(y)
+                mag = np.where(fin, mag, 0.0)
+                scale = np.where(fin & np.isfinite(np.asarray(bounds[k] if bounds is not None else y, dtype=np.float64)),
+                                 np.broadcast_to(scale, y.shape), 0.0)
             # plus the absolute error of rounding into the subnormal range (a value below the
             # smallest subnormal legitimately becomes 0: Softmax of float16 does)
             errs[k] = errs[k] + (tmpl.ulps + plan.n_acc) * u * scale + SUBNORMAL[self.dtype]
@@ -298,13 +413,56 @@ class Builder:
                 return "ill-conditioned here (error estimate too large)"
         return None
 
+    def _overflow_inside(self, ref: Callable, plan: Plan, ins: list[Value | None], ys: list[np.ndarray],
+                         tmpl: Template) -> str | None:
+        """Whether a result of an edge-value node depends on where the op overflows inside (how
+        it accumulates, which formula it evaluates): the order and width of a sum and the
+        evaluation of a formula are not fixed by the spec, so such a node is not placed.
+
+        Two tests: the reference evaluated in the graph's dtype (every intermediate rounded to
+        it, a product of large values becoming inf) must put NaN and +-inf where the composed
+        float64 result overflowed to them; and for ops that accumulate (a template bound), the
+        finite terms (infinite inputs set to 0) must not cancel where their magnitudes' sum
+        overflows (+big + big - big is inf or big by order), nor meet an infinite input's term
+        (+inf + big * big is inf, or NaN where the product overflows to -inf first)."""
+        if self.dtype == "float64":
+            return None
+        np_dtype = S.np_dtype(self.dtype)
+        narrow = [None if v is None else (v.wide.astype(np_dtype) if v.kind == "float" else v.wide) for v in ins]
+        try:
+            low = as_list(ref(*narrow, **plan.attrs))[: plan.n_outputs]
+        except Exception as exc:  # the reference is our oracle: in the dtype it must run too
+            return f"reference fails in {self.dtype} ({type(exc).__name__})"
+        for y, y2 in zip(ys, low):
+            y2 = np.asarray(y2)
+            if y.dtype.kind != "f" or y2.dtype.kind != "f" or y2.shape != y.shape:
+                continue
+            y2 = y2.astype(np.float64)
+            if not (np.array_equal(np.isnan(y), np.isnan(y2)) and np.array_equal(np.isposinf(y), np.isposinf(y2))
+                    and np.array_equal(np.isneginf(y), np.isneginf(y2))):
+                return "overflows inside the op (its evaluation order and width decide)"
+        if tmpl.bound is None or not plan.n_acc:
+            return None
+        finite = [None if v is None else (np.where(np.isfinite(v.wide), v.wide, 0.0) if v.kind == "float" else v.wide) for v in ins]
+        got = tmpl.bound(ref, finite, plan.attrs)
+        bounds = list(got) if isinstance(got, (list, tuple)) else [got]
+        for y, yf, b in zip(ys, as_list(ref(*finite, **plan.attrs))[: plan.n_outputs], bounds):
+            yf, b = np.asarray(yf, dtype=np.float64), np.asarray(b, dtype=np.float64)
+            with np.errstate(invalid="ignore"):
+                by_inf = ~np.isfinite(y) & (self._overflowed(yf) != y)  # an infinite input's term decides
+            if np.any(np.isinf(self._overflowed(b)) & ((np.abs(yf) < b * (1 - 1e-9)) | by_inf)):
+                return "terms that overflow meet others of the other sign inside a sum (its order decides)"
+        return None
+
     # -- outputs -----------------------------------------------------------------------------
     def finish(self) -> Graph:
         consumed = {name for n in self.nodes for name in n.reads}
         outputs = [v for v in self.pool if v.node is not None and (v.name in self.exposed or v.name not in consumed)]
         used_inputs = [v for v in self.inputs if v.name in consumed]
+        outputs += self.terminal
         return Graph(self.spec, self.opset, self.dtype, self.nan_mode, used_inputs, self.nodes, self.initializers, outputs,
-                     self.skipped, self.nan_assumed, self.config)
+                     self.skipped, self.nan_assumed, self.config, edge=self.edge, silent=dict(self.silent),
+                     patterns=list(self.patterns))
 
 
 def _with_scope(ref: Callable, n_in: int, names: list[str], opset: int) -> Callable:
@@ -449,6 +607,8 @@ def realize(spec: GraphSpec, config: GenConfig = GenConfig()) -> Graph:
     b = Builder(spec, config)
     b.make_inputs()
     available = available_ops(b.opset, b.dtype, config.ops, config.exclude)
+    if config.patterns and not b.exact:
+        available += tuple((p, PATTERN) for p in config.patterns)
     with np.errstate(all="ignore"):
         for index, nspec in enumerate(spec.nodes if available else ()):
             if len(b.nodes) >= config.max_nodes:

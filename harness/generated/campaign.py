@@ -46,6 +46,7 @@ from .cases import case_id, graph_case
 from .engine import InProcess, Isolated
 from .graph import Graph, InvalidGraph, check_graph
 from .judge import Failure, Finding, Tester, _size_key
+from .regressions import save_regression
 from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
 from .spec import N_KNOBS, N_REFS, GenConfig, GraphSpec, NodeSpec, graph_specs
 
@@ -73,6 +74,9 @@ class FuzzConfig:
     bundles: Path | None = None
     #: passing graphs stored per run (so reports show the suite); findings are always stored
     keep_passes: int = 100
+    #: folder of regression cases: each new distinct finding is written there by its root cause
+    #: (harness.generated.regressions), and the ``generated`` suite replays it; None: not written
+    regressions: Path | None = None
     #: node specs drawn per graph (default: half the node limit up to twice it; the shrinker
     #: still reaches one node by disabling specs)
     min_specs: int | None = None
@@ -101,6 +105,14 @@ class FuzzStats:
     gen_seconds: float = 0.0
     nodes: int = 0
     op_versions: Counter = field(default_factory=Counter)
+    #: graphs tested by the edge class of their inputs ("nan" for NaN graphs, "" for plain ones)
+    edge: Counter = field(default_factory=Counter)
+    #: graph outputs judged ``unspecified`` at a spec-silent point (a reading matched, every
+    #: invariant kept), by point; points reached in graphs tested, by point
+    unspecified: Counter = field(default_factory=Counter)
+    silent_reached: Counter = field(default_factory=Counter)
+    #: optimizer patterns (harness.generated.patterns) in graphs tested, by "pattern:variant"
+    patterns: Counter = field(default_factory=Counter)
     invalid_examples: list[str] = field(default_factory=list)
 
     @property
@@ -193,13 +205,15 @@ class Campaign:
                 other = next((o for o in cfg.backends if o.spec == "onnxruntime" and o.options.get("optimization") == "disable"), None)
                 if other is not None:
                     pairs.append((b.name, other.name))
-        self.tester = Tester(self.executor, cfg.backends, groups, pairs)
+        self.tester = Tester(self.executor, cfg.backends, groups, pairs, unspecified=self.stats.unspecified)
         if cfg.store is not None:
             self.store = Store(cfg.store)
             env = environment(RunConfig(suites=[SUITE], backends=cfg.backends))
             args = {"command": "fuzz", "backends": [b.__dict__ for b in cfg.backends], "budget_s": cfg.budget_s, "seed": cfg.seed,
                     "opsets": list(cfg.gen.opsets), "dtypes": list(cfg.gen.dtypes), "ops": list(cfg.gen.ops or []),
-                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "suites": [SUITE]}
+                    "max_nodes": cfg.gen.max_nodes, "nan_rate": cfg.gen.nan_rate, "edge_rate": cfg.gen.edge_rate,
+                    "edge_classes": list(cfg.gen.edge_classes), "patterns": list(cfg.gen.patterns),
+                    "suites": [SUITE]}
             self.run_id = self.store.start_run(env["command"], args, env)
             for b in cfg.backends:
                 try:
@@ -350,6 +364,10 @@ class Campaign:
             self.findings[key] = finding
             self._record(finding)
             self.say(f"new finding: {finding.summary()}")
+            if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
+                folder, new = save_regression(finding, self.config.regressions)
+                finding.regression = folder.name
+                self.say(f"{'new' if new else 'known'} regression case: {folder}")
             if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
                 self._stop_drawing(g.nodes[0].key, g.dtype, finding)
         session.best.clear()
@@ -478,6 +496,9 @@ class _Session:
             stats.valid += 1
             stats.nodes += len(g.nodes)
             stats.op_versions.update(n.key for n in g.nodes)
+            stats.edge["nan" if g.nan_mode else g.edge] += 1
+            stats.patterns.update(g.patterns)
+            stats.silent_reached.update(p for site in {id(s): s for s in g.silent.values()}.values() for p in site.points)
         model_bytes = model.SerializeToString()
         failures = c.tester.test(g, model_bytes)
         if self.first_failure is None:

@@ -9,7 +9,7 @@ import onnx
 
 from ..case import Case, DataSet, Tolerance
 from .builder import realize
-from .graph import Graph, InvalidGraph, check_graph
+from .graph import Graph, InvalidGraph, check_graph, combined_tolerance
 from .spec import GenConfig, GraphSpec, graph_specs
 
 
@@ -31,15 +31,18 @@ def graph_case(g: Graph, model: onnx.ModelProto | None = None, tolerance: Tolera
     model = model or g.model()
     tols = g.tolerances()
     if tolerance is None:
-        tolerance = Tolerance(max((t.rtol for t in tols), default=1e-5), max((t.atol for t in tols), default=1e-6),
-                              max((t.ulp or 0 for t in tols), default=None) or None)
+        tolerance = combined_tolerance(tols) if tols else Tolerance(1e-5, 1e-6)
     tags = {
         "suite": "generated", "ops": sorted({n.op for n in g.nodes}), "op_versions": g.op_versions, "opset": g.opset,
         "dtypes": [g.dtype], "dtype": g.dtype, "nodes": len(g.nodes), "pattern": g.pattern, "nan_inputs": g.nan_mode,
+        "edge_values": g.edge,
         "output_tolerances": [t.to_dict() for t in tols], "spec": g.spec.to_json(),
     }
     if len(g.nodes) == 1:  # reports then file the case under its op-version
         tags.update(op=g.nodes[0].op, domain="ai.onnx", since_version=g.nodes[0].since)
+        points = sorted({p for site in g.silent.values() for p in site.points})
+        if points:  # a run judges it by the points' readings and invariants, as the fuzzer did
+            tags["spec_silent"] = points
     tags.update(extra_tags or {})
     return Case(id=case_id(g), suite="generated", model_bytes=model.SerializeToString(),
                 data=[DataSet(g.feeds(), expected if expected is not None else g.expected())], tolerance=tolerance, tags=tags)

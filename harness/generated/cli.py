@@ -51,6 +51,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--max-nodes", type=int, default=20, help="nodes per graph at most (default 20)")
     p.add_argument("--seed", type=int, help="seed of the campaign (default: random, printed)")
     p.add_argument("--nan-rate", type=float, default=0.1, help="share of graphs whose inputs carry NaN (default 0.1)")
+    p.add_argument("--edge-rate", type=float, default=0.1,
+                   help="share of float graphs whose inputs carry edge values: +-inf, -0.0, subnormals or values that "
+                        "overflow downstream (default 0.1)")
+    p.add_argument("--patterns", default="all",
+                   help="optimizer patterns to draw besides single ops: comma-separated names, 'all' or 'none' "
+                        "(default all; harness.generated.patterns)")
+    p.add_argument("--regressions", default=None, metavar="DIR",
+                   help="write each new distinct finding as a regression case here, replayed by the generated suite "
+                        "(default: the checked-in harness/generated/regressions; 'none' to write none)")
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
@@ -117,6 +126,14 @@ def cmd_fuzz(args: Any) -> int:
         missing = [o for o in ops if o not in templates()]
         if missing:
             raise CliError(f"no graph template for {', '.join(missing)}; templates exist for: {', '.join(templated_ops())}")
+    from .patterns import PATTERNS
+    from .regressions import REGRESSIONS
+
+    chosen = {"all": tuple(PATTERNS), "none": ()}.get(args.patterns)
+    patterns = chosen if chosen is not None else tuple(p.strip() for p in args.patterns.split(",") if p.strip())
+    if set(patterns) - set(PATTERNS):
+        raise CliError(f"--patterns: no pattern {', '.join(sorted(set(patterns) - set(PATTERNS)))}; "
+                       f"there are: {', '.join(PATTERNS)}")
     dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
     bad = [d for d in dtypes if d not in ALL_DTYPES]
     if bad:
@@ -136,12 +153,14 @@ def cmd_fuzz(args: Any) -> int:
             opsets = tuple(range(MIN_OPSET, min(tops.values()) + 1))
     finally:
         probe.close()
-    gen = GenConfig(opsets=opsets, dtypes=dtypes, ops=ops, max_nodes=args.max_nodes, nan_rate=args.nan_rate)
+    gen = GenConfig(opsets=opsets, dtypes=dtypes, ops=ops, max_nodes=args.max_nodes, nan_rate=args.nan_rate,
+                    edge_rate=args.edge_rate, patterns=patterns)
     if not any(available_ops(o, d, ops) for o in opsets for d in dtypes):
         raise CliError("no op can be drawn with these --ops, --opset and --dtypes")
     config = FuzzConfig(backends=specs, gen=gen, budget_s=budget, seed=seed, isolate=not args.in_process, timeout=args.timeout,
                         shrink_s=args.shrink_time, store=Path(args.store), bundles=Path(args.bundles) if args.bundles else None,
-                        keep_passes=args.keep_passes)
+                        keep_passes=args.keep_passes,
+                        regressions=None if args.regressions == "none" else Path(args.regressions or REGRESSIONS))
     print(f"fuzzing {', '.join(s.name for s in specs)} for {_clock(budget)}: opsets {opsets[0]}..{opsets[-1]}, "
           f"up to {args.max_nodes} nodes, seed {seed}", file=sys.stderr)
     say = lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr)  # noqa: E731
@@ -170,6 +189,12 @@ def print_report(report: FuzzReport) -> None:
           f"{s.tested} tested ({rate:.1f}/s), {s.nodes / max(1, s.valid):.1f} nodes on average, {len(s.op_versions)} op-versions; "
           f"{s.disagreements} disagreements, {s.duplicates} of them known, {len(bugs)} unique bugs, "
           f"{len(report.findings) - len(bugs)} unsupported op-versions")
+    print("graphs by input values: " + ", ".join(f"{k or 'plain'} {n}" for k, n in sorted(s.edge.items())))
+    if s.patterns:
+        print("optimizer patterns exercised: " + ", ".join(f"{p} {n}" for p, n in sorted(s.patterns.items())))
+    if s.silent_reached:
+        print("spec-silent points reached: " + ", ".join(f"{p} {n}" for p, n in sorted(s.silent_reached.items()))
+              + (f"; judged unspecified: {', '.join(f'{p} {n}' for p, n in sorted(s.unspecified.items()))}" if s.unspecified else ""))
     for f in sorted(report.findings, key=lambda f: (f.group, f.symptom, f.pattern)):
         print(f"  {f.summary()}")
         print(f"      {f.message[:240]}")

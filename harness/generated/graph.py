@@ -71,6 +71,22 @@ class Node:
 
 
 @dataclass
+class SilentSite:
+    """A node whose inputs reached spec-silent points of its op-version (NaN and edge-value
+    graphs): its outputs are graph outputs nothing reads, and a backend that differs from our
+    value there is judged by the points' readings and invariants (``Comparator.spec_silent``)
+    on what is kept here: the node's inputs, attributes and every output, in the graph's dtype."""
+
+    op: str
+    since: int
+    points: list[str]
+    inputs: list[np.ndarray | None]
+    attrs: dict[str, Any]
+    outputs: list[str]
+    expected: list[np.ndarray]
+
+
+@dataclass
 class Graph:
     spec: GraphSpec
     opset: int
@@ -88,6 +104,12 @@ class Graph:
     #: True once graph surgery (fewer outputs, a node cut into an input) changed it: the spec
     #: no longer describes it, the model and data do
     reduced: bool = False
+    #: the edge class of its inputs ("" for none: see GenConfig.edge_of)
+    edge: str = ""
+    #: graph output name -> the spec-silent node that gives it
+    silent: dict[str, SilentSite] = field(default_factory=dict)
+    #: optimizer patterns placed whole ("MatMulAdd:inside"; harness.generated.patterns)
+    patterns: list[str] = field(default_factory=list)
 
     # -- what a backend sees --------------------------------------------------------------
     def model(self) -> onnx.ModelProto:
@@ -100,7 +122,7 @@ class Graph:
         return [_narrow(v, self.dtype) for v in self.outputs]
 
     def tolerances(self) -> list[Tolerance]:
-        return [output_tolerance(v, self.dtype) for v in self.outputs]
+        return [output_tolerance(v, self.dtype, elementwise=bool(self.edge)) for v in self.outputs]
 
     # -- descriptions ---------------------------------------------------------------------
     @property
@@ -117,7 +139,8 @@ class Graph:
         return f"{zlib.crc32(data.encode()):08x}"
 
     def describe(self) -> str:
-        lines = [f"opset {self.opset}, {self.dtype}{', NaN inputs' if self.nan_mode else ''}"]
+        lines = [f"opset {self.opset}, {self.dtype}{', NaN inputs' if self.nan_mode else ''}"
+                 f"{f', {self.edge} edge values' if self.edge else ''}"]
         for v in self.inputs:
             kind = "" if v.kind == "float" else f" ({'int64' if v.kind == 'int' else 'bool'})"
             lines.append(f"  input {v.name}: {list(v.shape)}{kind}")
@@ -134,6 +157,9 @@ class Graph:
                 text = ", ".join(f"{k}={_attr_text(v)}" for k, v in sattrs.items())
                 lines.append(f"  {', '.join(outs)} = {op}-{since}({', '.join(ins)}{'; ' + text if text else ''})")
         lines.append(f"  outputs: {', '.join(v.name for v in self.outputs)}")
+        for name, site in self.silent.items():
+            if any(v.name == name for v in self.outputs):
+                lines.append(f"  {name}: reaches spec-silent {', '.join(site.points)}")
         return "\n".join(lines)
 
 
@@ -162,14 +188,28 @@ def _narrow(v: Value, dtype: str) -> np.ndarray:
     return v.wide.astype(bool)
 
 
-def output_tolerance(v: Value, dtype: str) -> Tolerance:
+def output_tolerance(v: Value, dtype: str, elementwise: bool = False) -> Tolerance:
+    """The tolerance of one output; ``elementwise`` (edge-value graphs, whose magnitudes span
+    the dtype's range): the propagated error is an allowance per element (``Tolerance.bound``)
+    rather than its maximum for every element."""
     if is_exact(dtype) or v.kind != "float":
         return Tolerance(rtol=0.0, atol=0.0, ulp=None)  # integers and bools: exactly equal
     base = default_for(dtype)
     depth = max(1, v.depth)
-    err = float(np.max(v.err)) if v.kind == "float" and v.err.size else 0.0
     ulp = base.ulp * depth if base.ulp is not None else None
+    if elementwise:
+        return Tolerance(rtol=base.rtol * depth, atol=base.atol * depth, ulp=ulp, bound=(SAFETY * v.err,))
+    err = float(np.max(v.err)) if v.kind == "float" and v.err.size else 0.0
     return Tolerance(rtol=base.rtol * depth, atol=base.atol * depth + SAFETY * err, ulp=ulp)
+
+
+def combined_tolerance(tols: list[Tolerance]) -> Tolerance:
+    """One tolerance for every output of a case: the loosest rtol, atol and ulp, and each
+    output's elementwise allowance where it has one."""
+    if not tols:
+        return Tolerance()
+    bound = tuple(t.bound[0] if t.bound is not None else None for t in tols) if any(t.bound is not None for t in tols) else None
+    return Tolerance(max(t.rtol for t in tols), max(t.atol for t in tols), max((t.ulp or 0) for t in tols) or None, bound=bound)
 
 # =============================================================================================
 # templates (each in its operator's module) and which apply at an opset and dtype

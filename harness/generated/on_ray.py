@@ -76,5 +76,6 @@ def _add_stats(total: Any, part: Any) -> None:
     for name in ("drawn", "empty", "valid", "invalid", "tested", "disagreements", "duplicates", "sessions", "shrink_steps",
                  "gen_seconds", "nodes"):
         setattr(total, name, getattr(total, name) + getattr(part, name))
-    total.op_versions.update(part.op_versions)
+    for name in ("op_versions", "edge", "unspecified", "silent_reached", "patterns"):
+        getattr(total, name).update(getattr(part, name))
     total.invalid_examples += part.invalid_examples[: max(0, 20 - len(total.invalid_examples))]

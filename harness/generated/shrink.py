@@ -31,15 +31,17 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
             needed.update(node.reads)
     keep.reverse()
     ops = {n.op for n in keep}
+    names = {v.name for v in outputs}
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
                  {k: a for k, a in g.initializers.items() if k in needed}, list(outputs), [],
-                 [op for op in g.nan_assumed_ops if op in ops], g.config, reduced=True)
+                 [op for op in g.nan_assumed_ops if op in ops], g.config, reduced=True, edge=g.edge,
+                 silent={k: s for k, s in g.silent.items() if k in names}, patterns=list(g.patterns))
 
 
 def values_of(g: Graph) -> dict[str, Value]:
     """Every value of a realized graph by name (re-evaluated: cheap, and graphs keep only outputs)."""
     b = _reevaluate(g, set()) if g.nodes else None
-    return {v.name: v for v in (b.pool if b is not None else [*g.inputs, *g.outputs])}
+    return {v.name: v for v in ([*b.pool, *b.terminal] if b is not None else [*g.inputs, *g.outputs])}
 
 
 def with_outputs(g: Graph, names: list[str]) -> Graph | None:
@@ -81,7 +83,7 @@ def cut(g: Graph, k: int) -> Graph | None:
     h = _reevaluate(g, {k}, extra_inputs=new_inputs)
     if h is None:
         return None
-    pool = {v.name: v for v in h.pool}
+    pool = {v.name: v for v in [*h.pool, *h.terminal]}
     if any(n not in pool for n in out_names):
         return None
     return _prune(h.finish(), [pool[n] for n in out_names])
@@ -89,8 +91,9 @@ def cut(g: Graph, k: int) -> Graph | None:
 
 def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Builder | None:
     b = Builder(g.spec, g.config)
-    b.opset, b.dtype, b.u, b.nan_mode = g.opset, g.dtype, ROUNDOFF.get(g.dtype, 0.0), g.nan_mode
+    b.opset, b.dtype, b.u, b.nan_mode, b.edge = g.opset, g.dtype, ROUNDOFF.get(g.dtype, 0.0), g.nan_mode, g.edge
     b.exact = is_exact(g.dtype)
+    b.patterns = list(g.patterns)
     b.inputs = list(g.inputs) + list(extra_inputs)
     b.pool = list(b.inputs)
     names = {v.name: v for v in b.pool}
@@ -124,7 +127,7 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
                              then=then, own=list(node.own))
             if why:
                 return None
-            names.update({v.name: v for v in b.pool[-len(node.outputs):]})
+            names.update({v.name: v for v in b.placed})
     return b
 
 

@@ -28,6 +28,10 @@ SAFETY = 4.0
 #: smallest subnormal per float dtype
 SUBNORMAL = {"float64": 2.0**-1074, "float32": 2.0**-149, "float16": 2.0**-24, "bfloat16": 2.0**-133}
 DTYPES = ("float32", "float16", "float64")
+#: edge classes of graph inputs (issue 35): some elements of a graph's float inputs are set to
+#: +-inf ("inf"), -0.0 ("neg_zero"), subnormals of the dtype ("subnormal"), or finite values
+#: large enough that a product of two overflows the dtype ("overflow": |x| = max ** 0.55 .. 4x)
+EDGE_CLASSES = ("inf", "neg_zero", "subnormal", "overflow")
 #: integer and bool graph dtypes: values exact, results kept exact (no overflow), tolerance zero
 INT_DTYPES = S.INTS
 EXACT_DTYPES = INT_DTYPES + ("bool",)
@@ -135,12 +139,20 @@ class GenConfig:
     max_nodes: int = 20
     #: share of graphs (0..1) whose inputs carry NaN
     nan_rate: float = 0.1
+    #: share of float graphs (0..1) whose inputs carry edge values of one class of
+    #: ``edge_classes`` (see :data:`EDGE_CLASSES`): the share just below the NaN graphs' in the
+    #: spec's ``nan`` byte, so shrinking (towards 0) leaves edge values last
+    edge_rate: float = 0.1
+    edge_classes: tuple[str, ...] = EDGE_CLASSES
     #: value-aware generation (off only to measure what it buys)
     value_aware: bool = True
     #: (op-version key, dtype) pairs not to draw (a campaign adds those a backend lacks)
     exclude: frozenset[tuple[str, str]] = frozenset()
     #: graphs whose first dim is 0 (empty inputs) when the spec's first dim byte says so
     empty: bool = True
+    #: subgraph patterns optimizers rewrite (harness.generated.patterns), drawn like ops in
+    #: float graphs: the spec's op index covers the ops, then these
+    patterns: tuple[str, ...] = ()
 
     def dtype_of(self, knob: int) -> str:
         # with float and exact (integer, bool) dtypes, half the graphs (knob >= 128) are exact ones,
@@ -154,6 +166,14 @@ class GenConfig:
         if len(floats) == 1 or knob < 16:
             return floats[0]
         return floats[1 + knob % (len(floats) - 1)]
+
+    def edge_of(self, spec: GraphSpec) -> str:
+        """The edge class whose values ``spec``'s inputs carry ("" for none): the ``nan`` byte
+        in the ``edge_rate`` share just below the NaN share, the class from the seed."""
+        top = 100 - round(100 * self.nan_rate)
+        if not self.edge_classes or not top - round(100 * self.edge_rate) <= spec.nan < top:
+            return ""
+        return self.edge_classes[(spec.seed >> 12) % len(self.edge_classes)]
 
     def opset_of(self, knob: int) -> int:
         return self.opsets[knob % len(self.opsets)]

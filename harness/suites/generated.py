@@ -17,6 +17,7 @@ from .. import fuzz_api, strategies
 from .. import generated as graphs_package
 from ..case import Case
 from ..generated.cases import draw_graphs, graph_case
+from ..generated.regressions import REGRESSIONS, regression_cases
 from ..generated.spec import GenConfig
 from .frozen import digest, load_or_build, without_local_constants
 
@@ -24,6 +25,8 @@ DEFAULT_EXAMPLES = 50
 DEFAULT_SEED = 20261122
 #: nodes per graph in the ``generated`` suite (fuzz campaigns choose their own)
 SUITE_MAX_NODES = 10
+#: the regression cases the suite replays after its drawn graphs
+REGRESSION_FOLDER = REGRESSIONS
 
 
 def _suite_fingerprint() -> str:
@@ -38,7 +41,9 @@ def _suite_fingerprint() -> str:
 def generated_cases(ctx: Any) -> Iterator[Case]:
     """The ``generated`` suite for ``onnx-harness run``: ``--examples`` graphs (default 50) of up
     to 10 nodes, drawn from ``--seed`` at ``--opset`` (default: every opset from 13), frozen
-    under ``<corpus>/generated/`` so that every backend and later run sees the same graphs."""
+    under ``<corpus>/generated/`` so that every backend and later run sees the same graphs; then
+    every regression case of ``harness/generated/regressions/`` (the distinct findings of
+    earlier fuzz campaigns) at that opset."""
     n = ctx.examples if ctx.examples is not None else DEFAULT_EXAMPLES
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     config = GenConfig(opsets=(ctx.opset,) if ctx.opset else GenConfig().opsets, max_nodes=SUITE_MAX_NODES)
@@ -50,3 +55,8 @@ def generated_cases(ctx: Any) -> Iterator[Case]:
             return [graph_case(g) for g in draw_graphs(n, seed, config)]
 
     yield from load_or_build(file, _suite_fingerprint(), build)
+    # the regression cases fuzz campaigns wrote (harness.generated.regressions), every run: those
+    # at the run's --opset when it names one, and that its -k selects
+    for case in regression_cases(REGRESSION_FOLDER):
+        if (ctx.opset is None or case.tags["opset"] == ctx.opset) and (ctx.pattern is None or ctx.pattern.search(case.id)):
+            yield case

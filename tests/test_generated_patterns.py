@@ -1,0 +1,119 @@
+"""Optimization-aware generation (issue 35): each pattern of harness.generated.patterns draws
+graphs that ONNX Runtime's optimizer actually rewrites (its optimized model, written by
+``SessionOptions.optimized_model_filepath``, holds the fused op and fewer nodes), its outside
+variants are left alone, the rewritten graph still agrees with the composed reference, and a
+seeded faulty fusion is found."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from harness.compare import Comparator
+from harness.generated.builder import realize
+from harness.generated.campaign import Campaign, FuzzConfig
+from harness.generated.graph import Graph, check_graph
+from harness.generated.patterns import PATTERNS
+from harness.generated.spec import GenConfig, GraphSpec, InputSpec, NodeSpec
+from harness.runner import BackendSpec
+
+ort = pytest.importorskip("onnxruntime")
+
+OPSETS = tuple(range(13, 27))
+#: the spec's rank byte for each pattern's first input: 0 -> [2, 3], 2 -> [2, 3, 3], 3 -> [2, 3, 3, 3]
+RANK = {"MatMulAdd": 0, "MatMulScale": 0, "TransposeMatMul": 2, "ConvBatchNorm": 3, "ConvAddMul": 3, "ConvActivation": 3,
+        "Gelu": 0, "BiasGelu": 0, "LayerNorm": 0, "SkipLayerNorm": 2, "TransposeChain": 2, "ReshapeChain": 0,
+        "ConstantFolding": 0}
+#: outside variants ONNX Runtime leaves (part of) the pattern's ops in place for
+OUTSIDE = [("MatMulAdd", "extra-consumer"), ("MatMulAdd", "bias-not-broadcastable"), ("MatMulScale", "scale-not-scalar"),
+           ("TransposeMatMul", "extra-consumer"), ("TransposeMatMul", "other-perm"), ("ConvBatchNorm", "extra-consumer"),
+           ("ConvAddMul", "extra-consumer"), ("ConvAddMul", "not-per-channel"), ("ConvActivation", "extra-consumer"),
+           ("Gelu", "extra-consumer"), ("Gelu", "other-constant"), ("LayerNorm", "other-axis"),
+           ("ReshapeChain", "extra-consumer")]
+
+
+def _graph(name: str, variant: str, opset: int = 17, dtype: str = "float32") -> Graph:
+    """A graph of the pattern alone, in ``variant``: its first knob picks the variant."""
+    for knob in range(16):
+        spec = GraphSpec(rank=RANK[name], dims=(2, 3, 3, 3), seed=7, inputs=(InputSpec(), InputSpec()),
+                         nodes=(NodeSpec(0, (0, 0, 0), (knob, 0, 0, 0, 0, 0)),))
+        g = realize(spec, GenConfig(ops=(), patterns=(name,), opsets=(opset,), dtypes=(dtype,)))
+        if g.patterns == [f"{name}:{variant}"]:
+            return g
+    raise AssertionError(f"no knob draws {name}:{variant}")
+
+
+def _optimized(model: onnx.ModelProto, tmp_path: Path) -> tuple[onnx.ModelProto, object]:
+    path = tmp_path / "optimized.onnx"
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    so.optimized_model_filepath = str(path)
+    so.intra_op_num_threads = 1
+    so.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return onnx.load(path), session
+
+
+@pytest.mark.parametrize("name", sorted(PATTERNS))
+def test_onnxruntime_rewrites_the_pattern(name, tmp_path):
+    g = _graph(name, "inside")
+    model = check_graph(g)
+    optimized, session = _optimized(model, tmp_path)
+    before = Counter(n.op_type for n in model.graph.node)
+    after = Counter(n.op_type for n in optimized.graph.node)
+    assert sum(after.values()) < sum(before.values()), (before, after)
+    assert set(PATTERNS[name].rewritten_to) <= set(after), (before, after)
+    for op in PATTERNS[name].removes:
+        assert after[op] < before[op], (op, before, after)
+    # and the rewritten graph still computes what the composed reference says
+    outs = session.run(None, g.feeds())
+    for e, a, tol in zip(g.expected(), outs, g.tolerances()):
+        verdict = Comparator().compare([e], [a], tol)
+        assert verdict.outcome == "pass", (verdict.message, g.describe())
+
+
+@pytest.mark.parametrize("name,variant", OUTSIDE)
+def test_onnxruntime_leaves_an_outside_variant(name, variant, tmp_path):
+    """Each outside variant breaks one precondition of the rewrite: some op it removes stays."""
+    g = _graph(name, variant)
+    model = check_graph(g)
+    optimized, _ = _optimized(model, tmp_path)
+    after = Counter(n.op_type for n in optimized.graph.node)
+    assert any(after[op] for op in PATTERNS[name].removes), (variant, after)
+
+
+def test_every_pattern_has_its_variants_drawn_in_campaigns():
+    """A campaign counts the patterns (and variants) its graphs held."""
+    config = FuzzConfig(backends=[BackendSpec("tests.seeded_faults:OurReferences")],
+                        gen=GenConfig(opsets=OPSETS, ops=("Neg", "Relu", "Add"), patterns=tuple(PATTERNS), max_nodes=12,
+                                      dtypes=("float32", "float16")),
+                        budget_s=120, seed=3, max_graphs=300, isolate=False, shrink_s=20)
+    report = Campaign(config).run()
+    assert report.stats.tested == 300
+    # the faultless control: the patterns' graphs keep honest tolerances
+    assert not report.findings, [f.summary() + "\n" + f.graph.describe() + "\n" + f.message for f in report.findings]
+    seen = {p.split(":")[0] for p in report.stats.patterns}
+    assert seen == set(PATTERNS), set(PATTERNS) - seen
+    assert any(not p.endswith(":inside") for p in report.stats.patterns)
+
+
+def test_a_faulty_fusion_is_found():
+    """A MatMul+Add -> Gemm fusion that ignores the MatMul's other consumers is wrong only on
+    the pattern's extra-consumer variant: a short campaign finds it, as the MatMul and the Add."""
+    config = FuzzConfig(backends=[BackendSpec("tests.seeded_faults:GemmFusionSharedOutput")],
+                        gen=GenConfig(opsets=OPSETS, ops=("Neg", "Relu", "Abs"), patterns=("MatMulAdd",), max_nodes=8,
+                                      dtypes=("float32",), nan_rate=0.0, edge_rate=0.0),
+                        budget_s=60, seed=1, max_findings=1, isolate=False, shrink_s=30)
+    report = Campaign(config).run()
+    assert report.findings, f"not found in {report.stats.tested} graphs"
+    g = report.findings[0].graph
+    assert {"MatMul", "Add"} <= {n.op for n in g.nodes}, g.describe()
+    assert any(p == "MatMulAdd:extra-consumer" for p in g.patterns), g.describe()
+    # the control: the same campaign on a correct backend finds nothing
+    config.backends = [BackendSpec("tests.seeded_faults:Unfaulty")]
+    config.max_graphs, config.max_findings = 150, None
+    assert not Campaign(config).run().findings
