@@ -93,14 +93,25 @@ def test_a_type_tensorflow_cannot_hold_is_unsupported(backend):
         backend.prepare(_model(node, [_info("x", TP.FLOAT8E4M3FN, [2])]))
 
 
-def test_a_data_dependent_slice_bound_is_said_in_graph_mode_and_computed_eagerly():
-    node = helper.make_node("Slice", ["x", "s", "e"], ["y0"])
-    model = _model(node, [_info("x", TP.FLOAT, [4]), _info("s", TP.INT64, [1]), _info("e", TP.INT64, [1])])
-    feeds = {"x": np.arange(4, dtype=np.float32), "s": np.array([1]), "e": np.array([3])}
-    eager = TensorFlowEagerBackend()
-    eager.load()
-    assert eager.prepare(model).run(feeds)[0].tolist() == [1.0, 2.0]
-    graph = TensorFlowBackend()
-    graph.load()
-    with pytest.raises(Unsupported, match="data-dependent"):
-        graph.prepare(model).run(feeds)
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_data_dependent_bounds_are_computed_as_tensors(mode):
+    """Slice, Pad and Unsqueeze with their bounds, pads and axes fed as graph inputs: values from the spec's rules."""
+    backend = mode()
+    backend.load()
+    i64 = lambda name, n: _info(name, TP.INT64, [n])  # noqa: E731
+    node = helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("s", 1), i64("e", 1), i64("a", 1), i64("t", 1)])
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    feeds = {"x": x, "s": np.array([100]), "e": np.array([-100]), "a": np.array([-1]), "t": np.array([-2])}
+    assert backend.prepare(model).run(feeds)[0].tolist() == [[5.0, 3.0, 1.0], [11.0, 9.0, 7.0]]  # clamped to [-1, 5] backward
+    node = helper.make_node("Pad", ["x", "p", "", "a"], ["y0"], mode="reflect")
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("p", 2), i64("a", 1)], opset=18)
+    y = backend.prepare(model).run({"x": x, "p": np.array([2, -1]), "a": np.array([1])})[0]
+    assert y[0].tolist() == [2.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0]  # two mirrored in front, the last one cropped
+    node = helper.make_node("Pad", ["x", "p"], ["y0"], mode="wrap")
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("p", 4)], opset=19)
+    y = backend.prepare(model).run({"x": x, "p": np.array([0, 1, 0, 2])})[0]
+    assert y[1].tolist() == [11.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 6.0, 7.0]
+    node = helper.make_node("Unsqueeze", ["x", "a"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("a", 2)])
+    assert backend.prepare(model).run({"x": x, "a": np.array([3, 0])})[0].shape == (1, 2, 6, 1)

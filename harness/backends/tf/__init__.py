@@ -31,7 +31,8 @@ OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn")
 #: TensorFlow's words for "no kernel for this op or dtype" (an unsupported type, not a failure)
 _UNSUPPORTED_MARKS = ("could not find device for node", "no registered", "not in the list of allowed values",
                       "no opkernel was registered", "unsupported operations when trying to compile",
-                      "is not supported", "cannot compute", "unimplemented")
+                      "is not supported", "cannot compute", "unimplemented",
+                      "must be a compile-time constant")  # XLA: a shape that depends on data
 
 
 class TensorFlowSession(Session):

@@ -2,11 +2,11 @@
 Shape, Size, Gather, Slice, Expand, Tile, Pad, Split, Cast, Constant, ConstantOfShape, Range,
 Identity.
 
-Inputs that give shapes, axes or counts are used as tensors where TensorFlow's ops take them
-(Reshape, Expand, Tile, ConstantOfShape, Split, the reductions' axes), so graph mode traces them
-as data; Slice's bounds and TopK's k must be known when the graph is traced (an initializer, a
-Constant, or any input in eager mode): a graph input there is ``unsupported`` in graph and XLA
-mode, said so."""
+Inputs that give shapes, axes, bounds or counts are used as tensors (Reshape, Expand, Tile,
+ConstantOfShape, Split, the reductions' axes, Slice, Pad, Squeeze/Unsqueeze, TopK, OneHot): a value
+known when the graph is traced takes the static path, a graph input is computed with TensorFlow
+ops on the traced shapes (``per_axis``), so graph mode runs it as data. XLA compiles only shapes
+it can infer; a data-dependent one is its "must be a compile-time constant", unsupported there."""
 
 from __future__ import annotations
 
@@ -24,6 +24,23 @@ def static(node, t, what: str) -> np.ndarray:
     if value is None:
         raise Unsupported(f"{node}: {what} is data-dependent (a graph input); graph and XLA mode need it when tracing")
     return np.asarray(value)
+
+
+def per_axis(values, axes, rank: int, default) -> list:
+    """One int64 scalar tensor per axis of a rank-``rank`` tensor: ``values[k]`` on axis
+    ``axes[k]`` (negative axes counted from the back; all axes in order when ``axes`` is None),
+    ``default`` (a scalar tensor or a function of the axis) elsewhere. Works on traced values."""
+    values = tf.reshape(tf.cast(values, tf.int64), [-1])
+    if axes is None:
+        axes = tf.range(tf.size(values, out_type=tf.int64), dtype=tf.int64)
+    axes = tf.reshape(tf.cast(axes, tf.int64), [-1])
+    axes = tf.where(axes < 0, axes + rank, axes)
+    out = []
+    for d in range(rank):
+        hit = tf.equal(axes, d)
+        fallback = default(d) if callable(default) else default
+        out.append(tf.where(tf.reduce_any(hit), tf.reduce_sum(tf.where(hit, values, tf.zeros_like(values))), fallback))
+    return out
 
 
 def axes_of(axes, rank: int) -> list[int]:
@@ -62,7 +79,15 @@ def concat(node, *xs, axis):
 def squeeze(node, x, axes=None):
     if axes is None:
         return tf.squeeze(x)
-    return tf.squeeze(x, axis=axes_of(static(node, axes, "axes"), x.shape.rank))
+    given = tf.get_static_value(axes)
+    if given is not None:
+        return tf.squeeze(x, axis=axes_of(given, x.shape.rank))
+    rank, count = x.shape.rank, axes.shape.num_elements()
+    drop = per_axis(tf.ones_like(axes, tf.int64), axes, rank, tf.constant(0, tf.int64))
+    keep = tf.equal(tf.stack(drop), 0)
+    out = tf.reshape(x, tf.boolean_mask(tf.shape(x, out_type=tf.int64), keep))
+    out.set_shape([None] * (rank - count))
+    return out
 
 
 @lowers("Squeeze", 1, 11)
@@ -80,7 +105,14 @@ def _unsqueeze(x, axes):
 
 @lowers("Unsqueeze", 13, 21, 23, 24, 25)
 def unsqueeze(node, x, axes):
-    return _unsqueeze(x, static(node, axes, "axes"))
+    given = tf.get_static_value(axes)
+    if given is not None:
+        return _unsqueeze(x, given)
+    rank = x.shape.rank + axes.shape.num_elements()
+    new = tf.equal(tf.stack(per_axis(tf.ones_like(axes, tf.int64), axes, rank, tf.constant(0, tf.int64))), 1)
+    source = tf.maximum(tf.cumsum(tf.cast(tf.logical_not(new), tf.int64)) - 1, 0)  # the input dim each kept one copies
+    dims = tf.concat([tf.shape(x, out_type=tf.int64), tf.ones([1], tf.int64)], 0)  # a rank-0 input has none
+    return tf.reshape(x, tf.where(new, tf.ones([rank], tf.int64), tf.gather(dims, source)))
 
 
 @lowers("Unsqueeze", 1, 11)
@@ -118,6 +150,8 @@ def gather(node, x, indices, *, axis=0):
 
 @lowers("Slice", 10, 11, 13)
 def slice_(node, x, starts, ends, axes=None, steps=None):
+    if any(v is not None and tf.get_static_value(v) is None for v in (starts, ends, axes, steps)):
+        return _slice_traced(x, starts, ends, axes, steps)
     rank, dims = x.shape.rank, x.shape.as_list()
     starts, ends = static(node, starts, "starts"), static(node, ends, "ends")
     axes = axes_of(static(node, axes, "axes"), rank) if axes is not None else list(range(len(starts)))
@@ -136,6 +170,28 @@ def slice_(node, x, starts, ends, axes=None, steps=None):
     return x[tuple(index)]
 
 
+def _slice_traced(x, starts, ends, axes, steps):
+    """Slice with bounds known only when the graph runs: per axis, the spec's clamped range of
+    indices (tf.range stops before ``end``, so -1 going backward is "before the first element")
+    gathered."""
+    rank = x.shape.rank
+    dims = tf.shape(x, out_type=tf.int64)
+    one = tf.constant(1, tf.int64)
+    steps = tf.ones_like(tf.cast(starts, tf.int64)) if steps is None else steps
+    s_all = per_axis(starts, axes, rank, tf.constant(0, tf.int64))
+    e_all = per_axis(ends, axes, rank, lambda d: dims[d])
+    t_all = per_axis(steps, axes, rank, one)
+    out = x
+    for d in range(rank):
+        n, s, e, t = dims[d], s_all[d], e_all[d], t_all[d]
+        tf.debugging.assert_none_equal(t, tf.constant(0, tf.int64), message="Slice: a step of 0")
+        s, e = tf.where(s < 0, s + n, s), tf.where(e < 0, e + n, e)
+        lo, hi = tf.where(t > 0, tf.constant(0, tf.int64), -one), tf.where(t > 0, n, n - 1)
+        s, e = tf.clip_by_value(s, lo, hi), tf.clip_by_value(e, lo, hi)
+        out = tf.gather(out, tf.range(s, e, t), axis=d)
+    return out
+
+
 @lowers("Expand", 8, 13)
 def expand(node, x, shape):
     return tf.broadcast_to(x, tf.broadcast_dynamic_shape(tf.shape(x, out_type=tf.int64), tf.cast(shape, tf.int64)))
@@ -148,26 +204,42 @@ def tile(node, x, repeats):
 
 @lowers("Pad", 11, 13, 18, 19, 21, 23, 24, 25)
 def pad(node, x, pads, constant_value=None, axes=None, *, mode="constant"):
+    """Pads given as values or graph inputs alike: begins and ends per axis as int64 tensors
+    (``per_axis``), a negative one crops (the spec's pads are 'number of pad values', numpy's
+    negative counts remove); constant mode through tf.pad, the others as a gather of the
+    index each output element copies (edge clamps, reflect mirrors on the end values, wrap
+    takes the index modulo the length)."""
     rank = x.shape.rank
-    if mode not in ("constant", "reflect"):
-        raise Unsupported(f"{node}: mode {mode!r} has no lowering yet")
-    given = tf.get_static_value(pads)
-    if given is None:  # a graph input in graph mode: begins then ends, as TensorFlow's [rank, 2]
-        if axes is not None:
-            raise Unsupported(f"{node}: pads and axes both data-dependent")
-        widths = tf.transpose(tf.reshape(tf.cast(pads, tf.int64), [2, rank]))
-    else:
-        p = [int(v) for v in np.ravel(given)]
-        on = axes_of(static(node, axes, "axes"), rank) if axes is not None else list(range(rank))
-        widths = [[0, 0] for _ in range(rank)]
-        for k, a in enumerate(on):
-            widths[a] = [p[k], p[k + len(on)]]
-        if any(w < 0 for pair in widths for w in pair):
-            raise Unsupported(f"{node}: negative pads (cropping)")
-    if mode == "reflect":
-        return tf.pad(x, widths, mode="REFLECT")
-    value = tf.zeros([], x.dtype) if constant_value is None else tf.reshape(constant_value, [])
-    return tf.pad(x, widths, constant_values=value)
+    if mode not in ("constant", "reflect", "edge", "wrap"):
+        raise Unsupported(f"{node}: mode {mode!r}")
+    count = tf.size(pads, out_type=tf.int64) // 2
+    flat = tf.reshape(tf.cast(pads, tf.int64), [-1])
+    zero = tf.constant(0, tf.int64)
+    begins, ends = per_axis(flat[:count], axes, rank, zero), per_axis(flat[count:], axes, rank, zero)
+    dims = tf.shape(x, out_type=tf.int64)
+    out = x
+    if mode == "constant":
+        widths = tf.stack([tf.stack([tf.maximum(b, 0), tf.maximum(e, 0)]) for b, e in zip(begins, ends)]) if rank else tf.zeros([0, 2], tf.int64)
+        value = tf.zeros([], x.dtype) if constant_value is None else tf.reshape(constant_value, [])
+        out = tf.pad(x, widths, constant_values=value)
+        padded = tf.shape(out, out_type=tf.int64)
+        for d, (b, e) in enumerate(zip(begins, ends)):  # negative pads crop
+            cut_b, cut_e = tf.maximum(-b, 0), tf.maximum(-e, 0)
+            out = tf.gather(out, tf.range(cut_b, padded[d] - cut_e), axis=d)
+        return out
+    for d, (b, e) in enumerate(zip(begins, ends)):
+        n = dims[d]
+        i = tf.range(-b, n + e)
+        if mode == "edge":
+            i = tf.clip_by_value(i, 0, n - 1)
+        elif mode == "wrap":
+            i = tf.math.floormod(i, n)
+        else:  # reflect: period 2(n - 1), the end values not repeated
+            period = tf.maximum(2 * (n - 1), 1)
+            i = tf.math.floormod(i, period)
+            i = tf.where(i >= n, period - i, i)
+        out = tf.gather(out, i, axis=d)
+    return out
 
 
 @lowers("Split", 13, 18)
@@ -254,7 +326,7 @@ def cum_prod(node, x, axis, *, exclusive=0, reverse=0):
 
 @lowers("TopK", 10, 11, 24)
 def top_k(node, x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - spec name
-    kk = int(static(node, k, "k").ravel()[0])
+    kk = tf.reshape(tf.cast(k, tf.int32), [])
     a = axis + x.shape.rank if axis < 0 else axis
     perm = list(range(x.shape.rank))
     perm[a], perm[-1] = perm[-1], perm[a]
@@ -267,8 +339,9 @@ def top_k(node, x, k, *, axis=-1, largest=1, sorted=1):  # noqa: A002 - spec nam
 
 @lowers("OneHot", 9, 11, 28)
 def one_hot(node, indices, depth, values, *, axis=-1):
-    d = int(static(node, depth, "depth").ravel()[0])
+    # "the number of classes": a float depth is taken as its integer part
+    d = tf.cast(tf.reshape(depth, []), tf.int64) if depth.dtype.is_integer else tf.cast(tf.math.floor(tf.reshape(depth, [])), tf.int64)
     idx = tf.cast(indices, tf.int64)
     idx = tf.where(idx < 0, idx + d, idx)
     a = axis + indices.shape.rank + 1 if axis < 0 else axis
-    return tf.one_hot(idx, d, on_value=values[1], off_value=values[0], axis=a, dtype=values.dtype)
+    return tf.one_hot(idx, tf.cast(d, tf.int32), on_value=values[1], off_value=values[0], axis=a, dtype=values.dtype)
