@@ -115,3 +115,56 @@ def test_data_dependent_bounds_are_computed_as_tensors(mode):
     node = helper.make_node("Unsqueeze", ["x", "a"], ["y0"])
     model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("a", 2)])
     assert backend.prepare(model).run({"x": x, "a": np.array([3, 0])})[0].shape == (1, 2, 6, 1)
+
+
+def _run_one(backend, op, inputs, attrs=None, n_out=1, opset=22, out=TP.FLOAT):
+    """``op`` as a one-node model on ``inputs`` (name -> array), every input a graph input."""
+    codes = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.int64): TP.INT64, np.dtype(np.uint8): TP.UINT8}
+    node = helper.make_node(op, list(inputs), [f"y{k}" for k in range(n_out)], **(attrs or {}))
+    infos = [_info(n, codes[v.dtype], list(v.shape)) for n, v in inputs.items()]
+    return backend.prepare(_model(node, infos, n_out=n_out, opset=opset, out=out)).run(inputs)
+
+
+def test_losses_match_our_reference(backend):
+    from operator_cases.negative_log_likelihood_loss import negative_log_likelihood_loss
+    from operator_cases.softmax_cross_entropy_loss import softmax_cross_entropy_loss
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    target = np.array([[0, 3], [1, -1], [2, 2]], np.int64)  # one ignored
+    weight = np.array([0.5, 1.0, 2.0, 0.25], np.float32)
+    for reduction in ("none", "sum", "mean"):
+        attrs = {"reduction": reduction, "ignore_index": -1}
+        (got,) = _run_one(backend, "NegativeLogLikelihoodLoss", {"x": x, "t": target, "w": weight}, attrs)
+        np.testing.assert_allclose(got, negative_log_likelihood_loss(x, target, weight, **attrs), rtol=1e-6)
+        loss, log_prob = _run_one(backend, "SoftmaxCrossEntropyLoss", {"x": x, "t": target}, attrs, n_out=2, opset=13)
+        want_loss, want_log_prob = softmax_cross_entropy_loss(x, target, **attrs)
+        np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+        np.testing.assert_allclose(log_prob, want_log_prob, rtol=1e-5)
+
+
+def test_block_moves_and_range_match_our_reference(backend):
+    from operator_cases.range import range_27
+    from operator_cases.space_to_depth import space_to_depth
+
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
+    for mode in ("DCR", "CRD"):
+        (got,) = _run_one(backend, "SpaceToDepth", {"x": x}, {"blocksize": 2, "mode": mode}, opset=28)
+        np.testing.assert_array_equal(got, space_to_depth(x, blocksize=2, mode=mode))
+        (back,) = _run_one(backend, "DepthToSpace", {"x": got}, {"blocksize": 2, "mode": mode}, opset=28)
+        np.testing.assert_array_equal(back, x)  # DepthToSpace undoes SpaceToDepth in the same mode
+    start, limit, delta = (np.array(v, np.float32) for v in (0.1, 3.0, 0.3))
+    (got,) = _run_one(backend, "Range", {"s": start, "l": limit, "d": delta}, opset=27)
+    np.testing.assert_array_equal(got, range_27(start, limit, delta))  # start + i * delta, not summed
+
+
+def test_activations_and_bitwise_ops(backend):
+    from operator_cases.gelu import gelu
+
+    x = np.linspace(-4, 4, 17, dtype=np.float32)
+    for approximate in ("none", "tanh"):
+        (got,) = _run_one(backend, "Gelu", {"x": x}, {"approximate": approximate}, opset=20)
+        np.testing.assert_allclose(got, gelu(x, approximate=approximate), rtol=1e-6, atol=1e-7)
+    a, b = np.array([0b1100, 255, 7], np.uint8), np.array([0b1010, 1, 0], np.uint8)
+    assert _run_one(backend, "BitwiseXor", {"a": a, "b": b}, opset=18, out=TP.UINT8)[0].tolist() == [0b0110, 254, 7]
+    assert _run_one(backend, "BitwiseNot", {"a": a}, opset=18, out=TP.UINT8)[0].tolist() == [0b11110011, 0, 248]

@@ -282,9 +282,42 @@ def constant_of_shape(node, shape, *, value=None):
     return tf.fill(tf.cast(shape, tf.int64), fill)
 
 
-@lowers("Range", 11)
-def range_(node, start, limit, delta):
-    return tf.range(start, limit, delta, dtype=start.dtype)
+@lowers("Range", 11, 27)
+def range_(node, start, limit, delta, *, stash_type=1):
+    """``output[i] = start + (i * delta)`` for i below max(ceil((limit - start) / delta), 0): each
+    element computed from ``start``, not by successive additions (as tf.range's float kernel
+    would); -27's stash_type 1 works on float16/bfloat16 in float32 and casts back."""
+    if start.dtype.is_integer:
+        return tf.range(start, limit, delta, dtype=start.dtype)
+    work = tf.float32 if node.since >= 27 and stash_type == 1 and start.dtype in (tf.float16, tf.bfloat16) else start.dtype
+    s, l, d = (tf.cast(tf.reshape(v, []), work) for v in (start, limit, delta))
+    n = tf.cast(tf.maximum(tf.math.ceil((l - s) / d), 0), tf.int64)
+    return tf.cast(s + tf.cast(tf.range(n), work) * d, start.dtype)
+
+
+def _blocks(x, b, order, split_depth):
+    """DepthToSpace (``split_depth``) / SpaceToDepth by the spec's reshape-transpose-reshape;
+    ``order`` DCR puts the block offsets outside the channel, CRD inside."""
+    n, c, h, w = tf.unstack(tf.shape(x, out_type=tf.int64))
+    if split_depth:
+        if order == "DCR":
+            t = tf.transpose(tf.reshape(x, tf.stack([n, b, b, c // (b * b), h, w])), [0, 3, 4, 1, 5, 2])
+        else:
+            t = tf.transpose(tf.reshape(x, tf.stack([n, c // (b * b), b, b, h, w])), [0, 1, 4, 2, 5, 3])
+        return tf.reshape(t, tf.stack([n, c // (b * b), h * b, w * b]))
+    t = tf.reshape(x, tf.stack([n, c, h // b, b, w // b, b]))
+    t = tf.transpose(t, [0, 3, 5, 1, 2, 4] if order == "DCR" else [0, 1, 3, 5, 2, 4])
+    return tf.reshape(t, tf.stack([n, c * b * b, h // b, w // b]))
+
+
+@lowers("DepthToSpace", 1, 11, 13, 28)
+def depth_to_space(node, x, *, blocksize, mode="DCR"):
+    return _blocks(x, blocksize, mode, True)
+
+
+@lowers("SpaceToDepth", 1, 13, 28)
+def space_to_depth(node, x, *, blocksize, mode="DCR"):
+    return _blocks(x, blocksize, mode, False)
 
 
 @lowers("CastLike", 15, 19, 21, 23, 24, 25)
