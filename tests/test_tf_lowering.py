@@ -168,3 +168,13 @@ def test_activations_and_bitwise_ops(backend):
     a, b = np.array([0b1100, 255, 7], np.uint8), np.array([0b1010, 1, 0], np.uint8)
     assert _run_one(backend, "BitwiseXor", {"a": a, "b": b}, opset=18, out=TP.UINT8)[0].tolist() == [0b0110, 254, 7]
     assert _run_one(backend, "BitwiseNot", {"a": a}, opset=18, out=TP.UINT8)[0].tolist() == [0b11110011, 0, 248]
+
+
+def test_reductions_over_axes_given_as_a_graph_input(backend):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = _run_one(backend, "ReduceSum", {"x": x, "a": np.array([1], np.int64)}, {"keepdims": 0}, opset=13)
+    np.testing.assert_array_equal(got, x.sum(axis=1))  # XLA reduced over a wrong constant here, through a tf.cond
+    b = np.array([[True, False], [False, False]])
+    node = helper.make_node("ReduceMax", ["x", "a"], ["y0"], keepdims=0)
+    model = _model(node, [_info("x", TP.BOOL, [2, 2]), _info("a", TP.INT64, [1])], opset=20, out=TP.BOOL)
+    assert backend.prepare(model).run({"x": b, "a": np.array([1], np.int64)})[0].tolist() == [True, False]
