@@ -178,3 +178,21 @@ def test_reductions_over_axes_given_as_a_graph_input(backend):
     node = helper.make_node("ReduceMax", ["x", "a"], ["y0"], keepdims=0)
     model = _model(node, [_info("x", TP.BOOL, [2, 2]), _info("a", TP.INT64, [1])], opset=20, out=TP.BOOL)
     assert backend.prepare(model).run({"x": b, "a": np.array([1], np.int64)})[0].tolist() == [True, False]
+
+
+def test_attention_matches_our_reference(backend):
+    from operator_cases.attention import attention_24
+
+    rng = np.random.default_rng(1)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    # grouped heads (4 query heads on 2 K/V heads), a KV cache, causal, softcap, the mode-3 weights
+    inputs = {"q": f(2, 4, 3, 8), "k": f(2, 2, 3, 8), "v": f(2, 2, 3, 5), "m": rng.random((3, 5)) > 0.3,
+              "pk": f(2, 2, 2, 8), "pv": f(2, 2, 2, 5)}
+    attrs = {"is_causal": 1, "softcap": 2.0, "qk_matmul_output_mode": 3}
+    codes = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.bool_): TP.BOOL}
+    node = helper.make_node("Attention", list(inputs), ["y0", "y1", "y2", "y3"], **attrs)
+    model = _model(node, [_info(n, codes[v.dtype], list(v.shape)) for n, v in inputs.items()], n_out=4, opset=24)
+    got = backend.prepare(model).run(inputs)
+    want = attention_24(inputs["q"], inputs["k"], inputs["v"], inputs["m"], inputs["pk"], inputs["pv"], **attrs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
