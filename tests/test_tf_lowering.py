@@ -196,3 +196,23 @@ def test_attention_matches_our_reference(backend):
     want = attention_24(inputs["q"], inputs["k"], inputs["v"], inputs["m"], inputs["pk"], inputs["pv"], **attrs)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_scatters_and_compress_match_our_reference(backend):
+    from operator_cases.scatter_elements import scatter_elements_16
+    from operator_cases.scatter_nd import scatter_nd_16
+
+    data = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[-1], [0], [2], [0]], np.int64)  # row 0 twice, a negative index
+    upd = np.arange(2, 18, dtype=np.float32).reshape(4, 4)
+    for reduction in ("add", "mul", "max"):
+        (got,) = _run_one(backend, "ScatterND", {"d": data, "i": idx, "u": upd}, {"reduction": reduction}, opset=18)
+        np.testing.assert_allclose(got, scatter_nd_16(data, idx, upd, reduction=reduction), rtol=1e-6)
+    eidx = np.array([[1, -1, 0], [1, 1, 3]], np.int64)
+    eupd = np.array([[2, 3, 4], [5, 6, 7]], np.float32)
+    (got,) = _run_one(backend, "ScatterElements", {"d": data, "i": eidx, "u": eupd}, {"axis": 1, "reduction": "mul"}, opset=18)
+    np.testing.assert_allclose(got, scatter_elements_16(data, eidx, eupd, axis=1, reduction="mul"))
+    cond = np.array([False, True, True])  # shorter than the axis: the last column is dropped
+    node = helper.make_node("Compress", ["x", "c"], ["y0"], axis=1)
+    model = _model(node, [_info("x", TP.FLOAT, [3, 4]), _info("c", TP.BOOL, [3])], opset=11)
+    assert backend.prepare(model).run({"x": data, "c": cond})[0].tolist() == np.compress(cond, data, axis=1).tolist()

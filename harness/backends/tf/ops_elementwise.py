@@ -273,3 +273,20 @@ for _op, _fn in {"BitwiseAnd": tf.bitwise.bitwise_and, "BitwiseOr": tf.bitwise.b
 @lowers("BitwiseNot", 18)
 def bitwise_not(node, x):
     return tf.bitwise.invert(x)
+
+
+@lowers("Shrink", 9)
+def shrink(node, x, *, bias=0.0, lambd=0.5):
+    # "If x < -lambd, y = x + bias; If x > lambd, y = x - bias; Otherwise, y = 0"
+    lam, b = tf.cast(lambd, x.dtype), tf.cast(bias, x.dtype)
+    return tf.where(x < -lam, x + b, tf.where(x > lam, x - b, tf.zeros_like(x)))
+
+
+@lowers("HardSwish", 14, 22)
+def hard_swish(node, x):  # x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
+    return x * tf.clip_by_value(x * tf.cast(1 / 6, x.dtype) + tf.cast(0.5, x.dtype), tf.zeros([], x.dtype), tf.ones([], x.dtype))
+
+
+@lowers("Mish", 18, 22)
+def mish(node, x):  # x * tanh(softplus(x))
+    return x * tf.math.tanh(tf.math.softplus(x))

@@ -291,3 +291,20 @@ def lp_normalization(node, x, *, axis=-1, p=2):
     norm = tf.reduce_sum(tf.abs(x), axis=axis, keepdims=True) if p == 1 else tf.sqrt(tf.reduce_sum(x * x, axis=axis, keepdims=True))
     # "When the Lp norm is zero ... the output is defined to be zero" (-22; -1 is silent, the same)
     return tf.where(tf.equal(norm, 0), tf.zeros_like(x), x / tf.where(tf.equal(norm, 0), tf.ones_like(norm), norm))
+
+
+@lowers("MeanVarianceNormalization", 9, 13)
+def mean_variance_normalization(node, x, *, axes=(0, 2, 3)):
+    # (X - EX) / sqrt(E(X - EX)^2)
+    mean = tf.reduce_mean(x, axis=list(axes), keepdims=True)
+    centered = x - mean
+    return centered / tf.sqrt(tf.reduce_mean(centered * centered, axis=list(axes), keepdims=True))
+
+
+@lowers("InstanceNormalization", 6, 22)
+def instance_normalization(node, x, scale, bias, *, epsilon=1e-5):
+    # y = scale * (x - mean) / sqrt(variance + epsilon) + B, mean and variance per instance per channel
+    dims = list(range(2, x.shape.rank))
+    mean = tf.reduce_mean(x, axis=dims, keepdims=True)
+    var = tf.reduce_mean(tf.square(x - mean), axis=dims, keepdims=True)
+    return (x - mean) / tf.sqrt(var + tf.cast(epsilon, x.dtype)) * _channel(scale, x.shape.rank) + _channel(bias, x.shape.rank)

@@ -378,3 +378,81 @@ def one_hot(node, indices, depth, values, *, axis=-1):
     idx = tf.where(idx < 0, idx + d, idx)
     a = axis + indices.shape.rank + 1 if axis < 0 else axis
     return tf.one_hot(idx, tf.cast(d, tf.int32), on_value=values[1], off_value=values[0], axis=a, dtype=values.dtype)
+
+
+# -- scatter, gather, selection ------------------------------------------------------------------
+_SCATTER = {"none": tf.tensor_scatter_nd_update, "add": tf.tensor_scatter_nd_add,
+            "max": tf.tensor_scatter_nd_max, "min": tf.tensor_scatter_nd_min}
+
+
+def _scatter_nd(node, data, indices, updates, reduction):
+    if reduction in ("max", "min", "mul") and data.dtype == tf.bool:
+        raise Unsupported(f"{node}: reduction {reduction!r} on booleans")
+    k = indices.shape[-1]
+    shape = tf.shape(data, out_type=indices.dtype)
+    wrapped = tf.where(indices < 0, indices + shape[:k], indices)  # "Index values are allowed to be negative"
+    if reduction != "mul":
+        return _SCATTER[reduction](data, wrapped, updates)
+    # TensorFlow has no multiplying scatter: the product of each slot's updates (1 where none)
+    # by unsorted_segment_prod over the slots' linear index, then one multiplication
+    strides = tf.math.cumprod(shape[:k], exclusive=True, reverse=True)
+    linear = tf.reshape(tf.reduce_sum(wrapped * strides, axis=-1), [-1])
+    slots = tf.reduce_prod(shape[:k])
+    rows = tf.reshape(updates, tf.concat([[-1], shape[k:]], 0))
+    factors = tf.math.unsorted_segment_prod(rows, linear, slots)
+    return data * tf.reshape(factors, shape)
+
+
+@lowers("ScatterND", 11, 13, 16, 18)
+def scatter_nd(node, data, indices, updates, *, reduction="none"):
+    return _scatter_nd(node, data, tf.cast(indices, tf.int64), updates, reduction)
+
+
+@lowers("Scatter", 9, 11)  # ScatterElements before it was renamed
+@lowers("ScatterElements", 11, 13, 16, 18)
+def scatter_elements(node, data, indices, updates, *, axis=0, reduction="none"):
+    """Every update's full coordinates (its own position, with ``indices`` on ``axis``), then a
+    ScatterND of single elements."""
+    rank = data.shape.rank
+    a = axis + rank if axis < 0 else axis
+    idx = tf.cast(indices, tf.int64)
+    n = tf.shape(data, out_type=tf.int64)[a]
+    idx = tf.where(idx < 0, idx + n, idx)
+    grids = tf.meshgrid(*[tf.range(tf.shape(idx, out_type=tf.int64)[d]) for d in range(rank)], indexing="ij")
+    grids[a] = idx
+    return _scatter_nd(node, data, tf.stack(grids, axis=-1), updates, reduction)
+
+
+@lowers("GatherND", 11, 12, 13)
+def gather_nd(node, data, indices, *, batch_dims=0):
+    idx = tf.cast(indices, tf.int64)
+    k = indices.shape[-1]
+    dims = tf.shape(data, out_type=tf.int64)[batch_dims:batch_dims + k]
+    return tf.gather_nd(data, tf.where(idx < 0, idx + dims, idx), batch_dims=batch_dims)
+
+
+@lowers("Compress", 9, 11, 28)
+def compress(node, x, condition, *, axis=None):
+    """numpy.compress: slices past the condition's length are dropped; no axis flattens first."""
+    if axis is None:
+        x, a = tf.reshape(x, [-1]), 0
+    else:
+        a = axis + x.shape.rank if axis < 0 else axis
+    n = tf.size(condition)
+    kept = tf.gather(x, tf.range(tf.minimum(n, tf.shape(x)[a])), axis=a)
+    return tf.boolean_mask(kept, condition[:tf.shape(kept)[a]], axis=a)
+
+
+@lowers("NonZero", 9, 13)
+def non_zero(node, x):
+    return tf.transpose(tf.where(tf.not_equal(x, tf.zeros([], x.dtype))))  # row-major order, as numpy's nonzero
+
+
+@lowers("EyeLike", 9, 22)
+def eye_like(node, x, *, dtype=None, k=0):
+    out = tf_dtype(dtype) if dtype is not None else x.dtype
+    rows, cols = tf.shape(x, out_type=tf.int64)[0], tf.shape(x, out_type=tf.int64)[1]
+    on = tf.equal(tf.range(cols)[None, :] - tf.range(rows)[:, None], k)
+    if out == tf.string:
+        raise Unsupported(f"{node}: a string identity")
+    return tf.cast(on, out)
