@@ -175,6 +175,23 @@ def average_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count
     return _pool(node, x, "avg", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, count_include_pad)
 
 
+@lowers("LpPool", 11, 18, 22)
+def lp_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, p=2, pads=None, strides=None):
+    """The p-norm of each window, pads counting as zeros (they add nothing to the sum)."""
+    nsp = x.shape.rank - 2
+    strides, dilations = strides or [1] * nsp, dilations or [1] * nsp
+    pad = _pads(node, x.shape.as_list()[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    power = tf.cast(p, x.dtype)
+    total = tf.add_n([tf.math.pow(tf.abs(v), power) for v in _windows(x, kernel_shape, strides, dilations, pad, tf.zeros([], x.dtype))])
+    return tf.math.pow(total, 1 / power)
+
+
+@lowers("GlobalLpPool", 2, 22)
+def global_lp_pool(node, x, *, p=2):
+    power = tf.cast(p, x.dtype)
+    return tf.math.pow(tf.reduce_sum(tf.math.pow(tf.abs(x), power), axis=list(range(2, x.shape.rank)), keepdims=True), 1 / power)
+
+
 @lowers("GlobalAveragePool", 1, 22)
 def global_average_pool(node, x):
     return tf.math.reduce_mean(x, axis=list(range(2, x.shape.rank)), keepdims=True)
