@@ -216,3 +216,28 @@ def test_scatters_and_compress_match_our_reference(backend):
     node = helper.make_node("Compress", ["x", "c"], ["y0"], axis=1)
     model = _model(node, [_info("x", TP.FLOAT, [3, 4]), _info("c", TP.BOOL, [3])], opset=11)
     assert backend.prepare(model).run({"x": data, "c": cond})[0].tolist() == np.compress(cond, data, axis=1).tolist()
+
+
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_if_and_loop_with_a_data_dependent_condition_and_a_scan_output(mode):
+    backend = mode()
+    backend.load()
+    out = lambda name, code=TP.FLOAT: helper.make_tensor_value_info(name, code, None)  # noqa: E731
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["t"])], "then", [], [out("t")])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [out("e")])
+    node = helper.make_node("If", ["c"], ["y0"], then_branch=then_g, else_branch=else_g)
+    model = _model(node, [_info("c", TP.BOOL, []), _info("x", TP.FLOAT, [2])])
+    session = backend.prepare(model)
+    x = np.array([1.5, -2.0], np.float32)
+    assert session.run({"c": np.array(True), "x": x})[0].tolist() == [3.0, -4.0]
+    assert session.run({"c": np.array(False), "x": x})[0].tolist() == [-1.5, 2.0]
+    # sum += i for i < M while sum < 4: state sum, scan output the running sums
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT), helper.make_node("Add", ["s", "fi"], ["s2"]),
+         helper.make_node("Less", ["s2", "four"], ["c2"]), helper.make_node("Identity", ["s2"], ["scan"])],
+        "body", [_info("i", TP.INT64, []), _info("c", TP.BOOL, []), _info("s", TP.FLOAT, [])],
+        [out("c2", TP.BOOL), out("s2"), out("scan")], initializer=[helper.make_tensor("four", TP.FLOAT, [], [4.0])])
+    node = helper.make_node("Loop", ["m", "c", "s0"], ["y0", "y1"], body=body)
+    model = _model(node, [_info("m", TP.INT64, []), _info("c", TP.BOOL, []), _info("s0", TP.FLOAT, [])], n_out=2, opset=16)
+    final, sums = backend.prepare(model).run({"m": np.array(10), "c": np.array(True), "s0": np.array(0.0, np.float32)})
+    assert float(final) == 6.0 and sums.tolist() == [0.0, 1.0, 3.0, 6.0]  # stops after the sum reaches 4

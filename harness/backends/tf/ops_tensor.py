@@ -263,7 +263,7 @@ def cast(node, x, *, to, saturate=1, round_mode="up"):
     return tf.cast(x, target)
 
 
-@lowers("Constant", 13, 19, 21, 23, 24, 25)
+@lowers("Constant", 1, 9, 11, 12, 13, 19, 21, 23, 24, 25)
 def constant(node, **attrs):
     if "value" in attrs:
         return attrs["value"]
