@@ -241,3 +241,24 @@ def test_if_and_loop_with_a_data_dependent_condition_and_a_scan_output(mode):
     model = _model(node, [_info("m", TP.INT64, []), _info("c", TP.BOOL, []), _info("s0", TP.FLOAT, [])], n_out=2, opset=16)
     final, sums = backend.prepare(model).run({"m": np.array(10), "c": np.array(True), "s0": np.array(0.0, np.float32)})
     assert float(final) == 6.0 and sums.tolist() == [0.0, 1.0, 3.0, 6.0]  # stops after the sum reaches 4
+
+
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_resize_matches_our_reference(mode):
+    from operator_cases.resize import resize_19
+
+    backend = mode()
+    backend.load()
+    x = np.random.default_rng(2).standard_normal((1, 2, 5, 4)).astype(np.float32)
+    cases = [({"mode": "cubic", "exclude_outside": 1, "coordinate_transformation_mode": "half_pixel"}, [1.0, 1.0, 0.6, 1.7], None),
+             ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, [1.0, 1.0, 0.6, 0.6], None),
+             ({"mode": "nearest", "nearest_mode": "round_prefer_ceil", "keep_aspect_ratio_policy": "not_larger",
+               "coordinate_transformation_mode": "asymmetric"}, None, [1, 2, 7, 7])]
+    for attrs, scales, sizes in cases:
+        node = helper.make_node("Resize", ["x", "", "s" if scales else "", "z" if sizes else ""], ["y0"], **attrs)
+        feeds = {"x": x, **({"s": np.array(scales, np.float32)} if scales else {}), **({"z": np.array(sizes, np.int64)} if sizes else {})}
+        infos = [_info("x", TP.FLOAT, list(x.shape))] + ([_info("s", TP.FLOAT, [4])] if scales else []) + (
+            [_info("z", TP.INT64, [4])] if sizes else [])
+        (got,) = backend.prepare(_model(node, infos, opset=19)).run(feeds)
+        want = resize_19(x, None, None if scales is None else np.array(scales, np.float32), None if sizes is None else np.array(sizes), **attrs)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(attrs))
