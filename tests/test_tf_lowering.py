@@ -262,3 +262,20 @@ def test_resize_matches_our_reference(mode):
         (got,) = backend.prepare(_model(node, infos, opset=19)).run(feeds)
         want = resize_19(x, None, None if scales is None else np.array(scales, np.float32), None if sizes is None else np.array(sizes), **attrs)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(attrs))
+
+
+def test_rotary_embedding_and_center_crop_pad_match_our_reference(backend):
+    from operator_cases.center_crop_pad import center_crop_pad
+    from operator_cases.rotary_embedding import rotary_embedding_23
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 2, 8)).astype(np.float32)  # (batch, heads, sequence, head_size)
+    cos, sin = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    pos = np.array([[3, 0], [1, 2]], np.int64)
+    attrs = {"interleaved": 1, "rotary_embedding_dim": 6}
+    (got,) = _run_one(backend, "RotaryEmbedding", {"x": x, "c": cos, "s": sin, "p": pos}, attrs, opset=23)
+    np.testing.assert_allclose(got, rotary_embedding_23(x, cos, sin, pos, **attrs), rtol=1e-6, atol=1e-6)
+    data = np.arange(20, dtype=np.float32).reshape(4, 5)
+    target = np.array([7, 2], np.int64)  # pad rows 4 -> 7 (the odd pixel on the right), crop columns 5 -> 2
+    (got,) = _run_one(backend, "CenterCropPad", {"x": data, "t": target}, opset=18)
+    np.testing.assert_array_equal(got, center_crop_pad(data, target))

@@ -95,3 +95,30 @@ def attention(node, Q, K, V, attn_mask=None, past_key=None, past_value=None, non
         y = tf.reshape(tf.transpose(y, [0, 2, 1, 3]), [b, sq, hq * vr.shape[-1]])  # V may have its own head size
     debug = {0: qk, 1: capped, 2: scores, 3: probs}[int(qk_matmul_output_mode)]
     return y, present_key, present_value, debug
+
+
+@lowers("RotaryEmbedding", 23)
+def rotary_embedding(node, x, cos_cache, sin_cache, position_ids=None, *, interleaved=0, num_heads=None, rotary_embedding_dim=0):
+    """The spec's algorithm: as (batch, sequence, heads, head_size), the first
+    ``rotary_embedding_dim`` of each head (all by default) split in halves (or even/odd when
+    interleaved) and rotated by the cos/sin caches (indexed by position_ids when given)."""
+    shape = x.shape.as_list()
+    if len(shape) == 4:
+        work = tf.transpose(x, [0, 2, 1, 3])
+    else:
+        if not num_heads:
+            raise ValueError(f"{node}: a 3-D input needs num_heads")
+        work = tf.reshape(x, [shape[0], shape[1], num_heads, shape[2] // num_heads])
+    head = work.shape[3]
+    dim = rotary_embedding_dim or head
+    rot, keep = work[..., :dim], work[..., dim:]
+    if position_ids is not None:
+        cos_cache, sin_cache = tf.gather(cos_cache, position_ids), tf.gather(sin_cache, position_ids)
+    if cos_cache.shape[-1] != dim // 2 or sin_cache.shape[-1] != dim // 2:
+        raise ValueError(f"{node}: the caches' last dimension is not rotary_embedding_dim / 2 = {dim // 2}")
+    cos, sin = tf.expand_dims(cos_cache, 2), tf.expand_dims(sin_cache, 2)
+    x1, x2 = (rot[..., 0::2], rot[..., 1::2]) if interleaved else tf.split(rot, 2, axis=-1)
+    real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+    rot = tf.reshape(tf.stack([real, imag], axis=-1), tf.shape(rot)) if interleaved else tf.concat([real, imag], -1)
+    out = tf.concat([rot, keep], -1)
+    return tf.reshape(out, shape) if len(shape) == 3 else tf.transpose(out, [0, 2, 1, 3])

@@ -456,3 +456,27 @@ def eye_like(node, x, *, dtype=None, k=0):
     if out == tf.string:
         raise Unsupported(f"{node}: a string identity")
     return tf.cast(on, out)
+
+
+@lowers("CenterCropPad", 18)
+def center_crop_pad(node, x, shape, *, axes=None):
+    """Per axis: a centred window of the target length, its start rounded down when cropping,
+    the extra pad pixel on the right when padding; the padding is zero."""
+    rank = x.shape.rank
+    on = [a + rank if a < 0 else a for a in axes] if axes is not None else list(range(rank))
+    targets = tf.reshape(tf.cast(shape, tf.int64), [-1])
+    out = x
+    for k, d in enumerate(on):
+        n, t = tf.shape(out, out_type=tf.int64)[d], targets[k]
+        offset = tf.where(n >= t, (n - t) // 2, -((t - n) // 2))
+        source = tf.range(t) + offset
+        inside = (source >= 0) & (source < n)
+        picked = tf.gather(out, tf.clip_by_value(source, 0, tf.maximum(n - 1, 0)), axis=d)
+        mask = tf.reshape(inside, [-1 if i == d else 1 for i in range(rank)])
+        out = tf.where(mask, picked, tf.zeros_like(picked))
+    return out
+
+
+@lowers("ReverseSequence", 10, 28)
+def reverse_sequence(node, x, sequence_lens, *, batch_axis=1, time_axis=0):
+    return tf.reverse_sequence(x, tf.cast(sequence_lens, tf.int64), seq_axis=time_axis, batch_axis=batch_axis)
