@@ -131,6 +131,10 @@ def flatten(node, x, *, axis=1):
 def shape(node, x, *, start=0, end=None):
     dims = tf.shape(x, out_type=tf.int64)
     rank = x.shape.rank
+    if rank is None:  # known only when it runs (a tf.cond's branches of different ranks)
+        n = tf.size(dims, out_type=tf.int64)
+        clamp = lambda v: tf.clip_by_value(v + n if v < 0 else tf.constant(v, tf.int64), 0, n)  # noqa: E731
+        return dims[clamp(start):(n if end is None else clamp(end))]
     s = max(0, min(rank, start + rank if start < 0 else start))
     e = rank if end is None else max(0, min(rank, end + rank if end < 0 else end))
     return dims[s:e]
@@ -150,8 +154,8 @@ def gather(node, x, indices, *, axis=0):
 
 @lowers("Slice", 10, 11, 13)
 def slice_(node, x, starts, ends, axes=None, steps=None):
-    if any(v is not None and tf.get_static_value(v) is None for v in (starts, ends, axes, steps)):
-        return _slice_traced(x, starts, ends, axes, steps)
+    if any(v is not None and tf.get_static_value(v) is None for v in (starts, ends, axes, steps)) or None in x.shape.as_list():
+        return _slice_traced(x, starts, ends, axes, steps)  # bounds or lengths known only when it runs
     rank, dims = x.shape.rank, x.shape.as_list()
     starts, ends = static(node, starts, "starts"), static(node, ends, "ends")
     axes = axes_of(static(node, axes, "axes"), rank) if axes is not None else list(range(len(starts)))
@@ -250,6 +254,11 @@ def split(node, x, split=None, *, axis=0, num_outputs=None):
         return tuple(tf.split(x, tf.cast(split, tf.int64), axis=a, num=len(node.outputs)))
     else:
         parts = num_outputs or len(node.outputs)
+        if n is None:  # a length known only when it runs
+            n = tf.shape(x, out_type=tf.int64)[a]
+            chunk = (n + parts - 1) // parts
+            sizes = tf.stack([tf.maximum(tf.minimum(chunk, n - chunk * k), 0) for k in range(parts)])
+            return tuple(tf.split(x, sizes, axis=a, num=parts))
         chunk = -(-n // parts)  # the last part may be smaller (Split-18)
         sizes = [min(chunk, n - chunk * k) for k in range(parts)]
     return tuple(tf.split(x, sizes, axis=a))
@@ -288,7 +297,7 @@ def range_(node, start, limit, delta, *, stash_type=1):
     element computed from ``start``, not by successive additions (as tf.range's float kernel
     would); -27's stash_type 1 works on float16/bfloat16 in float32 and casts back."""
     if start.dtype.is_integer:
-        return tf.range(start, limit, delta, dtype=start.dtype)
+        return tf.range(*(tf.reshape(v, []) for v in (start, limit, delta)), dtype=start.dtype)
     work = tf.float32 if node.since >= 27 and stash_type == 1 and start.dtype in (tf.float16, tf.bfloat16) else start.dtype
     s, l, d = (tf.cast(tf.reshape(v, []), work) for v in (start, limit, delta))
     n = tf.cast(tf.maximum(tf.math.ceil((l - s) / d), 0), tf.int64)
