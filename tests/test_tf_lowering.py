@@ -279,3 +279,16 @@ def test_rotary_embedding_and_center_crop_pad_match_our_reference(backend):
     target = np.array([7, 2], np.int64)  # pad rows 4 -> 7 (the odd pixel on the right), crop columns 5 -> 2
     (got,) = _run_one(backend, "CenterCropPad", {"x": data, "t": target}, opset=18)
     np.testing.assert_array_equal(got, center_crop_pad(data, target))
+
+
+@pytest.mark.parametrize("mode, padding, align, rank", [("linear", "zeros", 0, 4), ("cubic", "reflection", 1, 4), ("cubic", "border", 0, 4),
+                                                        ("nearest", "reflection", 0, 5), ("linear", "border", 1, 5)])
+def test_grid_sample_matches_our_reference(backend, mode, padding, align, rank):
+    from operator_cases.grid_sample import grid_sample_20
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 4, 5) if rank == 4 else (1, 1, 3, 4, 5)).astype(np.float32)
+    grid = (rng.integers(-40, 40, (1, 3, 2, 2) if rank == 4 else (1, 2, 3, 2, 3)) / 16).astype(np.float32)  # out of bounds too
+    attrs = {"mode": mode, "padding_mode": padding, "align_corners": align}
+    (got,) = _run_one(backend, "GridSample", {"x": x, "g": grid}, attrs, opset=22)
+    np.testing.assert_allclose(got, grid_sample_20(x, grid, **attrs), rtol=1e-5, atol=1e-6)

@@ -297,7 +297,8 @@ def range_(node, start, limit, delta, *, stash_type=1):
     element computed from ``start``, not by successive additions (as tf.range's float kernel
     would); -27's stash_type 1 works on float16/bfloat16 in float32 and casts back."""
     if start.dtype.is_integer:
-        return tf.range(*(tf.reshape(v, []) for v in (start, limit, delta)), dtype=start.dtype)
+        # scalars as they are (a Reshape would hide their value from tf.get_static_value)
+        return tf.range(*(v if v.shape.rank == 0 else tf.reshape(v, []) for v in (start, limit, delta)), dtype=start.dtype)
     work = tf.float32 if node.since >= 27 and stash_type == 1 and start.dtype in (tf.float16, tf.bfloat16) else start.dtype
     s, l, d = (tf.cast(tf.reshape(v, []), work) for v in (start, limit, delta))
     n = tf.cast(tf.maximum(tf.math.ceil((l - s) / d), 0), tf.int64)
