@@ -93,14 +93,202 @@ def test_a_type_tensorflow_cannot_hold_is_unsupported(backend):
         backend.prepare(_model(node, [_info("x", TP.FLOAT8E4M3FN, [2])]))
 
 
-def test_a_data_dependent_slice_bound_is_said_in_graph_mode_and_computed_eagerly():
-    node = helper.make_node("Slice", ["x", "s", "e"], ["y0"])
-    model = _model(node, [_info("x", TP.FLOAT, [4]), _info("s", TP.INT64, [1]), _info("e", TP.INT64, [1])])
-    feeds = {"x": np.arange(4, dtype=np.float32), "s": np.array([1]), "e": np.array([3])}
-    eager = TensorFlowEagerBackend()
-    eager.load()
-    assert eager.prepare(model).run(feeds)[0].tolist() == [1.0, 2.0]
-    graph = TensorFlowBackend()
-    graph.load()
-    with pytest.raises(Unsupported, match="data-dependent"):
-        graph.prepare(model).run(feeds)
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_data_dependent_bounds_are_computed_as_tensors(mode):
+    """Slice, Pad and Unsqueeze with their bounds, pads and axes fed as graph inputs: values from the spec's rules."""
+    backend = mode()
+    backend.load()
+    i64 = lambda name, n: _info(name, TP.INT64, [n])  # noqa: E731
+    node = helper.make_node("Slice", ["x", "s", "e", "a", "t"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("s", 1), i64("e", 1), i64("a", 1), i64("t", 1)])
+    x = np.arange(12, dtype=np.float32).reshape(2, 6)
+    feeds = {"x": x, "s": np.array([100]), "e": np.array([-100]), "a": np.array([-1]), "t": np.array([-2])}
+    assert backend.prepare(model).run(feeds)[0].tolist() == [[5.0, 3.0, 1.0], [11.0, 9.0, 7.0]]  # clamped to [-1, 5] backward
+    node = helper.make_node("Pad", ["x", "p", "", "a"], ["y0"], mode="reflect")
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("p", 2), i64("a", 1)], opset=18)
+    y = backend.prepare(model).run({"x": x, "p": np.array([2, -1]), "a": np.array([1])})[0]
+    assert y[0].tolist() == [2.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0]  # two mirrored in front, the last one cropped
+    node = helper.make_node("Pad", ["x", "p"], ["y0"], mode="wrap")
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("p", 4)], opset=19)
+    y = backend.prepare(model).run({"x": x, "p": np.array([0, 1, 0, 2])})[0]
+    assert y[1].tolist() == [11.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 6.0, 7.0]
+    node = helper.make_node("Unsqueeze", ["x", "a"], ["y0"])
+    model = _model(node, [_info("x", TP.FLOAT, [2, 6]), i64("a", 2)])
+    assert backend.prepare(model).run({"x": x, "a": np.array([3, 0])})[0].shape == (1, 2, 6, 1)
+
+
+def _run_one(backend, op, inputs, attrs=None, n_out=1, opset=22, out=TP.FLOAT):
+    """``op`` as a one-node model on ``inputs`` (name -> array), every input a graph input."""
+    codes = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.int64): TP.INT64, np.dtype(np.uint8): TP.UINT8}
+    node = helper.make_node(op, list(inputs), [f"y{k}" for k in range(n_out)], **(attrs or {}))
+    infos = [_info(n, codes[v.dtype], list(v.shape)) for n, v in inputs.items()]
+    return backend.prepare(_model(node, infos, n_out=n_out, opset=opset, out=out)).run(inputs)
+
+
+def test_losses_match_our_reference(backend):
+    from operator_cases.negative_log_likelihood_loss import negative_log_likelihood_loss
+    from operator_cases.softmax_cross_entropy_loss import softmax_cross_entropy_loss
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 4, 2)).astype(np.float32)
+    target = np.array([[0, 3], [1, -1], [2, 2]], np.int64)  # one ignored
+    weight = np.array([0.5, 1.0, 2.0, 0.25], np.float32)
+    for reduction in ("none", "sum", "mean"):
+        attrs = {"reduction": reduction, "ignore_index": -1}
+        (got,) = _run_one(backend, "NegativeLogLikelihoodLoss", {"x": x, "t": target, "w": weight}, attrs)
+        np.testing.assert_allclose(got, negative_log_likelihood_loss(x, target, weight, **attrs), rtol=1e-6)
+        loss, log_prob = _run_one(backend, "SoftmaxCrossEntropyLoss", {"x": x, "t": target}, attrs, n_out=2, opset=13)
+        want_loss, want_log_prob = softmax_cross_entropy_loss(x, target, **attrs)
+        np.testing.assert_allclose(loss, want_loss, rtol=1e-5)
+        np.testing.assert_allclose(log_prob, want_log_prob, rtol=1e-5)
+
+
+def test_block_moves_and_range_match_our_reference(backend):
+    from operator_cases.range import range_27
+    from operator_cases.space_to_depth import space_to_depth
+
+    x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
+    for mode in ("DCR", "CRD"):
+        (got,) = _run_one(backend, "SpaceToDepth", {"x": x}, {"blocksize": 2, "mode": mode}, opset=28)
+        np.testing.assert_array_equal(got, space_to_depth(x, blocksize=2, mode=mode))
+        (back,) = _run_one(backend, "DepthToSpace", {"x": got}, {"blocksize": 2, "mode": mode}, opset=28)
+        np.testing.assert_array_equal(back, x)  # DepthToSpace undoes SpaceToDepth in the same mode
+    start, limit, delta = (np.array(v, np.float32) for v in (0.1, 3.0, 0.3))
+    (got,) = _run_one(backend, "Range", {"s": start, "l": limit, "d": delta}, opset=27)
+    np.testing.assert_array_equal(got, range_27(start, limit, delta))  # start + i * delta, not summed
+
+
+def test_activations_and_bitwise_ops(backend):
+    from operator_cases.gelu import gelu
+
+    x = np.linspace(-4, 4, 17, dtype=np.float32)
+    for approximate in ("none", "tanh"):
+        (got,) = _run_one(backend, "Gelu", {"x": x}, {"approximate": approximate}, opset=20)
+        np.testing.assert_allclose(got, gelu(x, approximate=approximate), rtol=1e-6, atol=1e-7)
+    a, b = np.array([0b1100, 255, 7], np.uint8), np.array([0b1010, 1, 0], np.uint8)
+    assert _run_one(backend, "BitwiseXor", {"a": a, "b": b}, opset=18, out=TP.UINT8)[0].tolist() == [0b0110, 254, 7]
+    assert _run_one(backend, "BitwiseNot", {"a": a}, opset=18, out=TP.UINT8)[0].tolist() == [0b11110011, 0, 248]
+
+
+def test_reductions_over_axes_given_as_a_graph_input(backend):
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    (got,) = _run_one(backend, "ReduceSum", {"x": x, "a": np.array([1], np.int64)}, {"keepdims": 0}, opset=13)
+    np.testing.assert_array_equal(got, x.sum(axis=1))  # XLA reduced over a wrong constant here, through a tf.cond
+    b = np.array([[True, False], [False, False]])
+    node = helper.make_node("ReduceMax", ["x", "a"], ["y0"], keepdims=0)
+    model = _model(node, [_info("x", TP.BOOL, [2, 2]), _info("a", TP.INT64, [1])], opset=20, out=TP.BOOL)
+    assert backend.prepare(model).run({"x": b, "a": np.array([1], np.int64)})[0].tolist() == [True, False]
+
+
+def test_attention_matches_our_reference(backend):
+    from operator_cases.attention import attention_24
+
+    rng = np.random.default_rng(1)
+    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    # grouped heads (4 query heads on 2 K/V heads), a KV cache, causal, softcap, the mode-3 weights
+    inputs = {"q": f(2, 4, 3, 8), "k": f(2, 2, 3, 8), "v": f(2, 2, 3, 5), "m": rng.random((3, 5)) > 0.3,
+              "pk": f(2, 2, 2, 8), "pv": f(2, 2, 2, 5)}
+    attrs = {"is_causal": 1, "softcap": 2.0, "qk_matmul_output_mode": 3}
+    codes = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.bool_): TP.BOOL}
+    node = helper.make_node("Attention", list(inputs), ["y0", "y1", "y2", "y3"], **attrs)
+    model = _model(node, [_info(n, codes[v.dtype], list(v.shape)) for n, v in inputs.items()], n_out=4, opset=24)
+    got = backend.prepare(model).run(inputs)
+    want = attention_24(inputs["q"], inputs["k"], inputs["v"], inputs["m"], inputs["pk"], inputs["pv"], **attrs)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+
+
+def test_scatters_and_compress_match_our_reference(backend):
+    from operator_cases.scatter_elements import scatter_elements_16
+    from operator_cases.scatter_nd import scatter_nd_16
+
+    data = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
+    idx = np.array([[-1], [0], [2], [0]], np.int64)  # row 0 twice, a negative index
+    upd = np.arange(2, 18, dtype=np.float32).reshape(4, 4)
+    for reduction in ("add", "mul", "max"):
+        (got,) = _run_one(backend, "ScatterND", {"d": data, "i": idx, "u": upd}, {"reduction": reduction}, opset=18)
+        np.testing.assert_allclose(got, scatter_nd_16(data, idx, upd, reduction=reduction), rtol=1e-6)
+    eidx = np.array([[1, -1, 0], [1, 1, 3]], np.int64)
+    eupd = np.array([[2, 3, 4], [5, 6, 7]], np.float32)
+    (got,) = _run_one(backend, "ScatterElements", {"d": data, "i": eidx, "u": eupd}, {"axis": 1, "reduction": "mul"}, opset=18)
+    np.testing.assert_allclose(got, scatter_elements_16(data, eidx, eupd, axis=1, reduction="mul"))
+    cond = np.array([False, True, True])  # shorter than the axis: the last column is dropped
+    node = helper.make_node("Compress", ["x", "c"], ["y0"], axis=1)
+    model = _model(node, [_info("x", TP.FLOAT, [3, 4]), _info("c", TP.BOOL, [3])], opset=11)
+    assert backend.prepare(model).run({"x": data, "c": cond})[0].tolist() == np.compress(cond, data, axis=1).tolist()
+
+
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_if_and_loop_with_a_data_dependent_condition_and_a_scan_output(mode):
+    backend = mode()
+    backend.load()
+    out = lambda name, code=TP.FLOAT: helper.make_tensor_value_info(name, code, None)  # noqa: E731
+    then_g = helper.make_graph([helper.make_node("Add", ["x", "x"], ["t"])], "then", [], [out("t")])
+    else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [], [out("e")])
+    node = helper.make_node("If", ["c"], ["y0"], then_branch=then_g, else_branch=else_g)
+    model = _model(node, [_info("c", TP.BOOL, []), _info("x", TP.FLOAT, [2])])
+    session = backend.prepare(model)
+    x = np.array([1.5, -2.0], np.float32)
+    assert session.run({"c": np.array(True), "x": x})[0].tolist() == [3.0, -4.0]
+    assert session.run({"c": np.array(False), "x": x})[0].tolist() == [-1.5, 2.0]
+    # sum += i for i < M while sum < 4: state sum, scan output the running sums
+    body = helper.make_graph(
+        [helper.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT), helper.make_node("Add", ["s", "fi"], ["s2"]),
+         helper.make_node("Less", ["s2", "four"], ["c2"]), helper.make_node("Identity", ["s2"], ["scan"])],
+        "body", [_info("i", TP.INT64, []), _info("c", TP.BOOL, []), _info("s", TP.FLOAT, [])],
+        [out("c2", TP.BOOL), out("s2"), out("scan")], initializer=[helper.make_tensor("four", TP.FLOAT, [], [4.0])])
+    node = helper.make_node("Loop", ["m", "c", "s0"], ["y0", "y1"], body=body)
+    model = _model(node, [_info("m", TP.INT64, []), _info("c", TP.BOOL, []), _info("s0", TP.FLOAT, [])], n_out=2, opset=16)
+    final, sums = backend.prepare(model).run({"m": np.array(10), "c": np.array(True), "s0": np.array(0.0, np.float32)})
+    assert float(final) == 6.0 and sums.tolist() == [0.0, 1.0, 3.0, 6.0]  # stops after the sum reaches 4
+
+
+@pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
+def test_resize_matches_our_reference(mode):
+    from operator_cases.resize import resize_19
+
+    backend = mode()
+    backend.load()
+    x = np.random.default_rng(2).standard_normal((1, 2, 5, 4)).astype(np.float32)
+    cases = [({"mode": "cubic", "exclude_outside": 1, "coordinate_transformation_mode": "half_pixel"}, [1.0, 1.0, 0.6, 1.7], None),
+             ({"mode": "linear", "coordinate_transformation_mode": "align_corners"}, [1.0, 1.0, 0.6, 0.6], None),
+             ({"mode": "nearest", "nearest_mode": "round_prefer_ceil", "keep_aspect_ratio_policy": "not_larger",
+               "coordinate_transformation_mode": "asymmetric"}, None, [1, 2, 7, 7])]
+    for attrs, scales, sizes in cases:
+        node = helper.make_node("Resize", ["x", "", "s" if scales else "", "z" if sizes else ""], ["y0"], **attrs)
+        feeds = {"x": x, **({"s": np.array(scales, np.float32)} if scales else {}), **({"z": np.array(sizes, np.int64)} if sizes else {})}
+        infos = [_info("x", TP.FLOAT, list(x.shape))] + ([_info("s", TP.FLOAT, [4])] if scales else []) + (
+            [_info("z", TP.INT64, [4])] if sizes else [])
+        (got,) = backend.prepare(_model(node, infos, opset=19)).run(feeds)
+        want = resize_19(x, None, None if scales is None else np.array(scales, np.float32), None if sizes is None else np.array(sizes), **attrs)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(attrs))
+
+
+def test_rotary_embedding_and_center_crop_pad_match_our_reference(backend):
+    from operator_cases.center_crop_pad import center_crop_pad
+    from operator_cases.rotary_embedding import rotary_embedding_23
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 3, 2, 8)).astype(np.float32)  # (batch, heads, sequence, head_size)
+    cos, sin = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+    pos = np.array([[3, 0], [1, 2]], np.int64)
+    attrs = {"interleaved": 1, "rotary_embedding_dim": 6}
+    (got,) = _run_one(backend, "RotaryEmbedding", {"x": x, "c": cos, "s": sin, "p": pos}, attrs, opset=23)
+    np.testing.assert_allclose(got, rotary_embedding_23(x, cos, sin, pos, **attrs), rtol=1e-6, atol=1e-6)
+    data = np.arange(20, dtype=np.float32).reshape(4, 5)
+    target = np.array([7, 2], np.int64)  # pad rows 4 -> 7 (the odd pixel on the right), crop columns 5 -> 2
+    (got,) = _run_one(backend, "CenterCropPad", {"x": data, "t": target}, opset=18)
+    np.testing.assert_array_equal(got, center_crop_pad(data, target))
+
+
+@pytest.mark.parametrize("mode, padding, align, rank", [("linear", "zeros", 0, 4), ("cubic", "reflection", 1, 4), ("cubic", "border", 0, 4),
+                                                        ("nearest", "reflection", 0, 5), ("linear", "border", 1, 5)])
+def test_grid_sample_matches_our_reference(backend, mode, padding, align, rank):
+    from operator_cases.grid_sample import grid_sample_20
+
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 4, 5) if rank == 4 else (1, 1, 3, 4, 5)).astype(np.float32)
+    grid = (rng.integers(-40, 40, (1, 3, 2, 2) if rank == 4 else (1, 2, 3, 2, 3)) / 16).astype(np.float32)  # out of bounds too
+    attrs = {"mode": mode, "padding_mode": padding, "align_corners": align}
+    (got,) = _run_one(backend, "GridSample", {"x": x, "g": grid}, attrs, opset=22)
+    np.testing.assert_allclose(got, grid_sample_20(x, grid, **attrs), rtol=1e-5, atol=1e-6)

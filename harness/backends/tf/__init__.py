@@ -26,12 +26,13 @@ import onnx
 from ..base import Backend, Session, Unavailable
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
-OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn")
+OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid")
 
 #: TensorFlow's words for "no kernel for this op or dtype" (an unsupported type, not a failure)
 _UNSUPPORTED_MARKS = ("could not find device for node", "no registered", "not in the list of allowed values",
                       "no opkernel was registered", "unsupported operations when trying to compile",
-                      "is not supported", "cannot compute", "unimplemented")
+                      "is not supported", "cannot compute", "unimplemented",
+                      "must be a compile-time constant")  # XLA: a shape that depends on data
 
 
 class TensorFlowSession(Session):

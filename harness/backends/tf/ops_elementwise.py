@@ -6,6 +6,7 @@ The versions named are those of opset 7 and later (multidirectional broadcasting
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
@@ -243,3 +244,49 @@ def bit_shift(node, x, y, *, direction="LEFT"):
     out_of_range = tf.math.logical_or(y < 0, y >= x.dtype.size * 8) if not y.dtype.is_unsigned else y >= x.dtype.size * 8
     fill = tf.where(x < 0, -tf.ones_like(x), tf.zeros_like(x)) if direction == "RIGHT" and not x.dtype.is_unsigned else tf.zeros_like(x)
     return tf.where(out_of_range, fill, shifted)
+
+
+# -- later activations and bitwise ops -----------------------------------------------------------
+@lowers("Gelu", 20)
+def gelu(node, x, *, approximate="none"):
+    half = tf.cast(0.5, x.dtype)
+    if approximate == "tanh":  # y = 0.5 * x * (1 + Tanh(u)) = x * sigmoid(2u), without 1 + tanh's cancellation
+        u = tf.cast(np.sqrt(2 / np.pi), x.dtype) * (x + tf.cast(0.044715, x.dtype) * x * x * x)
+        return x * tf.math.sigmoid(u + u)
+    if approximate != "none":
+        raise ValueError(f"{node}: approximate {approximate!r}")
+    # 0.5 * x * (1 + erf(x/sqrt(2))) as 0.5 * x * erfc(-x/sqrt(2)): the same value, without the
+    # cancellation of 1 + erf for negative x
+    return half * x * tf.math.erfc(-x / tf.cast(np.sqrt(2.0), x.dtype))
+
+
+@lowers("Swish", 24)
+def swish(node, x, *, alpha=1.0):
+    return x * tf.math.sigmoid(tf.cast(alpha, x.dtype) * x)
+
+
+for _op, _fn in {"BitwiseAnd": tf.bitwise.bitwise_and, "BitwiseOr": tf.bitwise.bitwise_or,
+                 "BitwiseXor": tf.bitwise.bitwise_xor}.items():
+    lowers(_op, 18)(_binary(_fn))
+
+
+@lowers("BitwiseNot", 18)
+def bitwise_not(node, x):
+    return tf.bitwise.invert(x)
+
+
+@lowers("Shrink", 9)
+def shrink(node, x, *, bias=0.0, lambd=0.5):
+    # "If x < -lambd, y = x + bias; If x > lambd, y = x - bias; Otherwise, y = 0"
+    lam, b = tf.cast(lambd, x.dtype), tf.cast(bias, x.dtype)
+    return tf.where(x < -lam, x + b, tf.where(x > lam, x - b, tf.zeros_like(x)))
+
+
+@lowers("HardSwish", 14, 22)
+def hard_swish(node, x):  # x * max(0, min(1, alpha * x + beta)), alpha = 1/6, beta = 0.5
+    return x * tf.clip_by_value(x * tf.cast(1 / 6, x.dtype) + tf.cast(0.5, x.dtype), tf.zeros([], x.dtype), tf.ones([], x.dtype))
+
+
+@lowers("Mish", 18, 22)
+def mish(node, x):  # x * tanh(softplus(x))
+    return x * tf.math.tanh(tf.math.softplus(x))

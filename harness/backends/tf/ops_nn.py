@@ -175,6 +175,23 @@ def average_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, count
     return _pool(node, x, "avg", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, count_include_pad)
 
 
+@lowers("LpPool", 11, 18, 22)
+def lp_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, p=2, pads=None, strides=None):
+    """The p-norm of each window, pads counting as zeros (they add nothing to the sum)."""
+    nsp = x.shape.rank - 2
+    strides, dilations = strides or [1] * nsp, dilations or [1] * nsp
+    pad = _pads(node, x.shape.as_list()[2:], kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+    power = tf.cast(p, x.dtype)
+    total = tf.add_n([tf.math.pow(tf.abs(v), power) for v in _windows(x, kernel_shape, strides, dilations, pad, tf.zeros([], x.dtype))])
+    return tf.math.pow(total, 1 / power)
+
+
+@lowers("GlobalLpPool", 2, 22)
+def global_lp_pool(node, x, *, p=2):
+    power = tf.cast(p, x.dtype)
+    return tf.math.pow(tf.reduce_sum(tf.math.pow(tf.abs(x), power), axis=list(range(2, x.shape.rank)), keepdims=True), 1 / power)
+
+
 @lowers("GlobalAveragePool", 1, 22)
 def global_average_pool(node, x):
     return tf.math.reduce_mean(x, axis=list(range(2, x.shape.rank)), keepdims=True)
@@ -198,6 +215,12 @@ def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, t
     eps = tf.cast(epsilon, var.dtype)
     y = (x - tf.cast(_channel(mean, r), x.dtype)) / tf.cast(tf.math.sqrt(_channel(var, r) + eps), x.dtype)
     return y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
+
+
+@lowers("Dropout", 10)
+def dropout_10(node, x, *, ratio=0.5):
+    # not training: "the output Y will either be a random dropout, or a simple copy of the input"
+    return (tf.identity(x), tf.ones_like(x, dtype=tf.bool)) if node.wants(1) else tf.identity(x)
 
 
 @lowers("Dropout", 12, 13, 22)
@@ -242,3 +265,63 @@ def rms_norm(node, x, scale, *, axis=-1, epsilon=1e-5, stash_type=1):
 @lowers("Einsum", 12, 28)
 def einsum(node, *xs, equation):
     return tf.einsum(equation.replace(" ", ""), *xs)
+
+
+# -- losses --------------------------------------------------------------------------------------
+def _picked_loss(x, target, weight, ignore_index, reduction):
+    """-x[n, target[n, d...], d...] * weight[target] (weight 1 without one), 0 where the target is
+    ``ignore_index``; 'mean' divides the sum by the sum of the applied weights (ignored ones
+    weigh 0: "the sum of the output will be divided by the sum of applied weights")."""
+    t = tf.cast(target, tf.int64)
+    keep = tf.ones_like(t, tf.bool) if ignore_index is None else tf.not_equal(t, ignore_index)
+    safe = tf.where(keep, t, tf.zeros_like(t))
+    moved = tf.transpose(x, [0] + list(range(2, x.shape.rank)) + [1])  # classes last
+    picked = tf.gather(moved, safe, axis=t.shape.rank, batch_dims=t.shape.rank)
+    w = tf.ones_like(picked) if weight is None else tf.gather(weight, safe)
+    w = tf.where(keep, w, tf.zeros_like(w))
+    loss = -picked * w
+    if reduction == "none":
+        return loss
+    if reduction == "sum":
+        return tf.reduce_sum(loss)
+    if reduction == "mean":
+        return tf.reduce_sum(loss) / tf.reduce_sum(w)
+    raise ValueError(f"reduction {reduction!r}")
+
+
+@lowers("NegativeLogLikelihoodLoss", 12, 13, 22)
+def nll_loss(node, x, target, weight=None, *, ignore_index=None, reduction="mean"):
+    return _picked_loss(x, target, weight, ignore_index, reduction)
+
+
+@lowers("SoftmaxCrossEntropyLoss", 12, 13)
+def softmax_cross_entropy_loss(node, scores, labels, weights=None, *, ignore_index=None, reduction="mean"):
+    log_prob = tf.nn.log_softmax(scores, axis=1)  # "p = Softmax(scores), y = Log(p)" over the classes
+    loss = _picked_loss(log_prob, labels, weights, ignore_index, reduction)
+    return (loss, log_prob) if node.wants(1) else loss
+
+
+@lowers("LpNormalization", 1, 22)
+def lp_normalization(node, x, *, axis=-1, p=2):
+    if p not in (1, 2):
+        raise ValueError(f"{node}: p = {p} (the spec allows 1 and 2)")
+    norm = tf.reduce_sum(tf.abs(x), axis=axis, keepdims=True) if p == 1 else tf.sqrt(tf.reduce_sum(x * x, axis=axis, keepdims=True))
+    # "When the Lp norm is zero ... the output is defined to be zero" (-22; -1 is silent, the same)
+    return tf.where(tf.equal(norm, 0), tf.zeros_like(x), x / tf.where(tf.equal(norm, 0), tf.ones_like(norm), norm))
+
+
+@lowers("MeanVarianceNormalization", 9, 13)
+def mean_variance_normalization(node, x, *, axes=(0, 2, 3)):
+    # (X - EX) / sqrt(E(X - EX)^2)
+    mean = tf.reduce_mean(x, axis=list(axes), keepdims=True)
+    centered = x - mean
+    return centered / tf.sqrt(tf.reduce_mean(centered * centered, axis=list(axes), keepdims=True))
+
+
+@lowers("InstanceNormalization", 6, 22)
+def instance_normalization(node, x, scale, bias, *, epsilon=1e-5):
+    # y = scale * (x - mean) / sqrt(variance + epsilon) + B, mean and variance per instance per channel
+    dims = list(range(2, x.shape.rank))
+    mean = tf.reduce_mean(x, axis=dims, keepdims=True)
+    var = tf.reduce_mean(tf.square(x - mean), axis=dims, keepdims=True)
+    return (x - mean) / tf.sqrt(var + tf.cast(epsilon, x.dtype)) * _channel(scale, x.shape.rank) + _channel(bias, x.shape.rank)

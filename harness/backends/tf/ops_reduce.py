@@ -19,6 +19,8 @@ _NAN_SAFE = {"max": tf.math.reduce_max, "min": tf.math.reduce_min}
 
 def _reduce(kind: str, x, axes: list[int], keepdims: int):
     k = bool(keepdims)
+    if kind in _NAN_SAFE and x.dtype == tf.bool:  # the largest of booleans is any, the smallest all
+        return (tf.math.reduce_any if kind == "max" else tf.math.reduce_all)(x, axis=axes, keepdims=k)
     if kind in _NAN_SAFE:
         out = _NAN_SAFE[kind](x, axis=axes, keepdims=k)
         if x.dtype.is_floating:  # TensorFlow's max/min skip NaN; the spec's max of a NaN is NaN
@@ -65,6 +67,13 @@ def _register(op: str, kind: str, attr_versions: tuple[int, ...], input_versions
         @lowers(op, *input_versions)
         def with_input(node, x, axes=None, *, keepdims=1, noop_with_empty_axes=0):
             given = tf.get_static_value(axes) if axes is not None else np.zeros(0, np.int64)
+            if given is None and axes.shape.num_elements() is not None:
+                # a graph input of known length: whether it is empty is known when tracing, so no
+                # tf.cond (XLA's compile-time constant of a tf.cond's output is wrong: "Axes
+                # contains duplicate dimension")
+                if axes.shape.num_elements() > 0:
+                    return _reduce(kind, x, axes, keepdims)
+                given = np.zeros(0, np.int64)
             if given is None:  # a graph input in graph mode: TensorFlow reduces over a tensor of axes
                 every = tf.range(x.shape.rank, dtype=axes.dtype)
                 if noop_with_empty_axes:
