@@ -125,3 +125,51 @@ def test_another_draw_is_not_compared():
     base, new, scope = like_for_like(rows("pass"), rows("mismatch"), "a", "b", {pair: Selection("operators", seed=1)},
                                      {pair: Selection("operators", seed=1)})
     assert len(base) == len(new) == 1 and scope.compared == {pair: "operators seed 1"}
+
+
+def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
+    """A store written with absolute paths (store, bundles, the command, a bench run's command),
+    reported from another folder: no file the report writes, nor diff's output, names the machine's
+    folders; the bundles are still named (relative to the folder the run started in)."""
+    ci = tmp_path / "machine" / "ci"
+    path = ci / "results.sqlite"
+    s = Store(path)
+    bundle = lambda run, case: str(ci / "bundles" / "results" / f"run-{run}" / "onnxruntime" / case.replace("/", "__"))  # noqa: E731
+    silent = {"spec_silent": {"point": "nan in max", "spec": "silent", "expected": "nan", "actual": "0"}}
+    command = f"{tmp_path}/venv/bin/onnx-harness run --suite onnx-node --backend onnxruntime --store {path} --corpus={tmp_path}/corpus"
+    run_args = {**args(), "store": str(path), "corpus": str(tmp_path / "corpus")}
+    for run in (1, 2):
+        rows = [res("onnx-node/test_abs", "onnxruntime", "pass" if run == 1 else "mismatch", verdict=MISMATCH if run == 2 else None,
+                    bundle=bundle(run, "onnx-node/test_abs") if run == 2 else None),
+                res("onnx-node/test_max", "onnxruntime", "unspecified", verdict=silent, bundle=bundle(run, "onnx-node/test_max"))]
+        run_id = s.start_run(command, run_args, {"command": command, "cwd": str(ci)})
+        s.record_backend(run_id, "onnxruntime", True, "", "1.32.0", {"library": str(tmp_path / "venv" / "lib" / "ort.so")})
+        for r in rows:
+            s.add_result(run_id, r)
+        s.finish_run(run_id)
+    bench_command = f"{tmp_path}/venv/bin/onnx-harness bench --op MatMul --store {path}"
+    run_id = s.start_run(bench_command, {"suites": ["bench"], "store": str(path)}, {"command": bench_command})
+    s.record_backend(run_id, "onnxruntime", True, "", "1.32.0", {})
+    tags = {"suite": "bench", "op": "MatMul", "dtype": "float32", "size": "s", "rung": 0, "flops": 2e6, "bytes": 1e5, "bound": "flops"}
+    s.add_result(run_id, res("bench/MatMul/float32/0", "onnxruntime", "pass", run_median_s=1e-4, tags=tags))
+    s.finish_run(run_id)
+    s.close()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "out"
+    assert cli(["report", "--store", str(path), "-o", str(out)]) == 0
+    capsys.readouterr()  # "wrote <the -o given>": the user's own words
+    assert cli(["diff", "1", "2", "--store", str(path)]) == 1
+    diff_output = capsys.readouterr().out
+    texts = {p.name: p.read_text() for p in out.iterdir()} | {"diff output": diff_output}
+    assert sorted(texts) == ["diff output", "index.html", "junit.xml", "results.json", "summary.md"]
+    for name, text in texts.items():
+        assert str(tmp_path) not in text and "/pytest-of-" not in text, name
+    doc = json.loads(texts["results.json"])
+    assert [r["bundle"] for r in doc["results"]] == ["bundles/results/run-2/onnxruntime/onnx-node__test_abs",
+                                                      "bundles/results/run-2/onnxruntime/onnx-node__test_max"]
+    assert doc["runs"][0]["command"] == "onnx-harness run --suite onnx-node --backend onnxruntime --store results.sqlite --corpus=corpus"
+    assert "onnx-harness bench --op MatMul --store results.sqlite" in texts["index.html"]
+    # the page links the bundle relative to itself
+    assert 'href="../machine/ci/bundles/results/run-2/onnxruntime/onnx-node__test_max"' in texts["index.html"]

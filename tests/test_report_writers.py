@@ -119,7 +119,6 @@ def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
 
 
 def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
-    (tmp_path / ".git").mkdir()  # the repository root: bundle paths are named from here
     out = tmp_path / "out"
     write_all(report, out, only=["markdown"])
     md = (out / "summary.md").read_text()
@@ -133,7 +132,7 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     assert "test_skip_me" in md[md.index("### Regressions: removed"):md.index("### Improvements")]
     regression = md[md.index("### Regressions: regressed"):md.index("### Regressions: failure-changed")]
     assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
-    assert "`reports/bundles/run-2/onnxruntime/relu0`" in regression and "](" not in md
+    assert "[repro](../reports/bundles/run-2/onnxruntime/relu0)" in regression
     # failures by cause: wrong answers first (two messages, two groups), then the crash, the refusal, the xfail
     causes = md[md.index("### Failures by cause"):md.index("### Speed")]
     rows = [line for line in causes.splitlines() if line.startswith("| ")][1:]
@@ -141,14 +140,22 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
         ["onnxruntime", "wrong answer", "Clip", "mismatch", "1"], ["onnxruntime", "wrong answer", "Relu", "mismatch", "1"],
         ["reference", "error", "Clip", "crash", "1"], ["onnxruntime", "refused", "Relu", "rejected", "1"],
         ["reference", "expected failure", "Clip", "xfail", "1"]]
-    assert "worker died (signal N)" in rows[2] and "`reports/bundles/run-2/onnxruntime/relu0`" in rows[1]
+    assert "worker died (signal N)" in rows[2] and "[repro](../reports/bundles/run-2/onnxruntime/relu0)" in rows[1]
+    assert "None" not in md and "(not run) → " not in regression
     assert len(md) < MAX_CHARS
 
 
-def test_markdown_omits_bundles_outside_a_repository(report, tmp_path):
-    write_all(report, tmp_path / "out", only=["markdown"])
-    md = (tmp_path / "out" / "summary.md").read_text()
-    assert "bundles/run-2" not in md and "](" not in md
+def test_markdown_links_work_from_the_summary_wherever_it_is_written(report, tmp_path):
+    """summary.md written far from the bundles (no common parent but the root of the test
+    folder): every link is relative and leads to the bundle; no ``None`` for a side without the case."""
+    out = tmp_path / "elsewhere" / "deep" / "out"
+    write_all(report, out, only=["markdown"])
+    md = (out / "summary.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", md)
+    bundles = {(out / link).resolve() for link in links if "bundles" in link}
+    assert bundles == {tmp_path / "reports" / "bundles" / "run-2" / "onnxruntime" / "relu0"}
+    assert {"index.html", "results.json", "junit.xml"} <= set(links) and not any(link.startswith("/") for link in links)
+    assert "None" not in md and "test_skip_me` | onnxruntime | skip → (not run)" in md
 
 
 def _tables(md: str) -> list[list[list[str]]]:
@@ -189,7 +196,7 @@ def test_markdown_cells_with_pipes_and_newlines_keep_the_table_intact(tmp_path):
     assert len(regressions) == 2 + 2
     assert regressions[2][0] == "`generated/a|b c|d/0`"
     assert regressions[3][0] == "`generated/plain/0`" and regressions[3][3] == "boom | bang"
-    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == ""
+    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == "[repro](../b%7C1)"
     assert [row[0] for row in groups[2:]] == ["ref|erence", "ref|erence"]
     assert "- **vendor** unavailable: needs a\\|b \\| c \\|\n" in md
 
@@ -285,7 +292,6 @@ def test_markdown_table_widths_are_bounded(tmp_path):
     add_run(s, [res(long_id, "reference", "mismatch", message="x" * 5000, verdict=MISMATCH, bundle=str(tmp_path / ("b" * 400))),
                 res("operators/Relu-14/opset14/float32/0", "reference", "error", message="y " * 3000)],
             {"reference": (True, "", "1.23.2")})
-    (tmp_path / ".git").mkdir()
     write_all(build_report([RunRef(s.path, 1)]), tmp_path / "out", only=["markdown"])
     md = (tmp_path / "out" / "summary.md").read_text()
     assert max(len(line) for line in md.splitlines()) < 700, max(md.splitlines(), key=len)

@@ -203,7 +203,7 @@ def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], 
         if kind:
             row = a or b
             changes.append(Change(kind, key[0], key[1], b["outcome"] if b else None, a["outcome"] if a else None,
-                                  (row.get("message") or "") if a else "", (a or {}).get("bundle_path") or (a or {}).get("bundle") or ""))
+                                  (row.get("message") or "") if a else "", (a or {}).get("bundle_rel", (a or {}).get("bundle_path") or (a or {}).get("bundle")) or ""))
     order = {k: n for n, k in enumerate(CHANGE_KINDS)}
     changes.sort(key=lambda c: (order[c.kind], _natural(c.case_id), c.backend))
     return RunDiff(base_label, new_label, changes)

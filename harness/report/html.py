@@ -451,13 +451,22 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(report: Report) -> str:
+def render(report: Report, folder: Path | None = None) -> str:
+    """The page; ``folder``: where it is written (bundle links are relative to it)."""
+    from .sources import relative_link
+
     env = environment()
     perf_summary = report.perf.summary()
+    unspecified = report.unspecified()
+    if folder is not None:
+        paths = {(r["case_id"], r["column"]): r.get("bundle_path") for r in report.results if r.get("bundle_path")}
+        for g in unspecified:
+            for p in g["points"]:
+                p["href"] = relative_link(paths.get((p["example"], g["backend"])), folder)
     return env.get_template("report.html.j2").render(
         report=report,
         data=page_data(report),
-        unspecified=report.unspecified(),
+        unspecified=unspecified,
         exports=ExportMatrix.of_report(report),
         export_cells=EXPORT_CELL_COLOURS,
         groups=report.failure_groups()[:GROUPS_SHOWN],
@@ -488,5 +497,5 @@ class HtmlWriter:
 
     def write(self, report: Report, folder: Path) -> Path:
         path = Path(folder) / self.filename
-        path.write_text(render(report), encoding="utf-8")
+        path.write_text(render(report, Path(folder)), encoding="utf-8")
         return path
