@@ -354,3 +354,23 @@ def test_a_vendor_finds_failing_ops_evidence_speed_and_changes(vendor_report):
         assert rows == [["regressed", LOGSOFTMAX, "onnxruntime", "pass", "mismatch"]]
         assert console_problems(driver) == []
         assert_no_network(driver, url)
+
+
+def test_int64_window_shows_exact_values_and_the_exact_comparison(tmp_path):
+    from .test_report_evidence import int64_store
+
+    out = tmp_path / "out"
+    assert cli(["report", "--store", str(int64_store(tmp_path)), "-o", str(out)]) == 0
+    with chromium() as driver:
+        driver.get((out / "index.html").resolve().as_uri())
+        wait_ready(driver)
+        driver.execute_script("const h = window.harnessReport; h.openDrill(h.find(arguments[0], 'onnxruntime'))",
+                              "onnx-node/test_reduce_sum_square_int64")
+        wait_for(driver, lambda d: d.find_element(By.ID, "drill").is_displayed())
+        rows = driver.find_elements(By.CSS_SELECTOR, "#drill-body table.window tbody tr")
+        cells = [[td.text for td in r.find_elements(By.TAG_NAME, "td")] for r in rows]
+        assert cells[0][1:] == ["144115188075855873", "144115188075855872"] and cells[2][1:] == ["9223372036854775807"] * 2
+        assert [r.get_attribute("class") for r in rows] == ["bad", "", ""]
+        tolerance = driver.find_element(By.CSS_SELECTOR, "#drill-body [data-field='tolerance']").text
+        assert tolerance.startswith("exact: int64 values are compared for equality") and "rtol" not in tolerance.split("(")[0]
+        assert console_problems(driver) == []

@@ -3,7 +3,9 @@ records every report part shares (a run, a backend column, a case's identity).""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,9 +90,12 @@ class RunInfo:
         run = open_store(ref.store).run(ref.run_id)
         args = run.get("args") or {}
         root = _run_root(ref.store, args.get("store"))
+        portable = portable_value(args, root)
+        corpus = args.get("corpus")
+        if corpus and os.path.isabs(corpus) and portable.get("corpus") == Path(corpus).name:
+            portable.pop("corpus")  # a corpus elsewhere on that machine: the commands use the default one
         return cls(ref.label, portable_path(ref.store, keep=1), run["id"], run["started"], run["finished"], run["status"],
-                   portable_command(run.get("command") or "", root), portable_value(run.get("environment") or {}, root),
-                   portable_value(args, root))
+                   portable_command(run.get("command") or "", root), portable_value(run.get("environment") or {}, root), portable)
 
     @property
     def portable_command(self) -> str:

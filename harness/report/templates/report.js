@@ -469,7 +469,8 @@
       const src = t.source === "override" ? "override for " + Object.keys(t.match).map((k) => k + " " + t.match[k]).join(", ") + " in " + t.file + ": " + t.reason :
         t.source === "dtype default" ? "the " + t.dtype + " default in " + t.file : "case-specific: " + t.reason;
       h += "<h3>Tolerance</h3>" + dl([
-        ["bound", "rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + ", ULP " + (t.ulp === null || t.ulp === undefined ? "none" : fmtNum(t.ulp)), "tolerance"],
+        ["bound", t.exact ? "exact: " + esc(t.exact) + " values are compared for equality (the case's rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + " apply to floating outputs only)" :
+          "rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + ", ULP " + (t.ulp === null || t.ulp === undefined ? "none" : fmtNum(t.ulp)), "tolerance"],
         ["source", esc(src), "tolerance_source"],
       ]);
     }
