@@ -332,3 +332,25 @@ def test_a_failing_case_whose_expectation_names_a_finding_links_it(tmp_path):
     assert cols["fd"][by[(case, "reference")]] == -1  # a pass names no finding
     assert cols["fd"][by[("operators/NonZero-13/opset13/float32/scalar_zero", "onnxruntime")]] == -1  # another entry decided it
     assert "findingLink(i)" in render(build_report([RunRef(s.path, 1)]))
+
+
+def test_known_failures_carry_their_reason_link_and_finding_in_groups_summary_and_junit(tmp_path):
+    from harness.expectations import load
+
+    (entry,) = [e for e in load(["onnxruntime"]) if e.case == "operators/NonZero-*/*/*/scalar"]
+    reason = entry.reason + f" ({entry.link})"
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res("operators/NonZero-13/opset13/float32/scalar", "onnxruntime", "xfail", raw="wrong-shape", reason=reason, message="shape [] vs [1]"),
+                res("operators/NonZero-13/opset13/float32/scalar", "reference", "pass")],
+            {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")})
+    report = build_report([RunRef(s.path, 1)])
+    (group,) = report.failure_groups()
+    assert group.known == {"reason": entry.reason, "link": entry.link, "finding": "onnxruntime-nonzero-scalar-shape", "others": ""}
+    write_all(report, tmp_path / "out")
+    md = (tmp_path / "out" / "summary.md").read_text()
+    row = next(line for line in md.splitlines() if "| NonZero" in line)
+    assert f"[link]({entry.link})" in row and "(finding `onnxruntime-nonzero-scalar-shape`)" in row and entry.reason[:40] in row
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert f'<span class="link">{entry.link}</span>' in html and "finding <code>onnxruntime-nonzero-scalar-shape</code>" in html
+    skipped = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//testcase/skipped")
+    assert skipped.get("message").endswith(f"{entry.link}) [finding onnxruntime-nonzero-scalar-shape]")

@@ -113,11 +113,11 @@ def render(report: Report, folder: Path) -> str:
         lines.append(f"### Failures by cause ({len(groups):,} groups: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()) + ")")
         lines.append("")
         rows = [[_cell(g.backend, 30), _cell(g.kind, 16), _cell(g.op, 30), _cell(g.outcome, 14), f"{g.cases:,}",
-                 _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90),
+                 _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90), _known(g.known),
                  f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path') or '', folder)}".rstrip()]
                 for g in groups[: LIMITS["groups"]]]
         lines.append(tabulate(rows, headers=["backend", "kind", "op", "outcome", "cases", "dtypes", "message (numbers and names stripped)",
-                                             "example"], tablefmt="github"))
+                                             "known: reason, link, finding", "example"], tablefmt="github"))
         lines.append(_more(len(groups), LIMITS["groups"], "groups"))
 
     silent = report.unspecified()
@@ -183,6 +183,16 @@ def _unwarmed_note(report: Report) -> str:
         return ""
     return (f"_Warning: {single:,} of {total:,} timings are a single unwarmed run (no `--repeat`), taken while other workers ran: "
             "indicative only; `onnx-harness run --repeat 5 -j 1` measures medians._\n")
+
+
+def _known(known: dict[str, str]) -> str:
+    """The expectation that explains a failure group: its reason, its link, its finding."""
+    if not known:
+        return ""
+    text = _cell(known["reason"], 90)
+    if known["link"] and len(known["link"]) < 200:
+        text += f" [link]({known['link'].replace('|', '%7C').replace(')', '%29')})"
+    return text + (f" (finding `{_cell(known['finding'], 60)}`)" if known["finding"] else "")
 
 
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:
