@@ -249,7 +249,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
         selection = selections[ref_by_label[r["run"]]].get(suite) or Selection(suite)
         over[r["column"]][(selection.describe(), r["run"])] += 1
     for b in backends:
-        b.over = [f"{text}, {run}: {n:,} cases" for (text, run), n in over[b.label].items()]
+        b.over = [f"{text}, {run}: {n:,} case{'s' if n != 1 else ''}" for (text, run), n in over[b.label].items()]
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
     perf = PerfTable.from_results(backends, results)
