@@ -162,13 +162,17 @@ def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
     capsys.readouterr()  # "wrote <the -o given>": the user's own words
     assert cli(["diff", "1", "2", "--store", str(path)]) == 1
     diff_output = capsys.readouterr().out
+    from harness.cli import write_run_json
+
+    write_run_json(Store(path), 2, out / "results.run-2.json")  # the run's own JSON, written by run
     texts = {p.name: p.read_text() for p in out.iterdir()} | {"diff output": diff_output}
-    assert sorted(texts) == ["diff output", "index.html", "junit.xml", "results.json", "summary.md"]
+    assert sorted(texts) == ["diff output", "index.html", "junit.xml", "results.json", "results.run-2.json", "summary.md"]
     for name, text in texts.items():
         assert str(tmp_path) not in text and "/pytest-of-" not in text, name
     doc = json.loads(texts["results.json"])
     assert [r["bundle"] for r in doc["results"]] == ["bundles/results/run-2/onnxruntime/onnx-node__test_abs",
                                                       "bundles/results/run-2/onnxruntime/onnx-node__test_max"]
+    assert [r["bundle"] for r in json.loads(texts["results.run-2.json"])["results"]] == [r["bundle"] for r in doc["results"]]
     assert doc["runs"][0]["command"] == "onnx-harness run --suite onnx-node --backend onnxruntime --store results.sqlite --corpus=corpus"
     assert "onnx-harness bench --op MatMul --store results.sqlite" in texts["index.html"]
     # the page links the bundle relative to itself
