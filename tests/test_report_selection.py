@@ -107,7 +107,7 @@ def test_a_backend_not_re_run_is_not_compared_never_removed(tmp_path, capsys):
     assert cli(["diff", "1", "2", "--store", str(s.path)]) == 0
     out = capsys.readouterr().out
     assert "## removed" not in out and "run 1 -> run 2: no change" in out
-    assert "not compared: onnx-node on reference: 5 results of run 1 not compared (not in run 2)" in out
+    assert "not compared: onnx-node on reference: 5 results of run 1 not compared (not run in run 2)" in out
     # a case gone from a backend that was re-run on the same selection is removed indeed
     add_run(s, [res(c, "onnxruntime", "pass") for c in NODE[1:]], ORT, args=args())
     assert cli(["diff", "2", "3", "--store", str(s.path)]) == 1

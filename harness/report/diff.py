@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from .failures import _natural
 from .records import PASSING
-from .selection import NotCompared, Selection, like_for_like
+from .selection import NOT_RUN, NOTHING_EARLIER, NotCompared, Selection, like_for_like
 
 
 
@@ -139,11 +139,11 @@ class RunDiff:
     @property
     def only_base(self) -> dict[tuple[str, str], int]:
         """Pairs only the base ran (with their result counts)."""
-        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "base" and n.why.startswith("not in ")}
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "base" and n.why.startswith(NOT_RUN)}
 
     @property
     def only_new(self) -> dict[tuple[str, str], int]:
-        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "new" and n.why.startswith("not in ")}
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "new" and n.why == NOTHING_EARLIER}
 
     @property
     def disjoint(self) -> bool:

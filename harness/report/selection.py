@@ -200,6 +200,12 @@ def baseline_runs(refs: list[RunRef]) -> list[RunRef]:
     return [RunRef(store, run_id, labels[store], frozenset(pairs)) for (store, run_id), pairs in sorted(out.items(), key=lambda kv: kv[0][1])]
 
 
+#: why a (suite, backend) is not compared: the new side did not run it (a backend not re-run)...
+NOT_RUN = "not run in"
+#: ... or the base side did not
+NOTHING_EARLIER = "nothing earlier to compare with"
+
+
 @dataclass
 class NotCompared:
     """Results of one (suite, backend) that a comparison leaves out, and why."""
@@ -233,8 +239,10 @@ def like_for_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_la
                   new_sel: Mapping[Pair, Selection] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Scope]:
     """Both sides cut to what they have in common (see the module's text), with the scope.
     ``base_sel`` / ``new_sel``: the selection of each pair (absent: not known, e.g. a results
-    JSON file; a pair of unknown selection is taken as selected alike on both sides)."""
+    JSON file; a pair of unknown selection is taken as selected alike on both sides). Rows
+    carrying a ``run`` label (a merged report's) are named by it."""
     base_sel, new_sel = base_sel or {}, new_sel or {}
+    run_of = {(suite_of(r["case_id"]), r["backend"]): r["run"] for r in new if r.get("run")}
     by_pair = lambda rows: _group(r for r in rows if not is_bench(r["case_id"]))  # noqa: E731
     before, after = by_pair(base), by_pair(new)
     scope = Scope()
@@ -244,8 +252,10 @@ def like_for_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_la
         suite, backend = pair
         b, a = before.get(pair, []), after.get(pair, [])
         if (not b and pair not in base_sel) or (not a and pair not in new_sel):
-            side, label, rows, other = ("base", base_label, b, new_label) if b else ("new", new_label, a, base_label)
-            scope.not_compared.append(NotCompared(suite, backend, side, label, len(rows), f"not in {other}"))
+            if b:
+                scope.not_compared.append(NotCompared(suite, backend, "base", base_label, len(b), f"{NOT_RUN} {new_label}"))
+            else:
+                scope.not_compared.append(NotCompared(suite, backend, "new", run_of.get(pair, new_label), len(a), NOTHING_EARLIER))
             continue
         sb, sa = base_sel.get(pair), new_sel.get(pair)
         if not a and not b:
