@@ -73,12 +73,20 @@ def suite_of(case_id: str) -> str:
     return case_id.split("/", 1)[0]
 
 
+_PAIRS: dict[Path, tuple[Any, dict[int, Counter]]] = {}
+
+
 def _pairs_per_run(store) -> dict[int, Counter]:
-    """Per run: result count per (suite, backend)."""
-    out: dict[int, Counter] = defaultdict(Counter)
-    for run_id, backend, suite, _, n in store.outcome_counts():
-        out[run_id][(suite, backend)] += n
-    return out
+    """Per run: result count per (suite, backend); computed once per state of the store (a scan
+    of every result: seconds for a store of 300,000). Treat it as read-only."""
+    key, state = Path(store.path).resolve(), store.state()
+    cached = _PAIRS.get(key)
+    if cached is None or cached[0] != state:
+        out: dict[int, Counter] = defaultdict(Counter)
+        for run_id, backend, suite, _, n in store.outcome_counts():
+            out[run_id][(suite, backend)] += n
+        cached = _PAIRS[key] = (state, dict(out))
+    return cached[1]
 
 
 def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
