@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from .failures import _natural
 from .records import PASSING
-from .selection import NOT_RUN, NOTHING_EARLIER, NotCompared, Selection, like_for_like
+from .selection import NOT_RUN, NOTHING_EARLIER, NotCompared, Scope, Selection, like_for_like
 
 
 
@@ -157,8 +157,7 @@ class RunDiff:
         if self.disjoint and self.only_base and self.only_new:
             return (f"{self.base} and {self.new} ran no suite on the same backend ({self.base}: {pair_text(self.only_base)}; "
                     f"{self.new}: {pair_text(self.only_new)}): nothing to compare")
-        compared = "; ".join(f"{s} on {b} over {how}" for (s, b), how in sorted(self.over.items())) or "nothing"
-        return f"compared: {compared}" + "".join(f"; {n.text()}" for n in self.not_compared)
+        return Scope(self.over, self.not_compared).text()
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]

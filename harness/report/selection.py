@@ -22,7 +22,7 @@ Every headline says over which cases it is computed: :meth:`Selection.describe`.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -98,11 +98,6 @@ def store_selections(store_path: Path | str) -> dict[int, dict[str, Selection]]:
         suites = {suite for (suite, _) in per_run.get(run["id"], ())} | set(run["args"].get("suites") or ())
         out[run["id"]] = {suite: Selection.from_args(run["args"], suite) for suite in suites}
     return out
-
-
-def run_selections(store_path: Path | str, run_id: int) -> dict[str, Selection]:
-    """Per suite the run ran: its selection."""
-    return store_selections(store_path)[run_id]
 
 
 def ref_selections(refs: Iterable[RunRef]) -> dict[Pair, Selection]:
@@ -230,7 +225,7 @@ class Scope:
     not_compared: list[NotCompared] = field(default_factory=list)
 
     def text(self) -> str:
-        compared = "; ".join(f"{s} on {b} ({how})" for (s, b), how in sorted(self.compared.items())) or "nothing"
+        compared = "; ".join(f"{s} on {b} over {how}" for (s, b), how in sorted(self.compared.items())) or "nothing"
         return f"compared: {compared}" + "".join(f"; {n.text()}" for n in self.not_compared)
 
 
@@ -286,7 +281,3 @@ def _group(rows: Iterable[dict[str, Any]]) -> dict[Pair, list[dict[str, Any]]]:
     for r in rows:
         out[(suite_of(r["case_id"]), r["backend"])].append(r)
     return out
-
-
-def pair_counts(rows: Iterable[dict[str, Any]]) -> Counter:
-    return Counter((suite_of(r["case_id"]), r["backend"]) for r in rows)
