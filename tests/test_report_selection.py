@@ -177,3 +177,14 @@ def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
     assert "onnx-harness bench --op MatMul --store results.sqlite" in texts["index.html"]
     # the page links the bundle relative to itself
     assert 'href="../machine/ci/bundles/results/run-2/onnxruntime/onnx-node__test_max"' in texts["index.html"]
+
+
+def test_an_unfinished_run_is_a_subset_never_a_source_of_removed_cases(tmp_path, capsys):
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res(c, "reference", "pass") for c in NODE], {"reference": (True, "", "1.23.2")}, args=args())
+    add_run(s, [res(c, "reference", "pass") for c in NODE[:2]], {"reference": (True, "", "1.23.2")}, status="interrupted", args=args())
+    assert default_runs(s.path) == [RunRef(s.path, 1)]  # the complete run is shown
+    assert cli(["diff", "1", "2", "--store", str(s.path)]) == 0
+    out = capsys.readouterr().out
+    assert "## removed" not in out
+    assert "onnx-node on reference: 3 results of run 1 not compared (outside the other side's selection, onnx-node (interrupted: part of it))" in out

@@ -4,7 +4,8 @@
 - A run's **selection** of a suite (:class:`Selection`): the suite with what narrowed it (``-k``,
   ``--shard``, ``--model`` files) and what drew it (``--opset``, ``--seed``, ``--examples``). Two
   selections with the same **draw** (suite, opset, seed, examples) give a case id the same case;
-  a selection nothing narrows is **full**, any other a **subset**.
+  a selection nothing narrows, of a run that completed, is **full**, any other a **subset** (a
+  run still running or interrupted holds only part of what it selected).
 - :func:`default_runs`: per store and (suite, backend), the newest full run, or the newest run
   when no run of that pair is full: a subset never hides a fuller run of the same backend.
 - :func:`baseline_runs`: per (suite, backend) of the runs reported, the newest earlier run with
@@ -59,13 +60,16 @@ class Selection:
     opset: int | None = None
     seed: int | None = None
     examples: int | None = None
+    #: the run's status when it did not complete (``running``, ``interrupted``): it holds only
+    #: part of what it selected
+    unfinished: str = ""
 
     @classmethod
-    def from_args(cls, args: Mapping[str, Any], suite: str) -> "Selection":
-        """A run's selection of ``suite`` from its stored arguments (``runs.args``)."""
+    def from_args(cls, args: Mapping[str, Any], suite: str, status: str = "complete") -> "Selection":
+        """A run's selection of ``suite`` from its stored arguments (``runs.args``) and status."""
         models = tuple(str(Path(m).name) for m in args.get("models") or ())
         return cls(suite, args.get("pattern") or None, args.get("shard") or None, models,
-                   args.get("opset"), args.get("seed"), args.get("examples"))
+                   args.get("opset"), args.get("seed"), args.get("examples"), "" if status == "complete" else status)
 
     @property
     def draw(self) -> tuple[Any, ...]:
@@ -73,7 +77,7 @@ class Selection:
 
     @property
     def full(self) -> bool:
-        return not (self.pattern or self.shard or self.models)
+        return not (self.pattern or self.shard or self.models or self.unfinished)
 
     def describe(self) -> str:
         """``operators``, ``onnx-node -k 'abs' (subset)``, ``operators at opset 13, seed 3``."""
@@ -86,7 +90,7 @@ class Selection:
             text += " " + ", ".join(drawn)
         if narrowed:
             text += " " + " ".join(narrowed) + " (subset)"
-        return text
+        return text + (f" ({self.unfinished}: part of it)" if self.unfinished else "")
 
 
 def store_selections(store_path: Path | str) -> dict[int, dict[str, Selection]]:
@@ -96,7 +100,7 @@ def store_selections(store_path: Path | str) -> dict[int, dict[str, Selection]]:
     out = {}
     for run in store.runs():
         suites = {suite for (suite, _) in per_run.get(run["id"], ())} | set(run["args"].get("suites") or ())
-        out[run["id"]] = {suite: Selection.from_args(run["args"], suite) for suite in suites}
+        out[run["id"]] = {suite: Selection.from_args(run["args"], suite, run["status"]) for suite in suites}
     return out
 
 
