@@ -139,7 +139,9 @@ def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
     command = f"{tmp_path}/venv/bin/onnx-harness run --suite onnx-node --backend onnxruntime --store {path} --corpus={tmp_path}/corpus"
     run_args = {**args(), "store": str(path), "corpus": str(tmp_path / "corpus")}
     for run in (1, 2):
+        traceback = f'Traceback (most recent call last):\n  File "{tmp_path}/venv/lib/harness/runner.py", line 3, in run'
         rows = [res("onnx-node/test_abs", "onnxruntime", "pass" if run == 1 else "mismatch", verdict=MISMATCH if run == 2 else None,
+                    message=traceback if run == 2 else "",
                     bundle=bundle(run, "onnx-node/test_abs") if run == 2 else None),
                 res("onnx-node/test_max", "onnxruntime", "unspecified", verdict=silent, bundle=bundle(run, "onnx-node/test_max"))]
         run_id = s.start_run(command, run_args, {"command": command, "cwd": str(ci)})
@@ -175,6 +177,11 @@ def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
     assert [r["bundle"] for r in json.loads(texts["results.run-2.json"])["results"]] == [r["bundle"] for r in doc["results"]]
     assert doc["runs"][0]["command"] == "onnx-harness run --suite onnx-node --backend onnxruntime --store results.sqlite --corpus=corpus"
     assert "onnx-harness bench --op MatMul --store results.sqlite" in texts["index.html"]
+    assert doc["results"][0]["message"].endswith('File "harness/runner.py", line 3, in run')
+    # a link that would climb to the file system's root is not written (the bundle is named instead)
+    from harness.report.sources import relative_link
+
+    assert relative_link("/usr/share/bundle", tmp_path) == "" and relative_link(str(ci / "b"), out) == "../machine/ci/b"
     # the page links the bundle relative to itself
     assert 'href="../machine/ci/bundles/results/run-2/onnxruntime/onnx-node__test_max"' in texts["index.html"]
 

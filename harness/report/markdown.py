@@ -39,10 +39,13 @@ def _code(text: Any) -> str:
     return f"`{_cell(text, 120)}`"
 
 
-def _link(bundle: str, folder: Path) -> str:
+def _link(bundle: str, folder: Path, shown: str = "") -> str:
     """A link to a repro bundle relative to the summary's folder (it works from the file, and
-    in a repository that holds both); empty without a bundle."""
+    in a repository that holds both); ``shown`` (the bundle relative to the folder its run
+    started in) as code when the two share only the file system's root; empty without a bundle."""
     rel = relative_link(bundle, folder)
+    if not rel and shown:
+        return _code(shown)
     if len(rel) > 300:  # a link cannot be cut: name the bundle, cut, and leave the link to index.html
         return _code(rel)
     return f"[repro]({rel})" if rel else ""
@@ -114,7 +117,7 @@ def render(report: Report, folder: Path) -> str:
         lines.append("")
         rows = [[_cell(g.backend, 30), _cell(g.kind, 16), _cell(g.op, 30), _cell(g.outcome, 14), f"{g.cases:,}",
                  _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90), _known(g.known),
-                 f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path') or '', folder)}".rstrip()]
+                 f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path') or '', folder, g.example.get('bundle_rel') or '')}".rstrip()]
                 for g in groups[: LIMITS["groups"]]]
         lines.append(tabulate(rows, headers=["backend", "kind", "op", "outcome", "cases", "dtypes", "message (numbers and names stripped)",
                                              "known: reason, link, finding", "example"], tablefmt="github"))
@@ -127,7 +130,7 @@ def render(report: Report, folder: Path) -> str:
         lines.append("")
         rows = [[_cell(g["backend"]), _code(p["point"]), _cell(", ".join(p["op_versions"]), 60), f"{p['cases']:,}",
                  _cell(f"ours {p['expected']}, theirs {p['actual']}", 50), _cell(p["spec"], 90),
-                 f"{_code(p['example'])} {_link(bundles.get((p['example'], g['backend']), ''), folder)}".rstrip()]
+                 f"{_code(p['example'])} {_link(bundles.get((p['example'], g['backend']), ''), folder, p['bundle'])}".rstrip()]
                 for g in silent for p in g["points"]]
         lines.append(tabulate(rows[: LIMITS["groups"]], headers=["backend", "spec-silent point", "op-versions", "cases", "first difference",
                                                                "spec text", "example"], tablefmt="github"))
@@ -201,7 +204,7 @@ def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages:
         row = [_code(c.case_id), _cell(c.backend), f"{c.before or '(not run)'} → {c.after or '(not run)'}"]
         if messages:
             r = by_pair.get((c.case_id, c.backend)) or {}
-            row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder)]
+            row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder, r.get("bundle_rel") or c.bundle)]
         rows.append(row)
     headers = ["case", "backend", "outcome"] + (["message", "repro"] if messages else [])
     return tabulate(rows, headers=headers, tablefmt="github")

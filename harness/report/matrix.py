@@ -28,7 +28,7 @@ from .history import History
 from .perf import PerfTable
 from .records import BackendSummary, CaseInfo, GRAPH_ROW, PASSING, RunInfo, unchecked
 from .selection import Selection, conformance_rows, ref_selections, store_selections
-from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, portable_value, read_results, suite_of
+from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, portable_text, portable_value, read_results, suite_of
 
 # -- the conformance matrix ----------------------------------------------------------------------
 @dataclass
@@ -229,6 +229,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
             # written out) and relative to the folder the run started in (what artifacts show)
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
             r["bundle_rel"] = portable_bundle(r.get("bundle"), root)
+            r["message"] = portable_text(r.get("message"), root)  # a traceback names the machine's files
             merged[(r["case_id"], col.label)] = r
     # benchmark results are their own view (the performance section), never conformance
     results, bench = conformance_rows(merged.values())

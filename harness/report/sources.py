@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -218,8 +219,10 @@ def relative_link(path: str | None, folder: Path) -> str:
     path: a link from a report written in ``folder`` that works from the file system."""
     if not path:
         return ""
-    target = (Path(path) if os.path.isabs(path) else Path.cwd() / path).resolve()
-    rel = Path(os.path.relpath(target, Path(folder).resolve())).as_posix()
+    target, folder = (Path(path) if os.path.isabs(path) else Path.cwd() / path).resolve(), Path(folder).resolve()
+    if os.path.commonpath([target, folder]) == target.anchor:
+        return ""  # only the file system's root in common: a link would spell the machine's folders
+    rel = Path(os.path.relpath(target, folder)).as_posix()
     return rel.replace("%", "%25").replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("|", "%7C").replace("#", "%23")
 
 
@@ -241,6 +244,17 @@ def portable_value(value: Any, root: Path | None = None) -> Any:
         if " /" in value or "=/" in value:
             return portable_command(value, root)
     return value
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~-])/(?:[\w.+@-]+/)+[\w.+@-]*")
+
+
+def portable_text(text: str | None, root: Path | None = None) -> str | None:
+    """A message with each absolute path in it made portable (a traceback's
+    ``/home/me/venv/.../harness/runner.py`` becomes ``harness/runner.py``)."""
+    if not text or "/" not in text:
+        return text
+    return _ABSOLUTE.sub(lambda m: portable_path(m.group(0), root, keep=2), text)
 
 
 def portable_command(command: str, root: Path | None = None) -> str:
