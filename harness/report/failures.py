@@ -32,7 +32,7 @@ CAUSE_KINDS = {
 }
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")
+_PATH = re.compile(r"(?:…|[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")  # …/a/b: a path made portable
 # a number not glued to a name (float16, int64, Conv2D keep theirs)
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_\d])")
 _INDEX = re.compile(r"\[(?:N(?:,\s*N)*)?\]")

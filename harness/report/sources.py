@@ -251,10 +251,11 @@ _ABSOLUTE = re.compile(r"(?<![\w.~-])/(?:[\w.+@-]+/)+[\w.+@-]*")
 
 def portable_text(text: str | None, root: Path | None = None) -> str | None:
     """A message with each absolute path in it made portable (a traceback's
-    ``/home/me/venv/.../harness/runner.py`` becomes ``harness/runner.py``)."""
+    ``/home/me/venv/.../harness/runner.py`` becomes ``…/harness/runner.py``, which
+    ``failures.normalize_message`` still reads as a path)."""
     if not text or "/" not in text:
         return text
-    return _ABSOLUTE.sub(lambda m: portable_path(m.group(0), root, keep=2), text)
+    return _ABSOLUTE.sub(lambda m: "…/" + portable_path(m.group(0), root, keep=2), text)
 
 
 def portable_command(command: str, root: Path | None = None) -> str:
