@@ -244,10 +244,15 @@ def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GRO
 def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
     from .store import run_json_path
 
+    from .report.sources import _run_root, portable_bundle, portable_text, portable_value
+
     path = path or run_json_path(store.path, run_id)
     run = store.run(run_id)
+    root = _run_root(Path(store.path), run["args"].get("store"))  # no path of the machine in the file
     summary = {name: {k: (dict(v) if isinstance(v, Counter) else v) for k, v in e.items() if k != "info"} for name, e in backend_counts(store, run_id).items()}
-    doc = {"run": run, "backends": store.backends(run_id), "summary": summary, "results": list(store.results(run_id))}
+    results = [{**r, "bundle": portable_bundle(r["bundle"], root) or None, "message": portable_text(r["message"], root)}
+               for r in store.results(run_id)]
+    doc = {"run": portable_value(run, root), "backends": portable_value(store.backends(run_id), root), "summary": summary, "results": results}
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(doc, indent=1, default=str))
     return path

@@ -9,7 +9,10 @@ Entries that matched nothing in a run are reported (``stale``), so the files do 
 run that asks for it (``--strict``) counts them as unexpected. A skipped result is left alone.
 
 Built-in files live in ``harness/expectations/<backend>.toml``; ``--expectations FILE`` adds
-more (with ``backend = "..."`` on each entry, or a file named after the backend). A variant of a
+more. A file's entries are for the backend its top-level ``backend = "..."`` names (the run's
+name for it: ``my_pkg:MyBackend``, ``exec:...``), else for the backend the file is named after;
+an entry's own ``backend`` key overrides both. A file whose entries name no backend of the run
+is reported (:func:`load`), never silently ignored. A variant of a
 backend (``onnxruntime-noopt``, ``onnxruntime:<ExecutionProvider>``) takes its own file first,
 then its base backend's entries; an entry with a ``variants`` list holds only for the backends
 it names (``variants = ["onnxruntime"]``: the optimizing session only).
@@ -117,6 +120,9 @@ def load_text(text: str, source: str, backend: str, variant: str | None = None) 
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ExpectationError(f"expectations file {source}: {exc}") from exc
+    backend = data.get("backend", backend)
+    if not isinstance(backend, str) or not backend:
+        raise ExpectationError(f"{source}: 'backend' must name a backend (e.g. backend = \"my_pkg:MyBackend\")")
     entries = []
     for n, raw in enumerate(data.get("expect", [])):
         name = raw.get("backend", backend)
@@ -136,7 +142,10 @@ def load_text(text: str, source: str, backend: str, variant: str | None = None) 
     return entries
 
 
-def load(backends: list[str], extra_files: list[Path] = ()) -> Entries:
+def load(backends: list[str], extra_files: list[Path] = (), say=None) -> Entries:
+    """The entries for ``backends``: the built-in files', then ``extra_files``'. An extra file
+    none of whose entries is for one of ``backends`` is reported through ``say`` (default:
+    standard error): its entries would apply to nothing."""
     entries: list[Expectation] = []
     for name in backends:
         file = BUILTIN_DIR / f"{name}.toml"
@@ -146,8 +155,20 @@ def load(backends: list[str], extra_files: list[Path] = ()) -> Entries:
         if base and (BUILTIN_DIR / f"{base}.toml").exists():
             entries.extend(load_file(BUILTIN_DIR / f"{base}.toml", base, variant=name))
     for file in extra_files:
-        entries.extend(load_file(Path(file)))
+        mine = load_file(Path(file))
+        entries.extend(mine)
+        named = sorted({e.backend for e in mine})
+        if named and not set(named) & set(backends):
+            (say or _stderr)(f"warning: expectations file {file}: its {len(mine)} entries are for {', '.join(named)}, "
+                             f"not a backend of this run ({', '.join(backends) or 'none available'}): they apply to nothing; "
+                             f"name the backend at the top of the file, e.g. backend = \"{backends[0] if backends else 'my_pkg:MyBackend'}\"")
     return Entries(e for e in entries if e.backend in backends)
+
+
+def _stderr(message: str) -> None:
+    import sys
+
+    print(message, file=sys.stderr)
 
 
 def deciding(hits: list[Expectation], outcome: str) -> Expectation | None:

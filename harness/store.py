@@ -196,6 +196,12 @@ class Store:
             "SELECT run_id, backend, CASE WHEN instr(case_id, '/') > 0 THEN substr(case_id, 1, instr(case_id, '/') - 1) "
             "ELSE case_id END, outcome, COUNT(*) FROM results GROUP BY 1, 2, 3, 4")]
 
+    def state(self) -> tuple[int, int | None]:
+        """(number of runs, newest result id): changes whenever a run or a result is added, so
+        that what is computed from the whole store can be kept until it does."""
+        runs, last = self.db.execute("SELECT (SELECT COUNT(*) FROM runs), (SELECT MAX(id) FROM results)").fetchone()
+        return int(runs), last
+
     def unavailable_backends(self) -> set[tuple[int, str]]:
         """(run id, backend) of every backend a run could not load."""
         return {(r[0], r[1]) for r in self.db.execute("SELECT run_id, name FROM backends WHERE available = 0")}

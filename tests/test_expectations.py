@@ -130,3 +130,38 @@ def test_several_entries_may_name_one_case_each_for_its_outcome(tmp_path):
     ran = [("kernels", "a/b", "error"), ("kernels", "a/c", "unsupported")]
     assert X.stale(entries, ran, {"a"}, narrowed=False) == [], "each entry decided a result"
     assert [e.case for e in X.stale(entries, ran[:1], {"a"}, narrowed=False)] == ["a/*"], "the glob decided nothing"
+
+
+def _relu_model(path, graph_name: str):
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], graph_name, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_a_module_class_backend_takes_a_file_that_names_it_and_a_file_for_no_backend_is_reported(tmp_path, capsys):
+    """--expectations openvino.toml for a module:Class backend: without a backend key its entries
+    are openvino's and apply to nothing (said on stderr); with backend = "<the run's name for it>"
+    they apply."""
+    from harness.cli import main
+    from harness.store import Store
+
+    spec = "tests.fault_backends:WrongValue"
+    _relu_model(tmp_path / "wrong.onnx", "FAULT")
+    entry = '[[expect]]\ncase = "user/wrong"\noutcome = "mismatch"\nreason = "adds one"\nlink = "https://example.org/1"\n'
+    file = tmp_path / "openvino.toml"
+    file.write_text(entry)
+    where = ["--model", str(tmp_path / "wrong.onnx"), "--backend", spec, "--expectations", str(file), "-j", "1", "--exit-zero"]
+    assert main(["run", *where, "--store", str(tmp_path / "a.sqlite")]) == 0
+    err = capsys.readouterr().err
+    assert (f"warning: expectations file {file}: its 1 entries are for openvino, not a backend of this run ({spec}): they apply to nothing; "
+            f"name the backend at the top of the file, e.g. backend = \"{spec}\"") in err
+    assert [r["outcome"] for r in Store(tmp_path / "a.sqlite").results(1)] == ["mismatch"]
+    file.write_text(f'backend = "{spec}"\n\n' + entry)
+    assert main(["run", *where, "--store", str(tmp_path / "b.sqlite")]) == 0
+    assert "warning: expectations file" not in capsys.readouterr().err
+    ((outcome, reason),) = [(r["outcome"], r["reason"]) for r in Store(tmp_path / "b.sqlite").results(1)]
+    assert outcome == "xfail" and reason == "adds one (https://example.org/1)"
+    assert [e.backend for e in X.load_file(file)] == [spec]

@@ -119,3 +119,46 @@ def test_commands_are_portable_and_shell_quoted(monkeypatch):
     assert environment(RunConfig(suites=["operators"], backends=[]))["command"] == "onnx-harness run -k 'Reduce|Softmax' --suite operators"
     old = RunInfo("run 2", "s", 2, None, None, "complete", "/work/x/harness/cli.py run --suite operators -k Reduce|Softmax", {})
     assert old.portable_command == "onnx-harness run --suite operators -k 'Reduce|Softmax'"
+
+
+def int64_store(tmp_path):
+    """One int64 mismatch by one unit at 2**57 + 1 (a JavaScript number holds neither value
+    exactly), with the evidence execute_case records and the case's float tolerance."""
+    from harness.evidence import tensor
+    from harness.store import Store
+
+    from .test_report_matrix import MISMATCH, add_run, res
+
+    e = np.array([2**57 + 1, 7, 2**63 - 1], dtype=np.int64)
+    a = np.array([2**57, 7, 2**63 - 1], dtype=np.int64)
+    verdict = {**MISMATCH, "output": 0, "window": window(e, a, e != a), "evidence": {"expected": [tensor(e)], "actual": [tensor(a)]},
+               "tolerance": {"rtol": 1e-3, "atol": 1e-7, "ulp": None, "source": "case", "reason": "the official case's rtol/atol"}}
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res("onnx-node/test_reduce_sum_square_int64", "onnxruntime", "mismatch", verdict=verdict)], {"onnxruntime": (True, "", "1.32.0")})
+    return s.path
+
+
+def test_the_page_keeps_int64_values_exact_and_names_the_exact_comparison(tmp_path):
+    import json
+
+    from harness.report.html import page_data
+    from harness.report.matrix import build_report
+    from harness.report.sources import RunRef
+
+    data = page_data(build_report([RunRef(int64_store(tmp_path), 1)]))
+    (ev,) = [json.loads(data["S"][i], parse_int=float) for i in _dense(data["res"]["ev"]) if i >= 0]  # numbers as JavaScript reads them
+    w = ev["window"]
+    assert (w["expected"], w["actual"], w["bad"]) == (["144115188075855873", 7.0, "9223372036854775807"],
+                                                      ["144115188075855872", 7.0, "9223372036854775807"], [0])
+    assert ev["tolerance"]["exact"] == "int64"
+
+
+def _dense(col):
+    """The values a page column holds (a sparse column is {d: default, i: gaps, v: values})."""
+    if not isinstance(col, dict):
+        return col
+    out, p = [], -1
+    for gap, v in zip(col["i"], col["v"]):
+        p += gap
+        out.append(v)
+    return out

@@ -107,7 +107,7 @@ def test_a_backend_not_re_run_is_not_compared_never_removed(tmp_path, capsys):
     assert cli(["diff", "1", "2", "--store", str(s.path)]) == 0
     out = capsys.readouterr().out
     assert "## removed" not in out and "run 1 -> run 2: no change" in out
-    assert "not compared: onnx-node on reference: 5 results of run 1 not compared (not in run 2)" in out
+    assert "not compared: onnx-node on reference: 5 results of run 1 not compared (not run in run 2)" in out
     # a case gone from a backend that was re-run on the same selection is removed indeed
     add_run(s, [res(c, "onnxruntime", "pass") for c in NODE[1:]], ORT, args=args())
     assert cli(["diff", "2", "3", "--store", str(s.path)]) == 1
@@ -125,3 +125,73 @@ def test_another_draw_is_not_compared():
     base, new, scope = like_for_like(rows("pass"), rows("mismatch"), "a", "b", {pair: Selection("operators", seed=1)},
                                      {pair: Selection("operators", seed=1)})
     assert len(base) == len(new) == 1 and scope.compared == {pair: "operators seed 1"}
+
+
+def test_no_artifact_holds_a_path_of_the_machine(tmp_path, monkeypatch, capsys):
+    """A store written with absolute paths (store, bundles, the command, a bench run's command),
+    reported from another folder: no file the report writes, nor diff's output, names the machine's
+    folders; the bundles are still named (relative to the folder the run started in)."""
+    ci = tmp_path / "machine" / "ci"
+    path = ci / "results.sqlite"
+    s = Store(path)
+    bundle = lambda run, case: str(ci / "bundles" / "results" / f"run-{run}" / "onnxruntime" / case.replace("/", "__"))  # noqa: E731
+    silent = {"spec_silent": {"point": "nan in max", "spec": "silent", "expected": "nan", "actual": "0"}}
+    command = f"{tmp_path}/venv/bin/onnx-harness run --suite onnx-node --backend onnxruntime --store {path} --corpus={tmp_path}/corpus"
+    run_args = {**args(), "store": str(path), "corpus": str(tmp_path / "corpus")}
+    for run in (1, 2):
+        traceback = f'Traceback (most recent call last):\n  File "{tmp_path}/venv/lib/harness/runner.py", line 3, in run'
+        rows = [res("onnx-node/test_abs", "onnxruntime", "pass" if run == 1 else "mismatch", verdict=MISMATCH if run == 2 else None,
+                    message=traceback if run == 2 else "",
+                    bundle=bundle(run, "onnx-node/test_abs") if run == 2 else None),
+                res("onnx-node/test_max", "onnxruntime", "unspecified", verdict=silent, bundle=bundle(run, "onnx-node/test_max"))]
+        run_id = s.start_run(command, run_args, {"command": command, "cwd": str(ci)})
+        s.record_backend(run_id, "onnxruntime", True, "", "1.32.0", {"library": str(tmp_path / "venv" / "lib" / "ort.so")})
+        for r in rows:
+            s.add_result(run_id, r)
+        s.finish_run(run_id)
+    bench_command = f"{tmp_path}/venv/bin/onnx-harness bench --op MatMul --store {path}"
+    run_id = s.start_run(bench_command, {"suites": ["bench"], "store": str(path)}, {"command": bench_command})
+    s.record_backend(run_id, "onnxruntime", True, "", "1.32.0", {})
+    tags = {"suite": "bench", "op": "MatMul", "dtype": "float32", "size": "s", "rung": 0, "flops": 2e6, "bytes": 1e5, "bound": "flops"}
+    s.add_result(run_id, res("bench/MatMul/float32/0", "onnxruntime", "pass", run_median_s=1e-4, tags=tags))
+    s.finish_run(run_id)
+    s.close()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = tmp_path / "out"
+    assert cli(["report", "--store", str(path), "-o", str(out)]) == 0
+    capsys.readouterr()  # "wrote <the -o given>": the user's own words
+    assert cli(["diff", "1", "2", "--store", str(path)]) == 1
+    diff_output = capsys.readouterr().out
+    from harness.cli import write_run_json
+
+    write_run_json(Store(path), 2, out / "results.run-2.json")  # the run's own JSON, written by run
+    texts = {p.name: p.read_text() for p in out.iterdir()} | {"diff output": diff_output}
+    assert sorted(texts) == ["diff output", "index.html", "junit.xml", "results.json", "results.run-2.json", "summary.md"]
+    for name, text in texts.items():
+        assert str(tmp_path) not in text and "/pytest-of-" not in text, name
+    doc = json.loads(texts["results.json"])
+    assert [r["bundle"] for r in doc["results"]] == ["bundles/results/run-2/onnxruntime/onnx-node__test_abs",
+                                                      "bundles/results/run-2/onnxruntime/onnx-node__test_max"]
+    assert [r["bundle"] for r in json.loads(texts["results.run-2.json"])["results"]] == [r["bundle"] for r in doc["results"]]
+    assert doc["runs"][0]["command"] == "onnx-harness run --suite onnx-node --backend onnxruntime --store results.sqlite --corpus=corpus"
+    assert "onnx-harness bench --op MatMul --store results.sqlite" in texts["index.html"]
+    assert doc["results"][0]["message"].endswith('File "…/harness/runner.py", line 3, in run')
+    # a link that would climb to the file system's root is not written (the bundle is named instead)
+    from harness.report.sources import relative_link
+
+    assert relative_link("/usr/share/bundle", tmp_path) == "" and relative_link(str(ci / "b"), out) == "../machine/ci/b"
+    # the page links the bundle relative to itself
+    assert 'href="../machine/ci/bundles/results/run-2/onnxruntime/onnx-node__test_max"' in texts["index.html"]
+
+
+def test_an_unfinished_run_is_a_subset_never_a_source_of_removed_cases(tmp_path, capsys):
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res(c, "reference", "pass") for c in NODE], {"reference": (True, "", "1.23.2")}, args=args())
+    add_run(s, [res(c, "reference", "pass") for c in NODE[:2]], {"reference": (True, "", "1.23.2")}, status="interrupted", args=args())
+    assert default_runs(s.path) == [RunRef(s.path, 1)]  # the complete run is shown
+    assert cli(["diff", "1", "2", "--store", str(s.path)]) == 0
+    out = capsys.readouterr().out
+    assert "## removed" not in out
+    assert "onnx-node on reference: 3 results of run 1 not compared (outside the other side's selection, onnx-node (interrupted: part of it))" in out

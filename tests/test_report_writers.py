@@ -119,7 +119,6 @@ def test_unavailable_backend_shows_its_reason_never_zero_percent(report):
 
 
 def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
-    (tmp_path / ".git").mkdir()  # the repository root: bundle paths are named from here
     out = tmp_path / "out"
     write_all(report, out, only=["markdown"])
     md = (out / "summary.md").read_text()
@@ -133,7 +132,7 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
     assert "test_skip_me" in md[md.index("### Regressions: removed"):md.index("### Improvements")]
     regression = md[md.index("### Regressions: regressed"):md.index("### Regressions: failure-changed")]
     assert "operators/Relu-14/opset14/float32/0" in regression and "pass → mismatch" in regression
-    assert "`reports/bundles/run-2/onnxruntime/relu0`" in regression and "](" not in md
+    assert "[repro](../reports/bundles/run-2/onnxruntime/relu0)" in regression
     # failures by cause: wrong answers first (two messages, two groups), then the crash, the refusal, the xfail
     causes = md[md.index("### Failures by cause"):md.index("### Speed")]
     rows = [line for line in causes.splitlines() if line.startswith("| ")][1:]
@@ -141,14 +140,22 @@ def test_markdown_summary_regressions_first_with_bundle_links(report, tmp_path):
         ["onnxruntime", "wrong answer", "Clip", "mismatch", "1"], ["onnxruntime", "wrong answer", "Relu", "mismatch", "1"],
         ["reference", "error", "Clip", "crash", "1"], ["onnxruntime", "refused", "Relu", "rejected", "1"],
         ["reference", "expected failure", "Clip", "xfail", "1"]]
-    assert "worker died (signal N)" in rows[2] and "`reports/bundles/run-2/onnxruntime/relu0`" in rows[1]
+    assert "worker died (signal N)" in rows[2] and "[repro](../reports/bundles/run-2/onnxruntime/relu0)" in rows[1]
+    assert "None" not in md and "(not run) → " not in regression
     assert len(md) < MAX_CHARS
 
 
-def test_markdown_omits_bundles_outside_a_repository(report, tmp_path):
-    write_all(report, tmp_path / "out", only=["markdown"])
-    md = (tmp_path / "out" / "summary.md").read_text()
-    assert "bundles/run-2" not in md and "](" not in md
+def test_markdown_links_work_from_the_summary_wherever_it_is_written(report, tmp_path):
+    """summary.md written far from the bundles (no common parent but the root of the test
+    folder): every link is relative and leads to the bundle; no ``None`` for a side without the case."""
+    out = tmp_path / "elsewhere" / "deep" / "out"
+    write_all(report, out, only=["markdown"])
+    md = (out / "summary.md").read_text()
+    links = re.findall(r"\]\(([^)]+)\)", md)
+    bundles = {(out / link).resolve() for link in links if "bundles" in link}
+    assert bundles == {tmp_path / "reports" / "bundles" / "run-2" / "onnxruntime" / "relu0"}
+    assert {"index.html", "results.json", "junit.xml"} <= set(links) and not any(link.startswith("/") for link in links)
+    assert "None" not in md and "test_skip_me` | onnxruntime | skip → (not run)" in md
 
 
 def _tables(md: str) -> list[list[list[str]]]:
@@ -189,7 +196,7 @@ def test_markdown_cells_with_pipes_and_newlines_keep_the_table_intact(tmp_path):
     assert len(regressions) == 2 + 2
     assert regressions[2][0] == "`generated/a|b c|d/0`"
     assert regressions[3][0] == "`generated/plain/0`" and regressions[3][3] == "boom | bang"
-    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == ""
+    assert regressions[2][3] == "expected | got row 2 | x | not a row |" and regressions[2][4] == "[repro](../b%7C1)"
     assert [row[0] for row in groups[2:]] == ["ref|erence", "ref|erence"]
     assert "- **vendor** unavailable: needs a\\|b \\| c \\|\n" in md
 
@@ -285,7 +292,6 @@ def test_markdown_table_widths_are_bounded(tmp_path):
     add_run(s, [res(long_id, "reference", "mismatch", message="x" * 5000, verdict=MISMATCH, bundle=str(tmp_path / ("b" * 400))),
                 res("operators/Relu-14/opset14/float32/0", "reference", "error", message="y " * 3000)],
             {"reference": (True, "", "1.23.2")})
-    (tmp_path / ".git").mkdir()
     write_all(build_report([RunRef(s.path, 1)]), tmp_path / "out", only=["markdown"])
     md = (tmp_path / "out" / "summary.md").read_text()
     assert max(len(line) for line in md.splitlines()) < 700, max(md.splitlines(), key=len)
@@ -326,3 +332,25 @@ def test_a_failing_case_whose_expectation_names_a_finding_links_it(tmp_path):
     assert cols["fd"][by[(case, "reference")]] == -1  # a pass names no finding
     assert cols["fd"][by[("operators/NonZero-13/opset13/float32/scalar_zero", "onnxruntime")]] == -1  # another entry decided it
     assert "findingLink(i)" in render(build_report([RunRef(s.path, 1)]))
+
+
+def test_known_failures_carry_their_reason_link_and_finding_in_groups_summary_and_junit(tmp_path):
+    from harness.expectations import load
+
+    (entry,) = [e for e in load(["onnxruntime"]) if e.case == "operators/NonZero-*/*/*/scalar"]
+    reason = entry.reason + f" ({entry.link})"
+    s = Store(tmp_path / "r.sqlite")
+    add_run(s, [res("operators/NonZero-13/opset13/float32/scalar", "onnxruntime", "xfail", raw="wrong-shape", reason=reason, message="shape [] vs [1]"),
+                res("operators/NonZero-13/opset13/float32/scalar", "reference", "pass")],
+            {"reference": (True, "", "1.23.2"), "onnxruntime": (True, "", "1.32.0")})
+    report = build_report([RunRef(s.path, 1)])
+    (group,) = report.failure_groups()
+    assert group.known == {"reason": entry.reason, "link": entry.link, "finding": "onnxruntime-nonzero-scalar-shape", "others": ""}
+    write_all(report, tmp_path / "out")
+    md = (tmp_path / "out" / "summary.md").read_text()
+    row = next(line for line in md.splitlines() if "| NonZero" in line)
+    assert f"[link]({entry.link})" in row and "(finding `onnxruntime-nonzero-scalar-shape`)" in row and entry.reason[:40] in row
+    html = (tmp_path / "out" / "index.html").read_text()
+    assert f'<span class="link">{entry.link}</span>' in html and "finding <code>onnxruntime-nonzero-scalar-shape</code>" in html
+    skipped = ET.parse(tmp_path / "out" / "junit.xml").getroot().find(".//testcase/skipped")
+    assert skipped.get("message").endswith(f"{entry.link}) [finding onnxruntime-nonzero-scalar-shape]")

@@ -102,7 +102,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
     from .diff import diff_results
     from .selection import like_for_like, ref_selections
-    from .sources import RunRef, load_rows, resolve_source
+    from .sources import RunRef, load_rows, portable_text, resolve_source
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     if args.perf_threshold is not None:
@@ -136,7 +136,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
               + (f", {allowed:,} allowed" if allowed else ""))
         rows = []
         for c in changes[:limit]:
-            message = " ".join((c.message or "").split())
+            message = " ".join((portable_text(c.message) or "").split())
             rows.append([c.case_id + (" (allowed)" if c.allowed else ""), c.backend, c.before or "-", c.after or "-",
                          message[:90] + ("…" if len(message) > 90 else "")])
         print(tabulate(rows, headers=["case", "backend", base.label, new.label, "message"], tablefmt="github"))

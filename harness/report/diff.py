@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 from .failures import _natural
 from .records import PASSING
-from .selection import NotCompared, Selection, like_for_like
+from .selection import NOT_RUN, NOTHING_EARLIER, NotCompared, Scope, Selection, like_for_like
 
 
 
@@ -139,11 +139,11 @@ class RunDiff:
     @property
     def only_base(self) -> dict[tuple[str, str], int]:
         """Pairs only the base ran (with their result counts)."""
-        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "base" and n.why.startswith("not in ")}
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "base" and n.why.startswith(NOT_RUN)}
 
     @property
     def only_new(self) -> dict[tuple[str, str], int]:
-        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "new" and n.why.startswith("not in ")}
+        return {(n.suite, n.backend): n.results for n in self.not_compared if n.side == "new" and n.why == NOTHING_EARLIER}
 
     @property
     def disjoint(self) -> bool:
@@ -157,8 +157,7 @@ class RunDiff:
         if self.disjoint and self.only_base and self.only_new:
             return (f"{self.base} and {self.new} ran no suite on the same backend ({self.base}: {pair_text(self.only_base)}; "
                     f"{self.new}: {pair_text(self.only_new)}): nothing to compare")
-        compared = "; ".join(f"{s} on {b} over {how}" for (s, b), how in sorted(self.over.items())) or "nothing"
-        return f"compared: {compared}" + "".join(f"; {n.text()}" for n in self.not_compared)
+        return Scope(self.over, self.not_compared).text()
 
     def of_kind(self, kind: str) -> list[Change]:
         return [c for c in self.changes if c.kind == kind]
@@ -203,7 +202,7 @@ def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], 
         if kind:
             row = a or b
             changes.append(Change(kind, key[0], key[1], b["outcome"] if b else None, a["outcome"] if a else None,
-                                  (row.get("message") or "") if a else "", (a or {}).get("bundle_path") or (a or {}).get("bundle") or ""))
+                                  (row.get("message") or "") if a else "", (a or {}).get("bundle_rel", (a or {}).get("bundle_path") or (a or {}).get("bundle")) or ""))
     order = {k: n for n, k in enumerate(CHANGE_KINDS)}
     changes.sort(key=lambda c: (order[c.kind], _natural(c.case_id), c.backend))
     return RunDiff(base_label, new_label, changes)

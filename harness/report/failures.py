@@ -32,7 +32,7 @@ CAUSE_KINDS = {
 }
 _HEX = re.compile(r"\b0x[0-9a-fA-F]+\b")
 _QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"|`[^`]*`")
-_PATH = re.compile(r"(?:[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")
+_PATH = re.compile(r"(?:…|[A-Za-z]:)?(?:[\\/][\w.+-]+){2,}[\\/]?")  # …/a/b: a path made portable
 # a number not glued to a name (float16, int64, Conv2D keep theirs)
 _NUMBER = re.compile(r"(?<![A-Za-z_\d.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?(?![A-Za-z_\d])")
 _INDEX = re.compile(r"\[(?:N(?:,\s*N)*)?\]")
@@ -69,6 +69,21 @@ class FailureGroup:
     example: dict[str, Any] = field(default_factory=dict)
     #: the (case id, column) of every member
     members: list[tuple[str, str]] = field(default_factory=list)
+    #: the reasons the members carry (an expectation's reason and link), most common first
+    reasons: Counter = field(default_factory=Counter)
+    #: the finding the deciding expectation names (``harness/findings``), if any
+    finding: str = ""
+    #: per reason, the first member carrying it
+    with_reason: dict[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @property
+    def known(self) -> dict[str, str]:
+        """Why this failure is known, where the eye is: the expectation's ``reason``, its ``link``
+        and ``finding`` (empty when no expectation explains it)."""
+        if not self.reasons:
+            return {}
+        text, link = split_reason(self.reasons.most_common(1)[0][0])
+        return {"reason": text, "link": link, "finding": self.finding, "others": str(len(self.reasons) - 1) if len(self.reasons) > 1 else ""}
 
     @property
     def label(self) -> str:
@@ -79,7 +94,16 @@ class FailureGroup:
     def to_dict(self) -> dict[str, Any]:
         return {"backend": self.backend, "op": self.op, "outcome": self.outcome, "kind": self.kind, "cause": self.cause,
                 "cases": self.cases, "dtypes": dict(self.dtypes), "op_versions": self.op_versions,
-                "example": self.example.get("case_id", ""), "label": self.label}
+                "example": self.example.get("case_id", ""), "label": self.label, "known": self.known}
+
+
+_LINK = re.compile(r"^(.*?)\s*\((https?://[^\s()]+)\)$", re.S)
+
+
+def split_reason(reason: str) -> tuple[str, str]:
+    """A result's reason as ``expectations.apply`` writes it (``"<reason> (<link>)"``): (reason, link)."""
+    m = _LINK.match(reason or "")
+    return (m.group(1), m.group(2)) if m else (reason or "", "")
 
 
 def failure_groups(results: Iterable[dict[str, Any]], backends: list[str], cases: dict[str, "CaseInfo"] | None = None) -> list[FailureGroup]:
@@ -106,7 +130,17 @@ def failure_groups(results: Iterable[dict[str, Any]], backends: list[str], cases
         if info.op_version and info.op_version not in g.op_versions:
             g.op_versions.append(info.op_version)
         g.members.append((r["case_id"], column))
+        if r.get("reason"):
+            g.reasons[r["reason"]] += 1
+            g.with_reason.setdefault(r["reason"], r)
+    named = None
     for g in groups.values():
+        if g.reasons:
+            from .. import findings
+
+            named = findings.named_by_expectations() if named is None else named
+            r = g.with_reason[g.reasons.most_common(1)[0][0]]
+            g.finding = findings.finding_of(named, r["backend"], r["case_id"], r["reason"]) or ""
         g.op_versions.sort(key=_natural)
         g.dtypes = Counter(dict(sorted(g.dtypes.items(), key=lambda kv: _natural(kv[0]))))
     return sorted(groups.values(), key=lambda g: (g.rank, -g.cases, order.get(g.backend, len(order)), _natural(g.op), g.cause))

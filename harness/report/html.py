@@ -188,10 +188,32 @@ def _evidence(r: dict[str, Any]) -> str | None:
         return None
     v = r.get("verdict") or {}
     ev = {k: v[k] for k in ("evidence", "window", "tolerance", "spec_silent") if v.get(k)}
+    expected = (v.get("evidence") or {}).get("expected") or []
+    output = v.get("output")
+    dtype = expected[output].get("dtype") if isinstance(output, int) and 0 <= output < len(expected) else None
+    if ev.get("tolerance") and dtype and not dtype.startswith(FLOATING):
+        # the comparator compares other types for equality: the tolerance applied is "exact"
+        ev["tolerance"] = {**ev["tolerance"], "exact": dtype}
     if ev.get("window") and ev.get("evidence"):  # the window shows the values that matter: keep the outputs' shapes only
         ev["evidence"] = {**ev["evidence"], **{side: [{k: x for k, x in t.items() if k != "values"} for t in ev["evidence"][side]]
                                                for side in ("expected", "actual") if side in ev["evidence"]}}
-    return json.dumps(ev, sort_keys=True, separators=(",", ":")) if ev else None
+    return json.dumps(_exact_ints(ev), sort_keys=True, separators=(",", ":")) if ev else None
+
+
+#: dtype names the comparator judges within a tolerance (``compare._is_float``); any other is compared for equality
+FLOATING = ("float", "bfloat", "double", "half", "complex")
+
+
+def _exact_ints(x: Any) -> Any:
+    """``x`` with every integer a JavaScript number cannot hold exactly (beyond 2**53) as its
+    decimal text: int64 and uint64 values stay exact in the page."""
+    if isinstance(x, dict):
+        return {k: _exact_ints(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_exact_ints(v) for v in x]
+    if isinstance(x, int) and not isinstance(x, bool) and abs(x) > 2**53:
+        return str(x)
+    return x
 
 
 def _note_index(notes: list[dict[str, Any]]):
@@ -451,13 +473,22 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(report: Report) -> str:
+def render(report: Report, folder: Path | None = None) -> str:
+    """The page; ``folder``: where it is written (bundle links are relative to it)."""
+    from .sources import relative_link
+
     env = environment()
     perf_summary = report.perf.summary()
+    unspecified = report.unspecified()
+    if folder is not None:
+        paths = {(r["case_id"], r["column"]): r.get("bundle_path") for r in report.results if r.get("bundle_path")}
+        for g in unspecified:
+            for p in g["points"]:
+                p["href"] = relative_link(paths.get((p["example"], g["backend"])), folder)
     return env.get_template("report.html.j2").render(
         report=report,
         data=page_data(report),
-        unspecified=report.unspecified(),
+        unspecified=unspecified,
         exports=ExportMatrix.of_report(report),
         export_cells=EXPORT_CELL_COLOURS,
         groups=report.failure_groups()[:GROUPS_SHOWN],
@@ -488,5 +519,5 @@ class HtmlWriter:
 
     def write(self, report: Report, folder: Path) -> Path:
         path = Path(folder) / self.filename
-        path.write_text(render(report), encoding="utf-8")
+        path.write_text(render(report, Path(folder)), encoding="utf-8")
         return path

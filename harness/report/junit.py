@@ -34,6 +34,9 @@ def _clean(text: str) -> str:
 
 
 def build(report: Report) -> ET.ElementTree:
+    from .. import findings
+
+    named = findings.named_by_expectations()
     root = ET.Element("testsuites", name="onnx-harness " + report.title)
     stamp = datetime.fromtimestamp(report.generated, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
     totals: Counter = Counter()
@@ -63,12 +66,16 @@ def build(report: Report) -> ET.ElementTree:
                 detail += f"\nreproduce: {repro_command(args, r['case_id'], r['backend'])}\nre-run: {run_command(args, r['case_id'], r['backend'])}"
             if r.get("bundle_rel"):
                 detail += f"\nrepro bundle: {r['bundle_rel']} (python {r['bundle_rel']}/repro.py)"
+            finding = findings.finding_of(named, r["backend"], r["case_id"], r["reason"]) if r.get("reason") else None
+            known = f"{r.get('reason') or ''}" + (f" [finding {finding}]" if finding else "")
             if outcome in FAILURE:
+                if r.get("reason"):  # an expectation names the case, for another outcome
+                    detail += f"\nexpectation (for another outcome): {known}"
                 ET.SubElement(case, "failure", type=outcome, message=f"{outcome}: {message}"[:1000]).text = detail
                 counts["failures"] += 1
             elif outcome in SKIPPED:
                 if outcome == "xfail":
-                    why = f"expected failure ({r.get('raw_outcome') or 'fail'}): {r.get('reason') or ''}"
+                    why = f"expected failure ({r.get('raw_outcome') or 'fail'}): {known}"
                 else:
                     why = f"{outcome}: {message}" if outcome != "skip" else message
                 ET.SubElement(case, "skipped", message=_clean(why)[:1000])

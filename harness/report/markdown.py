@@ -2,9 +2,8 @@
 
 Totals per backend, then regressions against the baseline (first), improvements, and the
 failures grouped by cause (wrong answers first, then errors, missing kernels, refused models),
-each list capped, every cell cut to a bounded width. A repro bundle is named by its path from the
-repository root (the nearest folder above the report holding ``.git``), so the text means the
-same in a pull-request comment; a bundle outside a repository is omitted. Tables by tabulate.
+each list capped, every cell cut to a bounded width. A repro bundle is a link relative to the
+summary's folder (never the machine's path). Tables by tabulate.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ from .html import fmt_pct, fmt_ratio
 from .export_matrix import ExportMatrix
 from .diff import CHANGE_KINDS, Change, KINDS, REGRESSION_KINDS
 from .matrix import Report
+from .sources import relative_link
 
 #: GitHub refuses comments over 65,536 characters; stay well under
 MAX_CHARS = 60_000
@@ -39,23 +39,16 @@ def _code(text: Any) -> str:
     return f"`{_cell(text, 120)}`"
 
 
-def repository_root(folder: Path) -> Path | None:
-    """The nearest folder at or above ``folder`` holding ``.git``; None outside a repository."""
-    for parent in (Path(folder).resolve(), *Path(folder).resolve().parents):
-        if (parent / ".git").exists():
-            return parent
-    return None
-
-
-def _link(bundle: str, root: Path | None) -> str:
-    """A bundle's path from the repository root, as code; empty without a root or outside it."""
-    if not bundle or root is None:
-        return ""
-    try:
-        rel = Path(bundle).resolve().relative_to(root)
-    except ValueError:
-        return ""
-    return _code(rel.as_posix())
+def _link(bundle: str, folder: Path, shown: str = "") -> str:
+    """A link to a repro bundle relative to the summary's folder (it works from the file, and
+    in a repository that holds both); ``shown`` (the bundle relative to the folder its run
+    started in) as code when the two share only the file system's root; empty without a bundle."""
+    rel = relative_link(bundle, folder)
+    if not rel and shown:
+        return _code(shown)
+    if len(rel) > 300:  # a link cannot be cut: name the bundle, cut, and leave the link to index.html
+        return _code(rel)
+    return f"[repro]({rel})" if rel else ""
 
 
 def _more(n: int, shown: int, what: str) -> str:
@@ -63,7 +56,6 @@ def _more(n: int, shown: int, what: str) -> str:
 
 
 def render(report: Report, folder: Path) -> str:
-    folder = repository_root(folder)  # bundles are named from here
     lines: list[str] = []
     title = f"## ONNX conformance: {report.title}"
     if report.diff is not None:
@@ -124,20 +116,21 @@ def render(report: Report, folder: Path) -> str:
         lines.append(f"### Failures by cause ({len(groups):,} groups: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()) + ")")
         lines.append("")
         rows = [[_cell(g.backend, 30), _cell(g.kind, 16), _cell(g.op, 30), _cell(g.outcome, 14), f"{g.cases:,}",
-                 _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90),
-                 f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path', ''), folder)}".rstrip()]
+                 _cell(", ".join(g.dtypes), 40), _cell(g.cause, 90), _known(g.known),
+                 f"{_code(g.example['case_id'])} {_link(g.example.get('bundle_path') or '', folder, g.example.get('bundle_rel') or '')}".rstrip()]
                 for g in groups[: LIMITS["groups"]]]
         lines.append(tabulate(rows, headers=["backend", "kind", "op", "outcome", "cases", "dtypes", "message (numbers and names stripped)",
-                                             "example"], tablefmt="github"))
+                                             "known: reason, link, finding", "example"], tablefmt="github"))
         lines.append(_more(len(groups), LIMITS["groups"], "groups"))
 
     silent = report.unspecified()
     if silent:
+        bundles = {(r["case_id"], r["column"]): r.get("bundle_path") or "" for r in report.results if r.get("bundle_path")}
         lines.append("### Where runtimes differ on unspecified behaviour (not counted in the pass rate)")
         lines.append("")
         rows = [[_cell(g["backend"]), _code(p["point"]), _cell(", ".join(p["op_versions"]), 60), f"{p['cases']:,}",
                  _cell(f"ours {p['expected']}, theirs {p['actual']}", 50), _cell(p["spec"], 90),
-                 f"{_code(p['example'])} {_link(p['bundle'], folder)}".rstrip()]
+                 f"{_code(p['example'])} {_link(bundles.get((p['example'], g['backend']), ''), folder, p['bundle'])}".rstrip()]
                 for g in silent for p in g["points"]]
         lines.append(tabulate(rows[: LIMITS["groups"]], headers=["backend", "spec-silent point", "op-versions", "cases", "first difference",
                                                                "spec text", "example"], tablefmt="github"))
@@ -154,7 +147,8 @@ def render(report: Report, folder: Path) -> str:
                               headers=["backend", "timed cases", "geomean × fastest", f"geomean × {report.perf.onnxruntime}"], tablefmt="github"))
         lines.append("")
         lines.append(_unwarmed_note(report))
-    lines.append("Re-run a failure: `python <bundle>/repro.py` (bundle paths are from the repository root). Full report: `index.html` (opens from disk); data: `results.json`, `junit.xml`.")
+    lines.append("Re-run a failure: `python <bundle>/repro.py` (each repro link is relative to this file). Full report: "
+                 "[index.html](index.html) (opens from disk); data: [results.json](results.json), [junit.xml](junit.xml).")
     text = "\n".join(lines).rstrip() + "\n"
     if len(text) > MAX_CHARS:  # a last resort; the caps above keep ordinary runs far below it
         text = text[: MAX_CHARS - 80].rsplit("\n", 1)[0] + "\n\n_(cut to fit a comment: see index.html)_\n"
@@ -194,13 +188,23 @@ def _unwarmed_note(report: Report) -> str:
             "indicative only; `onnx-harness run --repeat 5 -j 1` measures medians._\n")
 
 
+def _known(known: dict[str, str]) -> str:
+    """The expectation that explains a failure group: its reason, its link, its finding."""
+    if not known:
+        return ""
+    text = _cell(known["reason"], 90)
+    if known["link"] and len(known["link"]) < 200:
+        text += f" [link]({known['link'].replace('|', '%7C').replace(')', '%29')})"
+    return text + (f" (finding `{_cell(known['finding'], 60)}`)" if known["finding"] else "")
+
+
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:
     rows = []
     for c in changes:
-        row = [_code(c.case_id), _cell(c.backend), f"{c.before} → {c.after}"]
+        row = [_code(c.case_id), _cell(c.backend), f"{c.before or '(not run)'} → {c.after or '(not run)'}"]
         if messages:
             r = by_pair.get((c.case_id, c.backend)) or {}
-            row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder)]
+            row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder, r.get("bundle_rel") or c.bundle)]
         rows.append(row)
     headers = ["case", "backend", "outcome"] + (["message", "repro"] if messages else [])
     return tabulate(rows, headers=headers, tablefmt="github")

@@ -28,7 +28,7 @@ from .history import History
 from .perf import PerfTable
 from .records import BackendSummary, CaseInfo, GRAPH_ROW, PASSING, RunInfo, unchecked
 from .selection import Selection, conformance_rows, ref_selections, store_selections
-from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, read_results, suite_of
+from .sources import ReportError, RunRef, _absolute_bundle, _restrict, _run_root, load_rows, open_store, portable_bundle, portable_text, portable_value, read_results, suite_of
 
 # -- the conformance matrix ----------------------------------------------------------------------
 @dataclass
@@ -154,7 +154,7 @@ class Report:
                                            "invariants": info.get("invariants", []), "op_versions": [], "cases": 0,
                                            "example": r["case_id"], "expected": info.get("expected", ""),
                                            "actual": info.get("actual", ""), "index": info.get("index", ""),
-                                           "bundle": r.get("bundle_path") or ""}
+                                           "bundle": r.get("bundle_rel") or ""}
                 entry["cases"] += 1
                 version = CaseInfo.from_tags(r["case_id"], r.get("tags") or {}).op_version
                 if version and version not in entry["op_versions"]:
@@ -200,7 +200,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
         col = columns.get(key)
         if col is None:
             col = columns[key] = BackendSummary(info["name"], info["name"], info.get("version") or "", bool(info["available"]),
-                                                info.get("reason") or "", info.get("environment") or {})
+                                                info.get("reason") or "", portable_value(info.get("environment") or {}))
         if ref.label not in col.runs:
             col.runs.append(ref.label)
     clash = Counter(name for name, _, _ in columns)
@@ -225,8 +225,11 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
                 col = next(c for (n, _, _), c in columns.items() if n == r["backend"])
             r["column"] = col.label
             r["run"] = ref.label
+            # the bundle's path on this machine (for links relative to a report's folder; never
+            # written out) and relative to the folder the run started in (what artifacts show)
             r["bundle_path"] = _absolute_bundle(r.get("bundle"), root)
             r["bundle_rel"] = portable_bundle(r.get("bundle"), root)
+            r["message"] = portable_text(r.get("message"), root)  # a traceback names the machine's files
             merged[(r["case_id"], col.label)] = r
     # benchmark results are their own view (the performance section), never conformance
     results, bench = conformance_rows(merged.values())
@@ -247,7 +250,7 @@ def build_report(refs: list[RunRef], baseline: RunRef | list[RunRef] | None = No
         selection = selections[ref_by_label[r["run"]]].get(suite) or Selection(suite)
         over[r["column"]][(selection.describe(), r["run"])] += 1
     for b in backends:
-        b.over = [f"{text}, {run}: {n:,} cases" for (text, run), n in over[b.label].items()]
+        b.over = [f"{text}, {run}: {n:,} case{'s' if n != 1 else ''}" for (text, run), n in over[b.label].items()]
     labels = [b.label for b in backends]
     matrix = ConformanceMatrix.from_results(labels, results)
     perf = PerfTable.from_results(backends, results)

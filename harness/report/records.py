@@ -3,13 +3,15 @@ records every report part shares (a run, a backend column, a case's identity).""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..execute import OUTCOMES
 from ..schema import dtype_label
-from .sources import RunRef, open_store
+from .sources import RunRef, _run_root, open_store, portable_command, portable_path, portable_value
 
 #: outcomes that count as passing (the pass rate's numerator)
 PASSING = ("pass", "xpass")
@@ -83,23 +85,22 @@ class RunInfo:
 
     @classmethod
     def from_store(cls, ref: RunRef) -> "RunInfo":
+        """The run as a report shows it: its store, arguments, environment and command without
+        the machine's paths (:func:`.sources.portable_value`)."""
         run = open_store(ref.store).run(ref.run_id)
-        return cls(ref.label, str(ref.store), run["id"], run["started"], run["finished"], run["status"],
-                   run.get("command") or "", run.get("environment") or {}, run.get("args") or {})
+        args = run.get("args") or {}
+        root = _run_root(ref.store, args.get("store"))
+        portable = portable_value(args, root)
+        corpus = args.get("corpus")
+        if corpus and os.path.isabs(corpus) and portable.get("corpus") == Path(corpus).name:
+            portable.pop("corpus")  # a corpus elsewhere on that machine: the commands use the default one
+        return cls(ref.label, portable_path(ref.store, keep=1), run["id"], run["started"], run["finished"], run["status"],
+                   portable_command(run.get("command") or "", root), portable_value(run.get("environment") or {}, root), portable)
 
     @property
     def portable_command(self) -> str:
-        """The run's command as ``onnx-harness run ...``, shell-quoted, without the machine's
-        path to the script (stored commands start with it)."""
-        import shlex
-
-        try:
-            argv = shlex.split(self.command)
-        except ValueError:
-            return self.command
-        if "run" in argv[:3]:
-            argv = ["onnx-harness", *argv[argv.index("run"):]]
-        return shlex.join(argv)
+        """The run's command as ``onnx-harness run ...``, shell-quoted, without the machine's paths."""
+        return portable_command(self.command)
 
 
 @dataclass

@@ -1,8 +1,8 @@
 """``results.json``: the report's data for other programs.
 
 Runs, backend summaries (counts, pass rate over loadable cases, unavailable reasons), every
-merged result as the store holds it (plus its report column, run, absolute bundle path and
-``bundle_rel``, the bundle relative to the folder the run started in), the performance summary
+merged result as the store holds it (plus its report column and run; ``bundle`` relative to
+the folder the run started in: no artifact holds a path of the machine), the performance summary
 with the speed against onnx.reference, and the diff against the baseline. ``onnx-harness diff`` reads this
 file back as a BASE or NEW.
 """
@@ -32,7 +32,9 @@ def _finite(x: Any) -> Any:
 
 
 def _result(r: dict[str, Any]) -> dict[str, Any]:
-    d = {k: v for k, v in r.items() if k != "id"}
+    # the bundle relative to the folder the run started in; never the machine's path
+    d = {k: v for k, v in r.items() if k not in ("id", "bundle_path", "bundle_rel")}
+    d["bundle"] = r.get("bundle_rel", r.get("bundle")) or None
     for k in _FLOATS:
         if k in d:
             d[k] = _finite(d[k])

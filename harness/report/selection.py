@@ -4,7 +4,8 @@
 - A run's **selection** of a suite (:class:`Selection`): the suite with what narrowed it (``-k``,
   ``--shard``, ``--model`` files) and what drew it (``--opset``, ``--seed``, ``--examples``). Two
   selections with the same **draw** (suite, opset, seed, examples) give a case id the same case;
-  a selection nothing narrows is **full**, any other a **subset**.
+  a selection nothing narrows, of a run that completed, is **full**, any other a **subset** (a
+  run still running or interrupted holds only part of what it selected).
 - :func:`default_runs`: per store and (suite, backend), the newest full run, or the newest run
   when no run of that pair is full: a subset never hides a fuller run of the same backend.
 - :func:`baseline_runs`: per (suite, backend) of the runs reported, the newest earlier run with
@@ -22,7 +23,7 @@ Every headline says over which cases it is computed: :meth:`Selection.describe`.
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -59,13 +60,16 @@ class Selection:
     opset: int | None = None
     seed: int | None = None
     examples: int | None = None
+    #: the run's status when it did not complete (``running``, ``interrupted``): it holds only
+    #: part of what it selected
+    unfinished: str = ""
 
     @classmethod
-    def from_args(cls, args: Mapping[str, Any], suite: str) -> "Selection":
-        """A run's selection of ``suite`` from its stored arguments (``runs.args``)."""
+    def from_args(cls, args: Mapping[str, Any], suite: str, status: str = "complete") -> "Selection":
+        """A run's selection of ``suite`` from its stored arguments (``runs.args``) and status."""
         models = tuple(str(Path(m).name) for m in args.get("models") or ())
         return cls(suite, args.get("pattern") or None, args.get("shard") or None, models,
-                   args.get("opset"), args.get("seed"), args.get("examples"))
+                   args.get("opset"), args.get("seed"), args.get("examples"), "" if status == "complete" else status)
 
     @property
     def draw(self) -> tuple[Any, ...]:
@@ -73,7 +77,7 @@ class Selection:
 
     @property
     def full(self) -> bool:
-        return not (self.pattern or self.shard or self.models)
+        return not (self.pattern or self.shard or self.models or self.unfinished)
 
     def describe(self) -> str:
         """``operators``, ``onnx-node -k 'abs' (subset)``, ``operators at opset 13, seed 3``."""
@@ -86,7 +90,7 @@ class Selection:
             text += " " + ", ".join(drawn)
         if narrowed:
             text += " " + " ".join(narrowed) + " (subset)"
-        return text
+        return text + (f" ({self.unfinished}: part of it)" if self.unfinished else "")
 
 
 def store_selections(store_path: Path | str) -> dict[int, dict[str, Selection]]:
@@ -96,13 +100,8 @@ def store_selections(store_path: Path | str) -> dict[int, dict[str, Selection]]:
     out = {}
     for run in store.runs():
         suites = {suite for (suite, _) in per_run.get(run["id"], ())} | set(run["args"].get("suites") or ())
-        out[run["id"]] = {suite: Selection.from_args(run["args"], suite) for suite in suites}
+        out[run["id"]] = {suite: Selection.from_args(run["args"], suite, run["status"]) for suite in suites}
     return out
-
-
-def run_selections(store_path: Path | str, run_id: int) -> dict[str, Selection]:
-    """Per suite the run ran: its selection."""
-    return store_selections(store_path)[run_id]
 
 
 def ref_selections(refs: Iterable[RunRef]) -> dict[Pair, Selection]:
@@ -200,6 +199,12 @@ def baseline_runs(refs: list[RunRef]) -> list[RunRef]:
     return [RunRef(store, run_id, labels[store], frozenset(pairs)) for (store, run_id), pairs in sorted(out.items(), key=lambda kv: kv[0][1])]
 
 
+#: why a (suite, backend) is not compared: the new side did not run it (a backend not re-run)...
+NOT_RUN = "not run in"
+#: ... or the base side did not
+NOTHING_EARLIER = "nothing earlier to compare with"
+
+
 @dataclass
 class NotCompared:
     """Results of one (suite, backend) that a comparison leaves out, and why."""
@@ -224,7 +229,7 @@ class Scope:
     not_compared: list[NotCompared] = field(default_factory=list)
 
     def text(self) -> str:
-        compared = "; ".join(f"{s} on {b} ({how})" for (s, b), how in sorted(self.compared.items())) or "nothing"
+        compared = "; ".join(f"{s} on {b} over {how}" for (s, b), how in sorted(self.compared.items())) or "nothing"
         return f"compared: {compared}" + "".join(f"; {n.text()}" for n in self.not_compared)
 
 
@@ -233,8 +238,10 @@ def like_for_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_la
                   new_sel: Mapping[Pair, Selection] | None = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]], Scope]:
     """Both sides cut to what they have in common (see the module's text), with the scope.
     ``base_sel`` / ``new_sel``: the selection of each pair (absent: not known, e.g. a results
-    JSON file; a pair of unknown selection is taken as selected alike on both sides)."""
+    JSON file; a pair of unknown selection is taken as selected alike on both sides). Rows
+    carrying a ``run`` label (a merged report's) are named by it."""
     base_sel, new_sel = base_sel or {}, new_sel or {}
+    run_of = {(suite_of(r["case_id"]), r["backend"]): r["run"] for r in new if r.get("run")}
     by_pair = lambda rows: _group(r for r in rows if not is_bench(r["case_id"]))  # noqa: E731
     before, after = by_pair(base), by_pair(new)
     scope = Scope()
@@ -244,8 +251,10 @@ def like_for_like(base: list[dict[str, Any]], new: list[dict[str, Any]], base_la
         suite, backend = pair
         b, a = before.get(pair, []), after.get(pair, [])
         if (not b and pair not in base_sel) or (not a and pair not in new_sel):
-            side, label, rows, other = ("base", base_label, b, new_label) if b else ("new", new_label, a, base_label)
-            scope.not_compared.append(NotCompared(suite, backend, side, label, len(rows), f"not in {other}"))
+            if b:
+                scope.not_compared.append(NotCompared(suite, backend, "base", base_label, len(b), f"{NOT_RUN} {new_label}"))
+            else:
+                scope.not_compared.append(NotCompared(suite, backend, "new", run_of.get(pair, new_label), len(a), NOTHING_EARLIER))
             continue
         sb, sa = base_sel.get(pair), new_sel.get(pair)
         if not a and not b:
@@ -276,7 +285,3 @@ def _group(rows: Iterable[dict[str, Any]]) -> dict[Pair, list[dict[str, Any]]]:
     for r in rows:
         out[(suite_of(r["case_id"]), r["backend"])].append(r)
     return out
-
-
-def pair_counts(rows: Iterable[dict[str, Any]]) -> Counter:
-    return Counter((suite_of(r["case_id"]), r["backend"]) for r in rows)

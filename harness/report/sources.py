@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,7 +65,7 @@ def _store_labels(stores: list[Path]) -> list[str]:
         return [""] * len(stores)
     names = [Path(s).stem for s in stores]
     if len(set(names)) < len(names):
-        names = [str(s) for s in stores]
+        names = [portable_path(s, keep=2) for s in stores]
     return names
 
 
@@ -73,12 +74,20 @@ def suite_of(case_id: str) -> str:
     return case_id.split("/", 1)[0]
 
 
+_PAIRS: dict[Path, tuple[Any, dict[int, Counter]]] = {}
+
+
 def _pairs_per_run(store) -> dict[int, Counter]:
-    """Per run: result count per (suite, backend)."""
-    out: dict[int, Counter] = defaultdict(Counter)
-    for run_id, backend, suite, _, n in store.outcome_counts():
-        out[run_id][(suite, backend)] += n
-    return out
+    """Per run: result count per (suite, backend); computed once per state of the store (a scan
+    of every result: seconds for a store of 300,000). Treat it as read-only."""
+    key, state = Path(store.path).resolve(), store.state()
+    cached = _PAIRS.get(key)
+    if cached is None or cached[0] != state:
+        out: dict[int, Counter] = defaultdict(Counter)
+        for run_id, backend, suite, _, n in store.outcome_counts():
+            out[run_id][(suite, backend)] += n
+        cached = _PAIRS[key] = (state, dict(out))
+    return cached[1]
 
 
 def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
@@ -187,18 +196,90 @@ def _absolute_bundle(bundle: str | None, root: Path) -> str:
     return bundle if os.path.isabs(bundle) else os.path.join(root, bundle)
 
 
-def portable_bundle(bundle: str | None, root: Path) -> str:
-    """A bundle's path as a reader elsewhere can use it: relative to the folder the run started
-    in (``reports/bundles/run-2/onnxruntime/...``); an absolute path outside that folder keeps
-    only its last three parts (``run-2/onnxruntime/<case>``), never the machine's path."""
-    if not bundle:
+def portable_path(path: str | Path | None, root: Path | None = None, keep: int = 3) -> str:
+    """A path as a reader elsewhere can use it, never the machine's: a relative path as it is; an
+    absolute one relative to ``root`` (the folder the run started in) or to the working folder
+    when under one of them, else its last ``keep`` parts (``run-2/onnxruntime/<case>``)."""
+    if not path:
         return ""
-    if not os.path.isabs(bundle):
-        return Path(bundle).as_posix()
+    if not os.path.isabs(path):
+        return Path(path).as_posix()
+    resolved = Path(path).resolve()
+    for base in (root, Path.cwd()):
+        if base is not None:
+            try:
+                return resolved.relative_to(Path(base).resolve()).as_posix() or "."
+            except ValueError:
+                pass
+    return "/".join(Path(path).parts[-keep:])
+
+
+def relative_link(path: str | None, folder: Path) -> str:
+    """``path`` (absolute, or relative to the working folder) relative to ``folder``, as a URL
+    path: a link from a report written in ``folder`` that works from the file system."""
+    if not path:
+        return ""
+    target, folder = (Path(path) if os.path.isabs(path) else Path.cwd() / path).resolve(), Path(folder).resolve()
+    if os.path.commonpath([target, folder]) == target.anchor:
+        return ""  # only the file system's root in common: a link would spell the machine's folders
+    rel = Path(os.path.relpath(target, folder)).as_posix()
+    return rel.replace("%", "%25").replace(" ", "%20").replace("(", "%28").replace(")", "%29").replace("|", "%7C").replace("#", "%23")
+
+
+def portable_bundle(bundle: str | None, root: Path) -> str:
+    """A bundle's path relative to the folder the run started in (``reports/bundles/run-2/...``)."""
+    return portable_path(bundle, root)
+
+
+def portable_value(value: Any, root: Path | None = None) -> Any:
+    """``value`` (a run's stored arguments or environment) with every absolute path, alone or as
+    a command's word (``--store /abs/x``, ``--store=/abs/x``), made portable (:func:`portable_path`)."""
+    if isinstance(value, dict):
+        return {k: portable_value(v, root) for k, v in value.items()}
+    if isinstance(value, list):
+        return [portable_value(v, root) for v in value]
+    if isinstance(value, str):
+        if os.path.isabs(value) and not any(c.isspace() for c in value):
+            return portable_path(value, root, keep=1)
+        if " /" in value or "=/" in value:
+            return portable_command(value, root)
+    return value
+
+
+_ABSOLUTE = re.compile(r"(?<![\w.~-])/(?:[\w.+@-]+/)+[\w.+@-]*")
+
+
+def portable_text(text: str | None, root: Path | None = None) -> str | None:
+    """A message with each absolute path in it made portable (a traceback's
+    ``/home/me/venv/.../harness/runner.py`` becomes ``…/harness/runner.py``, which
+    ``failures.normalize_message`` still reads as a path)."""
+    if not text or "/" not in text:
+        return text
+    return _ABSOLUTE.sub(lambda m: "…/" + portable_path(m.group(0), root, keep=2), text)
+
+
+def portable_command(command: str, root: Path | None = None) -> str:
+    """A stored command line without the machine's paths: the script's path becomes
+    ``onnx-harness`` (stored commands start with it) and each absolute path argument is made
+    portable; shell-quoted."""
+    import shlex
+
     try:
-        return Path(bundle).resolve().relative_to(root.resolve()).as_posix()
+        argv = shlex.split(command)
     except ValueError:
-        return "/".join(Path(bundle).parts[-3:])
+        return command
+    for n, word in enumerate(argv[:3]):
+        if Path(word).name in ("onnx-harness", "cli.py") or word == "harness.cli":
+            argv = ["onnx-harness", *argv[n + 1:]]
+            break
+    out = []
+    for word in argv:
+        key, eq, val = word.partition("=")
+        if eq and key.startswith("-") and os.path.isabs(val):
+            out.append(f"{key}={portable_path(val, root, keep=1)}")
+        else:
+            out.append(portable_path(word, root, keep=1) if os.path.isabs(word) else word)
+    return shlex.join(out)
 
 
 def load_rows(source: RunRef | JsonRef) -> list[dict[str, Any]]:

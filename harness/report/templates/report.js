@@ -21,6 +21,7 @@
   for (const key of ["pr", "rt", "md", "p9"]) R[key] = R[key].map((v) => (v === null ? null : v / 1e6));
   cumsum(P.c);
   const FAIL = new Set(D.failures.map((o) => OUT.indexOf(o)));
+  const XFAIL = OUT.indexOf("xfail");  // a known failure: "failures only" shows it with "known ones included"
   const PASS = new Set(D.passing.map((o) => OUT.indexOf(o)));
   const APART = new Set(D.apart.map((o) => OUT.indexOf(o)));  // counted apart: not in the pass rate
   const PAGE = { matrix: 150, cases: 100, perf: 100, diff: 100 };
@@ -59,7 +60,7 @@
   // -- state ---------------------------------------------------------------------------------------
   const state = {
     terms: [], outcomes: new Set(OUT.map((_, i) => i)), backends: new Set(B.map((_, i) => i)),
-    suite: -1, domain: -1, only: false, fail: false, view: D.views[0], row: null,
+    suite: -1, domain: -1, only: false, fail: false, known: false, view: D.views[0], row: null,
     page: { matrix: 0, cases: 0, perf: 0, diff: 0 }, perfSort: "case",
     kinds: new Set(D.kinds.map((_, i) => i)),
     group: -1, groupBy: "case",  // the case list: one failure group's results only; rows per case or per cause
@@ -79,7 +80,7 @@
     for (let i = 0; i < NR; i++) {
       const o = R.o[i];
       const ok = caseMask[R.c[i]] && state.backends.has(R.b[i]) && state.outcomes.has(o)
-        && (!state.only || col(R.only, i, 0)) && (!state.fail || FAIL.has(o));
+        && (!state.only || col(R.only, i, 0)) && (!state.fail || FAIL.has(o) || (state.known && o === XFAIL));
       resMask[i] = ok ? 1 : 0;
       listMask[i] = ok && (!rowView || (rowView[R.c[i]] === state.row.row && (state.row.backend < 0 || R.b[i] === state.row.backend)))
         && (state.group < 0 || R.g[i] === state.group) ? 1 : 0;
@@ -156,14 +157,15 @@
     $("f-domain").addEventListener("change", (ev) => { state.domain = ev.target.value === "" ? -1 : +ev.target.value; refresh(); });
     $("f-only").addEventListener("change", (ev) => { state.only = ev.target.checked; refresh(); });
     $("f-fail").addEventListener("change", (ev) => { state.fail = ev.target.checked; refresh(); });
+    $("f-known").addEventListener("change", (ev) => { state.known = ev.target.checked; if (state.known && !state.fail) { state.fail = true; $("f-fail").checked = true; } refresh(); });
     $("rowfilter").addEventListener("click", () => { state.row = null; refresh(); });
     $("groupfilter").addEventListener("click", () => { state.group = -1; refresh(); });
     $("cases-groupby").addEventListener("change", (ev) => { state.groupBy = ev.target.value; state.page.cases = 0; renderCases(); });
     $("reset").addEventListener("click", () => {
       state.terms = []; $("q").value = "";
       state.outcomes = new Set(OUT.map((_, i) => i)); state.backends = new Set(B.map((_, i) => i));
-      state.suite = state.domain = -1; state.only = state.fail = false; state.row = null; state.group = -1;
-      document.querySelectorAll("#filters input[type=checkbox]").forEach((el) => { el.checked = !["f-only", "f-fail"].includes(el.id); });
+      state.suite = state.domain = -1; state.only = state.fail = state.known = false; state.row = null; state.group = -1;
+      document.querySelectorAll("#filters input[type=checkbox]").forEach((el) => { el.checked = !["f-only", "f-fail", "f-known"].includes(el.id); });
       $("f-suite").value = ""; $("f-domain").value = "";
       refresh();
     });
@@ -177,6 +179,7 @@
       if (!t) return;
       state.view = t.dataset.view; state.page.matrix = 0;
       renderMatrix();
+      writeHash();
     });
   }
   function filterSummary() {
@@ -414,7 +417,9 @@
     $("drill-body").innerHTML = h;
     $("drill").classList.remove("hidden");
     $("drill").dataset.r = String(i);
-    const want = "#case=" + encodeURIComponent(C.id[c]) + "&backend=" + encodeURIComponent(B[b].label);
+    const p = filterParams();
+    p.set("case", C.id[c]); p.set("backend", B[b].label);
+    const want = "#" + p.toString();
     if (location.hash !== want) location.hash = want;
     $("drill-close").focus();
   }
@@ -469,7 +474,8 @@
       const src = t.source === "override" ? "override for " + Object.keys(t.match).map((k) => k + " " + t.match[k]).join(", ") + " in " + t.file + ": " + t.reason :
         t.source === "dtype default" ? "the " + t.dtype + " default in " + t.file : "case-specific: " + t.reason;
       h += "<h3>Tolerance</h3>" + dl([
-        ["bound", "rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + ", ULP " + (t.ulp === null || t.ulp === undefined ? "none" : fmtNum(t.ulp)), "tolerance"],
+        ["bound", t.exact ? "exact: " + esc(t.exact) + " values are compared for equality (the case's rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + " apply to floating outputs only)" :
+          "rtol " + fmtNum(t.rtol) + ", atol " + fmtNum(t.atol) + ", ULP " + (t.ulp === null || t.ulp === undefined ? "none" : fmtNum(t.ulp)), "tolerance"],
         ["source", esc(src), "tolerance_source"],
       ]);
     }
@@ -524,17 +530,52 @@
   function closeDrill() {
     if ($("drill").classList.contains("hidden")) return;
     $("drill").classList.add("hidden");
-    if (location.hash.startsWith("#case=")) {
-      try { history.replaceState(null, "", location.href.split("#")[0]); } catch (e) { /* file:// may refuse: keep the hash */ }
-    }
+    if (new URLSearchParams(location.hash.slice(1)).has("case")) writeHash();
   }
   $("drill-close").addEventListener("click", closeDrill);
   $("drill").addEventListener("click", (ev) => { if (ev.target === $("drill")) closeDrill(); });
   document.addEventListener("keydown", (ev) => { if (ev.key === "Escape") closeDrill(); });
+  // -- the view in the URL: filters (and the open result) as #q=...&o=...&b=...&case=...&backend=... ----
+  function filterParams() {
+    const p = new URLSearchParams();
+    if (state.terms.length) p.set("q", state.terms.join(" "));
+    if (state.outcomes.size !== NO) p.set("o", [...state.outcomes].sort((x, y) => x - y).map((i) => OUT[i]).join(","));
+    if (state.backends.size !== NB) [...state.backends].sort((x, y) => x - y).forEach((i) => p.append("b", B[i].label));
+    if (state.suite >= 0) p.set("suite", str(state.suite));
+    if (state.domain >= 0) p.set("domain", str(state.domain));
+    for (const k of ["only", "fail", "known"]) if (state[k]) p.set(k, "1");
+    if (state.view !== D.views[0]) p.set("view", state.view);
+    return p;
+  }
+  function writeHash() {
+    const h = filterParams().toString(), url = location.href.split("#")[0] + (h ? "#" + h : "");
+    if (location.href === url) return;
+    try { history.replaceState(null, "", url); } catch (e) { location.hash = h; }  // file:// may refuse
+  }
+  function filtersFromHash(p) {
+    state.terms = (p.get("q") || "").toLowerCase().split(/\s+/).filter(Boolean);
+    $("q").value = state.terms.join(" ");
+    const outs = p.has("o") ? p.get("o").split(",").map((o) => OUT.indexOf(o)).filter((i) => i >= 0) : OUT.map((_, i) => i);
+    state.outcomes = new Set(outs);
+    const labels = p.getAll("b");
+    state.backends = new Set(B.map((_, i) => i).filter((i) => !labels.length || labels.includes(B[i].label)));
+    document.querySelectorAll("#f-outcome input").forEach((el) => { el.checked = state.outcomes.has(+el.dataset.i); });
+    document.querySelectorAll("#f-backend input").forEach((el) => { el.checked = state.backends.has(+el.dataset.i); });
+    for (const [k, id] of [["suite", "f-suite"], ["domain", "f-domain"]]) {
+      const v = p.has(k) ? S.indexOf(p.get(k)) : -1;
+      state[k] = v; $(id).value = v >= 0 ? String(v) : "";
+    }
+    for (const k of ["only", "fail", "known"]) { state[k] = p.get(k) === "1"; $("f-" + k).checked = state[k]; }
+    if (p.has("view") && D.views.includes(p.get("view"))) state.view = p.get("view");
+  }
   function fromHash() {
-    const m = /^#case=([^&]*)&backend=(.*)$/.exec(location.hash);
-    if (!m) return;
-    const c = caseIndex.get(decodeURIComponent(m[1])), label = decodeURIComponent(m[2]);
+    const p = new URLSearchParams(location.hash.slice(1));
+    const filters = filterParams().toString();
+    p.delete("case"); p.delete("backend");
+    if (p.toString() !== filters) { filtersFromHash(p); refresh(); }
+    const q = new URLSearchParams(location.hash.slice(1));
+    if (!q.has("case")) { if (!$("drill").classList.contains("hidden")) closeDrill(); return; }
+    const c = caseIndex.get(q.get("case")), label = q.get("backend");
     const b = B.findIndex((x) => x.label === label);
     if (c === undefined || b < 0) return;
     const i = byCase[c * NB + b];
@@ -633,6 +674,7 @@
 
   // -- wiring ---------------------------------------------------------------------------------------------
   function refresh() {
+    if (document.body.dataset.ready) writeHash();  // the URL says what is shown (not while the page opens)
     state.page.matrix = state.page.cases = state.page.perf = state.page.diff = 0;
     compute();
     filterSummary();
