@@ -126,6 +126,25 @@ def test_op_version_page_explains_each_non_pass_and_links_the_finding(site):
     assert (hit["first"], hit["last"]) == ("1.32.0", "1.32.0")
 
 
+def test_a_cell_compares_one_suite_so_a_release_that_ran_fewer_suites_is_not_mixed(stores, tmp_path, monkeypatch):
+    node = Store(tmp_path / "d" / "results.sqlite")
+    run_id = node.start_run("run", {"suites": ["onnx-node"]}, {})
+    node.record_backend(run_id, "onnxruntime@1.24", True, "", "1.24.0", {})
+    node.add_result(run_id, Result("onnx-node/test_abs", "onnxruntime@1.24", "pass",
+                                   tags={"op": "Abs", "since_version": 13, "dtype": "float32", "suite": "onnx-node"}))
+    node.finish_run(run_id)
+    node.close()
+    out = tmp_path / "site2"
+    build_site(stores + [tmp_path / "d" / "results.sqlite"], out)
+    rows = page(out, "ops.json")["rows"]
+    abs_rows = {r["suite"]: r for r in rows if r["key"] == "Abs-13"}
+    assert set(abs_rows) == {"operators", "onnx-node"}
+    columns = page(out, "ops.json")["columns"]
+    old = columns.index("onnxruntime 1.24.0")
+    assert abs_rows["operators"]["cells"][old] is None and abs_rows["onnx-node"]["cells"][old]["pass"] == 100.0
+    assert abs_rows["onnx-node"]["cells"][columns.index("onnxruntime 1.32.0")] is None
+
+
 def test_every_artifact_holds_relative_paths_only(site, tmp_path):
     for path in site.rglob("*"):
         if path.is_file():
@@ -153,9 +172,9 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         assert "flagged: collapse" in driver.find_element(By.TAG_NAME, "body").text
         assert_no_network(driver, front)
         driver.find_element(By.LINK_TEXT, "Operators").click()
-        cell = driver.find_element(By.CSS_SELECTOR, "a.cell[href*='Add-14.html#c-onnxruntime-1.32.0']")
+        cell = driver.find_element(By.CSS_SELECTOR, "a.cell[href*='Add-14.html#c-operators-onnxruntime-1.32.0']")
         cell.click()
-        assert driver.current_url.endswith("op/Add-14.html#c-onnxruntime-1.32.0")
+        assert driver.current_url.endswith("op/Add-14.html#c-operators-onnxruntime-1.32.0")
         driver.find_element(By.CSS_SELECTOR, f"a[href='../finding/{FINDING}.html']").click()
         assert driver.current_url.endswith(f"finding/{FINDING}.html")
         assert "Repro script" in driver.find_element(By.TAG_NAME, "body").text
@@ -165,7 +184,7 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         select = driver.find_element(By.NAME, "dtype")
         driver.execute_script("arguments[0].value = 'int8'; arguments[0].dispatchEvent(new Event('change', {bubbles: true}))", select)
         shown = driver.find_element(By.ID, "shown").text
-        assert shown == "1 of 2 op-versions", shown
+        assert shown == "1 of 2 op-versions of operators", shown
         assert "dtype=int8" in driver.current_url
         driver.refresh()
         assert driver.find_element(By.ID, "shown").text == shown

@@ -112,10 +112,10 @@ class Column:
 class Site:
     columns: list[Column]
     suites: list[str]
-    #: op-version key -> column index -> Counter of classes
-    cells: dict[str, dict[int, Counter]]
-    #: op-version key -> column index -> listed non-passes (case, class, outcome, message, reason, finding)
-    failures: dict[str, dict[int, list[dict[str, Any]]]]
+    #: op-version key -> (suite, column index) -> Counter of classes: a cell compares one suite's cases
+    cells: dict[str, dict[tuple[str, int], Counter]]
+    #: op-version key -> (suite, column index) -> non-passes (case, class, outcome, message, reason, finding)
+    failures: dict[str, dict[tuple[str, int], list[dict[str, Any]]]]
     #: op-version key -> {op, domain, since, dtypes}
     ops: dict[str, dict[str, Any]]
     #: finding id -> record
@@ -144,8 +144,8 @@ def collect(stores: list[Path]) -> Site:
     named = findings_mod.named_by_expectations()
     records = findings_mod.load()
     columns: dict[tuple[str, str], Column] = {}
-    cells: dict[str, dict[int, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    failures: dict[str, dict[int, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
+    cells: dict[str, dict[tuple[str, int], Counter]] = defaultdict(lambda: defaultdict(Counter))
+    failures: dict[str, dict[tuple[str, int], list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     ops: dict[str, dict[str, Any]] = {}
     finding_columns: dict[str, set[int]] = defaultdict(set)
     index: dict[tuple[str, str], int] = {}
@@ -204,9 +204,10 @@ def collect(stores: list[Path]) -> Site:
     for row in pending:
         k = position[row["_col"]]
         if row["_key"]:
-            cells[row["_key"]][k][row["_class"]] += 1
+            cell = (suite_of(row["case_id"]), k)
+            cells[row["_key"]][cell][row["_class"]] += 1
             if row["_class"] != "pass":
-                failures[row["_key"]][k].append({"case": row["case_id"], "class": row["_class"], "outcome": row["outcome"],
+                failures[row["_key"]][cell].append({"case": row["case_id"], "class": row["_class"], "outcome": row["outcome"],
                                                   "raw": row["raw_outcome"] or row["outcome"], "message": (row["message"] or "")[:400],
                                                   "reason": row["reason"] or "", "finding": row["_finding"]})
         if row["_finding"]:

@@ -41,14 +41,19 @@ def _mix(counts: Counter | None) -> dict[str, Any] | None:
 
 
 def ops_page(site: Site) -> dict[str, Any]:
+    """One row per suite and op-version: a cell compares a release's cases of that suite only."""
     rows = []
-    for key in sorted(site.ops, key=_op_order):
-        meta = site.ops[key]
-        cells = site.cells.get(key, {})
-        rows.append({"key": key, "op": meta["op"], "domain": meta["domain"], "since": meta["since"],
-                     "family": family_of(meta["op"], meta["domain"]), "dtypes": sorted(d for d in meta["dtypes"] if d),
-                     "href": f"op/{key}.html", "cells": [_mix(cells.get(k)) for k in range(len(site.columns))]})
-    return {"columns": [c.key for c in site.columns], "slugs": [c.slug for c in site.columns], "rows": rows, "classes": list(CLASSES),
+    for suite in site.suites:
+        for key in sorted(site.ops, key=_op_order):
+            cells = site.cells.get(key, {})
+            if not any(s == suite for s, _ in cells):
+                continue
+            meta = site.ops[key]
+            rows.append({"key": key, "suite": suite, "op": meta["op"], "domain": meta["domain"], "since": meta["since"],
+                         "family": family_of(meta["op"], meta["domain"]), "dtypes": sorted(d for d in meta["dtypes"] if d),
+                         "href": f"op/{key}.html", "cells": [_mix(cells.get((suite, k))) for k in range(len(site.columns))]})
+    return {"columns": [c.key for c in site.columns], "slugs": [c.slug for c in site.columns], "rows": rows,
+            "classes": list(CLASSES), "suites": site.suites, "suite": "operators" if "operators" in site.suites else site.suites[0],
             "families": sorted({r["family"] for r in rows}), "dtypes": sorted({d for r in rows for d in r["dtypes"]})}
 
 
@@ -93,14 +98,15 @@ def op_page(site: Site, key: str) -> dict[str, Any]:
                "expected": p.expected, "readings": list(p.readings), "invariants": list(p.invariants)}
               for p in registry.spec_silent_points(op, since, schema.canonical_domain(domain))]
     columns = []
-    for k, c in enumerate(site.columns):
-        counts = site.cells.get(key, {}).get(k)
-        if not counts:
-            continue
-        failures = site.failures.get(key, {}).get(k, [])
-        columns.append({"key": c.key, "anchor": f"c-{c.slug}", "runtime_href": f"../runtime/{slug(c.runtime)}.html",
-                        "mix": _mix(counts), "failures": failures[:LISTED], "more": max(0, len(failures) - LISTED),
-                        "causes": _causes(failures)})
+    for suite in site.suites:
+        for k, c in enumerate(site.columns):
+            counts = site.cells.get(key, {}).get((suite, k))
+            if not counts:
+                continue
+            failures = site.failures.get(key, {}).get((suite, k), [])
+            columns.append({"key": c.key, "suite": suite, "anchor": f"c-{suite}-{c.slug}", "runtime_href": f"../runtime/{slug(c.runtime)}.html",
+                            "mix": _mix(counts), "failures": failures[:LISTED], "more": max(0, len(failures) - LISTED),
+                            "causes": _causes(failures)})
     named = sorted({f["finding"] for col in columns for f in col["failures"] if f["finding"]} |
                    {fid for fid, r in site.findings.items() if findings_mod.op_version(r) == key})
     return {"key": key, "op": op, "domain": domain, "since": since, "summary": summary, "spec_link": link,
