@@ -396,3 +396,14 @@ def test_cast_map_writes_the_shortest_float32_decimal():
     assert y.tolist() == [["660874.6", "1e-07", "0", "-1.5", "inf"]]
     (y,) = run({2: "7", 1: "x"})
     assert y.tolist() == [["x", "7"]]
+
+
+@pytest.mark.parametrize("target, largest", [(TensorProto.FLOAT6E2M3, 7.5), (TensorProto.FLOAT6E3M2, 28.0)])
+def test_quantize_linear_28_sends_nan_to_the_largest_float6(backend, target, largest):
+    """float6 has no NaN: like float4's Cast table, our reference sends it to the largest value
+    (ml_dtypes' own conversion gives -0)."""
+    zp = helper.make_tensor("zp", target, [], [0.0])
+    model = _model([helper.make_node("QuantizeLinear", ["x", "s", "zp"], ["y"])], [_vi("x", shape=[3])], [_vi("y", target, [3])],
+                   [helper.make_tensor("s", F, [], [1.0]), zp], opset=28)
+    y = backend.prepare(model).run({"x": np.array([np.nan, 1.0, -1.0], np.float32)})[0]
+    assert [float(v) for v in y] == [largest, 1.0, -1.0]

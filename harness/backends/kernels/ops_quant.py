@@ -58,9 +58,10 @@ def quantize(x, scale, zero_point, out_dtype, axis, block_size, saturate, precis
         return np.clip(q, lo, hi).astype(out_dtype)
     if zero_point is not None:
         q = q.astype(np.float32) + widen(broadcast_param(zero_point, x, axis, block_size))
-    if out_dtype == np.dtype(ml_dtypes.float4_e2m1fn):
-        # float4.md's Cast table: NaN -> 6 (the type has no NaN); ml_dtypes would give -0
-        q = np.where(np.isnan(q), np.float32(6), q)
+    if out_dtype in (np.dtype(ml_dtypes.float4_e2m1fn), np.dtype(ml_dtypes.float6_e2m3fn), np.dtype(ml_dtypes.float6_e3m2fn)):
+        # float4.md's Cast table: NaN -> the largest value (the type has no NaN; float6 read the
+        # same way, as our reference does); ml_dtypes would give -0
+        q = np.where(np.isnan(q), np.float32(ml_dtypes.finfo(out_dtype).max), q)
     return cast(q.astype(np.float32), out_dtype, saturate)
 
 
