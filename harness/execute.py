@@ -181,7 +181,7 @@ class Sessions:
         self.held: OrderedDict[tuple, Any] = OrderedDict()
 
     def key(self, backend: Backend, case: Case, model: onnx.ModelProto, options: ExecOptions) -> tuple | None:
-        if case.model_bytes is None or len(case.model_bytes) > self.largest:
+        if case.model_bytes is None or len(case.model_bytes) > self.largest or not backend.reusable_sessions:
             return None
         if any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") for n in iter_nodes(model.graph)):
             return None

@@ -34,7 +34,8 @@ import numpy as np
 from . import strategies as S
 
 if TYPE_CHECKING:
-    from .suites.generated import Builder, NodeSpec
+    from .generated.builder import Builder
+    from .generated.spec import NodeSpec
 
 #: largest tensor a node may produce (elements)
 MAX_ELEMENTS = 256

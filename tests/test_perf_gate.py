@@ -6,7 +6,6 @@ always fails it, and names that op's cases only."""
 
 from __future__ import annotations
 
-import re
 
 import pytest
 

@@ -13,7 +13,8 @@ from harness.cli import backend_counts
 from harness.execute import Result
 from harness.report.matrix import ConformanceMatrix, build_report
 from harness.report.records import GRAPH_ROW
-from harness.report.sources import ReportError, RunRef, previous_run, resolve_run, resolve_runs
+from harness.report.selection import resolve_runs
+from harness.report.sources import ReportError, RunRef, previous_run, resolve_run
 from harness.store import Store
 
 ENV = {"python": "3.11.7", "platform": "Linux-test", "onnx": "1.23.2", "numpy": "2.4.6"}

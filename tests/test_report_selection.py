@@ -6,9 +6,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 
-import pytest
 
-from harness.report import write_all
 from harness.report.matrix import build_report
 from harness.report.selection import Selection, baseline_runs, default_runs, like_for_like
 from harness.report.sources import RunRef

@@ -70,7 +70,7 @@ def test_the_default_operators_run_finds_the_edge_class_fault(edge, corpus, tmp_
     sch = onnx.defs.get_schema(op, int(since))
     for r in findings:
         assert r["case_id"] in default_ids  # a case of the default selection
-        inputs, attrs, op_type = _inputs(Path(r["bundle"]))
+        inputs, attrs, op_type = _inputs(tmp_path / r["bundle"])  # results.json names it relative to the store's folder
         assert op_type == op
         name = r["case_id"].rsplit("/", 1)[1]  # an example named for overflow counts as one
         assert edge in edge_classes_reached(op, sch, [(dtype, Example(inputs, attrs, name=name))]), r["case_id"]

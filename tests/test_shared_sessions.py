@@ -4,28 +4,40 @@ with a random op never does (its generator's state would carry over)."""
 from __future__ import annotations
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 
 from harness.backends.reference import ReferenceBackend
 from harness.case import Case, DataSet
-from harness.execute import Sessions
+from harness.execute import ExecOptions, Sessions, execute_case
 from harness.runner import BackendSpec, Runner
 
 from .util import relu_case
 
 
-def test_cases_of_one_model_are_prepared_once_and_each_judged_on_its_own_inputs(tmp_path, monkeypatch):
-    log = tmp_path / "prepared"
-    monkeypatch.setenv("ONNX_HARNESS_RUN_LOG", str(log))
+class Counting(ReferenceBackend):
+    """Counts the models it prepares."""
+
+    prepared = 0
+
+    def prepare(self, model):
+        self.prepared += 1
+        return super().prepare(model)
+
+
+def test_cases_of_one_model_are_prepared_once_and_each_judged_on_its_own_inputs():
     same = [relu_case(f"t/same{k}", x=np.array([k - 1.5, 0.5, -k], np.float32)) for k in range(3)]
     wrong = relu_case("t/wrong", x=np.array([1.0, 2.0, 3.0], np.float32))
     wrong.data = [DataSet(wrong.data[0].inputs, [np.array([1.0, 2.0, 4.0], np.float32)])]  # a wrong oracle: the shared session still judges it
     other = relu_case("t/other", graph_name="another graph")
     results = {}
-    runner = Runner([BackendSpec("tests.fault_backends:RunLog", name="log")], jobs=1)
+    runner = Runner([BackendSpec("reference", name="log")], jobs=1)
     runner.run([(c, "log") for c in [*same, wrong, other]], lambda r: results.setdefault(r.case_id, r))
-    assert len(log.read_text().split()) == 2  # one model of five cases, and the other
+    counting = Counting()
+    counting.load()
+    sessions = Sessions()
+    in_process = [execute_case(counting, c, ExecOptions(), sessions) for c in [*same, wrong, other]]
+    assert counting.prepared == 2  # one model of five cases, and the other
+    assert [r.outcome for r in in_process] == [results[c.id].outcome for c in [*same, wrong, other]]
     assert [results[c.id].outcome for c in same] == ["pass"] * 3 and results["t/wrong"].outcome == "mismatch"
     assert [results[c.id].timing.get("session") for c in [*same, wrong, other]] == [None, "shared", "shared", "shared", None]
     assert results["t/same1"].prepare_s is None and results["t/same0"].prepare_s > 0

@@ -273,6 +273,8 @@ class ExecBackend(Backend):
     command: ClassVar[list[str] | str] = []
     #: the runner fills ``threads`` from -j (sent in ``hello``'s options; a runner may ignore it)
     takes_threads: ClassVar[bool] = True
+    #: the runner's model handles are its own: never reused across cases
+    reusable_sessions: ClassVar[bool] = False
 
     @classmethod
     def argv(cls) -> list[str]:

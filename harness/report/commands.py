@@ -42,7 +42,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     from . import write_all
     from .matrix import build_report
     from .selection import baseline_runs, hidden_runs
-    from .sources import resolve_run, resolve_runs
+    from .selection import resolve_runs
+    from .sources import resolve_run
 
     stores = _expand_stores(args.store or [DEFAULT_STORE])
     try:

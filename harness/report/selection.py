@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from .sources import RunRef, _pairs_per_run, open_store, suite_of
+from .sources import ReportError, RunRef, _pairs_per_run, _store_labels, open_store, pairs_of, resolve_run, suite_of
 
 #: suites whose results are timings of operators at realistic sizes (``onnx-harness bench``):
 #: shown in the performance section, never counted as conformance
@@ -108,8 +108,6 @@ def ref_selections(refs: Iterable[RunRef]) -> dict[Pair, Selection]:
     """Per (suite, backend) the references ran: its selection (the later reference's when two
     references cover one pair). A run ran a pair when it holds results of it, or when the pair
     is one of its suites on one of its available backends (it ran them and found no case)."""
-    from .sources import pairs_of
-
     out: dict[Pair, Selection] = {}
     for ref in refs:
         store = open_store(ref.store)
@@ -175,8 +173,6 @@ def baseline_runs(refs: list[RunRef]) -> list[RunRef]:
     earlier run of the same store with the same selection, else the newest earlier one with the
     same draw (:func:`like_for_like` then compares the cases both ran). Pairs with neither have
     no baseline."""
-    from .sources import pairs_of
-
     out: dict[tuple[Path, int], set[Pair]] = defaultdict(set)
     labels = {}
     for ref in refs:
@@ -285,3 +281,23 @@ def _group(rows: Iterable[dict[str, Any]]) -> dict[Pair, list[dict[str, Any]]]:
     for r in rows:
         out[(suite_of(r["case_id"]), r["backend"])].append(r)
     return out
+
+
+def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
+    """RUN arguments -> run references. Without RUN: per store the runs a report shows by
+    default (:func:`default_runs`: the newest full run of every suite and backend).
+
+    A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
+    file or the 1-based position of a ``--store``, or a store file (its latest run).
+    """
+    stores = [Path(s) for s in stores]
+    labels = _store_labels(stores)
+    texts = list(texts)
+    if not texts:
+        refs = []
+        for path, label in zip(stores, labels):
+            if open_store(path).latest_run() is None:
+                raise ReportError(f"{path} holds no runs yet")
+            refs.extend(default_runs(path, label))
+        return refs
+    return [resolve_run(t, stores, labels) for t in texts]

@@ -10,7 +10,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 
@@ -88,28 +88,6 @@ def _pairs_per_run(store) -> dict[int, Counter]:
             out[run_id][(suite, backend)] += n
         cached = _PAIRS[key] = (state, dict(out))
     return cached[1]
-
-
-def resolve_runs(texts: Iterable[str], stores: list[Path | str]) -> list[RunRef]:
-    """RUN arguments -> run references. Without RUN: per store the runs a report shows by
-    default (:func:`.selection.default_runs`: the newest full run of every suite and backend).
-
-    A RUN is ``N``, ``latest`` or ``previous`` (in the only store), ``S:N`` where S is a store
-    file or the 1-based position of a ``--store``, or a store file (its latest run).
-    """
-    stores = [Path(s) for s in stores]
-    labels = _store_labels(stores)
-    texts = list(texts)
-    if not texts:
-        from .selection import default_runs
-
-        refs = []
-        for path, label in zip(stores, labels):
-            if open_store(path).latest_run() is None:
-                raise ReportError(f"{path} holds no runs yet")
-            refs.extend(default_runs(path, label))
-        return refs
-    return [resolve_run(t, stores, labels) for t in texts]
 
 
 def resolve_run(text: str, stores: list[Path], labels: list[str] | None = None) -> RunRef:

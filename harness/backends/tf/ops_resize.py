@@ -12,7 +12,6 @@ lowering yet; linear and cubic of integer data neither (the spec does not say ho
 
 from __future__ import annotations
 
-import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
