@@ -153,15 +153,16 @@ def _taken_in_turn(cases: list, counter: str):
             yield cases[index]
 
 
-def bare_parallel(corpus: Path, n: int, workdir: Path) -> tuple[float, float]:
+def bare_parallel(corpus: Path, n: int, workdir: Path, script: str = __file__) -> tuple[float, float]:
     """The machine's own floor at ``n`` cores: ``n`` bare loops at once in ``n`` processes sharing
     the cases (imports done, started together; each takes the next case, as our workers do);
     (wall seconds from the first start to the last end, CPU seconds of all). Two cores running
     at once share caches, memory bandwidth and the clock boost a lone core gets: this is what
-    bare / cores cannot show."""
+    bare / cores cannot show. ``script`` is the benchmark whose ``--bare-share`` child runs a share
+    (operators_suite.py uses this too)."""
     counter = workdir / "bare-counter"
     counter.write_bytes((0).to_bytes(8, "little"))
-    procs = [subprocess.Popen([sys.executable, __file__, "--corpus", str(corpus), "--bare-share", str(counter)],
+    procs = [subprocess.Popen([sys.executable, script, "--corpus", str(corpus), "--bare-share", str(counter)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(n)]
     for p in procs:
         if p.stdout.readline().strip() != "ready":

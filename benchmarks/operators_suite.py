@@ -26,7 +26,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from official_suite import _taken_in_turn, cpu_seconds, warm_forkserver  # noqa: E402
+from official_suite import _taken_in_turn, bare_parallel, cpu_seconds, warm_forkserver  # noqa: E402
 
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
@@ -94,25 +93,6 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     return time.perf_counter() - t0, counts, time.process_time() - c0
 
 
-def bare_parallel(corpus: Path, n: int, workdir: Path) -> tuple[float, float]:
-    """``n`` bare loops at once sharing the cases (imports done, started together): (wall seconds
-    from the first start to the last end, CPU seconds of all)."""
-    counter = workdir / "bare-counter"
-    counter.write_bytes((0).to_bytes(8, "little"))
-    procs = [subprocess.Popen([sys.executable, __file__, "--corpus", str(corpus), "--bare-share", str(counter)],
-                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) for _ in range(n)]
-    for p in procs:
-        if p.stdout.readline().strip() != "ready":
-            raise RuntimeError("a bare loop process did not start")
-    for p in procs:
-        p.stdin.write("go\n")
-        p.stdin.flush()
-    shares = [json.loads(p.communicate()[0]) for p in procs]
-    if any(p.returncode for p in procs):
-        raise RuntimeError("a bare loop process failed")
-    return max(s["end"] for s in shares) - min(s["start"] for s in shares), sum(s["cpu"] for s in shares)
-
-
 def _bare_share(corpus: Path, counter: str) -> int:
     select_cases(config(corpus, 1, Path("unused")), say=lambda m: None, verify=False)  # the frozen draw read once, as imports
     print("ready", flush=True)
@@ -154,7 +134,7 @@ def main() -> int:
                     sides[side] = bare_loop(corpus)
                     print(f"round {n + 1}: bare loop (1 process):        {sides[side][0]:6.2f} s  {sides[side][1]}  CPU {sides[side][2]:.2f} s", flush=True)
                 elif side == "parallel":
-                    sides[side] = bare_parallel(corpus, used, workdir)
+                    sides[side] = bare_parallel(corpus, used, workdir, __file__)
                     print(f"round {n + 1}: {used} bare loops at once:       {sides[side][0]:6.2f} s  CPU {sides[side][1]:.2f} s", flush=True)
                 else:
                     sides[side] = ours(corpus, args.jobs, workdir / f"round-{n}")
