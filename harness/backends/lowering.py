@@ -78,3 +78,19 @@ def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Calla
         attrs[attr.name] = convert(attr)
         needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
     return attrs, needs_scope
+
+
+#: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
+#: attribute, since_versions with ``axes`` an input)
+REDUCTIONS = (
+    ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
+    ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),
+    ("ReduceSum", "sum", (1, 11), (13,)),
+    ("ReduceMean", "mean", (1, 11, 13), (18,)),
+    ("ReduceProd", "prod", (1, 11, 13), (18,)),
+    ("ReduceL1", "l1", (1, 11, 13), (18,)),
+    ("ReduceL2", "l2", (1, 11, 13), (18,)),
+    ("ReduceSumSquare", "sumsquare", (1, 11, 13), (18,)),
+    ("ReduceLogSum", "logsum", (1, 11, 13), (18, 28)),
+    ("ReduceLogSumExp", "logsumexp", (1, 11, 13), (18, 28)),
+)

@@ -14,6 +14,7 @@ import torch
 
 from . import dtypes
 from ._util import axes_of, ints
+from ..lowering import REDUCTIONS
 from .registry import lowers
 
 
@@ -119,18 +120,7 @@ def _register(op, kind, attr_versions, input_versions):
             return reduce(node, x, dims, keepdims)
 
 
-for _op, _kind, _attr, _input in (
-    ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
-    ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),
-    ("ReduceSum", "sum", (1, 11), (13,)),
-    ("ReduceMean", "mean", (1, 11, 13), (18,)),
-    ("ReduceProd", "prod", (1, 11, 13), (18,)),
-    ("ReduceL1", "l1", (1, 11, 13), (18,)),
-    ("ReduceL2", "l2", (1, 11, 13), (18,)),
-    ("ReduceSumSquare", "sumsquare", (1, 11, 13), (18,)),
-    ("ReduceLogSum", "logsum", (1, 11, 13), (18, 28)),
-    ("ReduceLogSumExp", "logsumexp", (1, 11, 13), (18, 28)),
-):
+for _op, _kind, _attr, _input in REDUCTIONS:
     _register(_op, _kind, _attr, _input)
 
 

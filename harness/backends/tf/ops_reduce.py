@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from .ops_tensor import axes_of
+from ..lowering import REDUCTIONS
 from .registry import lowers
 
 _NAN_SAFE = {"max": tf.math.reduce_max, "min": tf.math.reduce_min}
@@ -86,18 +87,7 @@ def _register(op: str, kind: str, attr_versions: tuple[int, ...], input_versions
             return _reduce(kind, x, axes_of(given, x.shape.rank), keepdims)
 
 
-for _op, _kind, _attr, _input in (
-    ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
-    ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),
-    ("ReduceSum", "sum", (1, 11), (13,)),
-    ("ReduceMean", "mean", (1, 11, 13), (18,)),
-    ("ReduceProd", "prod", (1, 11, 13), (18,)),
-    ("ReduceL1", "l1", (1, 11, 13), (18,)),
-    ("ReduceL2", "l2", (1, 11, 13), (18,)),
-    ("ReduceSumSquare", "sumsquare", (1, 11, 13), (18,)),
-    ("ReduceLogSum", "logsum", (1, 11, 13), (18, 28)),
-    ("ReduceLogSumExp", "logsumexp", (1, 11, 13), (18, 28)),
-):
+for _op, _kind, _attr, _input in REDUCTIONS:
     _register(_op, _kind, _attr, _input)
 
 
