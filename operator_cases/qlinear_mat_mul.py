@@ -236,7 +236,9 @@ def edges(dtype, opset):
         out.append(Example([a3, f([[[0.5], [1.0]], [[2.0], [0.25]]]), q(mid), b3, f([[0.5, 0.25]]), b8(1), f(0.25), yz],
                            name="per_row_a_per_column_b_scales"))
         out.append(Example([q(np.zeros((0, 3))), f(1.0), q(mid), b3, f(1.0), b8(0), f(1.0), yz], name="empty_m"))
-        out.append(Example([q(np.zeros((2, 0))), f(1.0), q(mid), b8(np.zeros((0, 2))), f(1.0), b8(0), f(1.0), yz], name="empty_k"))
+        # K = 0: y is y_zero_point everywhere; a zero point no fresh buffer holds (not 0), so garbage cannot pass
+        out.append(Example([q(np.zeros((2, 0))), f(1.0), q(mid), b8(np.zeros((0, 2))), f(1.0), b8(0), f(1.0),
+                            q(37 if lo < 0 else 100)], name="empty_k"))
     else:
         fmax = float(S.finite_range(dtype)[1])
         a = q([[1.0, 2.0, -0.5], [fmax, -fmax, 0.0]])
