@@ -85,16 +85,13 @@ op = Operator("Cast")
 def _out_of_range(inputs, attrs, expected, since):
     """Open: float source elements whose cast to an integer target the spec leaves undefined."""
     x = np.asarray(inputs[0])
-    src, to = S.label_of(x.dtype), target_label(attrs["to"])
+    src, to = S.label_of(x.dtype), _target(inputs, attrs)
     if not (S.is_float(src) and S.is_int(to)) or x.size == 0:
         return [None]
     return [np.array([not defined(v, src, to) for v in exact(x)], dtype=bool).reshape(x.shape)]
 
 
-op.spec_silent(
-    "float_to_int_out_of_range", (1, 6, 9, 13, 19, 21, 23, 24, 25, 28),
-    spec={1: "The operator casts the elements of a given input tensor to a data type specified by the 'to' argument",
-          13: "Casting from floating point to:[...]fixed point: undefined if OOR."},
+OUT_OF_RANGE = dict(
     expected="saturation to the target's range, NaN to 0 (the closest representable value, as Cast-19's saturate rule "
              "does for float 8 targets; numpy's own result is the platform's and varies)",
     where=_out_of_range,
@@ -106,6 +103,11 @@ op.spec_silent(
         "modular: truncation toward zero, then the low bits of the exact integer (two's complement wrap); NaN and +-inf "
         "give 0": lambda c: [_out_of_range_reading(c, "modular")],
     })
+op.spec_silent(
+    "float_to_int_out_of_range", (1, 6, 9, 13, 19, 21, 23, 24, 25, 28),
+    spec={1: "The operator casts the elements of a given input tensor to a data type specified by the 'to' argument",
+          13: "Casting from floating point to:[...]fixed point: undefined if OOR."},
+    **OUT_OF_RANGE)
 
 
 def _out_of_range_reading(c, how: str) -> np.ndarray:

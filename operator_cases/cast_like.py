@@ -18,7 +18,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .cast import NAN_TO_FLOAT4, TWO_BIT, UNTABULATED, convert, draw_attrs, draw_source, drawn_targets, edge_cases
+from .cast import NAN_TO_FLOAT4, OUT_OF_RANGE, TWO_BIT, UNTABULATED, convert, draw_attrs, draw_source, drawn_targets, edge_cases
 
 op = Operator("CastLike")
 st = S.st
@@ -31,6 +31,7 @@ CAST_LIKE_WORDS = ("The operator casts the elements of a given input tensor (the
                    "elements of the second input tensor. See documentation of the Cast operator for further details.")
 op.spec_silent("float_to_2bit", (25,), spec=CAST_LIKE_WORDS, **TWO_BIT)
 op.spec_silent("float8e8m0_untabulated", (24, 25), spec=CAST_LIKE_WORDS, **UNTABULATED)
+op.spec_silent("float_to_int_out_of_range", (15, 19, 21, 23, 24, 25), spec=CAST_LIKE_WORDS, **OUT_OF_RANGE)
 
 
 @op.reference(15)

@@ -77,7 +77,9 @@ def test_official_attention_in_bfloat16_misses_the_official_tolerance(backend):
 
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")  # onnx computes overflowing casts on purpose while collecting
-        cases = {c.name: c for c in collect_testcases("Attention")} if _collects_by_op() else {}
+        # collect every case: onnx keeps the first collection in a module global, so collecting one
+        # op here would leave later collect_testcases(None) calls in this process with only that op
+        cases = {c.name: c for c in collect_testcases(None)}
     case = cases.get("test_attention_4d_causal_bf16")
     if case is None:
         pytest.skip("this onnx does not ship test_attention_4d_causal_bf16")
@@ -87,14 +89,6 @@ def test_official_attention_in_bfloat16_misses_the_official_tolerance(backend):
     tc = Case(id="test/attention_bf16", suite="test", model_bytes=case.model.SerializeToString(),
               data=[DataSet(feeds, expected)], tolerance=Tolerance(case.rtol, case.atol), tags={})
     assert execute_case(backend, tc).outcome == "mismatch"
-
-
-def _collects_by_op() -> bool:
-    import inspect
-
-    from onnx.backend.test.case.node import collect_testcases
-
-    return "op_type" in inspect.signature(collect_testcases).parameters
 
 
 def test_string_models_are_unsupported(backend):
@@ -572,14 +566,11 @@ def test_integer_einsum_and_batched_matmul_integer_zero_points(backend):
     assert y.tolist() == [[[28, 24], [21, 18]], [[10, 8], [5, 4]]]
 
 
-def test_float6_values_are_carried_exactly_and_cast_into_float6_is_unsupported(backend):
+def test_float6_values_are_carried_exactly(backend):
     f6 = ml_dtypes.float6_e2m3fn
     x = np.array([7.5, -0.125, 0.0], f6)
     y = _run_any(backend, "DequantizeLinear", [("x", x), ("s", np.array(2.0, np.float32))], opset=25)
     assert y.tolist() == [15.0, -0.25, 0.0]
-    model = _model([helper.make_node("Cast", ["x"], ["y"], to=TP.FLOAT6E2M3)], [_info("x", TP.FLOAT, [1])], [_info("y", TP.FLOAT6E2M3, [1])], opset=25)
-    with pytest.raises(Unsupported, match="Cast to float6e2m3"):
-        backend.prepare(model).run({"x": np.array([0.3], np.float32)})
 
 
 def _bit_cast(backend, x, code_in, code_out):

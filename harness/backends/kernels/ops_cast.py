@@ -21,23 +21,42 @@ _NARROW = ML_FLOATS | ML_INTS
 
 
 def _to_e8m0(x: np.ndarray, saturate: bool, round_mode: str) -> np.ndarray:
-    """float -> FLOAT8E8M0 (a bare exponent: code e means 2**(e-127), 0xFF is NaN)."""
-    bits = np.asarray(x, dtype=np.float32).view(np.uint32)
-    exponent = ((bits >> 23) & 0xFF).astype(np.int32)
-    mantissa = bits & 0x7FFFFF
-    special = exponent == 0xFF
-    if round_mode == "up":  # away from zero: any fraction bumps the exponent
-        exponent = exponent + (mantissa > 0)
-    elif round_mode == "nearest":  # ties up: 1.5 * 2**e is the midpoint
-        exponent = exponent + (mantissa >= 0x400000)
-    elif round_mode != "down":
+    """Numbers -> FLOAT8E8M0 (a bare exponent: code c means 2**(c-127), 0xFF is NaN), exactly.
+
+    Each magnitude is 2**e * (1 + f) with 0 <= f < 1: floats through ``frexp`` of float64 (which
+    holds every narrower float exactly, float32 subnormals included), integers by their bits (no
+    float rounding of 2**24 + 1 or 2**60 + 1). ``up`` bumps e for any f > 0, ``nearest`` for
+    f >= 1/2 (ties up), ``down`` never. Out of range (0 and below 2**-127, above 2**127, +inf):
+    E8M0_MIN / E8M0_MAX with ``saturate``, else NaN (Cast-24's table). The sign is dropped: a
+    negative source is "undefined behavior"."""
+    if round_mode not in ("up", "down", "nearest"):
         raise ValueError(f"Cast: unknown round_mode {round_mode!r}")
-    if saturate:
-        exponent = np.minimum(exponent, 0xFE)
-        code = np.where(special, np.where(np.isnan(np.asarray(x, dtype=np.float32)), 0xFF, 0xFE), exponent)
+    x = np.asarray(x)
+    if x.dtype.kind in "iu":
+        # abs of int64's minimum wraps to itself, whose uint64 view is its magnitude 2**63
+        mag = x.astype(np.uint64) if x.dtype.kind == "u" else np.abs(x.astype(np.int64)).astype(np.uint64)
+        positive = mag > 0
+        e = np.minimum(np.frexp(mag.astype(np.float64))[1] - 1, 63)  # float64 may round up to the next power
+        e = np.where(positive & ((mag >> np.maximum(e, 0).astype(np.uint64)) == 0), e - 1, e)
+        shift = np.maximum(e, 0).astype(np.uint64)
+        fraction = positive & (mag != (np.uint64(1) << shift))
+        half = positive & (e > 0) & (((mag >> np.maximum(e - 1, 0).astype(np.uint64)) & np.uint64(1)) == 1)
+        nan = inf = np.zeros(x.shape, dtype=bool)
     else:
-        code = np.where(special | (exponent > 0xFE), 0xFF, exponent)
-        code = np.where(bits & 0x7FFFFFFF == 0, 0xFF, code)  # zero is out of range: NaN
+        f = np.abs(x.astype(np.float64))
+        nan, inf = np.isnan(f), np.isinf(f)
+        finite = ~(nan | inf)
+        m, e = np.frexp(np.where(finite, f, 1.0))  # f = m * 2**e, 1/2 <= m < 1
+        e = e - 1
+        positive = finite & (f > 0)
+        fraction = positive & (m != 0.5)
+        half = positive & (m >= 0.75)
+    bump = {"up": fraction, "nearest": half, "down": np.zeros_like(fraction)}[round_mode]
+    code = e.astype(np.int64) + bump + 127
+    low = ~(nan | inf) & (~positive | (code < 0))
+    high = inf | (~low & (code > 0xFE))
+    code = np.where(low, 0 if saturate else 0xFF, np.where(high, 0xFE if saturate else 0xFF, code))
+    code = np.where(nan, 0xFF, code)
     return code.astype(np.uint8).view(_E8M0)
 
 
@@ -103,7 +122,7 @@ def cast(x: np.ndarray, to: np.dtype, saturate: bool = True, round_mode: str = "
     if to == np.bool_:
         return x != 0  # NaN is nonzero: True
     if to == _E8M0:
-        return _to_e8m0(x.astype(np.float32), saturate, round_mode)
+        return _to_e8m0(x, saturate, round_mode)
     if to in _F8_SATURATING:
         f = x.astype(np.float64 if src.itemsize >= 4 and src != np.float32 else np.float32)
         if saturate:

@@ -5,7 +5,7 @@ Values of types torch has no dtype for live in carriers (see :mod:`.dtypes`); th
 here produce the exact value of the target type inside its carrier:
 
 - float8 (saturating by default, onnx Cast "float 8" tables), through torch's own float8 dtypes;
-- float4e2m1, rounded to nearest-even on its 8-value grid and saturated to +-6;
+- float4e2m1 and float6e2m3/float6e3m2, rounded to nearest-even on their grids and saturated to the largest value;
 - int4/uint4 and uint16/uint32 by truncation then wrap-around (fixed-point rule of Cast).
 """
 
@@ -60,59 +60,90 @@ def to_float8(v: torch.Tensor, code: int, saturate: bool, fnuz_inf_nan: bool = F
     return out
 
 
-def to_float4e2m1(v: torch.Tensor) -> torch.Tensor:
-    """Round to the float4e2m1 grid {0, .5, 1, 1.5, 2, 3, 4, 6}, ties to even, saturating at 6."""
-    v = v.to(torch.float32)
+# the floats with no infinity and no NaN: (mantissa bits, smallest normal exponent, largest value)
+_MINIFLOAT = {TP.FLOAT4E2M1: (1, 0, 6.0)}
+if hasattr(TP, "FLOAT6E2M3"):
+    _MINIFLOAT.update({TP.FLOAT6E2M3: (3, 0, 7.5), TP.FLOAT6E3M2: (2, -2, 28.0)})
+
+
+def to_minifloat(v: torch.Tensor, code: int) -> torch.Tensor:
+    """Round to nearest-even on the grid of float4e2m1 / float6e2m3 / float6e3m2 and saturate at
+    the largest value (+-inf included); NaN stays NaN for the caller to decide. The grid step at
+    a magnitude in [2**e, 2**(e+1)) is 2**(e - mantissa bits), e no lower than the smallest
+    normal exponent (subnormals share its step)."""
+    bits, emin, top = _MINIFLOAT[code]
+    v = v.to(torch.float64)
     a = v.abs()
-    q = torch.where(a < 2, torch.round(a * 2) / 2, torch.where(a < 4, torch.round(a), torch.round(a / 2) * 2))
-    q = q.clamp(max=6.0)
+    e = (torch.frexp(torch.where(torch.isfinite(a), a, torch.ones_like(a)))[1] - 1).clamp(min=emin)
+    step = torch.pow(2.0, (e - bits).to(torch.float64))
+    q = (torch.round(a / step) * step).clamp(max=top)  # torch.round: half to even
     q = torch.where(torch.isnan(a), a, q)
-    return torch.copysign(q, v)
+    return torch.copysign(q, v).to(torch.float32)
 
 
-def to_float8e8m0(v: torch.Tensor, saturate: bool, round_mode: str) -> torch.Tensor:
-    """The power of two float8e8m0 keeps of float32 ``v`` (its exponent; the sign is dropped).
+def _exponent_and_fraction(x: torch.Tensor, src: int | None):
+    """Each magnitude as 2**e * (1 + f): (positive, e, f > 0, f >= 1/2, NaN, inf), exactly.
 
-    ``up`` rounds any fraction up, ``down`` truncates, ``nearest`` rounds half up on the
-    float32 guard / round / sticky bits; with ``saturate`` the largest exponent (254) never
-    rounds up into NaN (Cast-24, float8e8m0 conversion).
-    """
-    bits = v.to(torch.float32).view(torch.int32).to(torch.int64) & 0xFFFFFFFF
-    exponent = (bits >> 23) & 0xFF
-    special = exponent == 0xFF
-    if round_mode == "nearest":
-        g, r, s = (bits & 0x400000) > 0, (bits & 0x200000) > 0, (bits & 0x1FFFFF) > 0
-        up = g & (r | s | (exponent > 0))
-    elif round_mode == "up":
-        up = (bits & 0x7FFFFF) > 0
-    else:
-        up = torch.zeros_like(special)
-    up = up & ~special
-    if saturate:
-        up = up & (exponent != 0xFE)
-    exponent = exponent + up.to(torch.int64)
-    value = torch.pow(2.0, (exponent - 127).to(torch.float64)).to(torch.float32)
-    return torch.where(special | (exponent == 0xFF), torch.full_like(value, float("nan")), value)
+    Floats through ``frexp`` of float64 (exact for every narrower float, subnormals included);
+    integers by their bits, with the carrier's sign bit standing for 2**63 (uint64's top half, or
+    the magnitude of int64's minimum)."""
+    if x.dtype.is_floating_point:
+        f = x.to(torch.float64).abs()
+        nan, inf = torch.isnan(f), torch.isinf(f)
+        m, e = torch.frexp(torch.where(nan | inf, torch.ones_like(f), f))  # f = m * 2**e, 1/2 <= m < 1
+        positive = ~(nan | inf) & (f > 0)
+        return positive, e.to(torch.int64) - 1, positive & (m != 0.5), positive & (m >= 0.75), nan, inf
+    c = x.to(torch.int64)
+    if src != TP.UINT64:
+        c = c.abs()  # int64's minimum stays negative: 2**63 by the rule above
+    top = c < 0
+    low_bits = c & (2**63 - 1)
+    e = torch.frexp(low_bits.to(torch.float64))[1].to(torch.int64) - 1  # may round up to the next power
+    e = torch.where((low_bits > 0) & ((low_bits >> e.clamp(min=0)) == 0), e - 1, e)
+    e = torch.where(top, torch.full_like(e, 63), e)
+    fraction = torch.where(top, low_bits != 0, low_bits != (torch.ones_like(c) << e.clamp(min=0)))
+    half = (e > 0) & (((c >> (e - 1).clamp(min=0)) & 1) == 1)
+    positive = top | (low_bits > 0)
+    nothing = torch.zeros_like(top)
+    return positive, e, positive & fraction, positive & half, nothing, nothing
+
+
+def to_float8e8m0(x: torch.Tensor, src: int | None, saturate: bool, round_mode: str) -> torch.Tensor:
+    """The power of two float8e8m0 keeps of ``x`` (its exponent; the sign is dropped), as float32.
+
+    ``up`` rounds any fraction up, ``down`` truncates, ``nearest`` rounds half up; what falls
+    outside 2**-127 .. 2**127 (0 included) and +inf become E8M0_MIN / E8M0_MAX with ``saturate``,
+    NaN without (Cast-24's float8e8m0 table)."""
+    positive, e, fraction, half, nan, inf = _exponent_and_fraction(x, src)
+    bump = {"up": fraction, "nearest": half, "down": torch.zeros_like(fraction)}[round_mode]
+    e = e + bump.to(torch.int64)
+    low = ~(nan | inf) & (~positive | (e < -127))
+    high = inf | (~low & (e > 127))
+    value = torch.pow(2.0, e.clamp(-127, 127).to(torch.float64)).to(torch.float32)
+    nan_value = torch.full_like(value, float("nan"))
+    value = torch.where(low, torch.full_like(value, 2.0**-127) if saturate else nan_value, value)
+    value = torch.where(high, torch.full_like(value, 2.0**127) if saturate else nan_value, value)
+    return torch.where(nan, nan_value, value)
 
 
 def cast_to(x: torch.Tensor, src: int | None, to: int, saturate: bool = True, round_mode: str = "up",
             fnuz_inf_nan: bool = False) -> torch.Tensor:
     if to == TP.STRING or src == TP.STRING:
         raise Unsupported("torch has no string tensors (Cast to or from string)")
-    if to not in dtypes.CARRIER or to in dtypes.FLOAT6:
+    if to not in dtypes.CARRIER:
         raise Unsupported(f"Cast to {dtypes.type_name(to)}")
     integral = to == TP.BOOL or to in _INT_RANGE or to in (TP.INT64, TP.UINT64)
     # uint64 to an integer type keeps the carrier's bits (wrapping is on the low bits); only a float
     # target needs the unsigned value, which float64 holds only up to 2**53
-    v = x if integral and src == TP.UINT64 else _exact_value(x, src)
     if hasattr(TP, "FLOAT8E8M0") and to == TP.FLOAT8E8M0:
-        return to_float8e8m0(v, saturate, round_mode)
+        return to_float8e8m0(x, src, saturate, round_mode)
+    v = x if integral and src == TP.UINT64 else _exact_value(x, src)
     if to == TP.BOOL:
         return v != 0
     if to in _TORCH_FLOAT8:
         return to_float8(v, to, saturate, fnuz_inf_nan)
-    if to == TP.FLOAT4E2M1:
-        return to_float4e2m1(v)
+    if to in _MINIFLOAT:
+        return to_minifloat(v, to)
     if to in (TP.INT4, TP.UINT4) and v.dtype.is_floating_point:
         # int4.md: "Cast to a 4 bit type is done by rounding to the nearest-integer (with ties to even)"
         v = torch.round(v.to(torch.float64))
@@ -173,11 +204,11 @@ def quantize_linear(node, x, y_scale, y_zero_point=None, *, axis=1, block_size=0
     scale = _expand_param(y_scale, x, axis, block_size)
     work = dtypes.carrier(precision) if precision else (scale.dtype if scale.dtype.is_floating_point else torch.float32)
     q = x.to(work) / scale.to(work)
-    if to in _TORCH_FLOAT8 or to == TP.FLOAT4E2M1:
+    if to in _TORCH_FLOAT8 or to in _MINIFLOAT:
         if y_zero_point is not None:
             q = q + _expand_param(y_zero_point, x, axis, block_size).to(q.dtype)
-        if to == TP.FLOAT4E2M1:  # float4.md's Cast table: NaN -> 6 (the type has no NaN)
-            return to_float4e2m1(torch.where(torch.isnan(q), torch.full_like(q, 6.0), q))
+        if to in _MINIFLOAT:  # float4.md's Cast table: NaN -> 6, the largest value (no NaN in the type)
+            return to_minifloat(torch.where(torch.isnan(q), torch.full_like(q, _MINIFLOAT[to][2]), q), to)
         return to_float8(q, to, bool(saturate))
     q = torch.round(q.to(torch.float64))  # round half to even
     if y_zero_point is not None:
