@@ -407,3 +407,18 @@ def test_quantize_linear_28_sends_nan_to_the_largest_float6(backend, target, lar
                    [helper.make_tensor("s", F, [], [1.0]), zp], opset=28)
     y = backend.prepare(model).run({"x": np.array([np.nan, 1.0, -1.0], np.float32)})[0]
     assert [float(v) for v in y] == [largest, 1.0, -1.0]
+
+
+def test_float_to_int_out_of_range_takes_the_x86_reading_on_every_platform(backend):
+    # Cast.float_to_int_out_of_range, the x86-64 reading: through int32 (int64 for uint32 and the
+    # 64-bit types), NaN / inf / out of that range -> its minimum, then the target's low bits
+    x = np.array([np.nan, np.inf, -3.9, 3e9, 1e19], np.float32)
+    expected = {TensorProto.UINT32: [0, 0, 2**32 - 3, 3_000_000_000, 0],
+                TensorProto.INT8: [0, 0, -3, 0, 0],
+                TensorProto.UINT64: [2**63, 2**63, 2**64 - 3, 3_000_000_000, 9999999980506447872]}
+    for to, want in expected.items():
+        node = helper.make_node("Cast", ["x"], ["y"], to=to)
+        model = helper.make_model(helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [5])],
+                                                    [helper.make_tensor_value_info("y", to, [5])]),
+                                  opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+        assert backend.prepare(model).run({"x": x})[0].tolist() == want, to
