@@ -36,19 +36,34 @@ DTYPES: dict[int, tf.DType] = {
     TP.INT8: tf.int8, TP.INT16: tf.int16, TP.INT32: tf.int32, TP.INT64: tf.int64,
     TP.UINT8: tf.uint8, TP.UINT16: tf.uint16, TP.UINT32: tf.uint32, TP.UINT64: tf.uint64,
     TP.BOOL: tf.bool, TP.STRING: tf.string, TP.COMPLEX64: tf.complex64, TP.COMPLEX128: tf.complex128,
+    # TensorFlow's narrow types (ml_dtypes'); which kernels each has is TensorFlow's to say
+    TP.FLOAT8E4M3FN: tf.dtypes.experimental.float8_e4m3fn, TP.FLOAT8E4M3FNUZ: tf.dtypes.experimental.float8_e4m3fnuz,
+    TP.FLOAT8E5M2: tf.dtypes.experimental.float8_e5m2, TP.FLOAT8E5M2FNUZ: tf.dtypes.experimental.float8_e5m2fnuz,
+    TP.FLOAT4E2M1: tf.dtypes.experimental.float4_e2m1fn, TP.INT4: tf.dtypes.experimental.int4,
+    TP.UINT4: tf.dtypes.experimental.uint4, TP.INT2: tf.dtypes.experimental.int2, TP.UINT2: tf.dtypes.experimental.uint2,
 }
 #: numpy dtype -> ONNX element type, for values crossing the interface
 _NUMPY_CODE = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.float64): TP.DOUBLE, np.dtype(np.float16): TP.FLOAT16,
                np.dtype(ml_dtypes.bfloat16): TP.BFLOAT16, np.dtype(np.int8): TP.INT8, np.dtype(np.int16): TP.INT16,
                np.dtype(np.int32): TP.INT32, np.dtype(np.int64): TP.INT64, np.dtype(np.uint8): TP.UINT8,
                np.dtype(np.uint16): TP.UINT16, np.dtype(np.uint32): TP.UINT32, np.dtype(np.uint64): TP.UINT64,
-               np.dtype(np.bool_): TP.BOOL, np.dtype(np.complex64): TP.COMPLEX64, np.dtype(np.complex128): TP.COMPLEX128}
+               np.dtype(np.bool_): TP.BOOL, np.dtype(np.complex64): TP.COMPLEX64, np.dtype(np.complex128): TP.COMPLEX128,
+               **{np.dtype(DTYPES[code].as_numpy_dtype): code for code in (
+                   TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ, TP.FLOAT4E2M1, TP.INT4, TP.UINT4, TP.INT2, TP.UINT2)}}
 
 
 def tf_dtype(code: int) -> tf.DType:
     if code not in DTYPES:
         raise Unsupported(f"TensorFlow has no dtype for ONNX {TP.DataType.Name(code)}")
     return DTYPES[code]
+
+
+_CODE_OF = {dtype: code for code, dtype in DTYPES.items()}
+
+
+def onnx_code(dtype: tf.DType) -> int:
+    """The ONNX element type a TensorFlow dtype holds."""
+    return _CODE_OF[dtype]
 
 
 def to_tensor(value: np.ndarray) -> tf.Tensor:
