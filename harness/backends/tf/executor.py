@@ -66,7 +66,12 @@ def onnx_code(dtype: tf.DType) -> int:
     return _CODE_OF[dtype]
 
 
-def to_tensor(value: np.ndarray) -> tf.Tensor:
+def to_tensor(value: Any) -> Any:
+    """A value crossing the interface: a tensor, a list of them (a sequence) or None (an empty optional)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [to_tensor(v) for v in value]
     array = np.asarray(value)
     if array.dtype == object or array.dtype.kind in "US":
         return tf.constant(np.vectorize(lambda s: s.encode("utf-8") if isinstance(s, str) else s, otypes=[object])(array)
@@ -207,16 +212,26 @@ class LoweringContext:
         raise Unsupported(f"attribute {attr.name} of type {_ATTR.AttributeType.Name(t)}")
 
 
+def _element_type(tp: onnx.TypeProto, what: str) -> int:
+    """The element type of a tensor, or of the tensors of a sequence or an optional (a list and
+    ``None`` here); maps and sparse tensors are unsupported."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return tp.tensor_type.elem_type
+    if kind == "sequence_type":
+        return _element_type(tp.sequence_type.elem_type, what)
+    if kind == "optional_type":
+        return _element_type(tp.optional_type.elem_type, what)
+    raise Unsupported(f"{what} is a {kind}")
+
+
 def lower_model(model: onnx.ModelProto) -> Graph:
     """Check coverage, then lower ``model``; raises Unsupported before any conversion."""
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
     check_lowered(model.graph, LoweringContext(model).opsets, LOWERINGS)
     for info in (*model.graph.input, *model.graph.output):
-        kind = info.type.WhichOneof("value")
-        if kind != "tensor_type":
-            raise Unsupported(f"graph {'input' if info in model.graph.input else 'output'} {info.name} is a {kind}")
-        tf_dtype(info.type.tensor_type.elem_type)
+        tf_dtype(_element_type(info.type, f"graph {'input' if info in model.graph.input else 'output'} {info.name}"))
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):  # types from the graph's declarations only

@@ -28,6 +28,9 @@ def matmul(node, a, b):
 
 
 def _broadcast_batch(a, b):
+    if None in a.shape.as_list()[:-2] + b.shape.as_list()[:-2]:  # batch dims known only when it runs
+        batch = tf.broadcast_dynamic_shape(tf.shape(a)[:-2], tf.shape(b)[:-2])
+        return tf.broadcast_to(a, tf.concat([batch, tf.shape(a)[-2:]], 0)), tf.broadcast_to(b, tf.concat([batch, tf.shape(b)[-2:]], 0))
     batch = np.broadcast_shapes(tuple(a.shape.as_list()[:-2]), tuple(b.shape.as_list()[:-2]))
     return (tf.broadcast_to(a, batch + tuple(a.shape.as_list()[-2:])), tf.broadcast_to(b, batch + tuple(b.shape.as_list()[-2:])))
 

@@ -51,8 +51,8 @@ def axes_of(axes, rank: int) -> list[int]:
 
 
 @lowers("Identity", 1, 13, 14, 16, 19, 21, 23, 24, 25)
-def identity(node, x):
-    return tf.identity(x)
+def identity(node, x=None):
+    return x if x is None or isinstance(x, list) else tf.identity(x)  # an optional or a sequence as it is
 
 
 @lowers("Reshape", 5, 13, 14, 19, 21, 23, 24, 25)
