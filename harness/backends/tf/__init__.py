@@ -26,7 +26,7 @@ import onnx
 from ..base import Backend, Session, Unavailable
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
-OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid", "ops_quant", "ops_rnn", "ops_signal")
+OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid", "ops_quant", "ops_rnn", "ops_signal", "ops_misc")
 
 #: TensorFlow's words for "no kernel for this op or dtype" (an unsupported type, not a failure)
 _UNSUPPORTED_MARKS = ("could not find device for node", "no registered", "not in the list of allowed values",

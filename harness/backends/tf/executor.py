@@ -86,7 +86,7 @@ def to_numpy(value: Any) -> Any:
         return None
     if isinstance(value, (list, tuple)):
         return [to_numpy(v) for v in value]
-    out = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    out = np.asarray(value.numpy() if hasattr(value, "numpy") else value)  # a 0-d string comes back as bytes
     if isinstance(value, tf.Tensor) and value.dtype == tf.string:
         return np.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(out) if out.size \
             else out.astype(object)
