@@ -120,3 +120,74 @@ def string_normalizer(node, x, *, case_change_action="NONE", is_case_sensitive=0
         flat = tf.strings.upper(flat, encoding="utf-8")
     flat = tf.cond(tf.equal(tf.size(flat), 0), lambda: tf.constant([""]), lambda: flat)
     return tf.reshape(flat, [1, -1]) if x.shape.rank == 2 else flat
+
+
+@lowers("TfIdfVectorizer", 9)
+def tfidf_vectorizer(node, x, *, max_gram_length, max_skip_count, min_gram_length, mode, ngram_counts, ngram_indexes,
+                     pool_int64s=None, pool_strings=None, weights=None):
+    """N-gram counts per row (integers or strings): the pool holds the n-grams grouped by length
+    (ngram_counts[i] is where the (i+1)-grams start); for each skip s in 0..max_skip_count every
+    window of n tokens s apart is compared with the pool's n-grams (unigrams are counted once,
+    with no gap); IDF turns counts into 0/1, IDF and TFIDF multiply by ``weights``; the counts
+    land in the output columns ngram_indexes."""
+    pool = list(pool_int64s) if pool_int64s is not None else list(pool_strings)
+    length = x.shape[-1]
+    if length is None:
+        raise Unsupported(f"{node}: a row length known only when the graph runs")
+    rows = tf.reshape(x, [1, -1]) if x.shape.rank == 1 else x
+    if pool_int64s is not None:
+        rows = tf.cast(rows, tf.int64)
+    counts = []  # one [R] count per pool n-gram, in pool order
+    for i, begin in enumerate(ngram_counts):
+        n = i + 1
+        end = ngram_counts[i + 1] if i + 1 < len(ngram_counts) else len(pool)
+        grams = [pool[at:at + n] for at in range(begin, end, n)]
+        if not grams:
+            continue
+        total = tf.zeros([tf.shape(rows)[0], len(grams)], tf.float64)
+        if min_gram_length <= n <= max_gram_length:
+            table = tf.constant(grams, tf.int64 if pool_int64s is not None else tf.string)  # [g, n]
+            for skip in range(max_skip_count + 1 if n > 1 else 1):
+                step = skip + 1
+                starts = [s for s in range(length) if s + (n - 1) * step < length]
+                if not starts:
+                    continue
+                windows = tf.gather(rows, [[s + j * step for j in range(n)] for s in starts], axis=1)  # [R, S, n]
+                hits = tf.reduce_all(tf.equal(windows[:, :, None, :], table[None, None]), axis=-1)  # [R, S, g]
+                total = total + tf.reduce_sum(tf.cast(hits, tf.float64), axis=1)
+        counts.append(total)
+    found = tf.concat(counts, axis=1)
+    if mode == "IDF":
+        found = tf.cast(found > 0, tf.float64)
+    if mode in ("IDF", "TFIDF") and weights is not None:
+        found = found * tf.constant(weights, tf.float64)
+    width = max(ngram_indexes) + 1
+    out = tf.transpose(tf.scatter_nd(tf.constant(ngram_indexes, tf.int64)[:, None], tf.transpose(found),
+                                     tf.stack([tf.constant(width, tf.int64), tf.cast(tf.shape(rows)[0], tf.int64)])))
+    out = tf.cast(out, tf.float32)
+    return tf.reshape(out, [-1]) if x.shape.rank == 1 else out
+
+
+@lowers("Col2Im", 18)
+def col2im(node, x, image_shape, block_shape, *, dilations=None, pads=None, strides=None):
+    """Each column's block values added back at their image positions (the padded image, then the
+    pads cut): one scatter-add of every (block offset, block position) pair."""
+    from .ops_tensor import static
+
+    image = [int(v) for v in static(node, image_shape, "image_shape")]
+    block = [int(v) for v in static(node, block_shape, "block_shape")]
+    n = len(image)
+    dilations, strides = list(dilations or [1] * n), list(strides or [1] * n)
+    pads = list(pads or [0] * (2 * n))
+    padded = [d + pads[i] + pads[i + n] for i, d in enumerate(image)]
+    counts = [(p - ((k - 1) * dl + 1)) // s + 1 for p, k, dl, s in zip(padded, block, dilations, strides)]
+    kpos = np.stack(np.meshgrid(*[np.arange(k) for k in block], indexing="ij"), -1).reshape(-1, n)
+    opos = np.stack(np.meshgrid(*[np.arange(c) for c in counts], indexing="ij"), -1).reshape(-1, n)
+    at = opos[None, :, :] * np.array(strides) + kpos[:, None, :] * np.array(dilations)  # [K, O, n]
+    flat = np.ravel_multi_index(tuple(at.reshape(-1, n).T), padded)  # column k * O + o
+    batch, channels = tf.shape(x)[0], x.shape[1] // int(np.prod(block))
+    values = tf.reshape(x, tf.stack([batch, channels, -1]))  # [N, C, K * O]
+    out = tf.transpose(tf.math.unsorted_segment_sum(tf.transpose(values, [2, 0, 1]), tf.constant(flat), int(np.prod(padded))),
+                       [1, 2, 0])
+    out = tf.reshape(out, tf.concat([tf.stack([batch, channels]), padded], 0))
+    return out[(slice(None), slice(None), *[slice(pads[i], pads[i] + image[i]) for i in range(n)])]
