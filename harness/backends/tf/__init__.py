@@ -26,13 +26,14 @@ import onnx
 from ..base import Backend, Session, Unavailable
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
-OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid")
+OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid", "ops_quant", "ops_rnn", "ops_signal", "ops_misc", "ops_extra")
 
 #: TensorFlow's words for "no kernel for this op or dtype" (an unsupported type, not a failure)
 _UNSUPPORTED_MARKS = ("could not find device for node", "no registered", "not in the list of allowed values",
                       "no opkernel was registered", "unsupported operations when trying to compile",
                       "is not supported", "cannot compute", "unimplemented",
-                      "must be a compile-time constant")  # XLA: a shape that depends on data
+                      "must be a compile-time constant",  # XLA: a shape that depends on data
+                      "unknown image file format")  # tf.io.decode_image: a format it has no decoder for
 
 
 class TensorFlowSession(Session):

@@ -36,13 +36,20 @@ DTYPES: dict[int, tf.DType] = {
     TP.INT8: tf.int8, TP.INT16: tf.int16, TP.INT32: tf.int32, TP.INT64: tf.int64,
     TP.UINT8: tf.uint8, TP.UINT16: tf.uint16, TP.UINT32: tf.uint32, TP.UINT64: tf.uint64,
     TP.BOOL: tf.bool, TP.STRING: tf.string, TP.COMPLEX64: tf.complex64, TP.COMPLEX128: tf.complex128,
+    # TensorFlow's narrow types (ml_dtypes'); which kernels each has is TensorFlow's to say
+    TP.FLOAT8E4M3FN: tf.dtypes.experimental.float8_e4m3fn, TP.FLOAT8E4M3FNUZ: tf.dtypes.experimental.float8_e4m3fnuz,
+    TP.FLOAT8E5M2: tf.dtypes.experimental.float8_e5m2, TP.FLOAT8E5M2FNUZ: tf.dtypes.experimental.float8_e5m2fnuz,
+    TP.FLOAT4E2M1: tf.dtypes.experimental.float4_e2m1fn, TP.INT4: tf.dtypes.experimental.int4,
+    TP.UINT4: tf.dtypes.experimental.uint4, TP.INT2: tf.dtypes.experimental.int2, TP.UINT2: tf.dtypes.experimental.uint2,
 }
 #: numpy dtype -> ONNX element type, for values crossing the interface
 _NUMPY_CODE = {np.dtype(np.float32): TP.FLOAT, np.dtype(np.float64): TP.DOUBLE, np.dtype(np.float16): TP.FLOAT16,
                np.dtype(ml_dtypes.bfloat16): TP.BFLOAT16, np.dtype(np.int8): TP.INT8, np.dtype(np.int16): TP.INT16,
                np.dtype(np.int32): TP.INT32, np.dtype(np.int64): TP.INT64, np.dtype(np.uint8): TP.UINT8,
                np.dtype(np.uint16): TP.UINT16, np.dtype(np.uint32): TP.UINT32, np.dtype(np.uint64): TP.UINT64,
-               np.dtype(np.bool_): TP.BOOL, np.dtype(np.complex64): TP.COMPLEX64, np.dtype(np.complex128): TP.COMPLEX128}
+               np.dtype(np.bool_): TP.BOOL, np.dtype(np.complex64): TP.COMPLEX64, np.dtype(np.complex128): TP.COMPLEX128,
+               **{np.dtype(DTYPES[code].as_numpy_dtype): code for code in (
+                   TP.FLOAT8E4M3FN, TP.FLOAT8E4M3FNUZ, TP.FLOAT8E5M2, TP.FLOAT8E5M2FNUZ, TP.FLOAT4E2M1, TP.INT4, TP.UINT4, TP.INT2, TP.UINT2)}}
 
 
 def tf_dtype(code: int) -> tf.DType:
@@ -51,7 +58,20 @@ def tf_dtype(code: int) -> tf.DType:
     return DTYPES[code]
 
 
-def to_tensor(value: np.ndarray) -> tf.Tensor:
+_CODE_OF = {dtype: code for code, dtype in DTYPES.items()}
+
+
+def onnx_code(dtype: tf.DType) -> int:
+    """The ONNX element type a TensorFlow dtype holds."""
+    return _CODE_OF[dtype]
+
+
+def to_tensor(value: Any) -> Any:
+    """A value crossing the interface: a tensor, a list of them (a sequence) or None (an empty optional)."""
+    if value is None:
+        return None
+    if isinstance(value, (list, tuple)):
+        return [to_tensor(v) for v in value]
     array = np.asarray(value)
     if array.dtype == object or array.dtype.kind in "US":
         return tf.constant(np.vectorize(lambda s: s.encode("utf-8") if isinstance(s, str) else s, otypes=[object])(array)
@@ -66,7 +86,7 @@ def to_numpy(value: Any) -> Any:
         return None
     if isinstance(value, (list, tuple)):
         return [to_numpy(v) for v in value]
-    out = value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+    out = np.asarray(value.numpy() if hasattr(value, "numpy") else value)  # a 0-d string comes back as bytes
     if isinstance(value, tf.Tensor) and value.dtype == tf.string:
         return np.vectorize(lambda b: b.decode("utf-8") if isinstance(b, bytes) else b, otypes=[object])(out) if out.size \
             else out.astype(object)
@@ -192,16 +212,26 @@ class LoweringContext:
         raise Unsupported(f"attribute {attr.name} of type {_ATTR.AttributeType.Name(t)}")
 
 
+def _element_type(tp: onnx.TypeProto, what: str) -> int:
+    """The element type of a tensor, or of the tensors of a sequence or an optional (a list and
+    ``None`` here); maps and sparse tensors are unsupported."""
+    kind = tp.WhichOneof("value")
+    if kind == "tensor_type":
+        return tp.tensor_type.elem_type
+    if kind == "sequence_type":
+        return _element_type(tp.sequence_type.elem_type, what)
+    if kind == "optional_type":
+        return _element_type(tp.optional_type.elem_type, what)
+    raise Unsupported(f"{what} is a {kind}")
+
+
 def lower_model(model: onnx.ModelProto) -> Graph:
     """Check coverage, then lower ``model``; raises Unsupported before any conversion."""
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
     check_lowered(model.graph, LoweringContext(model).opsets, LOWERINGS)
     for info in (*model.graph.input, *model.graph.output):
-        kind = info.type.WhichOneof("value")
-        if kind != "tensor_type":
-            raise Unsupported(f"graph {'input' if info in model.graph.input else 'output'} {info.name} is a {kind}")
-        tf_dtype(info.type.tensor_type.elem_type)
+        tf_dtype(_element_type(info.type, f"graph {'input' if info in model.graph.input else 'output'} {info.name}"))
     try:
         inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
     except (onnx.shape_inference.InferenceError, onnx.checker.ValidationError):  # types from the graph's declarations only

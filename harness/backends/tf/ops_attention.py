@@ -16,8 +16,11 @@ softmax."""
 
 from __future__ import annotations
 
+import math
+
 import tensorflow as tf
 
+from ..base import Unsupported
 from .executor import tf_dtype
 from .registry import lowers
 
@@ -122,3 +125,101 @@ def rotary_embedding(node, x, cos_cache, sin_cache, position_ids=None, *, interl
     rot = tf.reshape(tf.stack([real, imag], axis=-1), tf.shape(rot)) if interleaved else tf.concat([real, imag], -1)
     out = tf.concat([rot, keep], -1)
     return tf.reshape(out, shape) if len(shape) == 3 else tf.transpose(out, [0, 2, 1, 3])
+
+
+_NARROW = (tf.float16, tf.bfloat16)
+
+
+@lowers("FlexAttention", 1, domain="ai.onnx.preview")
+def flex_attention(node, q, k, v, *, prob_mod=None, score_mod=None, scale=None, softmax_precision=None, outer=None):
+    """Scores = (Q @ K^T) * scale, score_mod, Softmax, prob_mod, times V; in softmax_precision
+    ("defaults to float32 for non-double inputs, otherwise double"), the result in Q's type.
+    Query head h uses K/V head floor(h / group_size)."""
+    hq, hk = q.shape[1], k.shape[1]
+    if hq != hk:
+        k, v = tf.repeat(k, hq // hk, axis=1), tf.repeat(v, hq // hk, axis=1)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q.shape[-1])
+    work = tf_dtype(softmax_precision) if softmax_precision else (tf.float64 if q.dtype == tf.float64 else tf.float32)
+    scores = tf.matmul(tf.cast(q, work), tf.cast(k, work), transpose_b=True) * tf.constant(scale, work)
+    if score_mod is not None:
+        (scores,) = score_mod.run({score_mod.inputs[0]: scores}, outer)
+    probs = tf.nn.softmax(scores, axis=-1)
+    if prob_mod is not None:
+        (probs,) = prob_mod.run({prob_mod.inputs[0]: probs}, outer)
+    return tf.cast(tf.matmul(probs, tf.cast(v, work)), q.dtype)
+
+
+@lowers("SwiGLU", 28)
+def swiglu(node, a, b, *, alpha=1.0):
+    return a * tf.math.sigmoid(tf.constant(alpha, a.dtype) * a) * b
+
+
+@lowers("CausalConvWithState", 27)
+def causal_conv_with_state(node, x, weight, bias=None, past_state=None, *, activation="none"):
+    """A depthwise 1-D convolution over Concat(past_state, x) on time (zeros without past_state),
+    then SiLU when asked; the present state is the last K - 1 steps of that concatenation."""
+    like = x
+    if x.dtype in _NARROW:  # the schema's function body: Cast to float, convolve, CastLike back
+        x, weight, bias, past_state = (None if t is None else tf.cast(t, tf.float32) for t in (x, weight, bias, past_state))
+    k = weight.shape[-1]
+    if past_state is None:
+        past_state = tf.zeros(tf.stack([tf.shape(x)[0], tf.shape(x)[1], k - 1]), x.dtype)
+    full = tf.concat([past_state, x], axis=-1)
+    channels = x.shape[1]
+    # (N, C, L) -> (N, L, 1, C): a depthwise convolution over one spatial row
+    y = tf.nn.depthwise_conv2d(tf.transpose(full, [0, 2, 1])[:, :, None, :],
+                               tf.reshape(tf.transpose(tf.reshape(weight, [channels, k])), [k, 1, channels, 1]),
+                               strides=[1, 1, 1, 1], padding="VALID")
+    y = tf.transpose(y[:, :, 0, :], [0, 2, 1])
+    if bias is not None:
+        y = y + tf.reshape(bias, [1, -1, 1])
+    if activation in ("silu", "swish"):
+        y = y * tf.math.sigmoid(y)
+    present = full[..., tf.shape(full)[-1] - (k - 1):] if k > 1 else full[..., :0]
+    return tf.cast(y, like.dtype), tf.cast(present, like.dtype)
+
+
+@lowers("LinearAttention", 27)
+def linear_attention(node, query, key, value, past_state=None, decay=None, beta=None, *, chunk_size=64, kv_num_heads,
+                     q_num_heads, scale=0.0, update_rule="gated_delta"):
+    """The spec's recurrence token by token (unrolled when tracing), in the query's type, float32
+    for float16 / bfloat16 (the schema's function body casts to float and back):
+    S_t = exp(g_t) S_{t-1} (gated kinds), plus k_t (x) v_t or, for the delta kinds,
+    beta_t k_t (x) (v_t - S^T k_t) with S the decayed state; o_t = scale q_t^T S_t. A KV head's
+    state serves q_num_heads / kv_num_heads query heads."""
+    b, t = tf.shape(query)[0], query.shape[1]
+    if t is None:
+        raise Unsupported(f"{node}: a sequence length known only when the graph runs")
+    dk = query.shape[-1] // q_num_heads
+    dv = value.shape[-1] // kv_num_heads
+    out_type = query.dtype
+    if query.dtype in _NARROW:
+        query, key, value, decay, beta = (None if v is None else tf.cast(v, tf.float32) for v in (query, key, value, decay, beta))
+    q = tf.reshape(query, tf.stack([b, t, q_num_heads, dk]))
+    kk = tf.reshape(key, tf.stack([b, t, kv_num_heads, dk]))
+    vv = tf.reshape(value, tf.stack([b, t, kv_num_heads, dv]))
+    scale = tf.constant(scale or 1.0 / math.sqrt(dk), query.dtype)
+    state = tf.cast(past_state, query.dtype) if past_state is not None else tf.zeros(tf.stack([b, kv_num_heads, dk, dv]), query.dtype)
+    if decay is not None:
+        g = tf.reshape(decay, tf.stack([b, t, kv_num_heads, decay.shape[-1] // kv_num_heads]))  # per head or per key dim
+    if beta is not None:
+        be = tf.broadcast_to(beta, tf.stack([b, t, kv_num_heads]))
+    group = q_num_heads // kv_num_heads
+    outs = []
+    for step in range(t):
+        k_t, v_t = kk[:, step], vv[:, step]  # (B, Hkv, dk), (B, Hkv, dv)
+        if update_rule in ("gated", "gated_delta"):
+            state = state * tf.exp(g[:, step])[..., None]  # (B, Hkv, dk or 1, 1)
+        if update_rule in ("delta", "gated_delta"):
+            predicted = tf.einsum("bhkv,bhk->bhv", state, k_t)
+            state = state + be[:, step][:, :, None, None] * tf.einsum("bhk,bhv->bhkv", k_t, v_t - predicted)
+        elif update_rule in ("linear", "gated"):
+            state = state + tf.einsum("bhk,bhv->bhkv", k_t, v_t)
+        else:
+            raise Unsupported(f"{node}: update_rule {update_rule!r}")
+        q_t = tf.reshape(q[:, step], tf.stack([b, kv_num_heads, group, dk]))
+        outs.append(scale * tf.reshape(tf.einsum("bhgk,bhkv->bhgv", q_t, state), tf.stack([b, q_num_heads * dv])))
+    out = tf.stack(outs, axis=1) if outs else tf.zeros(tf.stack([b, 0, q_num_heads * dv]), query.dtype)
+    # present_state has past_state's type S (the query's type when there is no past_state)
+    return tf.cast(out, out_type), tf.cast(state, past_state.dtype if past_state is not None else out_type)

@@ -28,6 +28,9 @@ def matmul(node, a, b):
 
 
 def _broadcast_batch(a, b):
+    if None in a.shape.as_list()[:-2] + b.shape.as_list()[:-2]:  # batch dims known only when it runs
+        batch = tf.broadcast_dynamic_shape(tf.shape(a)[:-2], tf.shape(b)[:-2])
+        return tf.broadcast_to(a, tf.concat([batch, tf.shape(a)[-2:]], 0)), tf.broadcast_to(b, tf.concat([batch, tf.shape(b)[-2:]], 0))
     batch = np.broadcast_shapes(tuple(a.shape.as_list()[:-2]), tuple(b.shape.as_list()[:-2]))
     return (tf.broadcast_to(a, batch + tuple(a.shape.as_list()[-2:])), tf.broadcast_to(b, batch + tuple(b.shape.as_list()[-2:])))
 
@@ -325,3 +328,63 @@ def instance_normalization(node, x, scale, bias, *, epsilon=1e-5):
     mean = tf.reduce_mean(x, axis=dims, keepdims=True)
     var = tf.reduce_mean(tf.square(x - mean), axis=dims, keepdims=True)
     return (x - mean) / tf.sqrt(var + tf.cast(epsilon, x.dtype)) * _channel(scale, x.shape.rank) + _channel(bias, x.shape.rank)
+
+
+def _stuffed(x, axis: int, stride: int):
+    """``stride - 1`` zeros between neighbours along ``axis`` (the input of a transposed convolution)."""
+    if stride == 1:
+        return x
+    shape = tf.shape(x)
+    zeros = tf.zeros_like(x)
+    y = tf.stack([x] + [zeros] * (stride - 1), axis=axis + 1)
+    y = tf.reshape(y, tf.concat([shape[:axis], [shape[axis] * stride], shape[axis + 1:]], 0))
+    return y[(slice(None),) * axis + (slice(0, (x.shape[axis] - 1) * stride + 1),)]
+
+
+@lowers("ConvTranspose", 1, 11, 22)
+def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
+                   output_padding=None, output_shape=None, pads=None, strides=None):
+    """The full transposed convolution ((i - 1) * s + (k - 1) * d + 1 per axis) as a convolution of
+    the zero-stuffed input, padded by (k - 1) * d, with the spatially flipped kernel (its channel
+    axes swapped per group); then ``output_padding`` adds at the end and the pads are cut (or
+    added, if negative). Pads from ``output_shape`` or SAME split the total as the spec says."""
+    n = x.shape.rank - 2
+    kernel = list(kernel_shape or w.shape.as_list()[2:])
+    strides, dilations = list(strides or [1] * n), list(dilations or [1] * n)
+    out_pad = list(output_padding or [0] * n)
+    sizes = x.shape.as_list()[2:]
+    if None in sizes:
+        raise Unsupported(f"{node}: spatial sizes known only when the graph runs")
+    full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(sizes, strides, kernel, dilations)]
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        target = list(output_shape)[-n:] if output_shape is not None else [i * s for i, s in zip(sizes, strides)]
+        # ConvTranspose-1 splits an odd total of output_shape's pads the other way round: "If
+        # (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2" (version 11: "==")
+        small_first = (auto_pad == "SAME_UPPER") != (node.since == 1 and output_shape is not None)
+        sp = []
+        for f, op, t in zip(full, out_pad, target):
+            total = f + op - t
+            sp.append((total // 2, total - total // 2) if small_first else (total - total // 2, total // 2))
+    elif auto_pad == "VALID" or not pads:
+        sp = [(0, 0)] * n
+    else:
+        sp = list(zip(pads[:n], pads[n:]))
+    y = x
+    for k in range(n):
+        y = _stuffed(y, 2 + k, strides[k])
+    c_in, m_per = w.shape[0], w.shape[1]
+    flipped = tf.reverse(w, list(range(2, n + 2)))  # (C, M/group, k...)
+    per_group = [tf.transpose(g, [1, 0] + list(range(2, n + 2))) for g in tf.split(flipped, group, axis=0)]
+    reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
+    y = conv(node, y, tf.concat(per_group, 0), group=group, dilations=dilations, pads=reach + reach)
+    for k in range(n):
+        axis = 2 + k
+        begin, end = sp[k][0], sp[k][1] - out_pad[k]
+        if begin < 0 or end < 0:
+            grow = [[0, 0]] * (n + 2)
+            grow[axis] = [max(-begin, 0), max(-end, 0)]
+            y = tf.pad(y, grow)
+            begin, end = max(begin, 0), max(end, 0)
+        length = y.shape[axis]
+        y = y[(slice(None),) * axis + (slice(begin, length - end),)]
+    return y if b is None else y + tf.reshape(b, [1, -1] + [1] * n)

@@ -1,5 +1,5 @@
 """Shape, layout and data movement: Reshape, Transpose, Concat, Squeeze, Unsqueeze, Flatten,
-Shape, Size, Gather, Slice, Expand, Tile, Pad, Split, Cast, Constant, ConstantOfShape, Range,
+Shape, Size, Gather, Slice, Expand, Tile, Pad, Split, Constant, ConstantOfShape, Range,
 Identity.
 
 Inputs that give shapes, axes, bounds or counts are used as tensors (Reshape, Expand, Tile,
@@ -51,8 +51,8 @@ def axes_of(axes, rank: int) -> list[int]:
 
 
 @lowers("Identity", 1, 13, 14, 16, 19, 21, 23, 24, 25)
-def identity(node, x):
-    return tf.identity(x)
+def identity(node, x=None):
+    return x if x is None or isinstance(x, list) else tf.identity(x)  # an optional or a sequence as it is
 
 
 @lowers("Reshape", 5, 13, 14, 19, 21, 23, 24, 25)
@@ -264,14 +264,6 @@ def split(node, x, split=None, *, axis=0, num_outputs=None):
     return tuple(tf.split(x, sizes, axis=a))
 
 
-@lowers("Cast", 6, 9, 13, 19, 21, 23, 24, 25, 28)
-def cast(node, x, *, to, saturate=1, round_mode="up"):
-    target = tf_dtype(to)
-    if x.dtype == tf.string or target == tf.string:
-        raise Unsupported(f"{node}: casts from or to strings")
-    return tf.cast(x, target)
-
-
 @lowers("Constant", 1, 9, 11, 12, 13, 19, 21, 23, 24, 25)
 def constant(node, **attrs):
     if "value" in attrs:
@@ -328,13 +320,6 @@ def depth_to_space(node, x, *, blocksize, mode="DCR"):
 @lowers("SpaceToDepth", 1, 13, 28)
 def space_to_depth(node, x, *, blocksize, mode="DCR"):
     return _blocks(x, blocksize, mode, False)
-
-
-@lowers("CastLike", 15, 19, 21, 23, 24, 25)
-def cast_like(node, x, like, *, saturate=1, round_mode="up"):
-    if x.dtype == tf.string or like.dtype == tf.string:
-        raise Unsupported(f"{node}: casts from or to strings")
-    return tf.cast(x, like.dtype)
 
 
 @lowers("GatherElements", 11, 13)

@@ -1,0 +1,147 @@
+"""The rest written for TensorFlow: GroupNormalization, LRN, Det, ImageDecoder (tf.io), the
+training optimizers (Adagrad, Momentum, Adam; ai.onnx.preview.training), TensorScatter, and
+Binarizer / ArrayFeatureExtractor (ai.onnx.ml)."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+from ..base import Unsupported
+from .ops_nn import _STASH, _channel
+from .registry import lowers
+
+_TRAINING = "ai.onnx.preview.training"
+_ML = "ai.onnx.ml"
+
+
+@lowers("GroupNormalization", 18, 21)
+def group_norm(node, x, scale, bias, *, epsilon=1e-5, num_groups, stash_type=1):
+    """Mean and variance per (batch, group) in stash_type (21; 18 works in the input's type), then
+    scale and bias per channel (21) or per group (18)."""
+    work = tf.cast(x, _STASH[stash_type]) if node.since >= 21 else x
+    shape = tf.shape(x)
+    grouped = tf.reshape(work, tf.stack([shape[0], num_groups, -1]))
+    mean, var = tf.nn.moments(grouped, axes=[2], keepdims=True)
+    normed = tf.cast(tf.reshape((grouped - mean) / tf.sqrt(var + tf.cast(epsilon, work.dtype)), shape), x.dtype)
+    c = x.shape[1]
+    if node.since == 18:
+        scale, bias = tf.repeat(scale, c // num_groups), tf.repeat(bias, c // num_groups)
+    return normed * _channel(scale, x.shape.rank) + _channel(bias, x.shape.rank)
+
+
+@lowers("LRN", 1, 13)
+def lrn(node, x, *, alpha=1e-4, beta=0.75, bias=1.0, size):
+    """square_sum over the channels c - floor((size - 1) / 2) .. c + ceil((size - 1) / 2);
+    y = x / (bias + alpha / size * square_sum) ** beta."""
+    before, after = (size - 1) // 2, size - 1 - (size - 1) // 2
+    sq = tf.pad(x * x, [[0, 0], [before, after]] + [[0, 0]] * (x.shape.rank - 2))
+    c = tf.shape(x)[1]
+    total = tf.add_n([sq[:, k:k + c] for k in range(size)])
+    return x / tf.pow(tf.cast(bias, x.dtype) + tf.cast(alpha / size, x.dtype) * total, tf.cast(beta, x.dtype))
+
+
+@lowers("Det", 11, 22)
+def det(node, x):
+    return tf.linalg.det(x)
+
+
+@lowers("Binarizer", 1, domain=_ML)
+def binarizer(node, x, *, threshold=0.0):
+    return tf.cast(x > tf.cast(threshold, x.dtype), x.dtype)
+
+
+@lowers("ArrayFeatureExtractor", 1, domain=_ML)
+def array_feature_extractor(node, x, indices):
+    """Selects along the last axis; a 1-D input keeps a leading axis of 1."""
+    out = tf.gather(x, tf.reshape(tf.cast(indices, tf.int64), [-1]), axis=x.shape.rank - 1)
+    return tf.reshape(out, [1, -1]) if x.shape.rank == 1 else out
+
+
+@lowers("TensorScatter", 24)
+def tensor_scatter(node, past, update, write_indices=None, *, axis=-2, mode="linear"):
+    """Each batch entry's update written into past along ``axis`` from its write index
+    (``circular`` wraps the positions modulo the axis length)."""
+    a = axis + past.shape.rank if axis < 0 else axis
+    n, size = tf.shape(update)[a], tf.shape(past)[a]
+    batch = tf.shape(past)[0]
+    starts = tf.cast(write_indices, tf.int32) if write_indices is not None else tf.zeros([batch], tf.int32)
+    pos = starts[:, None] + tf.range(n)[None, :]  # [B, n]
+    if mode == "circular":
+        pos = tf.math.floormod(pos, size)
+    moved = [0, a] + [d for d in range(1, past.shape.rank) if d != a]  # batch, the axis, the rest
+    back = [moved.index(d) for d in range(past.shape.rank)]
+    target, values = tf.transpose(past, moved), tf.transpose(update, moved)
+    index = tf.stack([tf.broadcast_to(tf.range(batch)[:, None], tf.shape(pos)), pos], axis=-1)  # [B, n, 2]
+    return tf.transpose(tf.tensor_scatter_nd_update(target, index, values), back)
+
+
+def _groups(tensors, k):
+    n = len(tensors) // k
+    return [tensors[i * n:(i + 1) * n] for i in range(k)]
+
+
+@lowers("Adagrad", 1, domain=_TRAINING)
+def adagrad(node, r, t, *tensors, decay_factor=0.0, epsilon=1e-6, norm_coefficient=0.0):
+    xs, gs, hs = _groups(tensors, 3)
+    rate = tf.reshape(r, []) / (1 + tf.cast(tf.reshape(t, []), r.dtype) * decay_factor)
+    new_x, new_h = [], []
+    for x, g, h in zip(xs, gs, hs):
+        g_reg = norm_coefficient * x + g
+        h_new = h + g_reg * g_reg
+        new_x.append(x - tf.cast(rate, x.dtype) * g_reg / (tf.sqrt(h_new) + epsilon))
+        new_h.append(h_new)
+    return tuple(new_x + new_h)
+
+
+@lowers("Momentum", 1, domain=_TRAINING)
+def momentum(node, r, t, *tensors, alpha, beta, mode, norm_coefficient):
+    """The first iteration (T = 0) uses beta = 1; ``nesterov`` steps by g + alpha * v_new."""
+    xs, gs, vs = _groups(tensors, 3)
+    rate = tf.reshape(r, [])
+    first = tf.equal(tf.reshape(t, []), 0)
+    new_x, new_v = [], []
+    for x, g, v in zip(xs, gs, vs):
+        g_reg = norm_coefficient * x + g
+        v_new = alpha * v + tf.where(first, tf.constant(1.0, x.dtype), tf.constant(beta, x.dtype)) * g_reg
+        step = g_reg + alpha * v_new if mode == "nesterov" else v_new
+        new_x.append(x - tf.cast(rate, x.dtype) * step)
+        new_v.append(v_new)
+    return tuple(new_x + new_v)
+
+
+@lowers("Adam", 1, domain=_TRAINING)
+def adam(node, r, t, *tensors, alpha=0.9, beta=0.999, epsilon=1e-6, norm_coefficient=0.0, norm_coefficient_post=0.0):
+    """From T > 0 the rate is R * sqrt(1 - beta**T) / (1 - alpha**T)."""
+    xs, gs, vs, hs = _groups(tensors, 4)
+    rate = tf.cast(tf.reshape(r, []), tf.float64)
+    step = tf.cast(tf.reshape(t, []), tf.float64)
+    rate = tf.where(step > 0, rate * tf.sqrt(1 - tf.pow(tf.constant(beta, tf.float64), step)) /
+                    (1 - tf.pow(tf.constant(alpha, tf.float64), step)), rate)
+    new_x, new_v, new_h = [], [], []
+    for x, g, v, h in zip(xs, gs, vs, hs):
+        g_reg = norm_coefficient * x + g
+        v_new = alpha * v + (1 - alpha) * g_reg
+        h_new = beta * h + (1 - beta) * g_reg * g_reg
+        x_new = x - tf.cast(rate, x.dtype) * v_new / (tf.sqrt(h_new) + epsilon)
+        new_x.append((1 - norm_coefficient_post) * x_new)
+        new_v.append(v_new)
+        new_h.append(h_new)
+    return tuple(new_x + new_v + new_h)
+
+
+_BYTES = [bytes([i]) for i in range(256)]
+
+
+@lowers("ImageDecoder", 20)
+def image_decoder(node, encoded, *, pixel_format="RGB"):
+    """tf.io.decode_image of the byte stream (made a string by joining each byte's one-byte
+    string), as (H, W, C) uint8: RGB, BGR (channels reversed) or Grayscale; a format TensorFlow
+    cannot decode is its "Unknown image file format" (unsupported)."""
+    if pixel_format not in ("RGB", "BGR", "Grayscale"):
+        raise Unsupported(f"{node}: pixel_format {pixel_format!r}")
+    contents = tf.strings.reduce_join(tf.gather(tf.constant(_BYTES), tf.cast(encoded, tf.int32)))
+    channels = 1 if pixel_format == "Grayscale" else 3
+    # a JPEG with libjpeg's accurate integer IDCT (decode_image would take the fast one)
+    image = tf.cond(tf.io.is_jpeg(contents), lambda: tf.io.decode_jpeg(contents, channels=channels, dct_method="INTEGER_ACCURATE"),
+                    lambda: tf.io.decode_image(contents, channels=channels, dtype=tf.uint8, expand_animations=False))
+    return tf.reverse(image, [-1]) if pixel_format == "BGR" else image
