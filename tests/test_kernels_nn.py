@@ -546,3 +546,34 @@ def test_resize_linear_on_64_bit_integers_is_exact():
     assert y.reshape(-1).tolist() == [-2**63, -3074457345618258603, 3074457345618258602] + [2**63 - 1] * 3
     (y,) = bind(node, 9)(np.array([[[[-5, 7]]]], np.int32), np.array([1, 1, 1, 3], np.float32))
     assert y.dtype == np.int32 and y.reshape(-1).tolist() == [-5, -1, 3, 7, 7, 7]
+
+
+# -- speed without a changed bit: kernels planned once, writing into dying intermediates --------
+def _bn_after_relu_model(opset=15, dtype=onnx.TensorProto.FLOAT, c=3):
+    rng = np.random.default_rng(1)
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    params = [numpy_helper.from_array((rng.random(c) + 0.5).astype(np_type), n) for n in ("s", "b", "m", "v")]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("BatchNormalization", ["r", "s", "b", "m", "v"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", dtype, [2, c, 4, 5])], [helper.make_tensor_value_info("y", dtype, [2, c, 4, 5])],
+        params,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), [numpy_helper.to_array(p) for p in params]
+
+
+@pytest.mark.parametrize("opset", [9, 15])
+def test_batch_normalization_writes_into_a_dying_input_with_the_same_bits(opset):
+    from harness.backends.kernels import KernelsBackend
+
+    model, (s, b, m, v) = _bn_after_relu_model(opset)
+    session = KernelsBackend().prepare(model)
+    assert session.plan.steps[-1][4], "BatchNormalization should run in place on Relu's output"
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    before = x.copy()
+    (y,) = session.run({"x": x})
+    np.testing.assert_array_equal(x, before)  # the graph input is never overwritten
+    ch = (1, 3, 1, 1)
+    inv = (s / np.sqrt(v + np.float32(1e-5))).reshape(ch)
+    shift = b.reshape(ch) - m.reshape(ch) * inv
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, np.maximum(x, 0) * inv + shift)  # the same two float32 roundings
