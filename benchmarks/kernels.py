@@ -281,17 +281,19 @@ class PeakMemory:
 # -- the worker: one configuration, many workloads -------------------------------------------
 
 
-def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[float], str, Any]:
-    """Timed runs after one untimed warm-up run: (times, note, the warm-up's outputs). A warm
-    run slower than ``slow`` seconds is measured once, still after its warm-up."""
+def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[tuple[float, float]], str, Any]:
+    """Timed runs after one untimed warm-up run: ((wall, cpu) seconds of each run, note, the
+    warm-up's outputs). A warm run slower than ``slow`` seconds is measured once, still after
+    its warm-up. The CPU seconds are the process's (every thread): on a loaded machine they
+    leave out the time the run waited for a core, which the wall time counts."""
     outputs = run(feeds)  # warm-up: never timed
-    times: list[float] = []
+    times: list[tuple[float, float]] = []
     start = time.perf_counter()
     while len(times) < reps or (time.perf_counter() - start < budget and len(times) < 50):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         run(feeds)
-        times.append(time.perf_counter() - t)
-        if times[0] > slow:
+        times.append((time.perf_counter() - t, time.process_time() - c))
+        if times[0][0] > slow:
             return times, "one warm run (slow)", outputs
         if len(times) >= reps and time.perf_counter() - start > budget:
             break
@@ -391,11 +393,12 @@ def worker(args) -> None:
                     times, note, outputs = _time_runs(run, feeds, args.reps, args.budget, args.slow)
                 if args.outputs:
                     np.savez(Path(args.outputs) / f"{wl.replace('/', '_')}.npz", *[np.asarray(o) for o in outputs])
-                median = statistics.median(times)
+                median = statistics.median(t for t, _ in times)
                 if kind == "light" and rest[0] == "b1":
                     b1_median[name] = median
                     result["passed"] = _light_passes(name, outputs)
-                result.update(median_ms=median * 1000, reps=len(times), peak_mb=mem.peak / 2**20, note=note)
+                result.update(median_ms=median * 1000, cpu_ms=statistics.median(c for _, c in times) * 1000,
+                              reps=len(times), peak_mb=mem.peak / 2**20, note=note)
                 del run, model, feeds, outputs
         except Exception as exc:  # a backend that cannot run a workload says so in the table
             result.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
@@ -564,14 +567,20 @@ def main(argv: list[str] | None = None) -> int:
     k1, kn = "kernels@1", f"kernels@{cores}"
     o1, on = "onnxruntime@1", f"onnxruntime@{cores}"
 
-    def ratio(wl, a, b):
-        return pair_ratio(wl, results[wl].get(a, {}), results[wl].get(b, {}), outputs_dir / a, outputs_dir / b)
+    def ratio(wl, a, b, cpu=False):
+        ra, rb = results[wl].get(a, {}), results[wl].get(b, {})
+        if cpu:  # the same comparison of CPU seconds (model and operator workloads)
+            if wl.startswith("suite/"):
+                return None
+            ra, rb = {**ra, "median_ms": ra.get("cpu_ms")}, {**rb, "median_ms": rb.get("cpu_ms")}
+        return pair_ratio(wl, ra, rb, outputs_dir / a, outputs_dir / b)
 
     rows, table = [], []
     for wl in workloads:
         ratios = {
             "reference/kernels@1": ratio(wl, "reference@1", k1),
             "kernels/onnxruntime@1": ratio(wl, k1, o1),
+            "kernels/onnxruntime@1 cpu": ratio(wl, k1, o1, cpu=True),
             f"kernels/onnxruntime@{cores}": ratio(wl, kn, on) if cores > 1 else None,
         }
         rows.append({"workload": wl, "results": results[wl], "ratios": ratios})
@@ -585,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         cells += ["-" if v is None else f"{v:.2f}x" for v in ratios.values()]
         table.append([wl, *cells])
 
-    headers = ["workload", *labels, "ref/kernels@1", "kernels/ort@1", f"kernels/ort@{cores}"]
+    headers = ["workload", *labels, "ref/kernels@1", "kernels/ort@1", "kernels/ort@1 cpu", f"kernels/ort@{cores}"]
     try:
         from tabulate import tabulate
 
@@ -596,10 +605,13 @@ def main(argv: list[str] | None = None) -> int:
             print("\t".join(map(str, row)))
     shutil.rmtree(outputs_dir)
     figures = summary(rows, "kernels/onnxruntime@1", k1, o1)
-    geo = figures["light_geomean"]
-    print(f"\nkernels/onnxruntime@1 over the light models: geo-mean {'-' if geo is None else f'{geo:.2f}x'} "
-          f"({figures['light_counted']} workloads counted; not counted: {', '.join(figures['light_uncounted']) or 'none'})")
-    print("worst five: " + ", ".join(f"{w['workload']} {w['ratio']:.2f}x" for w in figures["worst"]))
+    cpu_figures = summary(rows, "kernels/onnxruntime@1 cpu", k1, o1)
+    print()
+    for f in (figures, cpu_figures):
+        geo = f["light_geomean"]
+        print(f"{f['ratio']} over the light models: geo-mean {'-' if geo is None else f'{geo:.2f}x'} "
+              f"({f['light_counted']} workloads counted; not counted: {', '.join(f['light_uncounted']) or 'none'})")
+        print(f"  worst five: " + ", ".join(f"{w['workload']} {w['ratio']:.2f}x" for w in f["worst"]))
     if figures["light_memory_max"]:
         print(f"largest peak memory kernels/onnxruntime@1 on a light model: {figures['light_memory_max']['ratio']:.2f}x ({figures['light_memory_max']['workload']})")
     for label in labels:
@@ -618,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     print("outputs and tolerance); a light b1 model counts when both match onnx's stored output; every light/op workload")
     print("counts only when both sides' outputs agree (rtol 1e-3, atol 1e-3 x the largest magnitude); otherwise '-'")
     print("ref/kernels > 1: kernels is faster than onnx.reference; kernels/ort < 1: kernels is faster than onnxruntime")
+    print("'cpu': the same ratio of the medians of the process's CPU seconds per run (a loaded machine's waits left out)")
 
     import onnx
 
@@ -637,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": round(time.perf_counter() - started, 1),
         "rows": rows,
         "summary": figures,
+        "summary_cpu": cpu_figures,
         "blas": blas,
     }
     out = Path(args.out)

@@ -50,6 +50,7 @@ def test_kernel_timing_always_warms_up_first_even_when_slow():
         return [np.zeros(1)]
 
     times, note, outputs = kernels._time_runs(run, {}, reps=3, budget=0.0, slow=0.0)
+    assert all(wall >= 0 and cpu >= 0 for wall, cpu in times)
     # slow=0: every run counts as slow; still one untimed warm-up before the one timed run
     assert len(calls) == 2 and len(times) == 1
     assert "warm" in note
