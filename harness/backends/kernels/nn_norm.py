@@ -148,12 +148,21 @@ def layer_norm(node):
         xa = x.astype(st, copy=False)
         mean = xa.mean(axis=axes, keepdims=True)
         d = xa - mean
-        var = np.mean(d * d, axis=axes, keepdims=True)
+        var = np.mean(np.square(d), axis=axes, keepdims=True)
         inv = (1.0 / np.sqrt(var + st.type(eps))).astype(st, copy=False)
-        y = d * inv
-        y = y * scale.astype(st, copy=False)
-        if b is not None:
-            y = y + b.astype(st, copy=False)
+        # ((d * inv) * scale) + b, each product rounded to the stash type as before, written
+        # into d (fresh, and of the full shape) when scale and b do not widen it
+        sc = scale.astype(st, copy=False)
+        bb = None if b is None else b.astype(st, copy=False)
+        if np.broadcast_shapes(d.shape, sc.shape, () if bb is None else bb.shape) == d.shape:
+            y = np.multiply(d, inv, out=d)
+            y *= sc
+            if bb is not None:
+                y += bb
+        else:
+            y = d * inv * sc
+            if bb is not None:
+                y = y + bb
         outs = (y.astype(x.dtype, copy=False), mean, inv)
         return outs[:n_out]
 
