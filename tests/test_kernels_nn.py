@@ -577,3 +577,24 @@ def test_batch_normalization_writes_into_a_dying_input_with_the_same_bits(opset)
     shift = b.reshape(ch) - m.reshape(ch) * inv
     assert y.dtype == np.float32
     np.testing.assert_array_equal(y, np.maximum(x, 0) * inv + shift)  # the same two float32 roundings
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+def test_pooling_in_blocks_of_channels_changes_no_bit(kind, monkeypatch):
+    from harness.backends.kernels import nn_pool
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)
+    x[0, 1, :3, :3] = 0.0
+    attrs = dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], ceil_mode=1)
+    (whole,) = run_node(kind, [x], **attrs)
+    blocks = []
+    reduce = nn_pool._separable_reduce
+    monkeypatch.setattr(nn_pool, "_separable_reduce", lambda x, *a: blocks.append(x.shape) or reduce(x, *a))
+    monkeypatch.setattr(nn_pool, "_POOL_BLOCKED", 1024)
+    monkeypatch.setattr(nn_pool, "_POOL_BLOCK", 3 * 9 * 8 * 4)  # three channels a block
+    (blocked,) = run_node(kind, [x], **attrs)
+    assert blocks == [(1, 3, 9, 8)] * 3 + [(1, 1, 9, 8)]
+    np.testing.assert_array_equal(blocked, whole)
+    expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 2], [2, 1], [1, 1], [1, 0, 1, 1], 1, 0)
+    np.testing.assert_allclose(blocked, expected, rtol=1e-6, atol=1e-6)
