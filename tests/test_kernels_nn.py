@@ -598,3 +598,36 @@ def test_pooling_in_blocks_of_channels_changes_no_bit(kind, monkeypatch):
     np.testing.assert_array_equal(blocked, whole)
     expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 2], [2, 1], [1, 1], [1, 0, 1, 1], 1, 0)
     np.testing.assert_allclose(blocked, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
+    # group = C = M, unit strides: one filter per channel (ShuffleNet's and MobileNet's 3x3 convs)
+    from harness.backends.kernels import nn_conv
+
+    calls = []
+    depthwise = nn_conv._depthwise_unstrided
+    monkeypatch.setattr(nn_conv, "_depthwise_unstrided", lambda *a: calls.append(1) or depthwise(*a))
+    rng = np.random.default_rng(3)
+    C = 5
+    x = rng.standard_normal((2, C, 9, 8)).astype(dtype)
+    w = rng.standard_normal((C, 1, 3, 2)).astype(dtype)
+    b = rng.standard_normal(C).astype(dtype)
+    (y,) = run_node("Conv", [x, w, b], group=C, dilations=[1, 2], pads=[1, 0, 2, 1], kernel_shape=[3, 2])
+    expected = brute_conv(x, w, b, C, [1, 1], [1, 2], [1, 0], [2, 1])
+    assert calls == [1] and y.dtype == dtype and y.shape == expected.shape
+    tol = 1e-2 if dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("spatial", [(11,), (5, 4, 6)])
+def test_depthwise_conv_in_one_and_three_dimensions_is_a_conv_per_channel(spatial):
+    rng = np.random.default_rng(4)
+    C, nsp = 4, len(spatial)
+    x = rng.standard_normal((2, C) + spatial).astype(np.float32)
+    w = rng.standard_normal((C, 1) + (3,) * nsp).astype(np.float32)
+    attrs = dict(pads=[1] * nsp + [2] * nsp, dilations=[2] + [1] * (nsp - 1))
+    (y,) = run_node("Conv", [x, w], group=C, **attrs)
+    for c in range(C):
+        (yc,) = run_node("Conv", [x[:, c:c + 1], w[c:c + 1]], **attrs)
+        np.testing.assert_array_equal(y[:, c:c + 1], yc)
