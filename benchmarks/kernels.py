@@ -10,9 +10,14 @@ Workloads:
 
 Configurations: kernels and onnxruntime at 1 thread and at all cores (BLAS threads through
 threadpoolctl for kernels, intra_op_num_threads for onnxruntime), onnx.reference at 1 BLAS
-thread (it interprets the graph in Python; its ratio is taken against kernels@1). Each configuration runs in its own subprocess, so the peak memory of every
-workload is the subprocess's peak resident set above what it held before the workload
-(Linux /proc; tracemalloc elsewhere, which sees numpy allocations only).
+thread (it interprets the graph in Python; its ratio is taken against kernels@1). Each
+configuration runs in its own long-lived subprocess, so the peak memory of every workload is
+the subprocess's peak resident set above what it held before the workload (Linux /proc;
+tracemalloc elsewhere, which sees numpy allocations only). The driver hands the workloads
+out one at a time, going round the configurations for each, so both sides of a ratio run
+under the same load of a shared machine. It prints the geometric mean of kernels/onnxruntime
+at 1 thread over the light models, the worst five workloads, the largest memory ratio and
+the BLAS each configuration computes with (threadpoolctl).
 
 Warm against warm, passing against passing: every latency is the median of runs after one
 untimed warm-up run (a warm run slower than ``--slow`` seconds is measured once); the node
@@ -25,6 +30,7 @@ sides' outputs agree. onnx.reference skips b8 runs whose estimate (8 x b1) is ov
 
     python benchmarks/kernels.py            # default run, under ~10 minutes on 2 cores
     python benchmarks/kernels.py --quick    # a smaller set, about 2 minutes
+    python benchmarks/kernels.py --only kernels@1,onnxruntime@1 --filter '^light/'
 """
 
 from __future__ import annotations
@@ -275,17 +281,19 @@ class PeakMemory:
 # -- the worker: one configuration, many workloads -------------------------------------------
 
 
-def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[float], str, Any]:
-    """Timed runs after one untimed warm-up run: (times, note, the warm-up's outputs). A warm
-    run slower than ``slow`` seconds is measured once, still after its warm-up."""
+def _time_runs(run: Callable, feeds, reps: int, budget: float, slow: float) -> tuple[list[tuple[float, float]], str, Any]:
+    """Timed runs after one untimed warm-up run: ((wall, cpu) seconds of each run, note, the
+    warm-up's outputs). A warm run slower than ``slow`` seconds is measured once, still after
+    its warm-up. The CPU seconds are the process's (every thread): on a loaded machine they
+    leave out the time the run waited for a core, which the wall time counts."""
     outputs = run(feeds)  # warm-up: never timed
-    times: list[float] = []
+    times: list[tuple[float, float]] = []
     start = time.perf_counter()
     while len(times) < reps or (time.perf_counter() - start < budget and len(times) < 50):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         run(feeds)
-        times.append(time.perf_counter() - t)
-        if times[0] > slow:
+        times.append((time.perf_counter() - t, time.process_time() - c))
+        if times[0][0] > slow:
             return times, "one warm run (slow)", outputs
         if len(times) >= reps and time.perf_counter() - start > budget:
             break
@@ -327,15 +335,37 @@ def suite_case_times(prepare: Callable, cases, reps: int) -> tuple[dict[str, flo
     return {name: statistics.median(t) for name, t in times.items()}, failed, raised
 
 
+def _blas(backend: str, threads: int) -> str:
+    """What computes this configuration's matrix products, as threadpoolctl reads numpy's BLAS
+    in this process (onnxruntime computes with its own MLAS, whatever numpy loaded)."""
+    try:
+        import threadpoolctl
+
+        pools = [i for i in threadpoolctl.threadpool_info() if i.get("user_api") == "blas"]
+    except ImportError:
+        pools = []
+    numpy_blas = ", ".join(f"{p.get('internal_api')} {p.get('version')} {p.get('architecture') or ''} ({p.get('num_threads')} threads)" for p in pools) or "unknown"
+    if backend == "onnxruntime":
+        return f"onnxruntime MLAS ({threads} intra-op threads); numpy: {numpy_blas}"
+    return numpy_blas
+
+
 def worker(args) -> None:
+    """Runs the workloads named on standard input, one a line, each as soon as it is named,
+    and prints one JSON line per workload (the driver alternates the configurations, so that
+    every side of a ratio is measured under the same load); the first line says which BLAS."""
     warnings.filterwarnings("ignore")
     np.seterr(all="ignore")
     sys.path.insert(0, str(ROOT))
     prepare = _preparer(args.backend, args.threads)
     import onnx
 
+    print(json.dumps({"blas": _blas(args.backend, args.threads)}), flush=True)
     b1_median: dict[str, float] = {}
-    for wl in args.workloads.split(","):
+    for line in sys.stdin:
+        wl = line.strip()
+        if not wl:
+            continue
         result: dict[str, Any] = {"workload": wl}
         try:
             if wl.startswith("suite/"):
@@ -363,11 +393,12 @@ def worker(args) -> None:
                     times, note, outputs = _time_runs(run, feeds, args.reps, args.budget, args.slow)
                 if args.outputs:
                     np.savez(Path(args.outputs) / f"{wl.replace('/', '_')}.npz", *[np.asarray(o) for o in outputs])
-                median = statistics.median(times)
+                median = statistics.median(t for t, _ in times)
                 if kind == "light" and rest[0] == "b1":
                     b1_median[name] = median
                     result["passed"] = _light_passes(name, outputs)
-                result.update(median_ms=median * 1000, reps=len(times), peak_mb=mem.peak / 2**20, note=note)
+                result.update(median_ms=median * 1000, cpu_ms=statistics.median(c for _, c in times) * 1000,
+                              reps=len(times), peak_mb=mem.peak / 2**20, note=note)
                 del run, model, feeds, outputs
         except Exception as exc:  # a backend that cannot run a workload says so in the table
             result.update(error=f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}")
@@ -437,11 +468,34 @@ def pair_ratio(wl: str, a: dict[str, Any], b: dict[str, Any], dir_a: Path, dir_b
     return _ratio(a.get("median_ms"), b.get("median_ms"))
 
 
+def summary(rows: list[dict[str, Any]], key: str = "kernels/onnxruntime@1", a: str = "kernels@1", b: str = "onnxruntime@1") -> dict[str, Any]:
+    """The issue's figures for ``key``: the geometric mean of the ratio over the light models'
+    workloads that have one (and how many lack one), the worst five workloads of all, and the
+    largest peak-memory ratio ``a``/``b`` over the light workloads."""
+    light = [(r["workload"], r["ratios"].get(key)) for r in rows if r["workload"].startswith("light/")]
+    counted = [v for _, v in light if v]
+    every = sorted(((v, r["workload"]) for r in rows if (v := r["ratios"].get(key))), reverse=True)
+    memory = []
+    for r in rows:
+        ra, rb = r["results"].get(a, {}), r["results"].get(b, {})
+        if r["workload"].startswith("light/") and ra.get("peak_mb") and rb.get("peak_mb"):
+            memory.append((ra["peak_mb"] / rb["peak_mb"], r["workload"]))
+    return {
+        "ratio": key,
+        "light_geomean": float(np.exp(np.mean(np.log(counted)))) if counted else None,
+        "light_counted": len(counted),
+        "light_uncounted": [wl for wl, v in light if not v],
+        "worst": [{"workload": wl, "ratio": v} for v, wl in every[:5]],
+        "light_memory_max": {"workload": max(memory)[1], "ratio": max(memory)[0]} if memory else None,
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--quick", action="store_true", help="three light models, fewer repetitions")
     p.add_argument("--out", default=str(ROOT / "reports" / "bench-kernels.json"))
     p.add_argument("--only", default="", help="comma-separated configuration names to run (default: all)")
+    p.add_argument("--filter", default="", help="run only the workloads this regular expression finds (e.g. '^light/')")
     p.add_argument("--reps", type=int, default=None, help="minimum timed runs per workload")
     p.add_argument("--budget", type=float, default=None, help="seconds of timed runs per workload")
     p.add_argument("--slow", type=float, default=3.0, help="a warm run slower than this is measured once (after its warm-up)")
@@ -450,7 +504,6 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--backend", help=argparse.SUPPRESS)
     p.add_argument("--threads", type=int, default=1, help=argparse.SUPPRESS)
-    p.add_argument("--workloads", help=argparse.SUPPRESS)
     p.add_argument("--suite-reps", type=int, default=2, help=argparse.SUPPRESS)
     p.add_argument("--outputs", default="", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -468,38 +521,66 @@ def main(argv: list[str] | None = None) -> int:
         keep = set(args.only.split(","))
         configs = [c for c in configs if c[0] in keep]
     workloads = _workloads(args.quick)
+    if args.filter:
+        workloads = [wl for wl in workloads if re.search(args.filter, wl)]
     results: dict[str, dict[str, dict[str, Any]]] = {wl: {} for wl in workloads}
+    blas: dict[str, str] = {}
     started = time.perf_counter()
+    load_start = os.getloadavg()[0]
     outputs_dir = Path(tempfile.mkdtemp(prefix="bench-kernels-"))
+    # one long-lived worker per configuration; the driver names one workload at a time and
+    # goes round the configurations, so both sides of a ratio run minutes apart at most
+    procs: dict[str, subprocess.Popen] = {}
     for label, backend, threads in configs:
         (outputs_dir / label).mkdir()
         cmd = [
             sys.executable, __file__, "--worker", "--backend", backend, "--threads", str(threads),
-            "--workloads", ",".join(workloads), "--reps", str(args.reps), "--budget", str(args.budget),
+            "--reps", str(args.reps), "--budget", str(args.budget),
             "--slow", str(args.slow), "--ref-limit", str(args.ref_limit), "--suite-reps", "1" if args.quick else "2",
             "--outputs", str(outputs_dir / label),
         ]
-        print(f"[{time.perf_counter() - started:6.0f}s] {label} ...", file=sys.stderr, flush=True)
-        proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
-        for line in proc.stdout.splitlines():
+        procs[label] = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+        blas[label] = json.loads(procs[label].stdout.readline() or '{"blas": "worker did not start"}')["blas"]
+
+    def ask(label: str, wl: str) -> dict[str, Any]:
+        proc = procs[label]
+        if proc.poll() is not None:
+            return {"error": f"worker exited with {proc.returncode}"}
+        proc.stdin.write(wl + "\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
             if line.startswith("{"):
                 r = json.loads(line)
-                results[r.pop("workload")][label] = r
-        if proc.returncode:
-            print(f"  {label} worker exited with {proc.returncode}: {proc.stderr.strip().splitlines()[-1:]}", file=sys.stderr)
+                r.pop("workload", None)
+                return r
+        return {"error": f"worker exited with {proc.wait()}"}
+
+    for wl in workloads:
+        print(f"[{time.perf_counter() - started:6.0f}s] {wl} ...", file=sys.stderr, flush=True)
+        for label, _, _ in configs:
+            results[wl][label] = ask(label, wl)
+    for proc in procs.values():
+        proc.stdin.close()
+        proc.wait()
 
     labels = [c[0] for c in configs]
     k1, kn = "kernels@1", f"kernels@{cores}"
     o1, on = "onnxruntime@1", f"onnxruntime@{cores}"
 
-    def ratio(wl, a, b):
-        return pair_ratio(wl, results[wl].get(a, {}), results[wl].get(b, {}), outputs_dir / a, outputs_dir / b)
+    def ratio(wl, a, b, cpu=False):
+        ra, rb = results[wl].get(a, {}), results[wl].get(b, {})
+        if cpu:  # the same comparison of CPU seconds (model and operator workloads)
+            if wl.startswith("suite/"):
+                return None
+            ra, rb = {**ra, "median_ms": ra.get("cpu_ms")}, {**rb, "median_ms": rb.get("cpu_ms")}
+        return pair_ratio(wl, ra, rb, outputs_dir / a, outputs_dir / b)
 
     rows, table = [], []
     for wl in workloads:
         ratios = {
             "reference/kernels@1": ratio(wl, "reference@1", k1),
             "kernels/onnxruntime@1": ratio(wl, k1, o1),
+            "kernels/onnxruntime@1 cpu": ratio(wl, k1, o1, cpu=True),
             f"kernels/onnxruntime@{cores}": ratio(wl, kn, on) if cores > 1 else None,
         }
         rows.append({"workload": wl, "results": results[wl], "ratios": ratios})
@@ -513,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         cells += ["-" if v is None else f"{v:.2f}x" for v in ratios.values()]
         table.append([wl, *cells])
 
-    headers = ["workload", *labels, "ref/kernels@1", "kernels/ort@1", f"kernels/ort@{cores}"]
+    headers = ["workload", *labels, "ref/kernels@1", "kernels/ort@1", "kernels/ort@1 cpu", f"kernels/ort@{cores}"]
     try:
         from tabulate import tabulate
 
@@ -523,6 +604,19 @@ def main(argv: list[str] | None = None) -> int:
         for row in table:
             print("\t".join(map(str, row)))
     shutil.rmtree(outputs_dir)
+    figures = summary(rows, "kernels/onnxruntime@1", k1, o1)
+    cpu_figures = summary(rows, "kernels/onnxruntime@1 cpu", k1, o1)
+    print()
+    for f in (figures, cpu_figures):
+        geo = f["light_geomean"]
+        print(f"{f['ratio']} over the light models: geo-mean {'-' if geo is None else f'{geo:.2f}x'} "
+              f"({f['light_counted']} workloads counted; not counted: {', '.join(f['light_uncounted']) or 'none'})")
+        print(f"  worst five: " + ", ".join(f"{w['workload']} {w['ratio']:.2f}x" for w in f["worst"]))
+    if figures["light_memory_max"]:
+        print(f"largest peak memory kernels/onnxruntime@1 on a light model: {figures['light_memory_max']['ratio']:.2f}x ({figures['light_memory_max']['workload']})")
+    for label in labels:
+        print(f"BLAS of {label}: {blas[label]}")
+    print(f"load average (1 min) at the start and the end: {load_start:.2f}, {os.getloadavg()[0]:.2f}")
     for wl in workloads:
         if wl.startswith("suite/"):
             for label in labels:
@@ -536,6 +630,7 @@ def main(argv: list[str] | None = None) -> int:
     print("outputs and tolerance); a light b1 model counts when both match onnx's stored output; every light/op workload")
     print("counts only when both sides' outputs agree (rtol 1e-3, atol 1e-3 x the largest magnitude); otherwise '-'")
     print("ref/kernels > 1: kernels is faster than onnx.reference; kernels/ort < 1: kernels is faster than onnxruntime")
+    print("'cpu': the same ratio of the medians of the process's CPU seconds per run (a loaded machine's waits left out)")
 
     import onnx
 
@@ -554,6 +649,9 @@ def main(argv: list[str] | None = None) -> int:
         "configurations": labels,
         "seconds": round(time.perf_counter() - started, 1),
         "rows": rows,
+        "summary": figures,
+        "summary_cpu": cpu_figures,
+        "blas": blas,
     }
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)

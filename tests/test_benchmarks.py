@@ -50,6 +50,7 @@ def test_kernel_timing_always_warms_up_first_even_when_slow():
         return [np.zeros(1)]
 
     times, note, outputs = kernels._time_runs(run, {}, reps=3, budget=0.0, slow=0.0)
+    assert all(wall >= 0 and cpu >= 0 for wall, cpu in times)
     # slow=0: every run counts as slow; still one untimed warm-up before the one timed run
     assert len(calls) == 2 and len(times) == 1
     assert "warm" in note
@@ -88,6 +89,24 @@ def test_ratios_compare_only_what_passes_on_both_sides(tmp_path):
     assert kernels.pair_ratio("op/Conv", {"median_ms": 6.0}, {"median_ms": 3.0}, da, db) is None
     np.savez(db / "op_Conv.npz", np.array([1.0, 2.0]))
     assert kernels.pair_ratio("light/x/b1", {"median_ms": 6.0, "passed": False}, {"median_ms": 3.0, "passed": True}, da, db) is None
+
+
+def test_kernels_summary_is_the_geometric_mean_over_light_models_with_a_ratio():
+    kernels = _load("kernels")
+    key = "kernels/onnxruntime@1"
+
+    def row(wl, ratio, mem_a=10.0, mem_b=10.0):
+        return {"workload": wl, "ratios": {key: ratio},
+                "results": {"kernels@1": {"peak_mb": mem_a}, "onnxruntime@1": {"peak_mb": mem_b}}}
+
+    rows = [row("light/a/b1", 2.0), row("light/a/b8", 0.5, mem_a=30.0), row("light/b/b1", None),
+            row("op/Conv", 8.0), *(row(f"op/X{k}", 1.0 + k / 10) for k in range(4))]
+    figures = kernels.summary(rows, key)
+    # (2.0 * 0.5) ** (1/2): the op workloads and the uncounted light one stay out
+    assert figures["light_geomean"] == pytest.approx(1.0)
+    assert figures["light_counted"] == 2 and figures["light_uncounted"] == ["light/b/b1"]
+    assert [w["workload"] for w in figures["worst"]] == ["op/Conv", "light/a/b1", "op/X3", "op/X2", "op/X1"]
+    assert figures["light_memory_max"] == {"workload": "light/a/b8", "ratio": 3.0}
 
 
 # -- fuzz.py -----------------------------------------------------------------------------------

@@ -546,3 +546,88 @@ def test_resize_linear_on_64_bit_integers_is_exact():
     assert y.reshape(-1).tolist() == [-2**63, -3074457345618258603, 3074457345618258602] + [2**63 - 1] * 3
     (y,) = bind(node, 9)(np.array([[[[-5, 7]]]], np.int32), np.array([1, 1, 1, 3], np.float32))
     assert y.dtype == np.int32 and y.reshape(-1).tolist() == [-5, -1, 3, 7, 7, 7]
+
+
+# -- speed without a changed bit: kernels planned once, writing into dying intermediates --------
+def _bn_after_relu_model(opset=15, dtype=onnx.TensorProto.FLOAT, c=3):
+    rng = np.random.default_rng(1)
+    np_type = helper.tensor_dtype_to_np_dtype(dtype)
+    params = [numpy_helper.from_array((rng.random(c) + 0.5).astype(np_type), n) for n in ("s", "b", "m", "v")]
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("BatchNormalization", ["r", "s", "b", "m", "v"], ["y"])],
+        "g", [helper.make_tensor_value_info("x", dtype, [2, c, 4, 5])], [helper.make_tensor_value_info("y", dtype, [2, c, 4, 5])],
+        params,
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)]), [numpy_helper.to_array(p) for p in params]
+
+
+@pytest.mark.parametrize("opset", [9, 15])
+def test_batch_normalization_writes_into_a_dying_input_with_the_same_bits(opset):
+    from harness.backends.kernels import KernelsBackend
+
+    model, (s, b, m, v) = _bn_after_relu_model(opset)
+    session = KernelsBackend().prepare(model)
+    assert session.plan.steps[-1][4], "BatchNormalization should run in place on Relu's output"
+    x = np.random.default_rng(2).standard_normal((2, 3, 4, 5)).astype(np.float32)
+    before = x.copy()
+    (y,) = session.run({"x": x})
+    np.testing.assert_array_equal(x, before)  # the graph input is never overwritten
+    ch = (1, 3, 1, 1)
+    inv = (s / np.sqrt(v + np.float32(1e-5))).reshape(ch)
+    shift = b.reshape(ch) - m.reshape(ch) * inv
+    assert y.dtype == np.float32
+    np.testing.assert_array_equal(y, np.maximum(x, 0) * inv + shift)  # the same two float32 roundings
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+def test_pooling_in_blocks_of_channels_changes_no_bit(kind, monkeypatch):
+    from harness.backends.kernels import nn_pool
+
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 5, 9, 8)).astype(np.float32)
+    x[0, 1, :3, :3] = 0.0
+    attrs = dict(kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1], ceil_mode=1)
+    (whole,) = run_node(kind, [x], **attrs)
+    blocks = []
+    reduce = nn_pool._separable_reduce
+    monkeypatch.setattr(nn_pool, "_separable_reduce", lambda x, *a: blocks.append(x.shape) or reduce(x, *a))
+    monkeypatch.setattr(nn_pool, "_POOL_BLOCKED", 1024)
+    monkeypatch.setattr(nn_pool, "_POOL_BLOCK", 3 * 9 * 8 * 4)  # three channels a block
+    (blocked,) = run_node(kind, [x], **attrs)
+    assert blocks == [(1, 3, 9, 8)] * 3 + [(1, 1, 9, 8)]
+    np.testing.assert_array_equal(blocked, whole)
+    expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 2], [2, 1], [1, 1], [1, 0, 1, 1], 1, 0)
+    np.testing.assert_allclose(blocked, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
+    # group = C = M, unit strides: one filter per channel (ShuffleNet's and MobileNet's 3x3 convs)
+    from harness.backends.kernels import nn_conv
+
+    calls = []
+    depthwise = nn_conv._depthwise_unstrided
+    monkeypatch.setattr(nn_conv, "_depthwise_unstrided", lambda *a: calls.append(1) or depthwise(*a))
+    rng = np.random.default_rng(3)
+    C = 5
+    x = rng.standard_normal((2, C, 9, 8)).astype(dtype)
+    w = rng.standard_normal((C, 1, 3, 2)).astype(dtype)
+    b = rng.standard_normal(C).astype(dtype)
+    (y,) = run_node("Conv", [x, w, b], group=C, dilations=[1, 2], pads=[1, 0, 2, 1], kernel_shape=[3, 2])
+    expected = brute_conv(x, w, b, C, [1, 1], [1, 2], [1, 0], [2, 1])
+    assert calls == [1] and y.dtype == dtype and y.shape == expected.shape
+    tol = 1e-2 if dtype == np.float16 else 1e-5
+    np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("spatial", [(11,), (5, 4, 6)])
+def test_depthwise_conv_in_one_and_three_dimensions_is_a_conv_per_channel(spatial):
+    rng = np.random.default_rng(4)
+    C, nsp = 4, len(spatial)
+    x = rng.standard_normal((2, C) + spatial).astype(np.float32)
+    w = rng.standard_normal((C, 1) + (3,) * nsp).astype(np.float32)
+    attrs = dict(pads=[1] * nsp + [2] * nsp, dilations=[2] + [1] * (nsp - 1))
+    (y,) = run_node("Conv", [x, w], group=C, **attrs)
+    for c in range(C):
+        (yc,) = run_node("Conv", [x[:, c:c + 1], w[c:c + 1]], **attrs)
+        np.testing.assert_array_equal(y[:, c:c + 1], yc)

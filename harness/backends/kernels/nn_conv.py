@@ -60,6 +60,8 @@ def conv_core(x, w, group, strides, dilations, begin, out, scratch=None):
             y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
         return y.reshape((N, M) + tuple(out))
     xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0, scratch)
+    if group == C == M and K > 1 and all(s == 1 for s in strides) and P:
+        return _depthwise_unstrided(xp, w, kernel, out, dilations)
     item = x.dtype.itemsize
     if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
         cols = im2col(xp, kernel, out, strides, dilations)
@@ -103,6 +105,32 @@ def conv_core(x, w, group, strides, dilations, begin, out, scratch=None):
             else:  # stacked matmul only reaches BLAS with contiguous operands
                 dst[...] = np.matmul(wg, cols.reshape(group, Cg * K, nr * inner))
     return y.reshape((N, M) + tuple(out))
+
+
+def _depthwise_unstrided(xp, w, kernel, out, dilations):
+    """Conv with one filter per channel (group = C = M) and unit strides, on the padded input
+    flattened per channel: every kernel position's window is then one contiguous run (rows
+    keep the padded width; the columns past each output row are computed and dropped), so
+    im2col copies whole runs instead of one short row at a time. The products are the same
+    stacked (1 x K) @ (K x P) matmul as the general path's."""
+    N, C = xp.shape[:2]
+    sp = xp.shape[2:]
+    nsp = len(sp)
+    K = prod(kernel)
+    row = [prod(sp[i + 1:]) for i in range(nsp)]  # flat stride of each spatial axis
+    # the output grid laid on the padded one: out[0] x sp[1] x ... positions, the last ones cut
+    grid = (out[0],) + tuple(sp[1:])
+    span = sum((out[i] - 1) * row[i] for i in range(nsp)) + 1
+    flat = xp.reshape(N, C, prod(sp)).transpose(1, 0, 2)  # (C, N, positions)
+    cols = np.empty((C, K, N, prod(grid)), dtype=xp.dtype)
+    cols[..., span:] = 0  # positions past the last output: computed, then dropped
+    for k, off in enumerate(kernel_offsets(kernel)):
+        start = sum(off[i] * dilations[i] * row[i] for i in range(nsp))
+        cols[:, k, :, :span] = flat[:, :, start : start + span]
+    # one (1 x K) @ (K x N*P) product per channel, the batch side by side
+    y = np.matmul(w.reshape(C, 1, K), cols.reshape(C, K, N * prod(grid))).reshape((C, N) + grid)
+    y = y[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])]
+    return np.ascontiguousarray(y.transpose((1, 0) + tuple(range(2, 2 + nsp))))
 
 
 def _conv_params(attrs, nsp, w_shape):

@@ -37,13 +37,30 @@ def _chan(v, ndim):
 # --------------------------------------------------------------------------- BatchNormalization
 
 
-def _bn_infer(x, scale, b, mean, var, eps):
+def _bn_infer(x, scale, b, mean, var, eps, inplace=False):
+    """x * inv + shift in the accumulation type; with ``inplace`` (x is ours to overwrite) the
+    two passes write into x itself when it is already of that type (the same two roundings)."""
     acc = _acc(x.dtype)
     nd = x.ndim
     inv = _chan(scale.astype(acc) / np.sqrt(var.astype(acc) + acc(eps)), nd)
     shift = _chan(b.astype(acc), nd) - _chan(mean.astype(acc), nd) * inv
-    y = x.astype(acc, copy=False) * inv + shift
+    xa = x.astype(acc, copy=False)
+    if np.broadcast_shapes(x.shape, inv.shape, shift.shape) != x.shape:
+        return (xa * inv + shift).astype(x.dtype, copy=False)
+    y = np.multiply(x, inv, out=x) if inplace and xa is x else xa * inv
+    np.add(y, shift, out=y)
     return y.astype(x.dtype, copy=False)
+
+
+def _bn_inference_kernel(eps):
+    def run(x, scale, b, mean, var):
+        return (_bn_infer(x, scale, b, mean, var, eps),)
+
+    def run_inplace(x, scale, b, mean, var):
+        return (_bn_infer(x, scale, b, mean, var, eps, inplace=True),)
+
+    run.inplace = run_inplace
+    return run
 
 
 def _bn_train(x, scale, b, mean, var, eps, momentum):
@@ -66,10 +83,10 @@ def batch_norm_1(node):
     n_out = sum(1 for o in node.outputs if o)
     is_test = int(attrs.get("is_test", 0))
     training = n_out > 1 and not (node.opset < 7 and is_test)
+    if not training:
+        return _bn_inference_kernel(eps)
 
     def run(x, scale, b, mean, var):
-        if not training:
-            return (_bn_infer(x, scale, b, mean, var, eps),)
         y, rm, rv, sm, sv = _bn_train(x, scale, b, mean, var, eps, momentum)
         outs = [y, rm.astype(mean.dtype), rv.astype(var.dtype), sm.astype(mean.dtype), sv.astype(var.dtype)]
         return tuple(outs[: len(node.outputs)])
@@ -83,10 +100,10 @@ def batch_norm_14(node):
     eps = float(attrs.get("epsilon", 1e-5))
     momentum = float(attrs.get("momentum", 0.9))
     training = bool(attrs.get("training_mode", 0))
+    if not training:
+        return _bn_inference_kernel(eps)
 
     def run(x, scale, b, mean, var):
-        if not training:
-            return (_bn_infer(x, scale, b, mean, var, eps),)
         y, rm, rv, _, _ = _bn_train(x, scale, b, mean, var, eps, momentum)
         outs = [y, rm.astype(mean.dtype), rv.astype(var.dtype)]
         return tuple(outs[: max(len(node.outputs), 1)])
@@ -131,12 +148,21 @@ def layer_norm(node):
         xa = x.astype(st, copy=False)
         mean = xa.mean(axis=axes, keepdims=True)
         d = xa - mean
-        var = np.mean(d * d, axis=axes, keepdims=True)
+        var = np.mean(np.square(d), axis=axes, keepdims=True)
         inv = (1.0 / np.sqrt(var + st.type(eps))).astype(st, copy=False)
-        y = d * inv
-        y = y * scale.astype(st, copy=False)
-        if b is not None:
-            y = y + b.astype(st, copy=False)
+        # ((d * inv) * scale) + b, each product rounded to the stash type as before, written
+        # into d (fresh, and of the full shape) when scale and b do not widen it
+        sc = scale.astype(st, copy=False)
+        bb = None if b is None else b.astype(st, copy=False)
+        if np.broadcast_shapes(d.shape, sc.shape, () if bb is None else bb.shape) == d.shape:
+            y = np.multiply(d, inv, out=d)
+            y *= sc
+            if bb is not None:
+                y += bb
+        else:
+            y = d * inv * sc
+            if bb is not None:
+                y = y + bb
         outs = (y.astype(x.dtype, copy=False), mean, inv)
         return outs[:n_out]
 
