@@ -108,6 +108,20 @@ def test_the_relu_clip_record_composes_our_references():
 
 
 # -- the repro script, run against seeded stand-ins of the runtime -------------------------------------
+class _Tensor:
+    """A stand-in torch tensor: a method such as .bfloat16() or .float() gives it back unchanged,
+    .numpy() its value."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def numpy(self):
+        return self.value
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: self
+
+
 def _stand_in(monkeypatch, runtime: str, outputs):
     """The runtime replaced by one that gives ``outputs`` (a list, or an exception to raise)."""
     def result():
@@ -131,12 +145,12 @@ def _stand_in(monkeypatch, runtime: str, outputs):
         monkeypatch.setitem(sys.modules, "onnxruntime", ort)
     elif runtime == "torch":  # every torch function gives the outputs, as tensors (with .numpy())
         def call(*args, **kwargs):
-            got = tuple(types.SimpleNamespace(numpy=lambda v=v: v) for v in result())
+            got = tuple(_Tensor(v) for v in result())
             return got if len(got) > 1 else got[0]
 
         fake = types.ModuleType("torch")
         fake.__version__ = "stand-in"
-        fake.from_numpy = lambda a: a
+        fake.from_numpy = _Tensor
         fake.__getattr__ = lambda name: call
         monkeypatch.setitem(sys.modules, "torch", fake)
     else:

@@ -158,7 +158,7 @@ def run(model):
     import torch
 
 {bind}
-    got = {call}
+{setup}    got = {call}
     got = got if isinstance(got, tuple) else (got,)
     return dict(zip(EXPECTED, (value.numpy() for value in got)))
 '''
@@ -230,6 +230,7 @@ def script(record: dict) -> str:
         "",
         f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
         *([f"The node is run as the torch call it lowers to: {record['call']}"] if "call" in record else []),
+        *([f"after: {record['setup']}"] if "setup" in record else []),
         "Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed,",
         '3 when it fails in another way."""',
         "import sys",
@@ -274,6 +275,7 @@ def script(record: dict) -> str:
         "",
         "",
         _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")], call=record.get("call"),
+                                       setup=f"    {record['setup']}\n" if "setup" in record else "",
                                        bind="\n".join(f"    {i['name']} = torch.from_numpy(FEEDS[{i['name']!r}])" for i in inputs)),
         "",
         _MAIN.format(module=runtime["module"], name=runtime["name"]),
@@ -321,7 +323,8 @@ def issue(record: dict) -> str:
         record["summary"].strip(),
         "",
         f"**Operator:** {op_version(record)} (opset {record['opset']}), dtypes: {', '.join(record['dtypes'])}. "
-        f"**Model:** {nodes}." + (f" **As a torch call:** `{record['call']}`." if "call" in record else ""),
+        f"**Model:** {nodes}." + (f" **As a torch call:** `{record['call']}`." if "call" in record else "")
+        + (f" **After:** `{record['setup']}`." if "setup" in record else ""),
         "",
         "**Inputs:** " + "; ".join(f"{i['name']} = {i['dtype']}{' ' + str(i['shape']) if 'shape' in i else ''} `{i['value']}`"
                                    + (" (initializer)" if i.get("initializer") else "") for i in record["inputs"]) + ".",
