@@ -284,7 +284,8 @@ def compose(doc: list[str], data: list[str], build: list[str], run: str, module:
     ``doc`` (its docstring's lines), ``data`` (the lines that set FEEDS, EXPECTED, READINGS and
     BUG_IS_A_FAILURE), ``build`` (the body of ``build()``, which gives the model), ``run`` (the
     source of ``run(model)``), the ``module`` imported as the runtime and its display ``name``,
-    ``imports`` (lines before the common ones) and :data:`SETTINGS` (Python source where given as a string)."""
+    ``imports`` (lines before the common ones) and :data:`SETTINGS` (Python source where given as a string;
+    a setting the data lines assign is theirs)."""
     values = {**SETTINGS, **settings}
     lines = [
         "#!/usr/bin/env python3",
@@ -295,7 +296,8 @@ def compose(doc: list[str], data: list[str], build: list[str], run: str, module:
         "import sys", "", "import numpy as np", "import onnx", "from onnx import helper, numpy_helper", "",
         "nan, inf = np.nan, np.inf",
         *data,
-        *[f"{key} = {value if isinstance(value, str) else repr(value)}" for key, value in values.items()],
+        *[f"{key} = {value if isinstance(value, str) else repr(value)}" for key, value in values.items()
+          if not any(line.startswith(f"{key} = ") for line in data)],  # what the data sets itself stays
         "", "", "def build():", *build, "", "", run, "", _MAIN.format(module=module, name=name),
     ]
     return "\n".join(lines)
