@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import io
 import json
+import os
 import re
 import shutil
 import zipfile
@@ -63,9 +64,9 @@ _given = {{i.name for i in MODEL.graph.initializer}}
 _inputs = [i for i in MODEL.graph.input if i.name not in _given]
 FEEDS = {{i.name: read(DATA / f"input_{{k}}.pb", i.type.WhichOneof("value")) for k, i in enumerate(_inputs) if (DATA / f"input_{{k}}.pb").exists()}}
 EXPECTED = {{o.name: read(DATA / f"output_{{k}}.pb", o.type.WhichOneof("value")) for k, o in enumerate(MODEL.graph.output)}}
-READINGS = {{}}
 #: the outputs the backend gave when the harness ran it (output name, kind; None: an empty optional)
 ACTUAL = {{name: read(HERE / "actual" / f"output_{{k}}.pb", kind) if kind else None for k, (name, kind) in enumerate({actual!r})}}
+{readings}
 #: a per-element allowance of the case's tolerance, where it has one
 BOUND = {{o.name: np.load(HERE / "tolerance" / f"bound_{{k}}.npy") for k, o in enumerate(MODEL.graph.output)
          if (HERE / "tolerance" / f"bound_{{k}}.npy").exists()}}
@@ -129,9 +130,13 @@ def bundle_script(meta: dict[str, Any]) -> str:
            f"and compares with the oracle's expected outputs: rtol {tol.get('rtol', 0.0)}, atol {tol.get('atol', 0.0)}, ulp {tol.get('ulp')}"
            + (", plus a per-element bound (tolerance/)" if tol.get("bound_max") else "") + ".",
            *(["Random outputs (RANDOM) are compared by shape and dtype only."] if meta.get("random") else []),
+           *(["Unspecified: the spec is silent there, and the outputs the runtime gave (actual/) are one of the readings the",
+              "harness accepts, so they pass here too; other outputs are compared with ours."] if raw == "unspecified" else []),
            f"Needs numpy, onnx and {how['pip']}:", "",
            f"    pip install numpy onnx {how['pip']}", "    python repro.py", ""]
-    data = _READ.format(n=n, actual=[[o["name"], o["kind"]] for o in actual.get("outputs", [])], outcome=raw,
+    readings = ("#: unspecified: where the spec is silent the harness found these outputs one of the readings it accepts\n"
+                "READINGS = {name: [value] for name, value in ACTUAL.items()}") if raw == "unspecified" else "READINGS = {}"
+    data = _READ.format(n=n, actual=[[o["name"], o["kind"]] for o in actual.get("outputs", [])], outcome=raw, readings=readings,
                         failed=raw in FAILED).splitlines()
     if how["runtime"] is None:
         run, module, name = _OURS.format(spec=meta["backend_spec"], options=meta.get("backend_options") or {}, name=meta["backend"]), \
@@ -218,8 +223,11 @@ def zip_bundle(folder: Path) -> bytes:
     folder = Path(folder)
     meta = json.loads((folder / "meta.json").read_text())
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as zf:
-        for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != "repro.py"):
-            zf.write(path, f"{folder.name}/{path.relative_to(folder).as_posix()}")
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
+        for top, _, names in sorted(os.walk(folder)):
+            rel = Path(top).relative_to(folder)
+            for name in sorted(names):
+                if (rel / name).as_posix() != "repro.py":
+                    zf.write(os.path.join(top, name), f"{folder.name}/{(rel / name).as_posix()}")
         zf.writestr(f"{folder.name}/repro.py", bundle_script(meta))
     return buffer.getvalue()

@@ -10,6 +10,7 @@ import importlib.util
 import io
 import json
 import re
+import shutil
 import sqlite3
 import subprocess
 import sys
@@ -134,11 +135,12 @@ def test_the_harness_own_backend_says_so_and_compares_the_recorded_outputs(bundl
 
 
 def test_a_zip_of_a_stored_bundle_unpacks_to_a_folder_that_runs(bundles, tmp_path):
-    bundle = bundles[("relu", BUGGY)]
+    bundle = tmp_path / "stored" / bundles[("relu", BUGGY)].name
+    shutil.copytree(bundles[("relu", BUGGY)], bundle)
     (bundle / "repro.py").write_text("raise SystemExit('a script from before the bundle stood alone')\n")
     with zipfile.ZipFile(io.BytesIO(zip_bundle(bundle))) as zf:
-        zf.extractall(tmp_path)
-    unpacked = tmp_path / bundle.name
+        zf.extractall(tmp_path / "unzipped")
+    unpacked = tmp_path / "unzipped" / bundle.name
     assert sorted(p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()) == [
         "actual/output_0.pb", "meta.json", "model.onnx", "repro.py", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb"]
     assert _isolated(unpacked, str(STUB)).returncode == 1
@@ -150,3 +152,16 @@ def test_repro_command_takes_the_failing_backend_from_the_store(bundles, tmp_pat
     assert f"user/relu on {BUGGY}: mismatch" in capsys.readouterr().out
     assert _isolated(tmp_path / "relu", str(STUB)).returncode == 1 and _isolated(tmp_path / "relu").returncode == 0
     assert main(["repro", "user/relu", "--store", str(tmp_path / "none.sqlite"), "-o", str(tmp_path / "x")]) == 2
+
+
+def test_an_unspecified_result_accepts_the_outputs_the_harness_found_a_reading(bundles, tmp_path):
+    """Recorded ``unspecified`` (the spec silent, the outputs one of the accepted readings): the same outputs pass."""
+    meta = json.loads((bundles[("relu", BUGGY)] / "meta.json").read_text())
+    folder = tmp_path / "silent"
+    shutil.copytree(bundles[("relu", BUGGY)], folder)
+    (folder / "meta.json").write_text(json.dumps({**meta, "raw_outcome": "unspecified", "outcome": "unspecified"}))
+    with zipfile.ZipFile(io.BytesIO(zip_bundle(folder))) as zf:
+        zf.extractall(tmp_path / "z")
+    done = _isolated(tmp_path / "z" / "silent", str(STUB))
+    assert done.returncode == 0 and "fixed" in done.stdout, (done.stdout, done.stderr)
+    assert _isolated(bundles[("relu", BUGGY)], str(STUB)).returncode == 1  # recorded as a mismatch: the same outputs are the bug

@@ -89,7 +89,7 @@ def build_site(stores: list[Path], out: Path, title: str = "ONNX conformance") -
 
     write("ops.html", "ops.html.j2", ops_page(site))
     zips: list[Path] = []
-    example: dict | None = None  # the front page's example of a case to reproduce: a wrong answer with its download
+    example: dict | None = None  # the front page's example of a case to reproduce: a wrong answer of a runtime a script drives alone
     for key in sorted(site.ops):
         write(f"op/{key}.html", "op.html.j2", op_page(site, key))
         for name, data, bundle in case_pages(site, key):
@@ -97,7 +97,7 @@ def build_site(stores: list[Path], out: Path, title: str = "ONNX conformance") -
             if bundle:
                 zips.append((out / name).with_suffix(".zip"))
                 zips[-1].write_bytes(zip_bundle(Path(bundle)))
-                if example is None and data["raw"] in ("mismatch", "wrong-shape", "wrong-dtype"):
+                if example is None and data["raw"] in ("mismatch", "wrong-shape", "wrong-dtype") and data["runtime"]["runtime"]:
                     example = {"href": name, "case": data["case"], "column": data["column"]}
     write("index.html", "front.html.j2", front_page(site, example))
     for runtime in sorted({c.runtime for c in site.columns}):
