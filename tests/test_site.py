@@ -245,3 +245,17 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         rows = driver.find_elements(By.CSS_SELECTOR, "#ops tr[data-family]")
         assert [r.is_displayed() for r in rows] == [False, True]  # Abs-13 hidden, Add-14 shown
         assert not console_problems(driver)
+
+        # a cause's count opens its cases; its example case page has the download and the commands
+        driver.get((site / "op" / "Add-14.html").as_uri())
+        cause = next(g for g in page(site, "op/Add-14.json")["columns"] if g["key"] == "onnxruntime 1.32.0")["causes"][0]
+        group = driver.find_element(By.ID, cause["anchor"])
+        assert group.get_attribute("open") is None
+        driver.find_element(By.CSS_SELECTOR, f"a[href='#{cause['anchor']}']").click()
+        assert group.get_attribute("open") is not None and cause["cases"][0]["case"] in group.text
+        driver.find_element(By.LINK_TEXT, ADD[1]).click()
+        assert driver.current_url.endswith("case/onnxruntime-1.32.0/operators__Add-14__opset14__int8__1.html")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert "Reproduce on a machine without the harness" in body and "python repro.py" in body
+        assert driver.find_element(By.LINK_TEXT, "operators__Add-14__opset14__int8__1.zip").get_attribute("download") is not None
+        assert not console_problems(driver)
