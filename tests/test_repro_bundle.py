@@ -165,3 +165,36 @@ def test_an_unspecified_result_accepts_the_outputs_the_harness_found_a_reading(b
     done = _isolated(tmp_path / "z" / "silent", str(STUB))
     assert done.returncode == 0 and "fixed" in done.stdout, (done.stdout, done.stderr)
     assert _isolated(bundles[("relu", BUGGY)], str(STUB)).returncode == 1  # recorded as a mismatch: the same outputs are the bug
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("tolerance", [(0.0, 0.0, None), (1e-3, 1e-7, None), (0.0, 0.0, 2), (1e-4, 0.0, 1)])
+def test_the_script_judges_values_as_the_harness_comparator_does(dtype, tolerance):
+    import ml_dtypes
+
+    from harness.case import Tolerance
+    from harness.compare import Comparator
+    from harness.findings import compose
+
+    space: dict = {"__name__": "judge"}
+    exec(compose(["judge"], ["FEEDS = {}", "EXPECTED = {}", "READINGS = {}", "BUG_IS_A_FAILURE = False"], ["    return None"],
+                 "def run(model):\n    return {}\n", "numpy", "numpy"), space)
+    rtol, atol, ulp = tolerance
+    space.update(RTOL=rtol, ATOL=atol, ULP=ulp)
+    kind = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    rng = np.random.default_rng(7)
+    specials = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, 65504.0, -1.0])
+    agree = 0
+    for _ in range(300):
+        want = np.concatenate([rng.standard_normal(5) * 10.0 ** rng.integers(-3, 4), rng.choice(specials, 3)]).astype(kind)
+        got = want.copy()
+        k = rng.integers(0, 8)
+        step = int(rng.integers(-3, 4))
+        bits = got.view({2: np.int16, 4: np.int32, 8: np.int64}[kind.itemsize])
+        bits[k] += step  # a few units in the last place away (or into another special value)
+        if rng.random() < 0.2:
+            got[k] = rng.choice(specials).astype(kind)
+        harness = Comparator().compare([want], [got], Tolerance(rtol, atol, ulp)).outcome == "pass"
+        assert space["same"](want, got) == harness, (want, got, tolerance)
+        agree += harness
+    assert 0 < agree < 300  # both verdicts were met

@@ -211,9 +211,9 @@ def same(want, got, name=""):
         return plain(want) == plain(got)
     if not is_float(want.dtype):
         return bool(np.array_equal(want, got))
-    w, g = want.astype(np.float64), got.astype(np.float64)
-    finite = np.isfinite(w) & np.isfinite(g)
     with np.errstate(invalid="ignore", over="ignore"):
+        w, g = want.astype(np.float64), got.astype(np.float64)
+        finite = np.isfinite(w) & np.isfinite(g)
         allowed = ATOL + RTOL * np.abs(np.where(finite, w, 0.0)) + np.asarray(BOUND.get(name, 0.0), dtype=np.float64)
         close = np.where(finite, np.abs(np.where(finite, g - w, 0.0)) <= allowed, (w == g) | (np.isnan(w) & np.isnan(g)))
     if ULP is not None and finite.any():
