@@ -218,16 +218,20 @@ def _write_actual(folder: Path, names: list[str], outputs: list[Any]) -> list[di
 
 
 def zip_bundle(folder: Path) -> bytes:
-    """A stored bundle as a zip (one top folder, the bundle's name), its ``repro.py`` written from
-    its ``meta.json`` now, so a bundle stored before the script stood alone gets the standalone one."""
+    """A stored bundle as a zip (one top folder, the bundle's name) to share: its ``meta.json``
+    without the machine's paths (a ``--model`` file's, a traceback's), its ``repro.py`` written
+    from it now (a bundle stored before the script stood alone gets the standalone one)."""
+    from .report.sources import portable_value
+
     folder = Path(folder)
-    meta = json.loads((folder / "meta.json").read_text())
+    meta = portable_value(json.loads((folder / "meta.json").read_text()))
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for top, _, names in sorted(os.walk(folder)):
             rel = Path(top).relative_to(folder)
             for name in sorted(names):
-                if (rel / name).as_posix() != "repro.py":
+                if (rel / name).as_posix() not in ("repro.py", "meta.json"):
                     zf.write(os.path.join(top, name), f"{folder.name}/{(rel / name).as_posix()}")
+        zf.writestr(f"{folder.name}/meta.json", json.dumps(meta, indent=1, sort_keys=True))
         zf.writestr(f"{folder.name}/repro.py", bundle_script(meta))
     return buffer.getvalue()

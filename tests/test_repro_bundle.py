@@ -144,6 +144,10 @@ def test_a_zip_of_a_stored_bundle_unpacks_to_a_folder_that_runs(bundles, tmp_pat
     assert sorted(p.relative_to(unpacked).as_posix() for p in unpacked.rglob("*") if p.is_file()) == [
         "actual/output_0.pb", "meta.json", "model.onnx", "repro.py", "test_data_set_0/input_0.pb", "test_data_set_0/output_0.pb"]
     assert _isolated(unpacked, str(STUB)).returncode == 1
+    source = json.loads((bundles[("relu", BUGGY)] / "meta.json").read_text())["tags"]["source"]
+    assert Path(source).is_absolute()  # the stored bundle names the model file's path on this machine
+    shared = "".join(p.read_text() for p in unpacked.rglob("*") if p.suffix in (".json", ".py"))
+    assert str(Path(source).parent) not in shared and '"source": "relu.onnx"' in shared  # the shared one does not
 
 
 def test_repro_command_takes_the_failing_backend_from_the_store(bundles, tmp_path, capsys):
@@ -198,3 +202,20 @@ def test_the_script_judges_values_as_the_harness_comparator_does(dtype, toleranc
         assert space["same"](want, got) == harness, (want, got, tolerance)
         agree += harness
     assert 0 < agree < 300  # both verdicts were met
+
+
+def test_the_report_offers_each_shown_cause_s_example_bundle_as_a_zip(bundles, tmp_path):
+    from harness.report import write_all
+    from harness.report.matrix import build_report
+    from harness.report.sources import RunRef
+
+    store = next(iter(bundles.values())).parents[4] / "r.sqlite"
+    report = build_report([RunRef(store, 1)])
+    write_all(report, tmp_path / "out", only=["html"])
+    html = (tmp_path / "out" / "index.html").read_text()
+    hrefs = re.findall(r'<a class="dl" href="(repro/[^"]+\.zip)" download', html)
+    assert len(hrefs) == len(report.failure_groups()) == 4  # relu, abs, sub on the seeded runtime; sub on our own backend
+    relu = next(h for h in hrefs if h.endswith("user__relu.zip"))
+    with zipfile.ZipFile(tmp_path / "out" / relu) as zf:
+        zf.extractall(tmp_path / "unzipped")
+    assert _isolated(tmp_path / "unzipped" / "user__relu", str(STUB)).returncode == 1
