@@ -221,10 +221,11 @@ def zip_bundle(folder: Path) -> bytes:
     """A stored bundle as a zip (one top folder, the bundle's name) to share: its ``meta.json``
     without the machine's paths (a ``--model`` file's, a traceback's), its ``repro.py`` written
     from it now (a bundle stored before the script stood alone gets the standalone one)."""
-    from .report.sources import portable_value
+    from .report.sources import portable_text, portable_value
 
     folder = Path(folder)
-    meta = portable_value(json.loads((folder / "meta.json").read_text()))
+    stored = json.loads((folder / "meta.json").read_text())
+    meta = {**portable_value({k: v for k, v in stored.items() if k != "message"}), "message": portable_text(stored.get("message"))}
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zf:
         for top, _, names in sorted(os.walk(folder)):

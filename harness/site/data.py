@@ -26,7 +26,7 @@ from typing import Any
 from .. import findings as findings_mod
 from ..report.records import APART, ERRORS, PASSING, WRONG_ANSWERS
 from ..report.selection import Selection, default_runs, store_selections
-from ..report.sources import ReportError, _absolute_bundle, _run_root, open_store, suite_of
+from ..report.sources import ReportError, _absolute_bundle, _run_root, open_store, portable_text, suite_of
 
 #: the display classes of an outcome (its raw outcome: an expected mismatch is still a wrong answer)
 CLASSES = ("pass", "wrong", "unsupported", "error", "unspecified", "refused", "skip")
@@ -193,6 +193,8 @@ def collect(stores: list[Path]) -> Site:
                     if row["outcome"] == "xfail" else None
                 row["_key"], row["_class"], row["_col"] = key, cls, ck
                 row["_bundle"] = _absolute_bundle(row["bundle"], root)  # this machine's path: read, never written out
+                if cls != "pass":  # what a page shows of it: a traceback's files without the machine's folders
+                    row["message"] = portable_text(row["message"], root)
                 if key:
                     ops.setdefault(key, {"op": tags.get("op"), "domain": tags.get("domain") or "", "since": tags.get("since_version"),
                                          "dtypes": set()})["dtypes"].add(tags.get("dtype") or "")
