@@ -349,14 +349,27 @@ def cmd_repro(args: argparse.Namespace) -> int:
     from .runner import BackendSpec, _build_backend
 
     case = find_case(args.case, Path(args.corpus), Path(args.store))
-    spec = BackendSpec(args.backend, _parse_options(args.option).get(args.backend, {}))
+    backend = args.backend or _stored_failing_backend(args.case, Path(args.store))
+    spec = BackendSpec(backend, _parse_options(args.option).get(backend, {}))
     from .execute import execute_case
 
     result = execute_case(_build_backend(spec), case, ExecOptions(restamp=not args.no_restamp))
     folder = write_bundle(Path(args.output), case, result, spec.spec, spec.options, not args.no_restamp)
-    print(f"{case.id} on {args.backend}: {result.outcome} {result.message}".rstrip())
-    print(f"bundle: {folder} (re-run: python {folder / 'repro.py'})")
+    print(f"{case.id} on {backend}: {result.outcome} {result.message}".rstrip())
+    print(f"bundle: {folder}; on a machine without the harness: cd {folder} && python repro.py")
     return 0
+
+
+def _stored_failing_backend(case_id: str, store_path: Path) -> str:
+    """The backend of the newest stored result of ``case_id`` that did not pass (``repro`` without ``--backend``)."""
+    from .store import Store
+
+    if not store_path.is_file():
+        raise CliError(f"repro: no store {store_path} to find the backend of {case_id} in; give --backend")
+    rows = [r for r in Store(store_path).case_history(case_id, limit=1000) if r["outcome"] not in ("pass", "skip")]
+    if not rows:
+        raise CliError(f"repro: {store_path} holds no failing result of {case_id}; give --backend")
+    return rows[0]["backend"]
 
 
 def cmd_bisect(args: argparse.Namespace) -> int:
@@ -571,10 +584,11 @@ def build_parser() -> argparse.ArgumentParser:
     sh.add_argument("case")
     sh.set_defaults(func=cmd_show)
 
-    rp = sub.add_parser("repro", help="write a repro bundle for a case on a backend (any case id the store holds)")
+    rp = sub.add_parser("repro", help="re-run a case on a backend and write its repro bundle: a folder whose repro.py needs only "
+                        "numpy, onnx and the runtime (any case id the store holds)")
     common(rp)
     rp.add_argument("case")
-    rp.add_argument("--backend", required=True)
+    rp.add_argument("--backend", help="default: the backend of the case's newest failing result in the store")
     rp.add_argument("--option", action="append", default=[])
     rp.add_argument("-o", "--output", required=True)
     rp.add_argument("--no-restamp", action="store_true")

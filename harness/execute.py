@@ -58,9 +58,15 @@ class Result:
     reason: str = ""
     bundle: str = ""
     tags: dict[str, Any] = field(default_factory=dict)
+    #: the outputs the backend gave on data set ``actual_set`` where it did not pass (the repro
+    #: bundle keeps them beside the expected ones); not stored in the results store
+    actual: list[Any] | None = field(default=None, repr=False, compare=False)
+    actual_set: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        del out["actual"], out["actual_set"]
+        return out
 
 
 @dataclass
@@ -201,6 +207,23 @@ class Sessions:
             self.held.popitem(last=False)
 
 
+def model_as_run(case: Case, model: onnx.ModelProto, options: ExecOptions) -> tuple[onnx.ModelProto | None, dict[str, Any], str]:
+    """The model as a backend runs it, and what its stamping changed: at ``options.opset``
+    (None and why not, when an op-version differs there), else re-stamped by opset negotiation
+    (unless the run or the case keeps the opset)."""
+    if options.opset is not None:
+        original = model.ir_version, [(i.domain, i.version) for i in model.opset_import]
+        stamped, why = stamp_at(model, options.opset)
+        if stamped is None:
+            return None, {}, why
+        changed = (stamped.ir_version, [(i.domain, i.version) for i in stamped.opset_import]) != original
+        return stamped, {"opset": [dict(original[1]).get("", 0), options.opset]} if changed else {}, ""
+    if options.restamp and not case.tags.get("keep_opset"):  # a repro bundle of a run without re-stamping
+        stamped, changes = negotiate(model)
+        return stamped, changes, ""
+    return model, {}, ""
+
+
 def execute_case(backend: Backend, case: Case, options: ExecOptions | None = None, sessions: Sessions | None = None) -> Result:
     """Run ``case`` on ``backend``; with ``sessions``, a session an earlier case of the same
     model left there is used instead of preparing the model again (``timing["session"]`` says so)."""
@@ -230,17 +253,12 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     missing = _no_oracle(case, data, model)
     if missing:
         return _fail(result, "error", missing)
+    stamped, result.restamp, why = model_as_run(case, model, options)
+    if stamped is None:
+        return _fail(result, "skip", f"not applicable at opset {options.opset}: {why}")
+    model = stamped
     if options.opset is not None:
-        original = model.ir_version, [(i.domain, i.version) for i in model.opset_import]
-        stamped, why = stamp_at(model, options.opset)
-        if stamped is None:
-            return _fail(result, "skip", f"not applicable at opset {options.opset}: {why}")
-        model = stamped
-        if (model.ir_version, [(i.domain, i.version) for i in model.opset_import]) != original:
-            result.restamp = {"opset": [dict(original[1]).get("", 0), options.opset]}
         result.tags["opset"] = options.opset
-    elif options.restamp and not case.tags.get("keep_opset"):  # a repro bundle of a run without re-stamping
-        model, result.restamp = negotiate(model)
 
     key = sessions.key(backend, case, model, options) if sessions is not None else None
     session = sessions.get(key) if sessions is not None else None
@@ -281,6 +299,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             result.verdict = verdict.to_dict()
             # what the report shows of it: inputs, both outputs, the tolerance and its source
             result.verdict.update(evidence=evidence_summary(ds.inputs, ds.expected, list(outputs)), tolerance=tolerance_source(case))
+            result.actual, result.actual_set = list(outputs), n
             if not soft:
                 break
         if result.verdict is None:

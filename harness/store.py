@@ -185,8 +185,8 @@ class Store:
 
     def summary_rows(self, run_id: int) -> Iterator[dict[str, Any]]:
         """A run's results without their verdict and timing (what a summary over many runs needs:
-        ``case_id, backend, outcome, raw_outcome, reason, message``, ``tags`` as stored text)."""
-        query = "SELECT case_id, backend, outcome, raw_outcome, reason, message, tags FROM results WHERE run_id = ? ORDER BY id"
+        ``case_id, backend, outcome, raw_outcome, reason, message``, ``tags`` as stored text, ``bundle``)."""
+        query = "SELECT case_id, backend, outcome, raw_outcome, reason, message, tags, bundle FROM results WHERE run_id = ? ORDER BY id"
         for row in self.db.execute(query, (run_id,)):
             yield dict(row)
 

@@ -14,6 +14,7 @@ from harness.backends.reference import ReferenceBackend, ReferenceSession
 
 
 class _Faulty(ReferenceBackend):
+    repro_runtime = None  # not onnx.reference as it is: a bundle replays it through the harness
     trigger = "FAULT"
 
     def prepare(self, model):

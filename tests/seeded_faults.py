@@ -128,6 +128,7 @@ def _empty_add(self, a, b):
 
 
 class _Kernels(ReferenceBackend):
+    repro_runtime = None  # not onnx.reference as it is: a bundle replays it through the harness
     kernels: tuple[type, ...] = ()
 
     def prepare(self, model: onnx.ModelProto):
@@ -279,6 +280,7 @@ class OurReferences(ReferenceBackend):
     implementation rounds them). The fuzzer composes the same references in float64, so a run
     against this backend checks the tolerances and the generator, end to end: it must find
     nothing."""
+    repro_runtime = None  # not onnx.reference as it is: a bundle replays it through the harness
 
     name = "our-references"
 
@@ -427,6 +429,7 @@ class PlainNumpy(ReferenceBackend):
     """No fault, and independent of the code under test: the ops of ``NUMPY_OPS`` computed by
     plain numpy in the graph's dtype. The fuzzer's oracle (our references composed in float64)
     must agree with it within the drawn tolerances on every graph of those ops."""
+    repro_runtime = None  # not onnx.reference as it is: a bundle replays it through the harness
 
     name = "plain-numpy"
 

@@ -30,7 +30,7 @@ def tags(case_id: str) -> dict:
 
 
 def add_run(store: Store, backends: dict[str, str], outcomes: dict[tuple[str, str], str], args: dict | None = None,
-            unavailable: dict[str, str] | None = None) -> int:
+            unavailable: dict[str, str] | None = None, bundles: dict[tuple[str, str], Path] | None = None) -> int:
     run_id = store.start_run("run", {"suites": ["operators"], **(args or {})}, {})
     for name, version in backends.items():
         store.record_backend(run_id, name, True, "", version, {})
@@ -40,11 +40,32 @@ def add_run(store: Store, backends: dict[str, str], outcomes: dict[tuple[str, st
         r = Result(case_id, backend, outcome, tags=tags(case_id))
         if outcome == "xfail":
             r.raw_outcome, r.reason, r.message = "mismatch", KNOWN_REASON, "output 0: values differ"
-        elif outcome != "pass":
-            r.message = f"{outcome} on purpose"
+        elif outcome != "pass":  # a traceback names a file of the machine that ran it
+            r.message = f"{outcome} on purpose at {Path(store.path).parent / 'harness' / 'runner.py'}"
+        r.bundle = str((bundles or {}).get((backend, case_id), ""))
         store.add_result(run_id, r)
     store.finish_run(run_id)
     return run_id
+
+
+def add_bundle(folder: Path, case_id: str) -> Path:
+    """The repro bundle of an int8 Add whose runtime saturated where the sum wraps (ONNX Runtime wraps: its repro passes here)."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper
+
+    from harness.case import Case, DataSet
+    from harness.repro import write_bundle
+
+    graph = helper.make_graph([helper.make_node("Add", ["x0", "x1"], ["y"])], "add",
+                              [helper.make_tensor_value_info(n, TensorProto.INT8, [3]) for n in ("x0", "x1")],
+                              [helper.make_tensor_value_info("y", TensorProto.INT8, [3])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)])
+    x = np.array([100, -100, 5], np.int8)
+    data = [DataSet({"x0": x, "x1": x}, [np.array([-56, 56, 10], np.int8)])]
+    result = Result(case_id, "onnxruntime", "mismatch", "output 0: values differ", actual=[np.array([127, -128, 10], np.int8)])
+    return write_bundle(folder, Case(case_id, "operators", model_bytes=model.SerializeToString(), data=data, tags=tags(case_id)),
+                        result, "onnxruntime", {})
 
 
 ABS = [case("Abs-13", "float32", k) for k in range(10)]
@@ -58,7 +79,8 @@ def stores(tmp_path):
     outcomes = {("reference", c): "pass" for c in ABS + ADD}
     outcomes.update({("onnxruntime", c): "pass" for c in ABS + ADD[2:]})
     outcomes.update({("onnxruntime", ADD[0]): "xfail", ("onnxruntime", ADD[1]): "mismatch", ("onnxruntime", ONLY_NEW): "pass"})
-    add_run(a, {"reference": "1.23.2", "onnxruntime": "1.32.0"}, outcomes, unavailable={"tvm": "No module named 'tvm'"})
+    add_run(a, {"reference": "1.23.2", "onnxruntime": "1.32.0"}, outcomes, unavailable={"tvm": "No module named 'tvm'"},
+            bundles={("onnxruntime", ADD[1]): add_bundle(tmp_path / "a" / "bundles" / "add", ADD[1])})
     # a newer -k subset of onnxruntime: it must not hide the full run above
     add_run(a, {"onnxruntime": "1.32.0"}, {("onnxruntime", c): "mismatch" for c in ABS[:2]}, args={"pattern": "Abs"})
     a.close()
@@ -126,6 +148,37 @@ def test_op_version_page_explains_each_non_pass_and_links_the_finding(site):
     assert (hit["first"], hit["last"]) == ("1.32.0", "1.32.0")
 
 
+def test_a_cause_links_its_cases_and_its_example_page_holds_the_download_and_the_commands(site, tmp_path):
+    import io
+    import re
+    import subprocess
+    import sys
+    import zipfile
+
+    html = (site / "op" / "Add-14.html").read_text()
+    ort = next(c for c in page(site, "op/Add-14.json")["columns"] if c["key"] == "onnxruntime 1.32.0")
+    for g in ort["causes"]:
+        assert f'href="#{g["anchor"]}"' in html and f'id="{g["anchor"]}"' in html  # the count opens the group's cases
+        assert [f["case"] for f in g["cases"]] == [g["example"]["case"]]
+    assert '<a href="https://example.invalid/issue/1" rel="noreferrer">' in html  # the expectation's link is a link
+    unexpected = next(g for g in ort["causes"] if not g["finding"])
+    assert unexpected["example"] == {"case": ADD[1], "href": "../case/onnxruntime-1.32.0/operators__Add-14__opset14__int8__1.html"}
+    case_page = site / "case" / "onnxruntime-1.32.0" / "operators__Add-14__opset14__int8__1.html"
+    text = case_page.read_text()
+    assert '<a href="operators__Add-14__opset14__int8__1.zip" download>' in text
+    assert "unzip operators__Add-14__opset14__int8__1.zip &amp;&amp; cd add\npip install numpy onnx onnxruntime\npython repro.py" in text
+    assert re.search(r'href="../../op/Add-14.html#c-operators-onnxruntime-1.32.0-g\d"', text)
+    front = (site / "index.html").read_text()
+    assert "Reproduce a failure on a machine without the harness" in front and 'href="case/onnxruntime-1.32.0/operators__Add-14' in front
+    known = next(g for g in ort["causes"] if g["finding"])  # no bundle stored: the harness's command only
+    known_page = (site / known["example"]["href"].removeprefix("../")).read_text()
+    assert "No repro bundle was stored" in known_page and "onnx-harness repro" in known_page
+    with zipfile.ZipFile(case_page.with_suffix(".zip")) as zf:
+        zf.extractall(tmp_path / "unzipped")
+    done = subprocess.run([sys.executable, "repro.py"], cwd=tmp_path / "unzipped" / "add", capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "fixed" in done.stdout, (done.stdout, done.stderr)  # ONNX Runtime wraps, as the expected outputs do
+
+
 def test_a_cell_compares_one_suite_so_a_release_that_ran_fewer_suites_is_not_mixed(stores, tmp_path, monkeypatch):
     node = Store(tmp_path / "d" / "results.sqlite")
     run_id = node.start_run("run", {"suites": ["onnx-node"]}, {})
@@ -147,7 +200,7 @@ def test_a_cell_compares_one_suite_so_a_release_that_ran_fewer_suites_is_not_mix
 
 def test_every_artifact_holds_relative_paths_only(site, tmp_path):
     for path in site.rglob("*"):
-        if path.is_file():
+        if path.is_file() and path.suffix != ".zip":  # a download: a repro bundle (its own test: test_repro_bundle.py)
             text = path.read_text()
             assert str(tmp_path) not in text and os.sep + "tmp" + os.sep not in text, path
             for href in __import__("re").findall(r'href="([^"#?]+)', text):
@@ -191,4 +244,18 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         assert driver.find_element(By.NAME, "dtype").get_attribute("value") == "int8"
         rows = driver.find_elements(By.CSS_SELECTOR, "#ops tr[data-family]")
         assert [r.is_displayed() for r in rows] == [False, True]  # Abs-13 hidden, Add-14 shown
+        assert not console_problems(driver)
+
+        # a cause's count opens its cases; its example case page has the download and the commands
+        driver.get((site / "op" / "Add-14.html").as_uri())
+        cause = next(g for g in page(site, "op/Add-14.json")["columns"] if g["key"] == "onnxruntime 1.32.0")["causes"][0]
+        group = driver.find_element(By.ID, cause["anchor"])
+        assert group.get_attribute("open") is None
+        driver.find_element(By.CSS_SELECTOR, f"a[href='#{cause['anchor']}']").click()
+        assert group.get_attribute("open") is not None and cause["cases"][0]["case"] in group.text
+        driver.find_element(By.LINK_TEXT, ADD[1]).click()
+        assert driver.current_url.endswith("case/onnxruntime-1.32.0/operators__Add-14__opset14__int8__1.html")
+        body = driver.find_element(By.TAG_NAME, "body").text
+        assert "Reproduce on a machine without the harness" in body and "python repro.py" in body
+        assert driver.find_element(By.LINK_TEXT, "operators__Add-14__opset14__int8__1.zip").get_attribute("download") is not None
         assert not console_problems(driver)

@@ -89,6 +89,10 @@ class Backend:
     #: (``harness.execute.Sessions``); a runner in another process that holds one model at a time does not
     reusable_sessions: ClassVar[bool] = True
     max_ir_version: ClassVar[int | None] = None
+    #: the runtime a repro bundle's script drives without the harness (a key of
+    #: ``harness.findings.RUNTIMES``); None: the backend is the harness's own code (a lowering, the
+    #: kernel engine), run through the harness. A subclass that changes what runs sets it back to None.
+    repro_runtime: ClassVar[str | None] = None
 
     def __init__(self, **options: Any) -> None:
         self.options = options

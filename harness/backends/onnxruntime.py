@@ -142,6 +142,7 @@ def _installed_builds() -> tuple[str, ...]:
 class OnnxRuntimeBackend(Backend):
     name: ClassVar[str] = "onnxruntime"
     packages = _installed_builds()
+    repro_runtime: ClassVar[str | None] = "onnxruntime"
     #: the runner fills ``threads`` from -j when the user left it unset
     takes_threads: ClassVar[bool] = True
 

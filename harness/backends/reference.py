@@ -24,6 +24,7 @@ class ReferenceSession(Session):
 class ReferenceBackend(Backend):
     name: ClassVar[str] = "reference"
     packages = ("onnx",)
+    repro_runtime: ClassVar[str | None] = "onnx.reference"
 
     def prepare(self, model: onnx.ModelProto) -> Session:
         from onnx.reference import ReferenceEvaluator

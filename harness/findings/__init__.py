@@ -142,7 +142,7 @@ def run(model):
 
     options = ort.SessionOptions()
     options.graph_optimization_level = ort.GraphOptimizationLevel.{level}
-    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    session = ort.InferenceSession(model.SerializeToString(), options, providers={providers!r})
     return dict(zip(EXPECTED, session.run(list(EXPECTED), FEEDS)))
 ''',
     "onnx.reference": '''\
@@ -166,33 +166,92 @@ def run(model):
 _LEVELS = {"disable": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 
 _MAIN = '''\
-def same(want, got):
-    """Equal shape and dtype; NaN where NaN is expected; values within RTOL / ATOL (exact by default)."""
+def is_float(dtype):
+    return dtype.kind == "f" or (dtype.kind == "V" and "float" in dtype.name)  # bfloat16, float8 ... (ml_dtypes)
+
+
+def ulps(want, got):
+    """Units in the last place between finite values of one float dtype (-0 == +0)."""
+    if want.dtype.kind == "f":
+        width = {{2: np.int16, 4: np.int32, 8: np.int64}}[want.dtype.itemsize]
+
+        def ordered(x):
+            i = np.ascontiguousarray(x).reshape(x.shape).view(width).astype(np.int64)
+            return np.where(i < 0, np.iinfo(width).min - i, i).astype(np.float64)
+
+        return np.abs(ordered(got) - ordered(want))
+    bits = np.arange(1 << (8 * want.dtype.itemsize), dtype=np.uint16 if want.dtype.itemsize == 2 else np.uint8)
+    with np.errstate(invalid="ignore"):
+        table = np.unique(bits.view(want.dtype).astype(np.float64))
+    table = table[np.isfinite(table)]
+    rank = lambda x: np.searchsorted(table, x.astype(np.float64))  # noqa: E731
+    return np.abs(rank(got) - rank(want)).astype(np.float64)
+
+
+def same(want, got, name=""):
+    """Equal shape and dtype; NaN where NaN is expected, infinities equal; other floats within
+    ATOL + RTOL * |expected| (plus BOUND, an allowance per element) or ULP units in the last place
+    (exact by default); other types equal. An output of a random op (RANDOM): shape and dtype only."""
+    if isinstance(want, dict):
+        key = lambda k: k.decode() if isinstance(k, bytes) else k  # noqa: E731
+        want, got = {{key(k): v for k, v in want.items()}}, {{key(k): v for k, v in got.items()}} if isinstance(got, dict) else got
+        return isinstance(got, dict) and set(got) == set(want) and all(same(np.asarray(w), np.asarray(got[k], dtype=np.asarray(w).dtype)) for k, w in want.items())
     if isinstance(want, list):
-        return isinstance(got, list) and len(got) == len(want) and all(same(w, g) for w, g in zip(want, got))
+        return isinstance(got, (list, tuple)) and len(got) == len(want) and all(same(w, g) for w, g in zip(want, got))
+    if want is None or got is None:
+        return want is None and got is None
     got = np.asarray(got)
-    if got.shape != want.shape or got.dtype != want.dtype:
+    text = want.dtype.kind in "OUS"
+    if text != (got.dtype.kind in "OUS") or (not text and got.dtype != want.dtype) or got.shape != want.shape:
         return False
-    if want.dtype.kind != "f":
+    if name in RANDOM:
+        return True
+    if text:
+        plain = lambda x: [v.decode() if isinstance(v, bytes) else str(v) for v in x.reshape(-1)]  # noqa: E731
+        return plain(want) == plain(got)
+    if not is_float(want.dtype):
         return bool(np.array_equal(want, got))
-    w, g = want.astype(np.float64), got.astype(np.float64)
-    return bool(np.array_equal(np.isnan(w), np.isnan(g)) and np.allclose(w, g, rtol=RTOL, atol=ATOL, equal_nan=True))
+    with np.errstate(invalid="ignore", over="ignore"):
+        w, g = want.astype(np.float64), got.astype(np.float64)
+        finite = np.isfinite(w) & np.isfinite(g)
+        allowed = ATOL + RTOL * np.abs(np.where(finite, w, 0.0)) + np.asarray(BOUND.get(name, 0.0), dtype=np.float64)
+        close = np.where(finite, np.abs(np.where(finite, g - w, 0.0)) <= allowed, (w == g) | (np.isnan(w) & np.isnan(g)))
+    if ULP is not None and finite.any():
+        zero = np.zeros((), want.dtype)
+        close |= finite & (ulps(np.where(finite, want, zero), np.where(finite, got, zero)) <= ULP)
+    return bool(close.all())
 
 
 def show(value):
     if isinstance(value, list):
         return "[" + ", ".join(show(v) for v in value) + "]"
+    if isinstance(value, dict) or value is None:
+        return repr(value)
     value = np.asarray(value)
-    return f"{{value.dtype}}{{list(value.shape)}} {{np.array2string(value, precision=17, separator=', ')}}"
+    return f"{{value.dtype}}{{list(value.shape)}} {{np.array2string(value, precision=17, separator=', ', threshold=200)}}"
+
+
+def differences(got):
+    """The outputs that match neither the expected value nor a reading the spec allows, each printed."""
+    wrong = [name for name in EXPECTED
+             if not any(same(want, got[name], name) for want in [EXPECTED[name], *READINGS.get(name, [])])]
+    for name in wrong:
+        print(f"{{name}}: expected {{show(EXPECTED[name])}}")
+        print(f"{{' ' * len(name)}}  got      {{show(got[name])}}")
+    return wrong
 
 
 def main():
     model = build()
-    onnx.checker.check_model(model)
+    if CHECK:
+        onnx.checker.check_model(model)
     try:
         import {module} as runtime
     except ImportError as exc:
         print(f"unavailable: {{exc}}")
+        if ACTUAL:
+            print("the outputs it gave when the harness ran it (actual/):")
+            print("they differ from the expected ones" if differences(ACTUAL) else "they match the expected ones")
         return 2
     print(f"{name} {{getattr(runtime, '__version__', None) or onnx.__version__}}, onnx {{onnx.__version__}}, numpy {{np.__version__}}")
     try:
@@ -204,11 +263,7 @@ def main():
             return 3
         print(f"BUG REPRODUCES: the runtime fails: {{said}}")
         return 1
-    wrong = [name for name in EXPECTED
-             if not any(same(want, got[name]) for want in [EXPECTED[name], *READINGS.get(name, [])])]
-    for name in wrong:
-        print(f"{{name}}: expected {{show(EXPECTED[name])}}")
-        print(f"{{' ' * len(name)}}  got      {{show(got[name])}}")
+    wrong = differences(got)
     print("BUG REPRODUCES" if wrong else "fixed: the outputs match the spec")
     return 1 if wrong else 0
 
@@ -217,6 +272,36 @@ if __name__ == "__main__":
     sys.exit(main())
 '''
 
+#: what a script may set beyond its data (FEEDS, EXPECTED, READINGS, BUG_IS_A_FAILURE) and ``build()``,
+#: with the value a finding takes: exact values, the model checked, nothing recorded
+SETTINGS = {"RTOL": 0.0, "ATOL": 0.0, "ULP": None, "BOUND": {}, "RANDOM": set(), "CHECK": True, "ACTUAL": {}}
+
+
+def compose(doc: list[str], data: list[str], build: list[str], run: str, module: str, name: str, imports: tuple[str, ...] = (),
+            **settings) -> str:
+    """A portable repro script (numpy, onnx and the runtime; no harness import), the one text a
+    finding (:func:`script`) and a repro bundle (:func:`harness.repro.bundle_script`) share:
+    ``doc`` (its docstring's lines), ``data`` (the lines that set FEEDS, EXPECTED, READINGS and
+    BUG_IS_A_FAILURE), ``build`` (the body of ``build()``, which gives the model), ``run`` (the
+    source of ``run(model)``), the ``module`` imported as the runtime and its display ``name``,
+    ``imports`` (lines before the common ones) and :data:`SETTINGS` (Python source where given as a string;
+    a setting the data lines assign is theirs)."""
+    values = {**SETTINGS, **settings}
+    lines = [
+        "#!/usr/bin/env python3",
+        f'"""{doc[0]}', *doc[1:],
+        "Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed,",
+        '3 when it fails in another way."""',
+        *imports,
+        "import sys", "", "import numpy as np", "import onnx", "from onnx import helper, numpy_helper", "",
+        "nan, inf = np.nan, np.inf",
+        *data,
+        *[f"{key} = {value if isinstance(value, str) else repr(value)}" for key, value in values.items()
+          if not any(line.startswith(f"{key} = ") for line in data)],  # what the data sets itself stays
+        "", "", "def build():", *build, "", "", run, "", _MAIN.format(module=module, name=name),
+    ]
+    return "\n".join(lines)
+
 
 def script(record: dict) -> str:
     """The portable repro: builds the model, runs it on the runtime, compares with the spec's values."""
@@ -224,22 +309,11 @@ def script(record: dict) -> str:
     opsets = {record.get("domain", ""): record["opset"], **{d: v for d, v in record.get("opsets", {}).items()}}
     inputs = [i for i in record["inputs"] if not i.get("initializer")]
     inits = [i for i in record["inputs"] if i.get("initializer")]
-    lines = [
-        "#!/usr/bin/env python3",
-        f'"""Repro: {record["title"]}',
-        "",
-        f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
-        *([f"The node is run as the torch call it lowers to: {record['call']}"] if "call" in record else []),
-        *([f"after: {record['setup']}"] if "setup" in record else []),
-        "Exits 1 while the bug is there, 0 once the outputs match the spec, 2 when the runtime is not installed,",
-        '3 when it fails in another way."""',
-        "import sys",
-        "",
-        "import numpy as np",
-        "import onnx",
-        "from onnx import helper, numpy_helper",
-        "",
-        "nan, inf = np.nan, np.inf",
+    doc = [f"Repro: {record['title']}", "",
+           f"{runtime['name']}, {op_version(record)} at opset {record['opset']}. Needs onnx, numpy and {runtime['pip']}.",
+           *([f"The node is run as the torch call it lowers to: {record['call']}"] if "call" in record else []),
+           *([f"after: {record['setup']}"] if "setup" in record else [])]
+    data = [
         "FEEDS = {",
         *[f"    {i['name']!r}: {_value(i)}," for i in inputs],
         "}",
@@ -251,12 +325,10 @@ def script(record: dict) -> str:
         *[f"    {o['name']!r}: [{', '.join(_value({**o, 'value': r['value']}) for r in o['readings'])}],  # "
           + "; ".join(r["name"] for r in o["readings"]) for o in record["outputs"] if o.get("readings")],
         "}",
-        f"RTOL, ATOL = {float(record.get('rtol', 0.0))!r}, {float(record.get('atol', 0.0))!r}",
         "#: the bug is the runtime failing on this valid model (otherwise a failure is some other problem: exit 3)",
         f"BUG_IS_A_FAILURE = {bool(record.get('actual_error'))}",
-        "",
-        "",
-        "def build():",
+    ]
+    build = [
         "    nodes = [",
         *[f"        {_node(n)}," for n in record["nodes"]],
         "    ]",
@@ -272,15 +344,19 @@ def script(record: dict) -> str:
         '    graph = helper.make_graph(nodes, "repro", inputs, outputs, initializer=initializers)',
         "    # the oldest IR version that holds these opsets, so that an older release can load the model",
         f"    return helper.make_model_gen_version(graph, opset_imports=[{', '.join(f'helper.make_opsetid({d!r}, {v})' for d, v in opsets.items())}])",
-        "",
-        "",
-        _RUN[record["runtime"]].format(level=_LEVELS[record.get("optimization", "all")], call=record.get("call"),
-                                       setup=f"    {record['setup']}\n" if "setup" in record else "",
-                                       bind="\n".join(f"    {i['name']} = torch.from_numpy(FEEDS[{i['name']!r}])" for i in inputs)),
-        "",
-        _MAIN.format(module=runtime["module"], name=runtime["name"]),
     ]
-    return "\n".join(lines)
+    run = runner(record["runtime"], level=record.get("optimization", "all"), call=record.get("call"),
+                 setup=f"    {record['setup']}\n" if "setup" in record else "",
+                 bind="\n".join(f"    {i['name']} = torch.from_numpy(FEEDS[{i['name']!r}])" for i in inputs))
+    return compose(doc, data, build, run, runtime["module"], runtime["name"],
+                   RTOL=float(record.get("rtol", 0.0)), ATOL=float(record.get("atol", 0.0)))
+
+
+def runner(runtime: str, level: str = "all", providers: tuple[str, ...] = ("CPUExecutionProvider",), call: str | None = None,
+           bind: str = "", setup: str = "") -> str:
+    """The source of ``run(model)`` on ``runtime`` (a key of :data:`_RUN`); ``setup``: torch
+    statements (indented lines) run before the call."""
+    return _RUN[runtime].format(level=_LEVELS[level], providers=list(providers), call=call, bind=bind, setup=setup)
 
 
 # -- the issue ----------------------------------------------------------------------------------

@@ -473,8 +473,27 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(report: Report, folder: Path | None = None) -> str:
-    """The page; ``folder``: where it is written (bundle links are relative to it)."""
+def write_downloads(report: Report, folder: Path) -> dict[int, str]:
+    """The repro bundle of each shown cause group's example case as a zip in ``folder/repro/``
+    (:func:`harness.repro.zip_bundle`): shown group index -> its href. A group whose example has
+    no bundle on this machine has none."""
+    from ..repro import zip_bundle
+
+    hrefs = {}
+    for n, g in enumerate(report.failure_groups()[:GROUPS_SHOWN]):
+        bundle = Path(g.example.get("bundle_path") or "")
+        if not g.example.get("bundle_path") or not (bundle / "meta.json").is_file():
+            continue
+        name = f"repro/{n:02d}-{bundle.name}.zip"
+        (Path(folder) / "repro").mkdir(parents=True, exist_ok=True)
+        (Path(folder) / name).write_bytes(zip_bundle(bundle))
+        hrefs[n] = name
+    return hrefs
+
+
+def render(report: Report, folder: Path | None = None, downloads: dict[int, str] | None = None) -> str:
+    """The page; ``folder``: where it is written (bundle links are relative to it); ``downloads``:
+    the zips of the cause groups' example bundles (:func:`write_downloads`)."""
     from .sources import relative_link
 
     env = environment()
@@ -492,6 +511,7 @@ def render(report: Report, folder: Path | None = None) -> str:
         exports=ExportMatrix.of_report(report),
         export_cells=EXPORT_CELL_COLOURS,
         groups=report.failure_groups()[:GROUPS_SHOWN],
+        downloads=downloads or {},
         outcomes=OUTCOMES,
         colours=OUTCOME_COLOURS,
         failures=FAILURES,
@@ -519,5 +539,5 @@ class HtmlWriter:
 
     def write(self, report: Report, folder: Path) -> Path:
         path = Path(folder) / self.filename
-        path.write_text(render(report, Path(folder)), encoding="utf-8")
+        path.write_text(render(report, Path(folder), write_downloads(report, Path(folder))), encoding="utf-8")
         return path

@@ -26,7 +26,7 @@ from typing import Any
 from .. import findings as findings_mod
 from ..report.records import APART, ERRORS, PASSING, WRONG_ANSWERS
 from ..report.selection import Selection, default_runs, store_selections
-from ..report.sources import ReportError, open_store, suite_of
+from ..report.sources import ReportError, _absolute_bundle, _run_root, open_store, portable_text, suite_of
 
 #: the display classes of an outcome (its raw outcome: an expected mismatch is still a wrong answer)
 CLASSES = ("pass", "wrong", "unsupported", "error", "unspecified", "refused", "skip")
@@ -114,7 +114,8 @@ class Site:
     suites: list[str]
     #: op-version key -> (suite, column index) -> Counter of classes: a cell compares one suite's cases
     cells: dict[str, dict[tuple[str, int], Counter]]
-    #: op-version key -> (suite, column index) -> non-passes (case, class, outcome, message, reason, finding)
+    #: op-version key -> (suite, column index) -> non-passes (case, class, outcome, message, reason, finding, and
+    #: the bundle's path on this machine: read to pack a download, never written out)
     failures: dict[str, dict[tuple[str, int], list[dict[str, Any]]]]
     #: op-version key -> {op, domain, since, dtypes}
     ops: dict[str, dict[str, Any]]
@@ -161,6 +162,7 @@ def collect(stores: list[Path]) -> Site:
         selections = store_selections(path)
         for ref in default_runs(path, label):
             backends = {b["name"]: b for b in store.backends(ref.run_id)}
+            root = _run_root(Path(path), (store.run(ref.run_id).get("args") or {}).get("store"))
             for row in store.summary_rows(ref.run_id):
                 suite = suite_of(row["case_id"])
                 if ref.only is not None and (suite, row["backend"]) not in ref.only:
@@ -190,6 +192,9 @@ def collect(stores: list[Path]) -> Site:
                 row["_finding"] = findings_mod.finding_of(named, row["backend"], row["case_id"], row["reason"] or "") \
                     if row["outcome"] == "xfail" else None
                 row["_key"], row["_class"], row["_col"] = key, cls, ck
+                row["_bundle"] = _absolute_bundle(row["bundle"], root)  # this machine's path: read, never written out
+                if cls != "pass":  # what a page shows of it: a traceback's files without the machine's folders
+                    row["message"] = portable_text(row["message"], root)
                 if key:
                     ops.setdefault(key, {"op": tags.get("op"), "domain": tags.get("domain") or "", "since": tags.get("since_version"),
                                          "dtypes": set()})["dtypes"].add(tags.get("dtype") or "")
@@ -209,7 +214,7 @@ def collect(stores: list[Path]) -> Site:
             if row["_class"] != "pass":
                 failures[row["_key"]][cell].append({"case": row["case_id"], "class": row["_class"], "outcome": row["outcome"],
                                                   "raw": row["raw_outcome"] or row["outcome"], "message": (row["message"] or "")[:400],
-                                                  "reason": row["reason"] or "", "finding": row["_finding"]})
+                                                  "reason": row["reason"] or "", "finding": row["_finding"], "bundle": row["_bundle"]})
         if row["_finding"]:
             finding_columns[row["_finding"]].add(k)
     suites = sorted({s for c in ordered for s in c.suites})

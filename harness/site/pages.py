@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import onnx.defs
@@ -10,6 +15,7 @@ import onnx.defs
 from .. import findings as findings_mod
 from .. import registry, schema
 from ..coverage import family_of
+from ..repro import runtime_of
 from ..tolerances import load_table
 from .data import CLASSES, LISTED, Column, Site, SuiteStat, slug
 
@@ -27,9 +33,10 @@ def _column(c: Column, root: str = "") -> dict[str, Any]:
             "suites": {s: _suite(stat, c.flags.get(s, "")) for s, stat in c.suites.items()}}
 
 
-def front_page(site: Site) -> dict[str, Any]:
+def front_page(site: Site, example: dict[str, Any] | None = None) -> dict[str, Any]:
+    """``example``: a case page with a download, shown where the page says how to reproduce a failure."""
     return {"suites": site.suites, "columns": [_column(c) for c in site.columns], "stores": site.stores,
-            "findings": len(site.findings), "op_versions": len(site.ops)}
+            "findings": len(site.findings), "op_versions": len(site.ops), "example": example}
 
 
 def _mix(counts: Counter | None) -> dict[str, Any] | None:
@@ -104,10 +111,10 @@ def op_page(site: Site, key: str) -> dict[str, Any]:
             if not counts:
                 continue
             failures = site.failures.get(key, {}).get((suite, k), [])
-            columns.append({"key": c.key, "suite": suite, "anchor": f"c-{suite}-{c.slug}", "runtime_href": f"../runtime/{slug(c.runtime)}.html",
-                            "mix": _mix(counts), "failures": failures[:LISTED], "more": max(0, len(failures) - LISTED),
-                            "causes": _causes(failures)})
-    named = sorted({f["finding"] for col in columns for f in col["failures"] if f["finding"]} |
+            anchor = f"c-{suite}-{c.slug}"
+            columns.append({"key": c.key, "suite": suite, "anchor": anchor, "runtime_href": f"../runtime/{slug(c.runtime)}.html",
+                            "mix": _mix(counts), "failures": len(failures), "causes": _causes(failures, anchor, c, "../")})
+    named = sorted({g["finding"] for col in columns for g in col["causes"] if g["finding"]} |
                    {fid for fid, r in site.findings.items() if findings_mod.op_version(r) == key})
     return {"key": key, "op": op, "domain": domain, "since": since, "summary": summary, "spec_link": link,
             "module": (entry.module.replace(".", "/") + ".py") if entry and entry.module else "",
@@ -123,11 +130,50 @@ def _spec_text(spec: str | dict[int, str], since: int) -> str:
     return spec[max(earlier)] if earlier else spec[min(spec)]
 
 
-def _causes(failures: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Non-passes grouped by the reason an expectation gives (or the outcome when none does)."""
-    groups = Counter((f["raw"], f["reason"] or "", f["finding"] or "") for f in failures)
-    return [{"outcome": o, "reason": r or "not expected: no expectation lists it", "finding": fid or None, "count": n}
-            for (o, r, fid), n in groups.most_common()]
+def _causes(failures: list[dict[str, Any]], anchor: str, column: Column, root: str) -> list[dict[str, Any]]:
+    """Non-passes grouped by outcome and the reason an expectation gives (or none), most cases
+    first: each group under its own anchor with its first ``LISTED`` cases, and its first case
+    as the example to reproduce (its case page)."""
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for f in failures:
+        groups.setdefault((f["raw"], f["reason"] or "", f["finding"] or ""), []).append(f)
+    out = []
+    for n, ((o, r, fid), cases) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
+        out.append({"outcome": o, "reason": r or "not expected: no expectation lists it", "finding": fid or None, "count": len(cases),
+                    "anchor": f"{anchor}-g{n}", "example": {"case": cases[0]["case"], "href": root + case_page_name(column, cases[0]["case"])},
+                    "cases": [{k: f[k] for k in ("case", "outcome", "raw", "message")} for f in cases[:LISTED]],
+                    "more": max(0, len(cases) - LISTED)})
+    return out
+
+
+def case_page_name(column: Column, case_id: str) -> str:
+    """The case page of a column's case (``case/<column>/<the case's bundle folder name>.html``)."""
+    return f"case/{column.slug}/{re.sub(r'[^A-Za-z0-9._-]+', '__', case_id)}.html"
+
+
+def case_pages(site: Site, key: str) -> Iterator[tuple[str, dict[str, Any], str]]:
+    """(page name, data, the bundle's folder on this machine or "") of each cause group's example
+    case of op-version ``key``: what a reader needs to reproduce it (the bundle as a zip beside
+    the page, the commands: without the harness, and with it)."""
+    for (suite, k), failures in site.failures.get(key, {}).items():
+        column = site.columns[k]
+        for group in _causes(failures, f"c-{suite}-{column.slug}", column, ""):
+            f = next(f for f in failures if f["case"] == group["example"]["case"])
+            name = case_page_name(column, f["case"])
+            bundle = f["bundle"] if f["bundle"] and (Path(f["bundle"]) / "meta.json").is_file() else ""
+            data = {"case": f["case"], "suite": suite, "column": column.key, "backend": column.backend, "outcome": f["outcome"],
+                    "raw": f["raw"], "message": f["message"], "reason": f["reason"], "finding": f["finding"],
+                    "finding_href": f"../../finding/{f['finding']}.html" if f["finding"] in site.findings else None,
+                    "op": key, "op_href": f"../../op/{key}.html#{group['anchor']}",
+                    "harness_command": shlex.join(["onnx-harness", "repro", f["case"], "--backend", column.backend, "-o", "repro"]),
+                    "zip": None, "folder": None, "runtime": None, "commands": []}
+            if bundle:
+                meta = json.loads((Path(bundle) / "meta.json").read_text())
+                folder = Path(bundle).name
+                data.update(zip=Path(name).with_suffix(".zip").name, folder=folder,  # the zip beside the page (build_site writes it)
+                            runtime=runtime_of(meta["backend_spec"], meta.get("backend_options") or {}))
+                data["commands"] = [f"unzip {data['zip']} && cd {folder}", f"pip install numpy onnx {data['runtime']['pip']}", "python repro.py"]
+            yield name, data, bundle
 
 
 def runtime_page(site: Site, runtime: str) -> dict[str, Any]:
