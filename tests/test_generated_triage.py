@@ -31,3 +31,48 @@ def test_groupnormalization_float64_graphs_allow_the_specs_float32_stage_one():
     roundoff (a finding of the PyTorch campaign: 5.2e-8 off at rtol 1e-12)."""
     report = _campaign("pytorch", ("GroupNormalization",), ("float64",), 30)
     assert report.stats.tested == 30 and report.findings == []
+
+
+def _kernel_run(op: str, x, const, attrs: dict, opset: int = 18):
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    from harness.backends.kernels import KernelsBackend
+
+    x = np.asarray(x)
+    graph = helper.make_graph([helper.make_node(op, ["x", "c"], ["y"], **attrs)], "g",
+                              [helper.make_tensor_value_info("x", helper.np_dtype_to_tensor_dtype(x.dtype), x.shape)],
+                              [helper.make_tensor_value_info("y", helper.np_dtype_to_tensor_dtype(x.dtype), [None] * x.ndim)],
+                              [numpy_helper.from_array(np.asarray(const), "c")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=9)
+    onnx.checker.check_model(model)
+    return KernelsBackend().prepare(model).run({"x": x})[0]
+
+
+def test_kernel_gather_elements_takes_indices_shorter_than_the_data_off_the_axis():
+    """GatherElements-13: 'output[i][j][k] = input[index[i][j][k]][j][k] if axis = 0', output of
+    the indices' shape: the kernel campaign's minimal graphs (data [1, 1, 3] with indices
+    [1, 1, 2] raised IndexError; data [1, 2] with indices [[-1]] gave shape [1, 2])."""
+    import numpy as np
+
+    x = np.array([[[7, 8, 9]]], np.uint8)
+    assert _kernel_run("GatherElements", x, np.zeros((1, 1, 2), np.int64), {"axis": 0}).tolist() == [[[7, 8]]]
+    y = _kernel_run("GatherElements", np.array([[5, 6]], np.uint8), np.array([[-1]], np.int64), {"axis": 0})
+    assert y.shape == (1, 1) and y.tolist() == [[5]]
+    z = _kernel_run("GatherElements", np.arange(12, dtype=np.float32).reshape(3, 4), np.array([[3, 0], [1, 2]]), {"axis": 1})
+    assert z.tolist() == [[3.0, 0.0], [5.0, 6.0]]
+
+
+def test_kernel_integer_gemm_with_a_negative_alpha_wraps_in_unsigned_types():
+    """Gemm-13 on uint32 with alpha = -1.0: the kernel raised OverflowError ('Python integer -1
+    out of bounds for uint32') on the campaign's minimal graph, whose answer is 0; a nonzero
+    product wraps as the type's arithmetic does (the spec gives no rule; the fuzz template no
+    longer draws a negative alpha or beta on unsigned graphs, where our reference refuses the
+    overflow)."""
+    import numpy as np
+
+    c = np.array([[2]], np.uint32)
+    assert _kernel_run("Gemm", np.array([[0]], np.uint32), c, {"alpha": -1.0}).tolist() == [[0]]
+    got = _kernel_run("Gemm", np.array([[3]], np.uint32), c, {"alpha": -1.0})
+    assert got.dtype == np.uint32 and got.tolist() == [[2**32 - 6]]
