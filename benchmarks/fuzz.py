@@ -218,13 +218,23 @@ def start_nnsmith(python: Path, seconds: int, max_nodes: int, root: Path, seed: 
            f"mgen.max_nodes={max_nodes}", f"fuzz.root={root / 'out'}", f"fuzz.seed={seed}"]
     proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     proc.probe_log = probe.stderr
+    proc.cpu_before = _children_cpu()
     return proc
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (NNSmith's, once it has been waited for)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def finish_nnsmith(proc: Any, seconds: int, root: Path) -> dict:
     """Wait for NNSmith; its numbers read from its output folder, its reports judged by
     :func:`judge_nnsmith_report`."""
     _, err = proc.communicate(timeout=seconds + 900)
+    cpu = _children_cpu() - proc.cpu_before
     log_file = root / "hydra" / "fuzz.log"
     if proc.returncode or not log_file.exists():
         raise RuntimeError(f"NNSmith exited {proc.returncode}: {err.strip()[-800:]}")
@@ -236,7 +246,7 @@ def finish_nnsmith(proc: Any, seconds: int, root: Path) -> dict:
     slowest = max((float(m.group(1)) + float(m.group(2)) for m in re.finditer(r"Timing: gen: ([\d.]+)ms, eval: ([\d.]+)ms",
                                                                              log_file.read_text())), default=0.0) / 1000
     reports = [judge_nnsmith_report(folder) for folder in sorted((root / "out").glob("bug-*"))]
-    return {"tests": tests, "seconds": loop_s, "made": tests + failed_make, "reports": reports, "slowest": slowest,
+    return {"tests": tests, "seconds": loop_s, "cpu": cpu, "made": tests + failed_make, "reports": reports, "slowest": slowest,
             "not_run": sum(1 for r in reports if r.stage in ("compilation", "execution"))}
 
 
@@ -407,6 +417,11 @@ def judge_our_finding(finding: Any) -> Judged:
                   finding.bundle or finding.case_id or "", "")
 
 
+#: seconds our fuzzer may shrink one disagreement side by side (the command line's default, 120,
+#: would let one shrink fill a two-minute window)
+SHRINK_S = 20
+
+
 def run_ours_side_by_side(seconds: int, max_nodes: int, seed: int = 5) -> dict:
     """Our fuzzer for ``seconds`` of wall time on ONNX Runtime in this process (as NNSmith runs
     it), with the counts that set it beside NNSmith's."""
@@ -414,7 +429,7 @@ def run_ours_side_by_side(seconds: int, max_nodes: int, seed: int = 5) -> dict:
     from harness.generated.spec import GenConfig
 
     config = FuzzConfig(backends=expand_backends(["onnxruntime"], {}), gen=GenConfig(max_nodes=max_nodes),
-                          budget_s=seconds, seed=seed, isolate=False)
+                          budget_s=seconds, seed=seed, isolate=False, shrink_s=SHRINK_S)
     campaign = Campaign(config)
     # which tested graphs ONNX Runtime could not load or run: the tester's call for the k-th
     # tested graph is the last call made while stats.tested == k (tested counts it right after;
@@ -434,12 +449,12 @@ def run_ours_side_by_side(seconds: int, max_nodes: int, seed: int = 5) -> dict:
         campaign.tester.test = counted
 
     campaign._setup = counting_setup
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     report = campaign.run()
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
     s = report.stats
     tested = [v for k, v in calls.items() if k < s.tested]
-    return {"tests": s.tested, "seconds": wall, "made": s.graphs, "valid": s.valid, "not_run": sum(v[1] for v in tested),
+    return {"tests": s.tested, "seconds": wall, "cpu": cpu, "made": s.graphs, "valid": s.valid, "not_run": sum(v[1] for v in tested),
             "raw": sum(v[0] for v in tested), "gen_rate": s.rate, "reports": [judge_our_finding(f) for f in report.findings]}
 
 
@@ -474,23 +489,29 @@ def side_by_side(seconds: int, max_nodes: int, venv: Path | None, keep: Path | N
     theirs["raw"] = len(theirs["reports"])
     print(f"side by side on ONNX Runtime (CPU), <= {max_nodes} nodes, the same {seconds} s window on one core shared by both, "
           f"seed {seed}; NNSmith with {versions}")
-    print("  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included)")
+    print(f"  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included, at most "
+          f"{SHRINK_S} s a disagreement); "
+          "tests/cpu-s: the same per CPU second of the fuzzer's processes, startup included (the machine's other load "
+          "does not count there)")
     print("  ran on ORT: share of tested models ONNX Runtime loaded and ran without an error")
     print("  raw: reports before deduplication (NNSmith: its bug-* folders; ours: tested graphs with a failure)")
     print("  both fuzzers' reports judged the same way: ONNX Runtime's outputs (and NNSmith's torch eager ones) against our "
           "references composed over the graph; deduplicated by root cause (who is wrong, op-version and dtype of the first "
           "diverging node, outcome, message signature)")
     rows = [("ours", ours), ("NNSmith", theirs)]
-    print(f"  {'fuzzer':<8} {'tests':>6} {'seconds':>8} {'tests/s':>8} {'ran on ORT':>10} {'raw':>5}  "
+    print(f"  {'fuzzer':<8} {'tests':>6} {'seconds':>8} {'tests/s':>8} {'cpu-s':>7} {'tests/cpu-s':>11} {'ran on ORT':>10} {'raw':>5}  "
           + "  ".join(f"{v:>{max(6, len(v))}}" for v in VERDICTS))
     grouped = {}
     for name, r in rows:
         grouped[name] = by_root(r["reports"])
         ran = 1 - r["not_run"] / max(1, r["tests"])
-        print(f"  {name:<8} {r['tests']:>6} {r['seconds']:>8.1f} {r['tests'] / max(r['seconds'], 1e-9):>8.1f} {100 * ran:>9.1f}% "
+        print(f"  {name:<8} {r['tests']:>6} {r['seconds']:>8.1f} {r['tests'] / max(r['seconds'], 1e-9):>8.1f} {r['cpu']:>7.1f} "
+              f"{r['tests'] / max(r['cpu'], 1e-9):>11.1f} {100 * ran:>9.1f}% "
               f"{r['raw']:>5}  " + "  ".join(f"{len(grouped[name][v]):>{max(6, len(v))}}" for v in VERDICTS))
     rate = {name: r["tests"] / max(r["seconds"], 1e-9) for name, r in rows}
-    print(f"  tests/s ratio ours / NNSmith: {rate['ours'] / max(rate['NNSmith'], 1e-9):.2f}x (target >= 3x); ours without "
+    per_cpu = {name: r["tests"] / max(r["cpu"], 1e-9) for name, r in rows}
+    print(f"  tests/s ratio ours / NNSmith: {rate['ours'] / max(rate['NNSmith'], 1e-9):.2f}x (target >= 3x), per CPU second "
+          f"{per_cpu['ours'] / max(per_cpu['NNSmith'], 1e-9):.2f}x; ours without "
           f"the time it spent shrinking (NNSmith does not shrink): {ours['gen_rate']:.1f} tests/s; NNSmith's slowest test "
           f"took {theirs['slowest']:.1f} s (it checks its budget between tests)")
     for name, _ in rows:
