@@ -76,3 +76,23 @@ def test_kernel_integer_gemm_with_a_negative_alpha_wraps_in_unsigned_types():
     assert _kernel_run("Gemm", np.array([[0]], np.uint32), c, {"alpha": -1.0}).tolist() == [[0]]
     got = _kernel_run("Gemm", np.array([[3]], np.uint32), c, {"alpha": -1.0})
     assert got.dtype == np.uint32 and got.tolist() == [[2**32 - 6]]
+
+
+def test_layernormalization_float32_stage_one_overflows_as_every_float32_evaluation_does():
+    """LayerNormalization-17: 'if stash_type is 1, this operator casts all input variables to 32-bit
+    float, perform the computation'. ONNX Runtime's minimal graph of the side-by-side run (X =
+    [[-3.4e21, -0.65]] normalized over axis 0): (x - mean)^2 = 2.9e42 overflows float32 in any
+    order, Var = inf, InvStdDev = 0, Y = [-0, 0] (onnx.reference and our kernels agree); our
+    reference gave the float64 value [-0.92, 0.74]."""
+    import numpy as np
+
+    from harness.registry import load_all
+
+    ref = load_all()[("", "LayerNormalization", 17)].reference
+    scale = np.array([[0.916014, 0.7401362]], np.float32)
+    y, mean, inv = ref(np.array([[-3.4336063e21, -0.64633608]], np.float32), scale, axis=0)
+    assert y.tolist() == [[0.0, 0.0]] and np.signbit(y).tolist() == [[True, False]]
+    assert inv.tolist() == [[0.0]] and mean.dtype == np.float32
+    # a row of ordinary values normalizes as before
+    y, _, _ = ref(np.array([[1.0, 2.0, 3.0]], np.float32), np.ones(3, np.float32))
+    assert np.allclose(y, [[-1.2247357, 0.0, 1.2247357]], atol=1e-6)
