@@ -96,3 +96,19 @@ def test_layernormalization_float32_stage_one_overflows_as_every_float32_evaluat
     # a row of ordinary values normalizes as before
     y, _, _ = ref(np.array([[1.0, 2.0, 3.0]], np.float32), np.ones(3, np.float32))
     assert np.allclose(y, [[-1.2247357, 0.0, 1.2247357]], atol=1e-6)
+
+
+def test_rmsnormalization_float32_stage_one_overflows_as_every_float32_evaluation_does():
+    """RMSNormalization-23, stash_type 1: the kernel campaign's minimal graph X = [[-0.71, -5.8e21]]
+    (axis 0): X * X overflows float32 in any order, RMS = inf, Y = [-0, -0] (the kernel engine,
+    ONNX Runtime and onnx.reference on the stash_overflow example); our reference gave float64's
+    [-1.9e-22, -1.19]."""
+    import numpy as np
+
+    from harness.registry import load_all
+
+    ref = load_all()[("", "RMSNormalization", 23)].reference
+    y = ref(np.array([[-0.71049, -5.7915e21]], np.float32), np.array([[1.1005418, 0.8392146]], np.float32), axis=0)
+    assert np.asarray(y).tolist() == [[0.0, 0.0]] and np.signbit(y).all()
+    y = ref(np.array([[3.0, 4.0]], np.float32), np.ones(2, np.float32), epsilon=0.0)
+    assert np.allclose(y, [[3 / np.sqrt(12.5), 4 / np.sqrt(12.5)]], rtol=1e-6)
