@@ -14,11 +14,13 @@ Prints:
                         process
   operator coverage     distinct op-versions drawn, of those with a template and a reference
 
-  side by side with NNSmith 0.1.0 (measured here, in its own virtual environment, see
-  nnsmith_python): tests/s, valid share, raw reports and distinct findings of both fuzzers on
-  ONNX Runtime, <= 10 nodes, the same seconds each
+  side by side with NNSmith 0.1.0 (measured here, in its own virtual environment, made by hand
+  and named by NNSMITH_VENV or --nnsmith-venv; skipped, said so, without one): tests/s of both
+  fuzzers on ONNX Runtime, <= 10 nodes, the same seconds each, and their ratio; both fuzzers'
+  reports judged the same way (ONNX Runtime's outputs, and NNSmith's torch eager ones, against
+  our references composed over the graph: who is wrong) and deduplicated by root cause
 
-    python benchmarks/fuzz.py                  # about 8 minutes (plus NNSmith's setup, once)
+    python benchmarks/fuzz.py                  # about 8 minutes
     python benchmarks/fuzz.py --quick          # about 3 minutes
     python benchmarks/fuzz.py --only-nnsmith   # the side-by-side run alone
 """
@@ -32,6 +34,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -134,83 +137,52 @@ def throughput(max_nodes: int, graphs: int, isolate: bool, budget: float, min_sp
 # =============================================================================================
 # NNSmith, measured here side by side (never a number from its paper printed as measured)
 # =============================================================================================
-NNSMITH_VENV = Path(os.environ.get("NNSMITH_VENV", Path.home() / ".cache" / "onnx-harness" / "nnsmith-venv"))
-NNSMITH_PINS = ["nnsmith==0.1.0", "z3-solver==4.12.6.0", "torch==2.13.0", "onnx", "onnxruntime==1.32.*"]
-#: our three compatibility fixes to nnsmith 0.1.0 (relative file, text it has, text it gets).
-#: torch 2.13's torch.onnx.export defaults to the dynamo exporter, which nnsmith's models do
-#: not go through; onnx >= 1.17 removed onnx._serialize. (The third fix is the z3-solver pin.)
-NNSMITH_PATCHES = [
-    ("materialize/onnx/__init__.py", "                opset_version=14,\n            )",
-     "                opset_version=14,\n                dynamo=False,\n            )"),
-    ("backends/onnxruntime.py", "onnx._serialize(model.native_model)", "model.native_model.SerializeToString()"),
-]
+#: NNSmith's virtual environment, made by hand (this benchmark installs nothing):
+#:   python -m venv DIR; DIR/bin/pip install "nnsmith[onnx]" onnxruntime torch==2.13.0
+NNSMITH_VENV_VAR = "NNSMITH_VENV"
+NNSMITH_SETUP = 'python -m venv DIR; DIR/bin/pip install "nnsmith[onnx]" onnxruntime torch==2.13.0'
+#: run in NNSmith's python before its command line, in its process only (its files stay as
+#: installed): torch 2.13's torch.onnx.export defaults to the dynamo exporter, which NNSmith
+#: 0.1.0's models do not go through (every dtype probe fails and its operator set is empty);
+#: onnx >= 1.17 has no onnx._serialize, which its ONNX Runtime backend calls
+NNSMITH_FIXES = """
+import runpy, sys
+import onnx, torch.onnx
+_export = torch.onnx.export
+def _legacy_export(*args, **kwargs):
+    kwargs.setdefault("dynamo", False)
+    return _export(*args, **kwargs)
+torch.onnx.export = _legacy_export
+if not hasattr(onnx, "_serialize"):
+    onnx._serialize = lambda model: model.SerializeToString()
+module = sys.argv[1]
+sys.argv = [module] + sys.argv[2:]
+runpy.run_module(module, run_name="__main__", alter_sys=True)
+"""
 
 
-def patch_text(text: str, old: str, new: str, where: str) -> str:
-    """``text`` with ``old`` replaced by ``new``; unchanged when already patched; an error naming
-    ``where`` when neither is there (another nnsmith version: the fix must be looked at again)."""
-    if new in text:
-        return text
-    if text.count(old) != 1:
-        raise RuntimeError(f"{where}: expected exactly one {old!r} to patch, found {text.count(old)}")
-    return text.replace(old, new)
+class NNSmithUnavailable(Exception):
+    """NNSmith cannot run here; the message says why and how to set it up."""
 
 
-def nnsmith_python(venv: Path) -> Path:
-    """The venv's python with nnsmith 0.1.0 and the pins installed and patched (created on first use)."""
+def nnsmith_python(venv: Path | None) -> tuple[Path, str]:
+    """NNSmith's python and the versions it runs with; :class:`NNSmithUnavailable` when there is
+    no such environment (nothing is installed here)."""
     import subprocess
 
-    python = venv / "bin" / "python"
+    how = f"make one with: {NNSMITH_SETUP}; then set {NNSMITH_VENV_VAR}=DIR or pass --nnsmith-venv DIR"
+    if venv is None:
+        raise NNSmithUnavailable(f"no NNSmith environment named ({NNSMITH_VENV_VAR} is not set); {how}")
+    python = Path(venv) / "bin" / "python"
     if not python.exists():
-        print(f"creating NNSmith's virtual environment at {venv} (a few minutes) ...", flush=True)
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    check = subprocess.run([str(python), "-c", "import nnsmith, z3, torch, onnxruntime; print(torch.__version__, z3.get_version_string(), onnxruntime.__version__)"],
+        raise NNSmithUnavailable(f"no virtual environment at {venv} (no bin/python); {how}")
+    check = subprocess.run([str(python), "-c", "import importlib.metadata as m; "
+                            "print(*(m.version(p) for p in ('nnsmith', 'torch', 'onnxruntime', 'onnx', 'z3-solver')))"],
                            capture_output=True, text=True)
-    if check.returncode or not check.stdout.startswith("2.13.0") or " 4.12.6" not in check.stdout or " 1.32." not in check.stdout:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *NNSMITH_PINS], check=True)
-    site = subprocess.run([str(python), "-c", "import nnsmith, os; print(os.path.dirname(nnsmith.__file__))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    for rel, old, new in NNSMITH_PATCHES:
-        path = Path(site) / rel
-        text = path.read_text()
-        patched = patch_text(text, old, new, str(path))
-        if patched != text:
-            path.write_text(patched)
-    return python
-
-
-_MISSING_KERNEL = re.compile(r"Could not find an implementation for (\w+\(\d+\))")
-_ORT_STATUS = re.compile(r"\[ONNXRuntimeError\] : \d+ : ([A-Z_]+) :")
-
-
-def nnsmith_signature(meta: dict, log: str, ops: list[str]) -> tuple[str, ...]:
-    """How NNSmith's raw bug reports are deduplicated here: an ONNX Runtime kernel it lacks is
-    one finding per op-version ("missing-kernel", "Sin(7)"), whatever the graph around it; any
-    other report is one finding per (symptom, stage, ONNX Runtime status if any, sorted set of
-    the op types in its model)."""
-    missing = _MISSING_KERNEL.search(log)
-    if missing:
-        return ("missing-kernel", missing.group(1))
-    status = _ORT_STATUS.search(log)
-    return (meta.get("symptom", "?"), meta.get("stage", "?"), status.group(1) if status else "", ",".join(sorted(set(ops))))
-
-
-def nnsmith_reports(root: Path) -> list[tuple[tuple[str, ...], str]]:
-    """(signature, stage) of every bug report NNSmith wrote under ``root``."""
-    import json
-
-    out = []
-    for folder in sorted(root.glob("bug-*")):
-        meta = json.loads((folder / "meta.json").read_text()) if (folder / "meta.json").exists() else {}
-        log = "".join(p.read_text(errors="replace") for p in folder.glob("*.log") if p.is_file())
-        ops: list[str] = []
-        onnx_files = list(folder.glob("*.onnx"))
-        if onnx_files:
-            import onnx
-
-            ops = [n.op_type for n in onnx.load(onnx_files[0]).graph.node]
-        out.append((nnsmith_signature(meta, log, ops), meta.get("stage", "?")))
-    return out
+    if check.returncode:
+        raise NNSmithUnavailable(f"{python} cannot report NNSmith's packages: {check.stderr.strip()[-300:]}; {how}")
+    names = ("nnsmith", "torch", "onnxruntime", "onnx", "z3-solver")
+    return python, ", ".join(f"{n} {v}" for n, v in zip(names, check.stdout.split()))
 
 
 _LOG_TIME = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\]")
@@ -231,43 +203,233 @@ def nnsmith_log_counts(log: str) -> tuple[int, int, float]:
     return int(tests.group(1)), int(failed.group(1)), (stamps[-1] - start).total_seconds()
 
 
-def run_nnsmith(python: Path, seconds: int, max_nodes: int, root: Path) -> dict:
-    """NNSmith's fuzzer on ONNX Runtime for ``seconds``; its numbers read from its output folder."""
+def start_nnsmith(python: Path, seconds: int, max_nodes: int, root: Path, seed: int) -> Any:
+    """NNSmith's fuzzer on ONNX Runtime for ``seconds``, started in the background (after its
+    dtype probe, which makes its operator set, has run)."""
     import subprocess
 
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONWARNINGS="ignore")
     common = ["model.type=onnx", "backend.type=onnxruntime", f"hydra.run.dir={root / 'hydra'}"]
-    probe = subprocess.run([str(python), "-m", "nnsmith.cli.dtype_test", *common], env=env, cwd=root,
+    probe = subprocess.run([str(python), "-c", NNSMITH_FIXES, "nnsmith.cli.dtype_test", *common], env=env, cwd=root,
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=1800)
     if probe.returncode:
         raise RuntimeError(f"NNSmith's dtype_test exited {probe.returncode}: {probe.stderr.strip()[-800:]}")
-    cmd = [str(python), "-m", "nnsmith.cli.fuzz", f"fuzz.time={seconds}s", *common, f"mgen.max_nodes={max_nodes}",
-           f"fuzz.root={root / 'out'}", "fuzz.seed=5"]
-    done = subprocess.run(cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          timeout=seconds + 600)
+    cmd = [str(python), "-c", NNSMITH_FIXES, "nnsmith.cli.fuzz", f"fuzz.time={seconds}s", *common,
+           f"mgen.max_nodes={max_nodes}", f"fuzz.root={root / 'out'}", f"fuzz.seed={seed}"]
+    proc = subprocess.Popen(cmd, env=env, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc.probe_log = probe.stderr
+    proc.cpu_before = _children_cpu()
+    return proc
+
+
+def _children_cpu() -> float:
+    """CPU seconds of this process's finished children (NNSmith's, once it has been waited for)."""
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def finish_nnsmith(proc: Any, seconds: int, root: Path) -> dict:
+    """Wait for NNSmith; its numbers read from its output folder, its reports judged by
+    :func:`judge_nnsmith_report`."""
+    _, err = proc.communicate(timeout=seconds + 900)
+    cpu = _children_cpu() - proc.cpu_before
     log_file = root / "hydra" / "fuzz.log"
-    if done.returncode or not log_file.exists():
-        raise RuntimeError(f"NNSmith exited {done.returncode}: {done.stderr.strip()[-800:]}")
+    if proc.returncode or not log_file.exists():
+        raise RuntimeError(f"NNSmith exited {proc.returncode}: {err.strip()[-800:]}")
     tests, failed_make, loop_s = nnsmith_log_counts(log_file.read_text())
-    reports = nnsmith_reports(root / "out")
-    # a report at compilation or execution is a model ONNX Runtime could not load or run
-    not_run = sum(1 for _, stage in reports if stage in ("compilation", "execution"))
-    distinct = {sig for sig, _ in reports}
-    return {"tests": tests, "seconds": loop_s, "made": tests + failed_make, "not_run": not_run, "raw": len(reports),
-            "distinct": len(distinct), "missing_kernels": sum(1 for s in distinct if s[0] == "missing-kernel"),
-            "numeric": sum(1 for s in distinct if s[0] == "inconsistency"),
-            "raw_missing": sum(1 for s, _ in reports if s[0] == "missing-kernel"),
-            "raw_numeric": sum(1 for s, _ in reports if s[0] == "inconsistency")}
+    if tests == 0 and failed_make:
+        cache = re.search(r"topset from (\S+?)\.?\s", proc.probe_log)
+        raise RuntimeError(f"NNSmith made no test case ({failed_make} attempts failed): its operator set is empty; "
+                           f"delete its cached set {cache.group(1) if cache else '(~/.cache/nnsmith-*)'} and run again")
+    slowest = max((float(m.group(1)) + float(m.group(2)) for m in re.finditer(r"Timing: gen: ([\d.]+)ms, eval: ([\d.]+)ms",
+                                                                             log_file.read_text())), default=0.0) / 1000
+    reports = [judge_nnsmith_report(folder) for folder in sorted((root / "out").glob("bug-*"))]
+    return {"tests": tests, "seconds": loop_s, "cpu": cpu, "made": tests + failed_make, "reports": reports, "slowest": slowest,
+            "not_run": sum(1 for r in reports if r.stage in ("compilation", "execution"))}
 
 
-def run_ours_side_by_side(seconds: int, max_nodes: int) -> dict:
+# -- judging a report: both fuzzers the same way -----------------------------------------------
+#: who a report shows wrong, by the composed reference (our operator references over the graph)
+#: onnxruntime wrong: a node of it off ours when run alone on our values (or the graph off with
+#: its optimizations only, every node right alone); torch off: its output off ours where ONNX Runtime's node is right alone
+#: (torch's nodes cannot be run alone here); rounding: ONNX Runtime off only through rounding a
+#: later step magnifies, no node of it wrong alone, torch within
+ORT_WRONG, TORCH_WRONG, BOTH_OFF, AGREE = "onnxruntime wrong", "torch off", "both off ours", "both within tolerance"
+ROUNDING, MISSING, ORT_ERROR, UNJUDGED = "rounding", "missing kernel", "onnxruntime error", "unjudged"
+VERDICTS = (ORT_WRONG, TORCH_WRONG, BOTH_OFF, ROUNDING, AGREE, MISSING, ORT_ERROR, UNJUDGED)
+
+
+class Judged(NamedTuple):
+    """One bug report, judged: ``root`` is its root cause, what it is deduplicated by (who is
+    wrong, op-version and dtype of the first diverging node, outcome, message signature)."""
+
+    verdict: str
+    root: tuple[str, ...]
+    detail: str
+    where: str = ""
+    stage: str = ""
+
+
+_MISSING_KERNEL = re.compile(r"Could not find an implementation for (\w+)\((\d+)\) node with name '([^']*)'")
+
+
+def _dtype_at(model: Any, node_name: str) -> str:
+    """The element type of the first input of the node named ``node_name`` (from the graph's
+    declared and inferred types), or '?'."""
+    import onnx
+
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception as exc:  # the type is only a label of the root cause: said, not guessed
+        return f"? ({type(exc).__name__})"
+    types = {v.name: v.type.tensor_type.elem_type for v in [*inferred.graph.input, *inferred.graph.value_info, *inferred.graph.output]}
+    types.update({t.name: t.data_type for t in inferred.graph.initializer})
+    node = next((n for n in inferred.graph.node if n.name == node_name), None)
+    if node is None or not node.input or not types.get(node.input[0]):
+        return "?"
+    return onnx.helper.tensor_dtype_to_np_dtype(types[node.input[0]]).name
+
+
+def judge_nnsmith_report(folder: Path) -> Judged:
+    """A ``bug-*`` folder of NNSmith, judged by the composed reference as our own findings are."""
+    import json
+
+    import onnx
+
+    from harness.generated.judge import kind_of, symptom_of
+
+    meta = json.loads((folder / "meta.json").read_text()) if (folder / "meta.json").exists() else {}
+    stage = meta.get("stage", "?")
+    log = "".join(p.read_text(errors="replace") for p in sorted(folder.glob("*.log")))
+    model = onnx.load(folder / "model.onnx") if (folder / "model.onnx").exists() else None
+    if meta.get("symptom") == "exception":
+        missing = _MISSING_KERNEL.search(log)
+        if missing:
+            op, since, name = missing.groups()
+            dtype = _dtype_at(model, name) if model is not None else "?"
+            return Judged(MISSING, ("onnxruntime", f"{op}-{since} {dtype}", "unsupported", "NOT_IMPLEMENTED"),
+                          missing.group(0), folder.name, stage)
+        outcome = "rejected" if stage == "compilation" else "error"
+        last = next((line for line in reversed(log.splitlines()) if line.strip()), "")
+        ops = "+".join(sorted({n.op_type for n in model.graph.node})) if model is not None else "?"
+        return Judged(ORT_ERROR, ("onnxruntime", ops, outcome, kind_of(symptom_of(outcome, last))), last[:300], folder.name, stage)
+    if model is None or not (folder / "oracle.pkl").exists():
+        return Judged(UNJUDGED, ("?", "?", "?", "no model or oracle in the report"), "", folder.name, stage)
+    import pickle
+
+    with open(folder / "oracle.pkl", "rb") as fh:
+        oracle = pickle.load(fh)
+    return judge_difference(model, oracle["input"], oracle["output"], folder.name, stage)
+
+
+def judge_difference(model: Any, inputs: dict[str, Any], torch_outputs: dict[str, Any], where: str = "", stage: str = "") -> Judged:
+    """ONNX Runtime (every graph optimization, as NNSmith runs it) and torch eager's outputs
+    (``torch_outputs``, NNSmith's oracle) against our references composed over ``model``."""
+    import numpy as np
+    import onnxruntime as ort
+
+    from harness.case import Tolerance
+    from harness.generated.judge import kind_of, symptom_of
+    from harness.localize import (_all_outputs, _apply, _compare, _graph, _node_info, _one_node, _with_outputs, reference_steps,
+                                  value_tolerance)
+
+    g = _graph(model)
+    steps = reference_steps(g)
+    lacking = [s for s in steps if isinstance(s, str)]
+    if lacking:
+        return Judged(UNJUDGED, ("?", "?", "?", lacking[0]), lacking[0], where, stage)
+    env: dict[str, Any] = {**g.initializers, **{k: np.asarray(v) for k, v in inputs.items()}}
+    try:
+        for node, step in zip(g.nodes, steps):
+            env.update((o, y) for o, y in zip(node.output, _apply(step, node, env)) if o)
+    except Exception as exc:  # our reference refusing these values: the report stays unjudged, said why
+        why = f"our reference raised {type(exc).__name__}: {exc}"[:300]
+        return Judged(UNJUDGED, ("?", "?", "?", why), why, where, stage)
+    producer = {o: k for k, node in enumerate(g.nodes) for o in node.output if o}
+    order = sorted((n for n in torch_outputs if n in producer), key=lambda n: producer[n])
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = opts.inter_op_num_threads = 1
+    opts.log_severity_level = 4
+
+    def ort_run(model_bytes: bytes, names: list[str], feeds: dict[str, Any] = inputs, optimize: bool = True) -> dict[str, Any]:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL if optimize else ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        session = ort.InferenceSession(model_bytes, opts, providers=["CPUExecutionProvider"])
+        return dict(zip(names, session.run(names, {i.name: np.asarray(feeds[i.name]) for i in session.get_inputs()})))
+
+    def off(name: str, actual: Any) -> Any:
+        expected = env[name]
+        v = _compare(expected, np.asarray(actual), value_tolerance(expected, g.depth.get(name, 1), Tolerance(0.0, 0.0)))
+        return None if v.outcome in ("pass", "unspecified") else v
+
+    def root(side: str, name: str, v: Any, suffix: str = "") -> tuple[str, ...]:
+        info = _node_info(g, producer[name], env)
+        dtype = str(np.asarray(env[name]).dtype)
+        return (side, f"{info.op}-{info.since}{suffix} {dtype}", v.outcome, kind_of(symptom_of(v.outcome, v.message, v.__dict__)))
+
+    def wrong_alone(name: str) -> Any:
+        """ONNX Runtime's node that makes ``name``, run alone on our values: its divergence, or None."""
+        one, feeds = _one_node(g, producer[name], env)
+        outs = [o for o in g.nodes[producer[name]].output if o]
+        return off(name, ort_run(one.SerializeToString(), outs, feeds)[name])
+
+    try:
+        theirs = ort_run(model.SerializeToString(), order)
+    except Exception as exc:  # NNSmith ran it; here it fails: shown as an error of the runtime
+        return Judged(ORT_ERROR, ("onnxruntime", "?", "error", type(exc).__name__), str(exc)[:300], where, stage)
+    torch_bad = next(((n, v) for n in order if (v := off(n, torch_outputs[n])) is not None), None)
+    ort_bad = next(((n, v) for n in order if (v := off(n, theirs[n])) is not None), None)
+    ort_root = None
+    if ort_bad is not None:
+        # the first node ONNX Runtime gets wrong run alone on our values, of those whose output
+        # diverges with every value a graph output; where none diverges so, the graph
+        # optimizations that hiding the values allows, when the output is right without them;
+        # anything else is rounding carried into a step (Floor, Cast to an integer, ArgMax)
+        # that magnifies it
+        names = _all_outputs(g)
+        exposed = ort_run(_with_outputs(g.model, g.nodes, names, g.types), names)
+        diverging = [(n, v) for n in names if n in exposed and (v := off(n, exposed[n])) is not None]
+        confirmed = next(((n, v) for n, v in diverging if wrong_alone(n) is not None), None)
+        if confirmed is not None:
+            ort_root = root("onnxruntime", *confirmed)
+        elif not diverging and off(ort_bad[0], ort_run(model.SerializeToString(), [ort_bad[0]], optimize=False)[ort_bad[0]]) is None:
+            ort_root = root("onnxruntime", *ort_bad, suffix=" (optimized only)")
+    if ort_bad is None and torch_bad is None:
+        return Judged(AGREE, ("-", "-", "pass", "within our tolerance"), "", where, stage)
+    if ort_root is not None and torch_bad is None:
+        return Judged(ORT_WRONG, ort_root, ort_bad[1].message[:300], where, stage)
+    if ort_root is not None:
+        return Judged(BOTH_OFF, ("both",) + ort_root[1:], f"onnxruntime: {ort_bad[1].message[:200]}; torch: {torch_bad[1].message[:200]}",
+                      where, stage)
+    if torch_bad is not None:
+        return Judged(TORCH_WRONG, root("torch", *torch_bad), torch_bad[1].message[:300], where, stage)
+    return Judged(ROUNDING, root("onnxruntime", *(diverging or [ort_bad])[0], suffix=" (rounding)"), ort_bad[1].message[:300], where, stage)
+
+
+def judge_our_finding(finding: Any) -> Judged:
+    """One of our campaign's findings, under the same root-cause key: its minimal graph's
+    op-versions and dtype, outcome, message signature (the judge's kind)."""
+    g, f = finding.graph, finding.failure
+    verdict = MISSING if f.outcome == "unsupported" else ORT_WRONG if f.outcome == "mismatch" or f.kind.startswith(("optimized", "opt-vs")) else ORT_ERROR
+    return Judged(verdict, (f.group, f"{'+'.join(g.op_versions)} {g.dtype}", f.outcome, f.kind), f.message[:300],
+                  finding.bundle or finding.case_id or "", "")
+
+
+#: seconds our fuzzer may shrink one disagreement side by side (the command line's default, 120,
+#: would let one shrink fill a two-minute window)
+SHRINK_S = 20
+
+
+def run_ours_side_by_side(seconds: int, max_nodes: int, seed: int = 5) -> dict:
     """Our fuzzer for ``seconds`` of wall time on ONNX Runtime in this process (as NNSmith runs
     it), with the counts that set it beside NNSmith's."""
     from harness.generated.campaign import Campaign, FuzzConfig, expand_backends
     from harness.generated.spec import GenConfig
 
     config = FuzzConfig(backends=expand_backends(["onnxruntime"], {}), gen=GenConfig(max_nodes=max_nodes),
-                          budget_s=seconds, seed=5, isolate=False)
+                          budget_s=seconds, seed=seed, isolate=False, shrink_s=SHRINK_S)
     campaign = Campaign(config)
     # which tested graphs ONNX Runtime could not load or run: the tester's call for the k-th
     # tested graph is the last call made while stats.tested == k (tested counts it right after;
@@ -287,51 +449,86 @@ def run_ours_side_by_side(seconds: int, max_nodes: int) -> dict:
         campaign.tester.test = counted
 
     campaign._setup = counting_setup
-    t0 = time.monotonic()
+    t0, cpu0 = time.monotonic(), time.process_time()
     report = campaign.run()
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, time.process_time() - cpu0
     s = report.stats
     tested = [v for k, v in calls.items() if k < s.tested]
-    return {"tests": s.tested, "seconds": wall, "made": s.graphs, "valid": s.valid, "not_run": sum(v[1] for v in tested),
-            "raw": sum(v[0] for v in tested), "distinct": len(report.findings), "gen_rate": s.rate,
-            "kinds": sorted({f"{f.group} {f.kind}" for f in report.findings})}
+    return {"tests": s.tested, "seconds": wall, "cpu": cpu, "made": s.graphs, "valid": s.valid, "not_run": sum(v[1] for v in tested),
+            "raw": sum(v[0] for v in tested), "gen_rate": s.rate, "reports": [judge_our_finding(f) for f in report.findings]}
 
 
-def side_by_side(seconds: int, max_nodes: int, venv: Path) -> None:
+def by_root(reports: list[Judged]) -> dict[str, dict[tuple[str, ...], list[Judged]]]:
+    """verdict -> root cause -> the reports of it."""
+    out: dict[str, dict[tuple[str, ...], list[Judged]]] = {v: {} for v in VERDICTS}
+    for r in reports:
+        out[r.verdict].setdefault(r.root, []).append(r)
+    return out
+
+
+def side_by_side(seconds: int, max_nodes: int, venv: Path | None, keep: Path | None = None, seed: int = 5) -> None:
+    """Both fuzzers in the same wall-clock window, side by side (NNSmith in its own process,
+    ours in this one, on the same core): the machine's other load falls on both alike."""
     import tempfile
 
-    python = nnsmith_python(venv)
-    ours = run_ours_side_by_side(seconds, max_nodes)
+    try:
+        python, versions = nnsmith_python(venv)
+    except NNSmithUnavailable as exc:
+        print(f"side by side with NNSmith: skipped: {exc}")
+        return
     with tempfile.TemporaryDirectory(prefix="nnsmith-") as tmp:
-        theirs = run_nnsmith(python, seconds, max_nodes, Path(tmp))
-    print(f"side by side on ONNX Runtime 1.32 (CPU, one core), <= {max_nodes} nodes, {seconds} s each, measured in this run:")
-    print("  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included)")
-    print("  ran on ORT: share of tested models ONNX Runtime loaded and ran without an error "
-          "(NNSmith: no report at its compilation or execution stage; ours: no error/crash outcome)")
-    print("  valid: share of generated models that are tested (NNSmith: made and materialized / attempts; "
-          "ours: onnx.checker full check + strict shape inference / graphs built)")
-    print("  raw reports: tested models with a failure, before deduplication (NNSmith: its bug-* folders)")
-    print("  distinct: NNSmith's reports deduplicated here (a missing kernel per op-version; otherwise symptom, stage, "
-          "ORT status, op set); ours: the campaign's findings (deduplicated by op pattern, family, kind; shrinking "
-          "can add findings beside the one it reduces)")
-    rows = [("ours", ours, ours["valid"] / max(1, ours["made"])), ("NNSmith 0.1.0", theirs, theirs["tests"] / max(1, theirs["made"]))]
-    print(f"  {'fuzzer':<14} {'tests':>6} {'seconds':>8} {'tests/s':>8} {'valid':>7} {'ran on ORT':>10} {'raw':>5} {'distinct':>8}")
-    for name, r, valid in rows:
+        root = Path(keep) if keep else Path(tmp)
+        root.mkdir(parents=True, exist_ok=True)
+        proc = start_nnsmith(python, seconds, max_nodes, root, seed)
+        try:
+            ours = run_ours_side_by_side(seconds, max_nodes, seed)
+        except BaseException:
+            proc.kill()  # ours failed: NNSmith's half of the comparison is of no use
+            raise
+        theirs = finish_nnsmith(proc, seconds, root)
+    theirs["raw"] = len(theirs["reports"])
+    print(f"side by side on ONNX Runtime (CPU), <= {max_nodes} nodes, the same {seconds} s window on one core shared by both, "
+          f"seed {seed}; NNSmith with {versions}")
+    print(f"  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included, at most "
+          f"{SHRINK_S} s a disagreement); "
+          "tests/cpu-s: the same per CPU second of the fuzzer's processes, startup included (the machine's other load "
+          "does not count there)")
+    print("  ran on ORT: share of tested models ONNX Runtime loaded and ran without an error")
+    print("  raw: reports before deduplication (NNSmith: its bug-* folders; ours: tested graphs with a failure)")
+    print("  both fuzzers' reports judged the same way: ONNX Runtime's outputs (and NNSmith's torch eager ones) against our "
+          "references composed over the graph; deduplicated by root cause (who is wrong, op-version and dtype of the first "
+          "diverging node, outcome, message signature)")
+    rows = [("ours", ours), ("NNSmith", theirs)]
+    print(f"  {'fuzzer':<8} {'tests':>6} {'seconds':>8} {'tests/s':>8} {'cpu-s':>7} {'tests/cpu-s':>11} {'ran on ORT':>10} {'raw':>5}  "
+          + "  ".join(f"{v:>{max(6, len(v))}}" for v in VERDICTS))
+    grouped = {}
+    for name, r in rows:
+        grouped[name] = by_root(r["reports"])
         ran = 1 - r["not_run"] / max(1, r["tests"])
-        print(f"  {name:<14} {r['tests']:>6} {r['seconds']:>8.1f} {r['tests'] / max(r['seconds'], 1e-9):>8.1f} "
-              f"{100 * valid:>6.1f}% {100 * ran:>9.1f}% {r['raw']:>5} {r['distinct']:>8}")
-    print(f"  NNSmith's reports: {theirs['raw_missing']} raw / {theirs['missing_kernels']} distinct missing ONNX Runtime kernels, "
-          f"{theirs['raw_numeric']} raw / {theirs['numeric']} distinct numeric differences against torch eager, "
-          f"{theirs['raw'] - theirs['raw_missing'] - theirs['raw_numeric']} raw other")
-    print(f"  our findings: {', '.join(ours['kinds']) or 'none'}")
-    print(f"  ours without the time it spent shrinking (NNSmith does not shrink): {ours['gen_rate']:.1f} tests/s")
+        print(f"  {name:<8} {r['tests']:>6} {r['seconds']:>8.1f} {r['tests'] / max(r['seconds'], 1e-9):>8.1f} {r['cpu']:>7.1f} "
+              f"{r['tests'] / max(r['cpu'], 1e-9):>11.1f} {100 * ran:>9.1f}% "
+              f"{r['raw']:>5}  " + "  ".join(f"{len(grouped[name][v]):>{max(6, len(v))}}" for v in VERDICTS))
+    rate = {name: r["tests"] / max(r["seconds"], 1e-9) for name, r in rows}
+    per_cpu = {name: r["tests"] / max(r["cpu"], 1e-9) for name, r in rows}
+    print(f"  tests/s ratio ours / NNSmith: {rate['ours'] / max(rate['NNSmith'], 1e-9):.2f}x (target >= 3x), per CPU second "
+          f"{per_cpu['ours'] / max(per_cpu['NNSmith'], 1e-9):.2f}x; ours without "
+          f"the time it spent shrinking (NNSmith does not shrink): {ours['gen_rate']:.1f} tests/s; NNSmith's slowest test "
+          f"took {theirs['slowest']:.1f} s (it checks its budget between tests)")
+    for name, _ in rows:
+        for verdict in (ORT_WRONG, BOTH_OFF, TORCH_WRONG, ROUNDING, MISSING, ORT_ERROR, UNJUDGED):
+            for key, items in sorted(grouped[name][verdict].items()):
+                print(f"  {name} {verdict}: {' | '.join(key)} ({len(items)} reports, e.g. {items[0].where}): {items[0].detail[:160]}")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--nnsmith-seconds", type=int, default=None, help="seconds each fuzzer runs side by side (default 120, --quick 60)")
-    parser.add_argument("--nnsmith-venv", type=Path, default=NNSMITH_VENV, help=f"NNSmith's virtual environment, created on first use (default {NNSMITH_VENV}; env NNSMITH_VENV)")
+    parser.add_argument("--nnsmith-venv", type=Path, default=os.environ.get(NNSMITH_VENV_VAR) or None,
+                        help=f"NNSmith's virtual environment, made by hand: {NNSMITH_SETUP} (default: env {NNSMITH_VENV_VAR}; "
+                             "without one the side-by-side run is skipped, said so)")
+    parser.add_argument("--seed", type=int, default=5, help="seed of both fuzzers side by side (default 5)")
+    parser.add_argument("--nnsmith-keep", type=Path, help="keep NNSmith's output (its bug reports) in this folder")
     parser.add_argument("--no-nnsmith", action="store_true", help="skip the side-by-side run with NNSmith")
     parser.add_argument("--only-nnsmith", action="store_true", help="only the side-by-side run with NNSmith")
     args = parser.parse_args()
@@ -342,7 +539,7 @@ def main() -> int:
 
     t0 = time.perf_counter()
     if not args.no_nnsmith:
-        side_by_side(args.nnsmith_seconds or (60 if args.quick else 120), 10, args.nnsmith_venv)
+        side_by_side(args.nnsmith_seconds or (60 if args.quick else 120), 10, args.nnsmith_venv, args.nnsmith_keep, args.seed)
         if args.only_nnsmith:
             return 0
     rate, valid, invalid, drawn, available = validity(int(2000 * scale))

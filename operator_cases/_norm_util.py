@@ -139,9 +139,10 @@ def well_conditioned(axes_of: Callable[[np.ndarray, dict], tuple[int, ...]]) -> 
 
 def channel_norm_template(op: Operator, *, axes_of: Callable[[np.ndarray, dict], tuple[int, ...]],
                           build: Callable[[Ctx, Any], tuple[list, dict] | None], min_rank: int = 3,
-                          scale_index: int = 1) -> None:
+                          scale_index: int = 1, compute_u: float = 0.0) -> None:
     """A standardizing op over a value of rank >= ``min_rank`` (N, C, ...): ``build(c, x)``
-    returns its inputs (x first) and attributes."""
+    returns its inputs (x first) and attributes; ``compute_u``: the roundoff of the precision the
+    spec computes in whatever the input type (a ``stash_type``)."""
 
     def plan(c: Ctx) -> Plan | None:
         x = c.take("float", 0, lambda v: v.rank >= min_rank and v.size > 0 and v.shape[1] >= 1)
@@ -157,7 +158,8 @@ def channel_norm_template(op: Operator, *, axes_of: Callable[[np.ndarray, dict],
         s = np.abs(np.nan_to_num(np.asarray(ins[scale_index], dtype=np.float64))).max() if len(ins) > scale_index else 1.0
         return np.asarray(s)
 
-    op.fuzz(nan=NAN_IEEE, ulps=16.0, bound=standardized_bound(axes_of, scale_of), stable=well_conditioned(axes_of))(plan)
+    op.fuzz(nan=NAN_IEEE, ulps=16.0, bound=standardized_bound(axes_of, scale_of), stable=well_conditioned(axes_of),
+            compute_u=compute_u)(plan)
 
 
 def edge(inputs: list, attrs: dict | None = None, name: str = "") -> Example:

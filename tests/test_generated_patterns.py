@@ -26,13 +26,13 @@ OPSETS = tuple(range(13, 27))
 #: the spec's rank byte for each pattern's first input: 0 -> [2, 3], 2 -> [2, 3, 3], 3 -> [2, 3, 3, 3]
 RANK = {"MatMulAdd": 0, "MatMulScale": 0, "TransposeMatMul": 2, "ConvBatchNorm": 3, "ConvAddMul": 3, "ConvActivation": 3,
         "Gelu": 0, "BiasGelu": 0, "LayerNorm": 0, "SkipLayerNorm": 2, "TransposeChain": 2, "ReshapeChain": 0,
-        "ConstantFolding": 0}
+        "ConstantFolding": 0, "Attention": 2}
 #: outside variants ONNX Runtime leaves (part of) the pattern's ops in place for
 OUTSIDE = [("MatMulAdd", "extra-consumer"), ("MatMulAdd", "bias-not-broadcastable"), ("MatMulScale", "scale-not-scalar"),
            ("TransposeMatMul", "extra-consumer"), ("TransposeMatMul", "other-perm"), ("ConvBatchNorm", "extra-consumer"),
            ("ConvAddMul", "extra-consumer"), ("ConvAddMul", "not-per-channel"), ("ConvActivation", "extra-consumer"),
            ("Gelu", "extra-consumer"), ("Gelu", "other-constant"), ("LayerNorm", "other-axis"),
-           ("ReshapeChain", "extra-consumer")]
+           ("ReshapeChain", "extra-consumer"), ("Attention", "extra-consumer"), ("Attention", "scale-not-scalar")]
 
 
 def _graph(name: str, variant: str, opset: int = 17, dtype: str = "float32") -> Graph:

@@ -74,3 +74,14 @@ def test_the_checked_in_regression_cases_load_and_name_their_root_cause():
     for case in cases:
         assert case.tags["found_on"] == "onnxruntime" and case.tags["dtype"] == "float64"
         assert execute_case(OurReferences(), case, ExecOptions(restamp=False)).outcome == "pass", case.id
+
+
+def test_a_campaign_writes_its_regression_cases_beside_its_store_not_into_the_package(tmp_path):
+    from harness.generated.cli import regressions_folder
+    from harness.generated.regressions import REGRESSIONS
+
+    store = tmp_path / "runs" / "fuzz.sqlite"
+    assert regressions_folder(None, str(store)) == tmp_path / "runs" / "regressions" / "fuzz"
+    assert regressions_folder(str(tmp_path / "mine"), str(store)) == tmp_path / "mine"
+    assert regressions_folder("none", str(store)) is None
+    assert REGRESSIONS not in {regressions_folder(None, str(store)), regressions_folder(None, "reports/results.sqlite")}

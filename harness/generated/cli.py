@@ -59,7 +59,8 @@ def register(subparsers: Any) -> None:
                         "(default all; harness.generated.patterns)")
     p.add_argument("--regressions", default=None, metavar="DIR",
                    help="write each new distinct finding as a regression case here, replayed by the generated suite "
-                        "(default: the checked-in harness/generated/regressions; 'none' to write none)")
+                        "(default: regressions/<store name> next to the store; 'none' to write none; the generated suite "
+                        "replays the checked-in harness/generated/regressions, where a real finding's case is copied)")
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
@@ -104,6 +105,16 @@ def _clock(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
 
 
+def regressions_folder(option: str | None, store: str) -> Path | None:
+    """Where a campaign writes its regression cases: ``--regressions DIR``, none for 'none', else
+    beside the store (never the checked-in folder of the package)."""
+    from .regressions import regressions_root
+
+    if option == "none":
+        return None
+    return Path(option) if option else regressions_root(store)
+
+
 def cmd_fuzz(args: Any) -> int:
     from ..cliutil import CliError, parse_options
 
@@ -127,7 +138,6 @@ def cmd_fuzz(args: Any) -> int:
         if missing:
             raise CliError(f"no graph template for {', '.join(missing)}; templates exist for: {', '.join(templated_ops())}")
     from .patterns import PATTERNS
-    from .regressions import REGRESSIONS
 
     chosen = {"all": tuple(PATTERNS), "none": ()}.get(args.patterns)
     patterns = chosen if chosen is not None else tuple(p.strip() for p in args.patterns.split(",") if p.strip())
@@ -160,7 +170,7 @@ def cmd_fuzz(args: Any) -> int:
     config = FuzzConfig(backends=specs, gen=gen, budget_s=budget, seed=seed, isolate=not args.in_process, timeout=args.timeout,
                         shrink_s=args.shrink_time, store=Path(args.store), bundles=Path(args.bundles) if args.bundles else None,
                         keep_passes=args.keep_passes,
-                        regressions=None if args.regressions == "none" else Path(args.regressions or REGRESSIONS))
+                        regressions=regressions_folder(args.regressions, args.store))
     print(f"fuzzing {', '.join(s.name for s in specs)} for {_clock(budget)}: opsets {opsets[0]}..{opsets[-1]}, "
           f"up to {args.max_nodes} nodes, seed {seed}", file=sys.stderr)
     say = lambda m: print(("\n" if sys.stderr.isatty() else "") + m, file=sys.stderr)  # noqa: E731

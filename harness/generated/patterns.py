@@ -5,7 +5,7 @@ A *pattern* places several nodes at once, in the shape an optimizer recognizes a
 ``matmul_scale_fusion``, ``matmul_transpose_fusion``, ``conv_bn_fusion``, ``conv_add_fusion``,
 ``conv_mul_fusion``, ``conv_activation_fusion``, ``gelu_fusion``, ``bias_gelu_fusion``,
 ``layer_norm_fusion``, ``skip_layer_norm_fusion``, the transpose optimizer, ``reshape_fusion``
-and constant folding). Each pattern draws a *variant* from its knobs: ``inside`` variants meet
+and constant folding; a scaled dot-product attention core, which the first three rewrite). Each pattern draws a *variant* from its knobs: ``inside`` variants meet
 the rewrite's preconditions; ``outside`` variants break exactly one (an extra consumer of an
 intermediate, which makes it a graph output; a bias whose shape Gemm cannot broadcast; a
 constant that is not the one the pattern matches; a parameter that is not a constant), so that a
@@ -155,6 +155,30 @@ def transpose_matmul(c: Ctx) -> str:
     k = t.shape[-1]
     w = c.const(c.floats((k, 1 + c.pick(3))))
     node(c, "MatMul", [t, w], n_acc=k)
+    return variant
+
+
+@pattern("Attention", rewritten_to=("FusedMatMul",), removes=("Transpose", "Mul"))
+def attention(c: Ctx) -> str:
+    """Scaled dot-product attention of a value with itself: MatMul(Q, Transpose(K)) * 1/sqrt(d),
+    Softmax over the last axis, MatMul by V (Q = K = V). ONNX Runtime folds the Transpose and the
+    scale into one com.microsoft FusedMatMul (transB, alpha) ahead of the Softmax
+    (matmul_transpose_fusion, then matmul_scale_fusion: the scores' only consumer is the Mul, the
+    scale a scalar constant). Its contrib Attention fusion needs a whole BERT subgraph (projections,
+    heads, mask), which this is not."""
+    variant = _variant(c, ["extra-consumer", "scale-not-scalar"])
+    q = _take(c, lambda v: v.rank >= 2)
+    d = q.shape[-1]
+    perm = list(range(q.rank))
+    perm[-1], perm[-2] = perm[-2], perm[-1]
+    kt = node(c, "Transpose", [q], {"perm": perm})
+    scores = node(c, "MatMul", [q, kt], n_acc=d, expose=variant == "extra-consumer")
+    if variant == "scale-not-scalar":
+        factor = c.const(c.floats((q.shape[-2],), 0.1, 0.5))
+    else:
+        factor = scalar(c, 1.0 / math.sqrt(d))
+    probs = node(c, "Softmax", [node(c, "Mul", [scores, factor])], {"axis": -1})
+    node(c, "MatMul", [probs, q], n_acc=q.shape[-2])
     return variant
 
 

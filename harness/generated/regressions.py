@@ -10,9 +10,9 @@ minimal graph, the optimizer patterns it holds, its dtype and the kind of failur
 (:func:`regression_key`). Campaigns deduplicate by that name across runs: a finding whose
 folder exists already is counted there (``seen``), not written again.
 
-The checked-in folder :data:`REGRESSIONS` is the default of ``onnx-harness fuzz
---regressions`` and what the ``generated`` suite replays: a campaign's new cases land in the
-working tree, to be committed with the finding's write-up.
+The checked-in folder :data:`REGRESSIONS` is what the ``generated`` suite replays. A campaign
+writes its new cases next to its store (:func:`regressions_root`, or ``--regressions DIR``),
+never into the package: a real finding's folder is copied here with its write-up.
 """
 
 from __future__ import annotations
@@ -30,6 +30,13 @@ from .judge import Finding
 
 REGRESSIONS = Path(__file__).parent / "regressions"
 SUITE_PREFIX = "generated/regression/"
+
+
+def regressions_root(store_path: Path | str) -> Path:
+    """Where a campaign writes its regression cases by default, beside its bundles:
+    ``reports/regressions/results`` for ``reports/results.sqlite``."""
+    path = Path(store_path)
+    return path.parent / "regressions" / path.stem
 
 
 def regression_key(finding: Finding) -> str:

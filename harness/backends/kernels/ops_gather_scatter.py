@@ -35,7 +35,10 @@ def gather_elements(node):
 
     def run(x, indices):
         ax = normalize_axis(axis, x.ndim)
-        return (np.take_along_axis(x, _positive(indices, x.shape[ax]), axis=ax),)
+        # output[i][j][k] = input[index[i][j][k]][j][k] (axis 0): off the axis, indices may be
+        # shorter than the data, which then takes part only up to their length
+        part = x[tuple(slice(None) if d == ax else slice(0, n) for d, n in enumerate(np.shape(indices)))]
+        return (np.take_along_axis(part, _positive(indices, x.shape[ax]), axis=ax),)
 
     return run
 

@@ -91,13 +91,20 @@ def gemm(node):
         b = b.T if trans_b else b
         y = _int_matmul(a, b, a.dtype)
         if alpha != 1.0:
-            y = (y * a.dtype.type(alpha)) if float(alpha).is_integer() else (y * alpha).astype(a.dtype)
+            y = (y * _wrapped(alpha, a.dtype)) if float(alpha).is_integer() else (y * alpha).astype(a.dtype)
         if c is not None and beta != 0.0:
             c = c.astype(a.dtype, copy=False)
-            y = y + ((c * a.dtype.type(beta)) if float(beta).is_integer() else (c * beta).astype(a.dtype))
+            y = y + ((c * _wrapped(beta, a.dtype)) if float(beta).is_integer() else (c * beta).astype(a.dtype))
         return y.astype(a.dtype, copy=False)
 
     return run
+
+
+def _wrapped(factor: float, dtype: np.dtype) -> np.ndarray:
+    """A whole-number alpha or beta in the integer type, wrapped like the type's arithmetic: -1
+    in uint32 is 2**32 - 1, so the product is -y modulo 2**32 (a fuzz campaign on kernels:
+    Gemm(uint32; alpha=-1.0) raised OverflowError)."""
+    return np.array(int(factor), dtype=np.int64).astype(dtype)
 
 
 def _zero_point_rows(zp, a: np.ndarray):
