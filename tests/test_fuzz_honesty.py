@@ -115,6 +115,31 @@ def test_a_harness_bug_ends_the_fuzz_command_with_its_traceback(tmp_path):
     assert sqlite3.connect(store).execute("SELECT status FROM runs").fetchone()[0] == "failed"
 
 
+class NoNeg(ReferenceBackend):
+    """Has no kernel for Neg: every graph holding it is unsupported."""
+
+    name = "no-neg"
+    repro_runtime = None
+
+    def prepare(self, model: onnx.ModelProto):
+        from harness.backends.base import Unsupported
+
+        if any(n.op_type == "Neg" for n in model.graph.node):
+            raise Unsupported("no kernel for Neg")
+        return super().prepare(model)
+
+
+def test_a_campaign_with_nothing_left_to_draw_ends_saying_so(capsys):
+    # the one op's missing kernel is excluded after its finding; then no graph can be drawn
+    config = FuzzConfig(backends=[BackendSpec(f"{HERE}:NoNeg")], gen=GenConfig(opsets=(17,), dtypes=("float32",), ops=("Neg",), max_nodes=2),
+                        budget_s=60, seed=1, max_graphs=50, isolate=False, shrink_s=2)
+    campaign = Campaign(config)
+    campaign.say = print
+    report = campaign.run()
+    assert [f.outcome for f in report.findings] == ["unsupported"]
+    assert report.excluded and "nothing left to draw" in capsys.readouterr().out
+
+
 def test_a_harness_bug_in_the_tester_propagates_out_of_a_campaign(monkeypatch):
     def broken(self, *args, **kwargs):
         raise TypeError("deliberate bug in the tester")

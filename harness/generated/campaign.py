@@ -229,6 +229,7 @@ class Campaign:
     def run(self) -> FuzzReport:
         from hypothesis import HealthCheck, Phase, given, settings
         from hypothesis import seed as hypothesis_seed
+        from hypothesis.errors import Unsatisfiable
 
         cfg = self.config
         self._setup()
@@ -257,6 +258,16 @@ class Campaign:
                     pass
                 except KeyboardInterrupt:
                     interrupted = True
+                except Unsatisfiable:
+                    # every graph the templates can still draw holds an op-version excluded after a
+                    # finding: nothing is left to test. Before any exclusion it is a harness bug.
+                    if not self.excluded:
+                        raise
+                    self.say(f"nothing left to draw: every template's op-versions are excluded after a finding "
+                             f"({len(self.excluded)} excluded); the campaign ends early")
+                    session.close()
+                    self._finalize(session, final=True, reduce=True)
+                    break
                 except BaseException as exc:
                     # The disagreement(s) Hypothesis re-raises after shrinking end the session;
                     # anything else (a bug of the harness: a template, the tester, the store)
