@@ -58,8 +58,6 @@ ELSEWHERE: dict[str, str] = {
                  "RNN-22", "SoftmaxCrossEntropyLoss-13")},
     **{k: "open: a one-value Dropout output passes on its support alone (too few values for a distribution test)"
        for k in ("Dropout-1", "Dropout-6", "Dropout-7", "Dropout-12", "Dropout-13", "Dropout-22")},
-    **{k: "open: a float8e8m0 output of control flow is not exact yet (one step passes)"
-       for k in ("If-24", "If-25", "Loop-24", "Loop-25", "Scan-24", "Scan-25")},
     **{k: "random: x * 1.05 + 0.01 is below the stated power (a variance ratio of 1.10; the spread test detects <= 0.72 or "
           ">= 1.38 at 1,000 values)" for k in ("RandomNormal-1", "RandomNormal-22", "RandomNormalLike-1", "RandomNormalLike-22")},
 }
