@@ -56,8 +56,6 @@ ELSEWHERE: dict[str, str] = {
     **{k: "open: float16/bfloat16 tolerances not yet derived from the computation (Attention's is: tolerances.py)"
        for k in ("DFT-17", "DFT-20", "STFT-17", "GroupNormalization-21", "InstanceNormalization-22", "LayerNormalization-17",
                  "RNN-22", "SoftmaxCrossEntropyLoss-13")},
-    **{k: "open: a one-value Dropout output passes on its support alone (too few values for a distribution test)"
-       for k in ("Dropout-1", "Dropout-6", "Dropout-7", "Dropout-12", "Dropout-13", "Dropout-22")},
     **{k: "random: x * 1.05 + 0.01 is below the stated power (a variance ratio of 1.10; the spread test detects <= 0.72 or "
           ">= 1.38 at 1,000 values)" for k in ("RandomNormal-1", "RandomNormal-22", "RandomNormalLike-1", "RandomNormalLike-22")},
 }
