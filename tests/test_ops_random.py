@@ -79,8 +79,9 @@ def test_an_inverted_bernoulli_fails_and_a_right_one_passes():
 
 def test_a_normal_sample_with_the_wrong_scale_fails():
     gen = np.random.default_rng(2)
-    assert judge("RandomNormal", gen.normal(0, 1, 1000).astype(np.float32), attrs={"scale": 1.0}).outcome == "pass"
+    assert judge("RandomNormal", gen.normal(0, 1, 12000).astype(np.float32), attrs={"scale": 1.0}).outcome == "pass"
     assert judge("RandomNormal", gen.normal(0, 2, 1000).astype(np.float32), attrs={"scale": 1.0}).outcome == "mismatch"
+    assert judge("RandomNormal", gen.normal(0, 1.05, 12000).astype(np.float32), attrs={"scale": 1.0}).outcome == "mismatch"
 
 
 @pytest.mark.parametrize("op", ["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial", "Dropout"])

@@ -56,8 +56,6 @@ ELSEWHERE: dict[str, str] = {
     **{k: "open: float16/bfloat16 tolerances not yet derived from the computation (Attention's is: tolerances.py)"
        for k in ("DFT-17", "DFT-20", "STFT-17", "GroupNormalization-21", "InstanceNormalization-22", "LayerNormalization-17",
                  "RNN-22", "SoftmaxCrossEntropyLoss-13")},
-    **{k: "random: x * 1.05 + 0.01 is below the stated power (a variance ratio of 1.10; the spread test detects <= 0.72 or "
-          ">= 1.38 at 1,000 values)" for k in ("RandomNormal-1", "RandomNormal-22", "RandomNormalLike-1", "RandomNormalLike-22")},
 }
 
 NARROW = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
