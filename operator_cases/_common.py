@@ -34,6 +34,16 @@ def unit(x: Any) -> float:
     return ROUNDOFF[S.label_of(np.asarray(x).dtype)]
 
 
+def rounds(v: np.ndarray, like: np.ndarray, upstream: Any = 0.0) -> np.ndarray:
+    """The relative error one correctly rounded (or faithful) step that should give the exact value
+    ``v`` (float64) commits in like's type: u, or 0 where v is representable there and the step's
+    operands carry no error yet (``upstream`` 0): such a step returns v itself."""
+    dtype = np.asarray(like).dtype
+    with np.errstate(all="ignore"):
+        exact = (np.asarray(v, np.float64).astype(dtype).astype(np.float64) == v) & (np.asarray(upstream) == 0)
+    return np.where(exact, 0.0, unit(like))
+
+
 def rounded_reach(y: np.ndarray, err: np.ndarray, like: np.ndarray) -> np.ndarray:
     """The allowance, per element, for a backend whose value before its last rounding to the
     output type lies within ``err`` of the exact result ``y`` (float64), against our expected
