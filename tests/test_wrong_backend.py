@@ -50,12 +50,7 @@ FULL = os.environ.get("ONNX_HARNESS_WRONG_FULL") == "1"
 
 #: op-versions whose wrong outputs get through for a cause another branch owns (the lead empties
 #: this when merging): op-version -> the area
-ELSEWHERE: dict[str, str] = {
-    # what a wrong backend still gets through on the reduced draw once the tolerance and random
-    # work landed: each an open item of issue 31, named here so that nothing else can slip by
-    **{k: "open: float16/bfloat16 tolerances not yet derived from the computation (Attention's is: tolerances.py)"
-       for k in ("RNN-22",)},
-}
+ELSEWHERE: dict[str, str] = {}
 
 NARROW = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
                                 ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn)} | (
