@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import NAN_IEEE, Ctx, Plan, as_list, size_of
+from harness.fuzz_api import NAN_IEEE, ROUNDOFF, Ctx, Plan, as_list, size_of
 from harness.registry import Example, Operator
 
-from ._common import wide
+from ._common import TINY, gamma, rounded_reach, unit, wide
 
 st = S.st
 
@@ -164,3 +164,59 @@ def channel_norm_template(op: Operator, *, axes_of: Callable[[np.ndarray, dict],
 
 def edge(inputs: list, attrs: dict | None = None, name: str = "") -> Example:
     return Example(list(inputs), dict(attrs or {}), name=name)
+
+
+def stage_one_bound(xw: np.ndarray, axes: tuple[int, ...], epsilon: float, label_s: str) -> tuple[np.ndarray, ...]:
+    """How far a standardization of each group over ``axes`` evaluated with every step rounded in
+    the type ``label_s`` (the stash or accumulation type; unit roundoff u_s) lands from the exact
+    one, to first order in u_s (Higham, Accuracy and Stability, 3.1 and 4.2), for a group of n
+    elements:
+
+    * Mean = sum(x) / n: n - 1 additions and a division (exact when n is a power of two),
+      |dMean| <= gamma_n mean|x| (gamma_(n-1) for such n: 0 for one element);
+    * D = X - Mean: dMean plus one rounding, u_s |D|;
+    * Var = sum(D * D) / n: the first-order effect of dMean cancels (sum D = 0), the squares,
+      the sum and the division round: relative gamma_(n+2), plus 2 u_s from D's roundings;
+      Var + epsilon one more: gamma_(n+5) (Var + epsilon) in all;
+    * InvStdDev = 1 / sqrt(Var + epsilon): half the relative error of its argument, plus the
+      square root's and the division's roundings: rho = gamma_(n+5) / 2 + 2 u_s;
+    * Normalized = D * InvStdDev: |dN| <= |dMean| InvStdDev + |N| (rho + 2 u_s) (D's rounding
+      and the product's);
+    * underflow: a step whose result is subnormal loses up to t = half the type's smallest
+      subnormal, absolutely: n + 1 such losses in Mean, one in D, 2n + 2 in Var + epsilon (the
+      squares of subnormal deviations vanish), which moves InvStdDev by InvStdDev^3 / 2 times that:
+      |dN| grows by ((n + 2) InvStdDev + |D| InvStdDev^3 (n + 1)) t.
+
+    The condition of the normalization is mean|x| / sqrt(Var + epsilon): a group whose mean is
+    large against its spread amplifies the mean's error. Returns Normalized, its bound, Mean, its
+    bound, InvStdDev and its bound (float64; the statistics keep the reduced axes)."""
+    n = int(np.prod([xw.shape[a] for a in axes])) if axes else 1
+    u_s, t = ROUNDOFF[label_s], TINY[label_s] / 2
+    with np.errstate(all="ignore"):
+        mean = xw.mean(axis=axes, keepdims=True)
+        d = xw - mean
+        inv = 1.0 / np.sqrt((d * d).mean(axis=axes, keepdims=True) + f32(epsilon))
+        norm = d * inv
+        # n - 1 additions, and a division by n that is exact when n is a power of two (a group of
+        # one element: its mean is itself, D = 0 exactly)
+        mean_err = gamma(n - 1 + (n & (n - 1) != 0), u_s) * np.abs(xw).mean(axis=axes, keepdims=True)
+        rho = gamma(n + 5, u_s) / 2 + 2 * u_s
+        norm_err = mean_err * inv + np.abs(norm) * (rho + 2 * u_s) + ((n + 2) * inv + np.abs(d) * inv**3 * (n + 1)) * t
+        mean_err = mean_err + (n + 1) * t
+    return norm, norm_err, mean, mean_err, inv, rho * inv
+
+
+def scaled_bound(norm: np.ndarray, norm_err: np.ndarray, s: Any, b: Any, like: np.ndarray, k: int, cast_ours: bool) -> np.ndarray:
+    """Y = Normalized * Scale + B in the output type T (unit roundoff u) from a Normalized off by
+    ``norm_err``: before the sum's last rounding, |dY| <= |Scale| dN + k u |N Scale|, k counting the
+    roundings on the way (the product's; a cast of Normalized to T where the stage-one type differs;
+    one more where our oracle casts it too, ``cast_ours``, as the spec's GroupNormalization-21
+    does), plus half T's smallest subnormal for each of the k + 1 roundings that may underflow;
+    then the backend's last rounding against our oracle's one rounding of Y = N' * Scale + B (N'
+    our Normalized, rounded to T when ``cast_ours``): ``_common.rounded_reach``."""
+    u, dtype = unit(like), np.asarray(like).dtype
+    with np.errstate(all="ignore"):
+        n_ours = norm.astype(dtype).astype(np.float64) if cast_ours else norm
+        y = n_ours * s + (0.0 if b is None else b)
+        err = np.abs(s) * norm_err + k * u * np.abs(norm * s) + (k + 1) * TINY[S.label_of(dtype)] / 2
+    return rounded_reach(y, np.where(np.isfinite(err), err, 0.0), like)

@@ -36,15 +36,19 @@ def out_dtype(dtype, like=None) -> np.dtype:
 
 
 #: the number of values a drawn sample holds: enough for the power the comparator asks of its
-#: distribution tests (``harness.compare.TARGETS``: 115 values for RandomNormal, 111 for
-#: RandomUniform), which report a smaller sample as not checked; scalars and empty tensors are
-#: edge examples
+#: distribution tests (``harness.compare.TARGETS``: 111 values for RandomUniform), which report a
+#: smaller sample as not checked; scalars and empty tensors are edge examples
 SAMPLE = (200, 800)
+#: RandomNormal(Like): 11,222 values see 1.05 times the scale (a variance ratio of 1.1025) with
+#: probability 0.99 at the false-alarm rate (``harness.compare._spread``)
+NORMAL_SAMPLE = (12000, 16000)
+#: the shape of a named RandomNormal(Like) example that must be checked: 12,000 values
+NORMAL_SHAPE = (120, 100)
 
 
-def draw_shape(d) -> list[int]:
-    """An output shape of 1 to 3 dims holding SAMPLE values."""
-    n = d(st.integers(*SAMPLE))
+def draw_shape(d, sample: tuple[int, int] = SAMPLE) -> list[int]:
+    """An output shape of 1 to 3 dims holding ``sample`` values."""
+    n = d(st.integers(*sample))
     shape = [d(st.integers(1, 8)) for _ in range(d(st.integers(0, 2)))]
     shape.append(-(-n // int(np.prod(shape, dtype=np.int64))))
     return list(d(st.permutations(shape)))
@@ -67,29 +71,30 @@ def like_inputs(opset: int) -> tuple[str, ...]:
             "bool", "string") + (("bfloat16",) if opset >= 22 else ())
 
 
-def like_example(d, dtype: str, opset: int, attrs: dict) -> Example:
+def like_example(d, dtype: str, opset: int, attrs: dict, sample: tuple[int, int] = SAMPLE) -> Example:
     """A *Like example: an input of a drawn T1 type (the output type itself, or another with
-    ``dtype`` set), whose shape the output copies."""
+    ``dtype`` set), whose shape (``sample`` values) the output copies."""
     in_label = dtype if d(st.booleans()) else d(st.sampled_from([t for t in like_inputs(opset) if t != "string"]))  # string: an edge
-    shape = tuple(draw_shape(d))
+    shape = tuple(draw_shape(d, sample))
     x = np.resize(S.arrays(d, in_label, shape=(d(st.integers(1, 8)),)), shape)  # values never read: a few, repeated
     extra = {} if in_label == dtype else {"dtype": S.onnx_code(dtype)}
     return Example([x], {**attrs, **extra}, random=True)
 
 
-def like_edges(dtype: str, opset: int, attrs: dict) -> list:
+def like_edges(dtype: str, opset: int, attrs: dict, shape: tuple[int, int] | None = None) -> list:
     """The *Like edge examples: every input type of T1 (values never read, special ones fed),
-    a scalar, an empty tensor and a large one for the distribution test."""
+    a scalar, an empty tensor and a large one for the distribution test; ``shape``: the one
+    every example but the scalar and the empty one takes, when the tests need more values."""
     out = []
     for label in like_inputs(opset):
-        x = np.resize(S.edge_values(label), (15, 16))  # enough values for the distribution tests
+        x = np.resize(S.edge_values(label), shape or (15, 16))  # enough values for the distribution tests
         extra = {} if label == dtype else {"dtype": S.onnx_code(dtype)}
         out.append(Example([x], {**attrs, **extra}, name=f"from_{label}", random=True))
     f = S.np_dtype(dtype)
     out += [
         Example([np.zeros((), f)], dict(attrs), name="scalar", random=True),
         Example([np.zeros((2, 0, 3), f)], dict(attrs), name="empty", random=True),
-        Example([np.resize(S.edge_values(dtype), (40, 25))], dict(attrs), name="large", random=True),
-        Example([np.zeros((20, 10), f)], {**attrs, "seed": 3.0}, name="seeded", random=True),
+        Example([np.resize(S.edge_values(dtype), shape or (40, 25))], dict(attrs), name="large", random=True),
+        Example([np.zeros(shape or (20, 10), f)], {**attrs, "seed": 3.0}, name="seeded", random=True),
     ]
     return out

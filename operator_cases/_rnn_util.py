@@ -57,7 +57,10 @@ import hypothesis
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import ROUNDOFF
 from harness.registry import Example, Operator
+
+from ._common import TINY, gamma, rounds
 
 st = S.st
 
@@ -129,10 +132,12 @@ def _act(slot, x, clip):
 
 def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, initial_c=None, P=None, *,
                attrs: dict, layout: int = 0, transpose_r: bool = True, defaults: dict | None = None,
-               clip_cell: str = "") -> list[np.ndarray]:
+               clip_cell: str = "", bound_u: float | None = None) -> list[np.ndarray]:
     """[Y, Y_h] (LSTM: [Y, Y_h, Y_c]) in float64 (the caller rounds to T). ``defaults`` and
     ``clip_cell`` ("" ours: h(Ct) unclipped; "h": h(clip(Ct)); "state": Ct itself clipped) give
-    the other readings of the spec-silent points."""
+    the other readings of the spec-silent points. ``bound_u`` (RNN only): also the error bound of
+    Y and Y_h before their last rounding, for every step rounded at that unit roundoff
+    (``rnn_step_error``): [Y, Y_h, its bound, its bound]."""
     gates, _ = KINDS[kind]
     direction = _text(attrs.get("direction", "forward"))
     if direction == "foward":  # GRU-1's schema default is spelled so; its doc says forward (default)
@@ -168,8 +173,9 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
     acts = activation_functions(kind, attrs, num_dir, defaults)
     clip = attrs.get("clip")
     clip = None if clip is None else float(clip)
-    ys, hs, cs = [], [], []
+    ys, hs, cs, eys, ehs = [], [], [], [], []
     cols = np.arange(Bsz)
+    names = {v[0]: k for k, v in ACTIVATIONS.items()}
     for d in range(num_dir):
         reverse = direction == "reverse" or d == 1
         wd, rd = w[d], r[d]
@@ -178,6 +184,7 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
         wb, rb = b[d, :gates * H], b[d, gates * H:]
         h, c = h0[d].copy(), c0[d].copy()
         y = np.zeros((T, Bsz, H))
+        e, eh, ey = np.zeros((Bsz, H)), np.zeros((Bsz, H)), np.zeros((T, Bsz, H))  # the state's error (initial_h is exact), Y_h's, Y's
         for k in range(T):
             live = k < lens
             t = np.where(live, (lens - 1 - k) if reverse else k, 0)
@@ -186,6 +193,14 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
             hr = h @ rd.T
             if kind == "RNN":
                 hn, cn = _act(acts[d][0], xw + hr + rb, clip), c
+                if bound_u is not None:
+                    fn, a, b_ = acts[d][0]
+                    dots = (np.abs(xt) @ np.abs(wd).T, np.abs(h) @ np.abs(rd).T)
+                    parts = (xt @ wd.T, hr, np.broadcast_to(wb, hr.shape), np.broadcast_to(rb, hr.shape))
+                    en = rnn_step_error(names[fn], a, b_, xw + hr + rb, dots, parts, e @ np.abs(rd).T, (x.shape[2], H), X, hn)
+                    ey[t[live], cols[live]] = en[live]
+                    e = np.where(live[:, None], en + rounds(hn, X, en) * np.abs(hn), e)  # and the state's own rounding
+                    eh = np.where(live[:, None], en, eh)
             elif kind == "GRU":
                 f, g = acts[d]
                 z = _act(f, xw[:, :H] + hr[:, :H] + rb[:H], clip)
@@ -215,10 +230,65 @@ def recurrence(kind: str, X, W, R, B=None, sequence_lens=None, initial_h=None, i
         ys.append(y)
         hs.append(h)
         cs.append(c)
+        eys.append(ey)
+        ehs.append(eh)
     Y, Y_h, Y_c = np.stack(ys, 1), np.stack(hs, 0), np.stack(cs, 0)
+    E, E_h = np.stack(eys, 1), np.stack(ehs, 0)
     if layout:
         Y, Y_h, Y_c = Y.transpose(2, 0, 1, 3), Y_h.transpose(1, 0, 2), Y_c.transpose(1, 0, 2)
+        E, E_h = E.transpose(2, 0, 1, 3), E_h.transpose(1, 0, 2)
+    if bound_u is not None:
+        return [Y, Y_h, E, E_h]
     return [Y, Y_h, Y_c] if kind == "LSTM" else [Y, Y_h]
+
+
+#: an upper bound of |f'| of each activation (alpha a, beta b): how far it moves an error of its argument
+LIPSCHITZ = {"Relu": lambda a, b: 1.0, "Tanh": lambda a, b: 1.0, "Sigmoid": lambda a, b: 0.25, "Affine": lambda a, b: abs(a),
+             "LeakyRelu": lambda a, b: max(1.0, abs(a)), "ThresholdedRelu": lambda a, b: 1.0, "ScaledTanh": lambda a, b: abs(a * b),
+             "HardSigmoid": lambda a, b: abs(a), "Elu": lambda a, b: max(1.0, abs(a)), "Softsign": lambda a, b: 1.0,
+             "Softplus": lambda a, b: 1.0}
+
+
+def rnn_step_error(name: str, a: float, b: float, pre: np.ndarray, dots: tuple, parts: tuple, carried: np.ndarray,
+                   lengths: tuple[int, int], like: np.ndarray, hn: np.ndarray) -> np.ndarray:
+    """How far one RNN step's Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi), evaluated in T (unit
+    roundoff u), lands before its last rounding from the exact one, to first order:
+
+    * the two dot products (lengths I and H) accumulate in float32 or wider where T is narrower
+      (the accumulation width is not named; a sum accumulated in bfloat16 is not a reading we
+      accept: its worst case, gamma_(I+H+2) at 2**-8, is several % of an output and could not tell
+      one 5 % off): a product of two narrow values is exact there, the I - 1 and H - 1 additions
+      give gamma_(I-1) and gamma_(H-1) at that unit times the sums of |terms| (``dots``), then each
+      is rounded to T: u |Xt Wi^T|, u |Ht-1 Ri^T|;
+    * the three additions of the four parts (``parts``, in any order): each rounds a partial sum,
+      at most u M, M the largest |sum| of a subset of the parts: 3 u M;
+    * a step whose exact result is representable in T and whose operands carry no error yet
+      rounds nothing (``_common.rounds``): an exact step stays exact;
+    * the previous state's error carried through |Ri| (``carried``);
+    * the activation moves that by at most its Lipschitz constant (``LIPSCHITZ``;
+      ThresholdedRelu jumps by its threshold where the argument may cross it), and a faithful
+      evaluation of it adds u |Ht|. The state passed on adds Ht's rounding (the caller);
+    * each of the 6 roundings in T may underflow, losing up to t, half T's smallest subnormal;
+      an infinite pre-activation is infinite in any order, and Tanh or Sigmoid of it exact."""
+    u = ROUNDOFF[S.label_of(np.asarray(like).dtype)]
+    u_acc = min(u, ROUNDOFF["float32"])
+    xw, hr, wb, rb = (np.asarray(p_) for p_ in parts)
+    with np.errstate(all="ignore"):
+        stack = np.stack([xw, hr, wb, rb])
+        m = np.maximum(np.sum(np.where(stack > 0, stack, 0.0), axis=0), -np.sum(np.where(stack < 0, stack, 0.0), axis=0))
+        d_xw, d_hr = gamma(lengths[0] - 1, u_acc) * dots[0], gamma(lengths[1] - 1, u_acc) * dots[1]
+        up = d_xw + d_hr + rounds(xw, like, d_xw) * np.abs(xw) + rounds(hr, like, d_hr) * np.abs(hr) + carried
+        adds = np.maximum.reduce([rounds(xw + hr, like, up), rounds(xw + hr + wb, like, up), rounds(pre, like, up)])
+        t = TINY[S.label_of(np.asarray(like).dtype)] / 2
+        da = up + 3 * adds * m
+        da = da + np.where(da > 0, 5 * t, 0.0)  # each of the 5 roundings in T may underflow (an exact step loses nothing)
+        r_h = rounds(np.asarray(hn), like, da)
+        out = LIPSCHITZ[name](a, b) * da + r_h * np.abs(hn) + np.where(r_h > 0, t, 0.0)
+        # an infinite argument is infinite in every evaluation: a saturated activation of it is exact
+        out = np.where(np.isinf(pre) & np.isfinite(hn), 0.0, out)
+        if name == "ThresholdedRelu":
+            out = out + np.where((da > 0) & (np.abs(pre - a) <= da), abs(a) + da, 0.0)  # exact at the threshold: no jump
+    return out
 
 
 def make_reference(kind: str, transpose_r: bool = True):

@@ -27,7 +27,10 @@ import math
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import ROUNDOFF
 from harness.registry import Example, Operator
+
+from ._common import gamma, rounded_reach
 
 st = S.st
 #: the output types of T2 (labels)
@@ -117,3 +120,37 @@ def from_complex(c: np.ndarray, dtype, real: bool = False) -> np.ndarray:
     parts = [c.real] if real else [c.real, c.imag]
     return np.stack(parts, axis=-1).astype(dtype)
 
+
+
+# -- rounding bound of a transform (DFT, STFT; harness/data/tolerances.toml, ``bound``) -----------
+def magnitudes(x) -> np.ndarray:
+    """|re| + |im| of each element of a [..., 1] or [..., 2] signal, as a real signal of that layout
+    (imaginary parts 0): transformed by the op itself, its bin 0 is sum_n (|re x_n| + |im x_n|)
+    over the terms each output sums (divided by N for an inverse)."""
+    a = np.abs(np.asarray(x).astype(np.float64))
+    m = a.sum(axis=-1, keepdims=True)
+    return np.concatenate([m, np.zeros_like(m)], axis=-1) if a.shape[-1] == 2 else m
+
+
+def transform_bound(y: np.ndarray, mag: np.ndarray, n: int, like, extra: int = 0, stored: float = 0.0) -> np.ndarray:
+    """The allowance per output of a sum of N twiddled terms, y the exact outputs (float64, layout
+    [..., 2] or [..., 1]) and ``mag`` each output's sum of term magnitudes sum_n (|re x_n| + |im x_n|)
+    (|cos| + |sin| <= 2 aside: each twiddle factor's parts are at most 1): a direct sum rounds a
+    twiddle factor (its cos and sin), a product and the complex product's addition (3 roundings a
+    term) and N - 1 additions; a radix-2 FFT rounds at most 4 times a stage over ceil(log2 N)
+    stages and its twiddles once; an inverse divides by N (one more); ``extra`` more roundings a
+    term (a window). So |dy| <= gamma_K(u_acc) * 2 * mag with K = N + 4 + 4 ceil(log2 N) + extra,
+    covering either order (Higham, Accuracy and Stability, 3.1 and 24.1); ``stored``: the unit
+    roundoff of a type the terms are stored in before the sum (STFT's windowed frame, a tensor of
+    T), each term then off by that times its magnitude (a twiddle factor has modulus 1): + stored * mag.
+
+    u_acc: the unit roundoff of the arithmetic, float32's (2**-24) for the float16 and bfloat16
+    signals: the spec names no precision, and a sum accumulated in those types is not among the
+    readings we accept (its worst case, gamma_N(2**-8) * sum |x|, is 4 % of the largest output at N
+    = 12 in bfloat16, and could not tell an output 5 % off); numpy's FFT (onnx.reference) evaluates
+    in float64 and our kernels in float32 or wider. Then the last rounding to T against ours
+    (``_common.rounded_reach``)."""
+    label = S.label_of(np.asarray(like).dtype)
+    u_acc = ROUNDOFF["float32"] if label in ("float16", "bfloat16") else ROUNDOFF[label]
+    k = n + 4 + 4 * int(np.ceil(np.log2(max(n, 1)))) + extra
+    return rounded_reach(y, (gamma(k, u_acc) * 2 + stored) * mag, like)

@@ -26,7 +26,7 @@ from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator
 
-from ._signal_util import from_complex, to_complex
+from ._signal_util import from_complex, magnitudes, to_complex, transform_bound
 
 op = Operator("DFT")
 st = S.st
@@ -64,6 +64,24 @@ def dft_17(x, dft_length=None, *, axis=1, inverse=0, onesided=0):
 @op.reference(20)
 def dft_20(x, dft_length=None, axis=None, *, inverse=0, onesided=0):
     return _dft(x, dft_length, -2 if axis is None else np.asarray(axis), inverse, onesided)
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """The allowance per output of a transform line (``_signal_util.transform_bound``): each output
+    sums the N terms of its line (zero-padded or cut to dft_length), bounded by gamma_K(u_acc)
+    times twice the line's sum of |re x_n| + |im x_n| (the op applied to those magnitudes, bin 0;
+    over N for an inverse, an IRFFT's mirrored bins counted twice)."""
+    x = np.asarray(inputs[0])
+    ref = dft_17 if since < 20 else dft_20
+    rest = list(inputs[1:3 if since >= 20 else 2])
+    y = ref(x.astype(np.float64), *rest, **attrs)
+    axis = int(attrs.get("axis", 1)) if since < 20 else (-2 if len(inputs) < 3 or inputs[2] is None else int(np.asarray(inputs[2])))
+    ax = axis % x.ndim
+    mag = np.take(ref(magnitudes(x), *rest, **attrs), [0], axis=ax)[..., :1]
+    size = x.shape[ax]
+    irfft = bool(attrs.get("onesided", 0)) and bool(attrs.get("inverse", 0))
+    n = int(np.asarray(inputs[1])) if len(inputs) > 1 and inputs[1] is not None else (2 * (size - 1) if irfft else size)
+    return [transform_bound(y, np.broadcast_to(mag, y.shape), n, x)]
 
 
 def _open_lines(inputs, attrs, expected, since):

@@ -31,7 +31,8 @@ from harness.registry import Example, Operator
 
 from ._accumulate_util import add_examples
 from ._common import back, wide
-from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
+from ._norm_util import (arr, channel_norm_template, channel_param, draw_epsilon, scaled_bound, specials, spread,
+                         stage_one_bound, standardize)
 
 op = Operator("GroupNormalization")
 st = S.st
@@ -59,6 +60,34 @@ def group_normalization_21(x, scale, bias, *, num_groups, epsilon=1e-5, stash_ty
     x = np.asarray(x)
     stage_one = wide(back(normalized(x, num_groups, epsilon), x))  # "casts the normalized results back"
     return back(stage_one * channel_param(scale, x.ndim) + channel_param(bias, x.ndim), x)
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """How far an evaluation of the spec's computation lands from our value (float64, rounded once),
+    element by element (``_norm_util.stage_one_bound`` and ``scaled_bound``): the first stage over
+    the n = (C / num_groups) * D1 * ... * Dn elements of a group, every step rounded at u_s ("The
+    floating-point precision used in the first stage is determined by the stash_type attribute",
+    version 21, default float: 2**-24; version 18's function body computes in T), so
+    |dN| <= gamma_n mean|x| InvStdDev + |N| (gamma_(n+5) / 2 + 4 u_s); version 21 "casts the
+    normalized results back to the original type of X" and "the second stage does not depend on
+    stash_type": scale and bias in T (u), |dY| <= |scale| dN + 3u |N scale| before the sum's
+    rounding (the backend's cast and product, our own cast), then its rounding and ours
+    (``_norm_util.scaled_bound``)."""
+    x, scale, bias = inputs[:3]
+    x = np.asarray(x)
+    g = int(attrs["num_groups"])
+    label_s = S.label_of(int(attrs.get("stash_type", 1))) if since >= 21 else S.label_of(x.dtype)
+    n, c = x.shape[:2]
+    if x.size == 0 or c % g:
+        return [np.zeros(x.shape)]
+    grouped = wide(x).reshape((n, g, -1))
+    norm, norm_err = (a.reshape(x.shape) for a in stage_one_bound(grouped, (2,), float(attrs.get("epsilon", 1e-5)), label_s)[:2])
+    s = wide(np.asarray(scale)).reshape(-1)
+    s = np.repeat(s, c // g) if since < 21 else s
+    b = wide(np.asarray(bias)).reshape(-1)
+    b = np.repeat(b, c // g) if since < 21 else b
+    cast = since >= 21  # "casts the normalized results back to the original type of X", and so do we
+    return [scaled_bound(norm, norm_err, channel_param(s, x.ndim), channel_param(b, x.ndim), x, 1 + 2 * cast, cast)]
 
 
 @op.strategy(*VERSIONS)

@@ -29,7 +29,8 @@ from harness.registry import Example, Operator
 
 from ._accumulate_util import NARROW, EXPECTED, add_examples, finite_is_ours_or, narrow_spec, standardized_in_type, top
 from ._common import back, wide
-from ._norm_util import arr, channel_norm_template, channel_param, draw_epsilon, specials, spread, standardize
+from ._norm_util import (arr, channel_norm_template, channel_param, draw_epsilon, scaled_bound, specials, spread, stage_one_bound,
+                         standardize)
 
 op = Operator("InstanceNormalization")
 st = S.st
@@ -41,6 +42,22 @@ def instance_normalization(x, scale, b, *, epsilon=1e-5, consumed_inputs=None):
     x = np.asarray(x)
     y = standardize(wide(x), tuple(range(2, x.ndim)), epsilon) * channel_param(scale, x.ndim) + channel_param(b, x.ndim)
     return back(y, x)
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """How far an evaluation in the input type lands from our value (float64, rounded once), element
+    by element: the spec names no precision for the statistics ("mean and variance are computed per
+    instance per channel"), so every step may round in T (u_s = u: 2**-11 for float16, 2**-8 for
+    bfloat16) over the n = D1 * ... * Dn elements of a channel (``_norm_util.stage_one_bound``):
+    |dN| <= gamma_n mean|x| InvStdDev + |N| (gamma_(n+5) / 2 + 4u); then scale and B:
+    |dY| <= |scale| dN + u |N scale| before the sum's rounding, then its rounding and ours
+    (``_norm_util.scaled_bound``)."""
+    x, scale, b = inputs[:3]
+    x = np.asarray(x)
+    if x.size == 0:
+        return [np.zeros(x.shape)]
+    norm, norm_err = stage_one_bound(wide(x), tuple(range(2, x.ndim)), float(attrs.get("epsilon", 1e-5)), S.label_of(x.dtype))[:2]
+    return [scaled_bound(norm, norm_err, channel_param(scale, x.ndim), channel_param(b, x.ndim), x, 1, False)]
 
 
 @op.strategy(*VERSIONS)

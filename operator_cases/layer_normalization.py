@@ -39,6 +39,8 @@ from harness.registry import Example, Operator
 
 from ._accumulate_util import add_examples
 from ._common import back, wide
+from ._common import rounded_reach
+from ._norm_util import scaled_bound, stage_one_bound
 
 op = Operator("LayerNormalization")
 st = S.st
@@ -74,6 +76,30 @@ def layer_normalization(x, scale, b=None, *, axis=-1, epsilon=1e-5, stash_type=1
 
 def _stash_max(stash_type) -> float:
     return S.finite_range(S.label_of(int(stash_type)))[1]
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """Per output, how far an evaluation of the spec's function body lands from our value (float64,
+    rounded once), element by element (``_norm_util.stage_one_bound`` and ``scaled_bound``): stage
+    one (Mean, D, Var, InvStdDev, Normalized) rounded at the unit roundoff u_s of ``stash_type``
+    ("must happen" in that precision: 2**-24 for float, 2**-8 for bfloat16) over the n elements of a
+    group, |dN| <= gamma_n mean|x| InvStdDev + |N| (gamma_(n+5) / 2 + 4 u_s); then "Normalized
+    is cast back to the original type of X" and Mul(Normalized, Scale), Add(., B) happen in T (u):
+    |dY| <= |Scale| dN + 2u |N Scale| before the sum's rounding, then its rounding and ours
+    (``_norm_util.scaled_bound``). Mean and InvStdDev
+    are stage-one values in U = stash_type: within gamma_n mean|x| and (gamma_(n+5) / 2 + 2 u_s)
+    InvStdDev before their last rounding to U, then that rounding and ours (``rounded_reach``)."""
+    x, scale, b = (list(inputs) + [None] * 3)[:3]
+    x = np.asarray(x)
+    axis = int(attrs.get("axis", -1)) % max(x.ndim, 1)
+    axes = tuple(range(axis, x.ndim))
+    label_s = S.label_of(int(attrs.get("stash_type", 1)))
+    norm, norm_err, mean, mean_err, inv, inv_err = stage_one_bound(wide(x), axes, float(attrs.get("epsilon", 1e-5)), label_s)
+    s = np.broadcast_to(wide(np.asarray(scale)), x.shape)
+    b = None if b is None else np.broadcast_to(wide(np.asarray(b)), x.shape)
+    y_b = scaled_bound(norm, norm_err, s, b, x, 1 + (label_s != S.label_of(x.dtype)), False)
+    like = np.empty(0, S.np_dtype(label_s))
+    return [y_b, rounded_reach(mean, mean_err, like), rounded_reach(inv, inv_err, like)]
 
 
 def _spread_groups(x, axis, dtype):

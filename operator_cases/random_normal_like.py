@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._random_util import QUARTERS, like_edges, like_example, out_dtype, rng, st
+from ._random_util import NORMAL_SAMPLE, NORMAL_SHAPE, QUARTERS, like_edges, like_example, out_dtype, rng, st
 
 op = Operator("RandomNormalLike", type_param="T2")
 VERSIONS = (1, 22)
@@ -29,9 +29,9 @@ def draw(d, dtype, opset):
         attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
     if d(st.integers(0, 3)) == 0:
         attrs["seed"] = float(d(st.integers(0, 1000)))
-    return like_example(d, dtype, opset, attrs)
+    return like_example(d, dtype, opset, attrs, NORMAL_SAMPLE)
 
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
-    return like_edges(dtype, opset, {"mean": -1.5, "scale": 0.5})
+    return like_edges(dtype, opset, {"mean": -1.5, "scale": 0.5}, NORMAL_SHAPE)

@@ -18,9 +18,10 @@ IEEE complex products make NaN or inf depending on how they are formed).
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import ROUNDOFF
 from harness.registry import Example, Operator
 
-from ._signal_util import from_complex, to_complex
+from ._signal_util import from_complex, magnitudes, to_complex, transform_bound
 
 op = Operator("STFT")
 st = S.st
@@ -55,6 +56,25 @@ def stft(signal, frame_step, window=None, frame_length=None, *, onesided=1):
     else:
         spec = np.fft.fft(framed, fl, axis=-1)
     return from_complex(spec, x.dtype)
+
+
+def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
+    """The allowance per output (``_signal_util.transform_bound``): each bin of a frame sums the
+    frame_length windowed terms x_n w_n (one more rounding a term, the window's product), bounded
+    by gamma_K(u_acc) times twice the frame's sum of (|re x_n| + |im x_n|) |w_n| (the op applied to
+    those magnitudes and |window|, bin 0). "computing a DFT of each windowed frame": the windowed
+    frame may be a tensor of T, each x_n w_n rounded there before the sum (onnx.reference does so),
+    which adds u_T sum |x_n w_n| (``stored``)."""
+    signal, frame_step = inputs[0], inputs[1]
+    window = inputs[2] if len(inputs) > 2 else None
+    frame_length = inputs[3] if len(inputs) > 3 else None
+    x = np.asarray(signal)
+    wide_w = None if window is None else np.asarray(window).astype(np.float64)
+    y = stft(x.astype(np.float64), frame_step, wide_w, frame_length, **attrs)
+    mag = stft(magnitudes(x), frame_step, None if window is None else np.abs(wide_w), frame_length, **attrs)
+    fl = _geometry(signal, frame_step, window, frame_length)[1]
+    stored = 0.0 if window is None else ROUNDOFF[S.label_of(x.dtype)]  # no window: x * 1 is x
+    return [transform_bound(y, np.broadcast_to(mag[:, :, :1, :1], y.shape), fl, x, extra=1, stored=stored)]
 
 
 def _open_frames(inputs, attrs, expected, since):

@@ -79,11 +79,32 @@ def test_an_inverted_bernoulli_fails_and_a_right_one_passes():
 
 def test_a_normal_sample_with_the_wrong_scale_fails():
     gen = np.random.default_rng(2)
-    assert judge("RandomNormal", gen.normal(0, 1, 1000).astype(np.float32), attrs={"scale": 1.0}).outcome == "pass"
+    assert judge("RandomNormal", gen.normal(0, 1, 12000).astype(np.float32), attrs={"scale": 1.0}).outcome == "pass"
     assert judge("RandomNormal", gen.normal(0, 2, 1000).astype(np.float32), attrs={"scale": 1.0}).outcome == "mismatch"
+    assert judge("RandomNormal", gen.normal(0, 1.05, 12000).astype(np.float32), attrs={"scale": 1.0}).outcome == "mismatch"
 
 
 @pytest.mark.parametrize("op", ["RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Bernoulli", "Multinomial", "Dropout"])
 def test_every_random_op_version_is_registered(op):
     versions = [s for (d, o, s) in REGISTRY if o == op and d == ""]
     assert versions and all(REGISTRY[("", op, s)].complete for s in versions)
+
+
+@pytest.mark.parametrize("since", [6, 12, 13, 22])
+def test_a_drawn_dropout_in_training_mode_fails_when_every_element_is_dropped(since):
+    """Issue 31: a one-value training output of 0 passed on its support alone (0 is a dropped
+    element); drawn data now holds 200 to 800 values, so the kept count's binomial test sees it."""
+    from harness.execute import execute_case
+    from harness.suites.operators import DEFAULT_SEED, build_op_version
+
+    from .test_wrong_backend import WrongOutputs
+
+    cases = [c for c in build_op_version(REGISTRY[("", "Dropout", since)], since, 4, DEFAULT_SEED)
+             if c.check == "random" and c.id.rsplit("/", 1)[1].isdigit()]
+    assert cases
+    for case in cases:
+        data = case.load_data()
+        x = np.asarray(data[0].inputs["x0"])
+        assert x.size >= 200, (case.id, x.shape)
+        zeros = iter([[np.zeros_like(np.asarray(e)) for e in ds.expected] for ds in data])
+        assert execute_case(WrongOutputs(case, lambda expected: next(zeros)), case).outcome == "mismatch", case.id

@@ -255,3 +255,36 @@ def test_attention_softmax_in_a_narrower_precision_passes_and_a_coarser_error_fa
     assert any(not np.array_equal(a, e) for a, e in zip(stepwise, case.data[0].expected))  # it is not our value
     assert execute_case(Fixed(stepwise), case).outcome == "pass"
     assert execute_case(Fixed([_scaled(stepwise[0], 1 + worse)] + stepwise[1:]), case).outcome == "mismatch"
+
+
+# -- the pieces of the derived bounds (operator_cases/_common.py) ----------------------------------
+def test_rounded_reach_allows_only_what_an_error_before_the_last_rounding_can_reach():
+    from operator_cases._common import rounded_reach, rounds
+
+    bf16 = np.empty(0, ml_dtypes.bfloat16)
+    y = np.array([0.25, 1.0, 1.0, 0.0])
+    err = np.array([0.0, 2.0**-10, 2.0**-8, np.inf])
+    # no error: both round the same value; below half a unit: still the same; a tie below 1 reached:
+    # that one unit (2**-8 under 1); a non-finite error is left to the NaN and spec-silent checks
+    assert rounded_reach(y, err, bf16).tolist() == [0.0, 0.0, 2.0**-8, 0.0]
+    # a step whose exact result is representable and whose operands are exact rounds nothing
+    assert rounds(np.array([1.0, 0.1, 1.0]), bf16, np.array([0.0, 0.0, 1e-9])).tolist() == [0.0, 2.0**-8, 2.0**-8]
+
+
+@pytest.mark.parametrize("op, since, dtype", [("LayerNormalization", 17, "bfloat16"), ("GroupNormalization", 21, "bfloat16"),
+                                              ("InstanceNormalization", 22, "bfloat16"), ("SoftmaxCrossEntropyLoss", 13, "bfloat16"),
+                                              ("DFT", 20, "bfloat16"), ("STFT", 17, "float16"), ("RNN", 22, "bfloat16")])
+def test_a_derived_bound_catches_every_drawn_output_5_percent_off(op, since, dtype):
+    """The float16 / bfloat16 bounds derived per element (harness/data/tolerances.toml ``bound``):
+    x * 1.05 + 0.01 fails every drawn case (a blanket atol let it pass outputs near 0)."""
+    from harness.registry import REGISTRY
+
+    load_all()
+    opv = REGISTRY[("", op, since)]
+    cases = O.build_op_version(opv, since, 4, O.DEFAULT_SEED)
+    drawn = [c for c in cases if f"/{dtype}/" in c.id and c.id.rsplit("/", 1)[1].isdigit() and not c.tags.get("oracle_error")]
+    assert drawn and all(effective_tolerance(c).bound is not None for c in drawn)
+    for case in drawn:
+        expected = case.load_data()[0].expected
+        wrong = [(np.asarray(e).astype(np.float64) * 1.05 + 0.01).astype(np.asarray(e).dtype) for e in expected]
+        assert execute_case(Fixed(wrong), case).outcome == "mismatch", case.id

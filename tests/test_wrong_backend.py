@@ -50,20 +50,7 @@ FULL = os.environ.get("ONNX_HARNESS_WRONG_FULL") == "1"
 
 #: op-versions whose wrong outputs get through for a cause another branch owns (the lead empties
 #: this when merging): op-version -> the area
-ELSEWHERE: dict[str, str] = {
-    # what a wrong backend still gets through on the reduced draw once the tolerance and random
-    # work landed: each an open item of issue 31, named here so that nothing else can slip by
-    **{k: "open: float16/bfloat16 tolerances not yet derived from the computation (Attention's is: tolerances.py)"
-       for k in ("DFT-17", "DFT-20", "STFT-17", "GroupNormalization-21", "InstanceNormalization-22", "LayerNormalization-17",
-                 "RNN-22", "SoftmaxCrossEntropyLoss-13")},
-    **{k: "open: a one-value Dropout output passes on its support alone (too few values for a distribution test)"
-       for k in ("Dropout-1", "Dropout-6", "Dropout-7", "Dropout-12", "Dropout-13", "Dropout-22")},
-    **{k: "open: a float8e8m0 output of control flow is not exact yet (one step passes)"
-       for k in ("If-24", "If-25", "Loop-24", "Loop-25", "Scan-24", "Scan-25")},
-    **{k: "open: Mod's atol 1e-6 passes 0 for a result of -1.2e-38 (an exact op)" for k in ("Mod-10", "Mod-13")},
-    **{k: "random: x * 1.05 + 0.01 is below the stated power (a variance ratio of 1.10; the spread test detects <= 0.72 or "
-          ">= 1.38 at 1,000 values)" for k in ("RandomNormal-1", "RandomNormal-22", "RandomNormalLike-1", "RandomNormalLike-22")},
-}
+ELSEWHERE: dict[str, str] = {}
 
 NARROW = {np.dtype(t) for t in (ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e4m3fnuz, ml_dtypes.float8_e5m2,
                                 ml_dtypes.float8_e5m2fnuz, ml_dtypes.float4_e2m1fn)} | (
