@@ -107,14 +107,22 @@ def bitwise(op: Operator, ufunc: np.ufunc, versions: tuple[int, ...] = (18,)) ->
     pairwise(op, compute, (), versions)
 
 
-def _nan_point(op: Operator, versions: tuple[int, ...], word: str, identity: float, spec: str, expected: str, of: str) -> None:
+def nan_point(op: Operator, versions: tuple[int, ...], *, identity: float, spec: str, expected: str, invariant: str) -> None:
     """The spec-silent NaN of a max or min: propagated by us (IEEE 754-2019 maximum/minimum),
     ignored by the other reading (maximumNumber/minimumNumber: ``identity`` is what a NaN counts
     as then)."""
     op.spec_silent(
         "nan", versions, spec=spec, expected=f"{expected}; the text names no NaN rule", where=nan_in_result,
-        invariants={f"a {word} is NaN or the {word} of {of}": nan_or_ignoring_nan(identity)},
+        invariants={invariant: nan_or_ignoring_nan(identity)},
         readings=nan_ignored(identity))
+
+
+def max_pooling_nan(op: Operator, versions: tuple[int, ...], spec: str, group: str) -> None:
+    """MaxPool, GlobalMaxPool, MaxRoiPool: the spec-silent NaN in a ``group`` (a window, a
+    channel, a bin) that is max-pooled."""
+    nan_point(op, versions, identity=-np.inf, spec=spec,
+              expected=f"NaN for a {group} holding a NaN: IEEE 754-2019 maximum (numpy.max)",
+              invariant=f"a {group}'s max is NaN or the max of its non-NaN cells")
 
 
 def extreme(op: Operator, ufunc: np.ufunc, *, word: str, identity: float, versions: tuple[int, ...] = (1, 6, 8, 12, 13),
@@ -122,8 +130,9 @@ def extreme(op: Operator, ufunc: np.ufunc, *, word: str, identity: float, versio
     """Max, Min of 1..N inputs (``same_shape`` versions need equal shapes, later ones broadcast),
     with the spec-silent NaN input."""
     name = "maximum" if identity < 0 else "minimum"
-    _nan_point(op, versions, word, identity, f"Element-wise {word} of each of the input tensors",
-               f"NaN wherever an input is NaN: IEEE 754-2019 {name} (numpy.{name})", "the non-NaN inputs")
+    nan_point(op, versions, identity=identity, spec=f"Element-wise {word} of each of the input tensors",
+              expected=f"NaN wherever an input is NaN: IEEE 754-2019 {name} (numpy.{name})",
+              invariant=f"a {word} is NaN or the {word} of the non-NaN inputs")
 
     def compute(*inputs, consumed_inputs=None):
         return np.asarray(functools.reduce(ufunc, inputs)).astype(inputs[0].dtype)
@@ -150,8 +159,10 @@ def extreme_reduction(op: Operator, largest: bool, attr_axes: tuple[int, ...] = 
     for a max); the spec-silent NaN of a group."""
     word, identity, initial = ("max", -np.inf, identity_low) if largest else ("min", np.inf, identity_high)
     name = "maximum" if largest else "minimum"
-    _nan_point(op, attr_axes + input_axes, word, identity, f"Computes the {word} of the input tensor's element[...]along the provided axes.",
-               f"NaN for a group holding a NaN: IEEE 754-2019 {name} (numpy.{word})", "the group's non-NaN values")
+    nan_point(op, attr_axes + input_axes, identity=identity,
+              spec=f"Computes the {word} of the input tensor's element[...]along the provided axes.",
+              expected=f"NaN for a group holding a NaN: IEEE 754-2019 {name} (numpy.{word})",
+              invariant=f"a {word} is NaN or the {word} of the group's non-NaN values")
 
     def compute(x, axes, dtype):
         return (np.max if largest else np.min)(x, axis=axes, keepdims=True, initial=initial(dtype))
