@@ -138,18 +138,34 @@ def extreme(op: Operator, ufunc: np.ufunc, *, word: str, identity: float, versio
         return np.asarray(functools.reduce(ufunc, inputs)).astype(inputs[0].dtype)
 
     op.reference(*versions)(compute)
-    for group, broadcast in ((same_shape, False), (tuple(v for v in versions if v not in same_shape), True)):
-        op.strategy(*group)(functools.partial(_variadic_draw, broadcast=broadcast))
-        op.edges(*group)(functools.partial(_variadic_edges, broadcast=broadcast))
+    variadic(op, versions, same_shape, edges=_extreme_edges)
     variadic_template(op, nan=NAN_ASSUMED, ulps=0.0)
 
 
-def _variadic_draw(d, dtype, opset, *, broadcast):
-    return variadic_example(d, dtype, broadcast=broadcast)
-
-
-def _variadic_edges(dtype, opset, *, broadcast):
+def _extreme_edges(dtype: str, broadcast: bool) -> list[Example]:
     return variadic_edges(dtype, broadcast=broadcast) + variadic_nan_edges(dtype) + wide_int_edges(dtype)
+
+
+def _plain_edges(dtype: str, broadcast: bool) -> list[Example]:
+    return variadic_edges(dtype, broadcast=broadcast)
+
+
+def variadic(op: Operator, versions: tuple[int, ...], same_shape: tuple[int, ...], *, same_sign: bool = False,
+             edges: Callable[[str, bool], list[Example]] = _plain_edges) -> None:
+    """Strategies and edges of an op of 1..N inputs (Sum, Mean, Max, Min): of one shape in the
+    ``same_shape`` versions, broadcast multidirectionally in the others; ``edges(dtype, broadcast)``
+    the edge examples (``same_sign``: see ``variadic_example``)."""
+    for group, broadcast in ((same_shape, False), (tuple(v for v in versions if v not in same_shape), True)):
+        op.strategy(*group)(functools.partial(_variadic_draw, broadcast=broadcast, same_sign=same_sign))
+        op.edges(*group)(functools.partial(_variadic_edges, broadcast=broadcast, edges=edges))
+
+
+def _variadic_draw(d, dtype, opset, *, broadcast, same_sign):
+    return variadic_example(d, dtype, broadcast=broadcast, same_sign=same_sign)
+
+
+def _variadic_edges(dtype, opset, *, broadcast, edges):
+    return edges(dtype, broadcast)
 
 
 def extreme_reduction(op: Operator, largest: bool, attr_axes: tuple[int, ...] = (1, 11, 12, 13),

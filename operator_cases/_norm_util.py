@@ -160,5 +160,15 @@ def channel_norm_template(op: Operator, *, axes_of: Callable[[np.ndarray, dict],
     op.fuzz(nan=NAN_IEEE, ulps=16.0, bound=standardized_bound(axes_of, scale_of), stable=well_conditioned(axes_of))(plan)
 
 
+def take_with_axis(c: Ctx) -> tuple[Any, int] | None:
+    """LayerNormalization's, RMSNormalization's and LpNormalization's start in a generated graph:
+    a float value holding elements and an axis of it (negative half the time); None when the
+    graph has no such value."""
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None:
+        return None
+    return x, c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+
+
 def edge(inputs: list, attrs: dict | None = None, name: str = "") -> Example:
     return Example(list(inputs), dict(attrs or {}), name=name)

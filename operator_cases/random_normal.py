@@ -5,9 +5,9 @@ scale is 0), a goodness-of-fit test against the normal distribution and a chi-sq
 spread (harness.compare.RandomOutput); never by value. Drawn samples hold 200 to 800 values,
 enough for the power the comparator asks (the mean alone and half the scale are seen)."""
 
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._random_util import QUARTERS, draw_shape, dtype_attr, out_dtype, rng, st
+from ._random_util import draw_normal, draw_shape, out_dtype, rng, shaped_example
 
 op = Operator("RandomNormal")
 VERSIONS = (1, 22)
@@ -17,27 +17,17 @@ def random_normal(*, shape, dtype=1, seed=None, scale=1.0, mean=0.0):
     shape = tuple(int(s) for s in shape)
     return rng("RandomNormal", shape, mean, scale).normal(mean, scale, shape).astype(out_dtype(dtype))
 
-def _ex(label, attrs, name=""):
-    return Example([], {**attrs, **dtype_attr(label, "float32")}, name=name, random=True)
-
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
-    attrs = {"shape": draw_shape(d)}
-    if d(st.booleans()):
-        attrs["mean"] = d(QUARTERS)
-    if d(st.booleans()):
-        attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
-    if d(st.integers(0, 3)) == 0:
-        attrs["seed"] = float(d(st.integers(0, 1000)))
-    return _ex(dtype, attrs)
+    return shaped_example(dtype, {"shape": draw_shape(d), **draw_normal(d)})
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     return [
-        _ex(dtype, {"shape": [40, 25]}, "large_standard"),
-        _ex(dtype, {"shape": [30, 20], "mean": -2.5, "scale": 0.5}, "large_shifted"),
-        _ex(dtype, {"shape": []}, "scalar"),
-        _ex(dtype, {"shape": [3, 0]}, "empty"),
-        _ex(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
-        _ex(dtype, {"shape": [4], "mean": 1.0, "scale": 0.0}, "zero_scale"),
+        shaped_example(dtype, {"shape": [40, 25]}, "large_standard"),
+        shaped_example(dtype, {"shape": [30, 20], "mean": -2.5, "scale": 0.5}, "large_shifted"),
+        shaped_example(dtype, {"shape": []}, "scalar"),
+        shaped_example(dtype, {"shape": [3, 0]}, "empty"),
+        shaped_example(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
+        shaped_example(dtype, {"shape": [4], "mean": 1.0, "scale": 0.0}, "zero_scale"),
     ]
