@@ -31,12 +31,10 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from official_suite import _taken_in_turn, bare_parallel, cpu_seconds, warm_forkserver  # noqa: E402
+from official_suite import _taken_in_turn, bare_parallel, bare_passes, cpu_seconds, warm_forkserver  # noqa: E402
 
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
@@ -77,17 +75,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     for case in cases:
         try:
             sess = ort.InferenceSession(case.model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
-            ok = True
-            for ds in case.data:
-                outs = sess.run(names, ds.inputs)
-                for e, a in zip(ds.expected or [], outs):
-                    e, a = np.asarray(e), np.asarray(a)
-                    if e.dtype.kind in "fc":
-                        ok &= e.shape == a.shape and np.allclose(a, e, rtol=case.tolerance.rtol, atol=case.tolerance.atol, equal_nan=True)
-                    else:
-                        ok &= e.shape == a.shape and bool(np.all(e == a))
-            counts["pass" if ok else "fail"] += 1
+            counts["pass" if bare_passes(sess, case.data, case.tolerance) else "fail"] += 1
         except Exception:  # the runtime refusing a case (a known failure) is the bare loop's "fail", counted
             counts["fail"] += 1
     return time.perf_counter() - t0, counts, time.process_time() - c0

@@ -33,12 +33,22 @@ from ._binary_util import (
     variadic_template,
     wide_int_edges,
 )
-from ._reduce_util import extreme_drawer, identity_high, identity_low, nan_extreme_edges, reduce_template, register_reduce
+from ._reduce_util import (
+    extreme_drawer,
+    identity_high,
+    identity_low,
+    nan_extreme_edges,
+    reduce_template,
+    register_reduce,
+    row_mask,
+    rows_hold,
+)
 from ._silent_util import (
     nan_ignored,
     nan_in_result,
     nan_or_ignoring_nan,
     overflow_where,
+    softmax_limit,
     wrapped_and_saturated,
     wrapped_or_saturated,
 )
@@ -185,3 +195,30 @@ def extreme_reduction(op: Operator, largest: bool, attr_axes: tuple[int, ...] = 
 
     register_reduce(op, attr_axes, input_axes, compute, extreme_drawer, whole_range_ints=True, extra_edges=nan_extreme_edges)
     reduce_template(op, input_axes[0], ulps=0.0)
+
+
+def open_rows(rows: np.ndarray) -> np.ndarray:
+    """The rows (2-D float64) holding NaN, +inf or only -inf."""
+    return np.isnan(rows).any(-1) | np.isposinf(rows).any(-1) | (rows.shape[-1] > 0) & np.isneginf(rows).all(-1)
+
+
+def nan_inf_row(op: Operator, spec: dict[int, str], in_range: tuple[str, Callable[[np.ndarray], np.ndarray]],
+                row_rule: tuple[str, Callable[[np.ndarray, np.ndarray], np.ndarray]]) -> None:
+    """Softmax's and LogSoftmax's spec-silent row holding NaN, +inf or only -inf: NaN throughout
+    by the formula in IEEE arithmetic (versions 1, 11, 13), the mathematical limit the other
+    reading; the invariants: every value NaN or ``in_range`` (named, elementwise on the output's
+    type), and ``row_rule(x, y)`` (named, one bool per row) on each row."""
+    range_words, in_range_of = in_range
+    row_words, rule = row_rule
+
+    def values_in_range(c) -> bool:
+        v = c.actual[0][c.masks[0]]
+        return bool(np.all(np.isnan(v.astype(np.float64)) | in_range_of(v)))
+
+    op.spec_silent(
+        "nan_inf_row", (1, 11, 13), spec=spec,
+        expected="NaN throughout a row holding NaN, +inf or only -inf: the formula in IEEE 754 arithmetic "
+                 f"(NaN propagates, inf/inf and 0/0 are NaN), as {op.name}-13's function body computes it",
+        where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, open_rows)],
+        invariants={range_words: values_in_range, row_words: lambda c: rows_hold(c, rule)},
+        readings={"the mathematical limit (+inf entries share the mass, a row of -inf is uniform)": softmax_limit})

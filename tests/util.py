@@ -24,5 +24,14 @@ def relu_case(case_id: str = "test/relu", graph_name: str = "g", opset: int = 14
     )
 
 
+def reduce_sum_with_axes_input() -> onnx.ModelProto:
+    """ReduceSum-13 with its axes a graph input, not a constant: a form compilers that need the
+    axes at compile time (tract, TVM's frontend) refuse."""
+    graph = helper.make_graph([helper.make_node("ReduceSum", ["x", "axes"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8)
+
+
 def model_bytes(case: Case) -> onnx.ModelProto:
     return case.load_model()

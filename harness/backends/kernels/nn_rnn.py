@@ -94,32 +94,18 @@ class _Setup:
         return s.transpose(1, 0, 2) if self.layout else s
 
 
-def _direction_input(x, lens, reverse):
-    """Time-reversed (per batch entry) view of x when ``reverse``; identity otherwise."""
+def _reverse_steps(x, lens, reverse, zero_past_end=False):
+    """x (T, B, ...) with each batch entry's first lens[b] steps in reverse order when ``reverse``
+    (the whole time axis without lens); identity otherwise. The steps past lens[b] hold step 0
+    (an input: never read) or, ``zero_past_end``, zeros (an output)."""
     if not reverse:
         return x
     T, B = x.shape[:2]
     if lens is None:
         return x[::-1]
-    t = np.arange(T)[:, None]
-    src = lens[None, :] - 1 - t  # (T, B)
-    src = np.where(src >= 0, src, 0)
-    return x[src, np.arange(B)[None, :]]
-
-
-def _undo_reverse(y, lens, reverse):
-    if not reverse:
-        return y
-    T, B = y.shape[:2]
-    if lens is None:
-        return y[::-1]
-    t = np.arange(T)[:, None]
-    src = lens[None, :] - 1 - t
-    valid = src >= 0
-    src = np.where(valid, src, t)  # invalid positions are zero anyway
-    out = np.zeros_like(y)
-    out[src, np.arange(B)[None, :]] = np.where(valid[..., None], y, 0)
-    return out
+    src = lens[None, :] - 1 - np.arange(T)[:, None]  # (T, B)
+    out = x[np.where(src >= 0, src, 0), np.arange(B)[None, :]]
+    return np.where((src >= 0)[..., None], out, 0) if zero_past_end else out
 
 
 def _run_recurrence(attrs, node, x, W, R, B, sequence_lens, init_states, cell, ngates, defaults):
@@ -149,11 +135,11 @@ def _run_recurrence(attrs, node, x, W, R, B, sequence_lens, init_states, cell, n
             wb, rb = Bd[: ngates * H], Bd[ngates * H :]
         else:
             wb = rb = np.zeros(ngates * H, dtype=dt)
-        xd = _direction_input(su.x, lens, reverse)
+        xd = _reverse_steps(su.x, lens, reverse)
         xw = np.matmul(xd.reshape(T * Bsz, xd.shape[-1]), Wd.T).reshape(T, Bsz, ngates * H)  # T or batch may be 0
         ctx = dict(H=H, wb=wb, rb=rb, R=Rd, RT=np.ascontiguousarray(Rd.T), acts=acts[d], clip=clip, d=d)
         y, fin = cell(xw, [s[d] if s is not None else None for s in states], lens, ctx, dt)
-        Ys.append(_undo_reverse(y, lens, reverse))
+        Ys.append(_reverse_steps(y, lens, reverse, zero_past_end=True))
         finals.append(fin)
     Y = np.stack(Ys, axis=1)  # (T, num_dir, B, H)
     outs = [Y]
