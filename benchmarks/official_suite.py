@@ -78,7 +78,13 @@ def warm_forkserver() -> None:
 
 
 def ours(corpus: Path, jobs: int, workdir: Path) -> tuple[float, dict, float]:
-    config = RunConfig(suites=["onnx"], backends=[BackendSpec("onnxruntime")], jobs=jobs, store=workdir / "bench.sqlite", corpus=corpus)
+    return timed_run(RunConfig(suites=["onnx"], backends=[BackendSpec("onnxruntime")], jobs=jobs, store=workdir / "bench.sqlite",
+                               corpus=corpus))
+
+
+def timed_run(config: RunConfig) -> tuple[float, dict, float]:
+    """Our run of ``config`` on ONNX Runtime, the fork server warm: wall seconds, the outcome
+    counts, CPU seconds (ours and our workers')."""
     store = Store(config.store)
     warm_forkserver()
     c0, t0 = cpu_seconds(), time.perf_counter()
@@ -101,11 +107,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     core at -j 2 on two cores (ORT's default pool would spin a thread per core here). With
     ``counter`` (a file several bare loops share), the cases biggest first, as our runner orders
     them, and each loop takes the next case not yet taken: a shared count under a file lock."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    ort, options = one_thread_ort()
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
     # as the runner: selected without hashing, each case's digest checked as it is loaded
@@ -123,6 +125,16 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
         except Exception:
             counts["fail"] += 1
     return time.perf_counter() - t0, counts, time.process_time() - c0
+
+
+def one_thread_ort():
+    """ONNX Runtime, silenced, and session options of one thread (intra- and inter-op)."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort, options
 
 
 def bare_passes(sess, data, tolerance) -> bool:

@@ -34,11 +34,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from official_suite import _taken_in_turn, bare_parallel, bare_passes, cpu_seconds, warm_forkserver  # noqa: E402
+from official_suite import _taken_in_turn, bare_parallel, bare_passes, one_thread_ort, timed_run  # noqa: E402
 
-from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
+from harness.run import RunConfig, select_cases  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
-from harness.store import Store  # noqa: E402
 from harness.timing import cores  # noqa: E402
 
 SLICE = ("^operators/(Add-14|Conv-22|Gather-13|LayerNormalization-17|MatMul-13|ReduceSum-13|Relu-14|Reshape-21|Resize-19|"
@@ -50,23 +49,13 @@ def config(corpus: Path, jobs: int, store: Path) -> RunConfig:
 
 
 def ours(corpus: Path, jobs: int, workdir: Path) -> tuple[float, dict, float]:
-    cfg = config(corpus, jobs, workdir / "bench.sqlite")
-    store = Store(cfg.store)
-    warm_forkserver()
-    c0, t0 = cpu_seconds(), time.perf_counter()
-    outcome = execute_run(cfg, store, say=lambda m: None)
-    elapsed = time.perf_counter() - t0
-    return elapsed, dict(outcome.counts["onnxruntime"]), cpu_seconds() - c0
+    return timed_run(config(corpus, jobs, workdir / "bench.sqlite"))
 
 
 def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, float]:
     """One process, one ONNX Runtime thread; with ``counter`` the cases are taken in turn with
     the other processes sharing it, biggest model first, as the runner orders them."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    ort, options = one_thread_ort()
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
     cases = select_cases(config(corpus, 1, Path("unused")), say=lambda m: None, verify=False)
