@@ -164,6 +164,16 @@ def _step_mask(lens, t):
     return (t < lens)[:, None]
 
 
+def _masked_step(lens, t, new, old):
+    """Step t's hidden state and output: the new state, except past a batch entry's length,
+    where the state stays ``old`` and the output is 0."""
+    m = _step_mask(lens, t)
+    if m is None:
+        return new, new
+    new = np.where(m, new, old)
+    return new, np.where(m, new, 0)
+
+
 # --------------------------------------------------------------------------- RNN
 
 
@@ -177,13 +187,7 @@ def _rnn_cell(xw, states, lens, ctx, dt):
     Y = np.zeros((T, Bsz, H), dtype=dt)
     for t in range(T):
         hn = _apply(f, _clip(xw[t] + h @ RT, clip))
-        m = _step_mask(lens, t)
-        if m is not None:
-            hn = np.where(m, hn, h)
-            Y[t] = np.where(m, hn, 0)
-        else:
-            Y[t] = hn
-        h = hn
+        h, Y[t] = _masked_step(lens, t, hn, h)
     return Y, (h,)
 
 
@@ -227,13 +231,7 @@ def _gru_cell_factory(linear_before_reset):
             else:
                 hh = _apply(g, _clip(xw[t, :, 2 * H :] + (r * h) @ RhT + rbh, clip))
             hn = (1 - z) * hh + z * h
-            m = _step_mask(lens, t)
-            if m is not None:
-                hn = np.where(m, hn, h)
-                Y[t] = np.where(m, hn, 0)
-            else:
-                Y[t] = hn
-            h = hn
+            h, Y[t] = _masked_step(lens, t, hn, h)
         return Y, (h,)
 
     return cell
@@ -336,13 +334,8 @@ def _lstm_cell_factory(P, input_forget):
             o = _apply(f, _clip(go, clip))
             hn = o * _apply(hact, cn)
             m = _step_mask(lens, t)
-            if m is not None:
-                hn = np.where(m, hn, h)
-                cn = np.where(m, cn, c)
-                Y[t] = np.where(m, hn, 0)
-            else:
-                Y[t] = hn
-            h, c = hn, cn
+            c = cn if m is None else np.where(m, cn, c)
+            h, Y[t] = _masked_step(lens, t, hn, h)
         return Y, (h, c)
 
     return cell
