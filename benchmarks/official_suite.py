@@ -195,13 +195,14 @@ def bare_parallel(corpus: Path, n: int, workdir: Path, script: str = __file__) -
     return max(s["end"] for s in shares) - min(s["start"] for s in shares), sum(s["cpu"] for s in shares)
 
 
-def _bare_share(corpus: Path, counter: str) -> int:
-    """A child of :func:`bare_parallel`: says ready, waits for go, runs its share, prints times
-    (perf_counter is the system's monotonic clock: comparable between processes)."""
+def bare_share(corpus: Path, counter: str, loop=None) -> int:
+    """A child of :func:`bare_parallel`: says ready, waits for go, runs its share of ``loop``
+    (default :func:`bare_loop`), prints times (perf_counter is the system's monotonic clock:
+    comparable between processes)."""
     print("ready", flush=True)
     sys.stdin.readline()
     start = time.perf_counter()
-    _, counts, cpu = bare_loop(corpus, counter)
+    _, counts, cpu = (loop or bare_loop)(corpus, counter)
     print(json.dumps({"start": start, "end": time.perf_counter(), "cpu": cpu, "counts": counts}), flush=True)
     return 0
 
@@ -235,7 +236,7 @@ def main() -> int:
     args = parser.parse_args()
     corpus = Path(args.corpus)
     if args.bare_share:
-        return _bare_share(corpus, args.bare_share)
+        return bare_share(corpus, args.bare_share)
     ensure_corpus(SuiteContext(corpus=corpus, say=print))
     used = min(args.jobs, cores())
     rounds = []

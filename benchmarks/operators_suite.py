@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from official_suite import _taken_in_turn, bare_parallel, bare_passes, one_thread_ort, timed_run  # noqa: E402
+from official_suite import _taken_in_turn, bare_parallel, bare_passes, bare_share, one_thread_ort, timed_run  # noqa: E402
 
 from harness.run import RunConfig, select_cases  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
@@ -72,12 +72,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
 
 def _bare_share(corpus: Path, counter: str) -> int:
     select_cases(config(corpus, 1, Path("unused")), say=lambda m: None, verify=False)  # the frozen draw read once, as imports
-    print("ready", flush=True)
-    sys.stdin.readline()
-    start = time.perf_counter()
-    _, counts, cpu = bare_loop(corpus, counter)
-    print(json.dumps({"start": start, "end": time.perf_counter(), "cpu": cpu, "counts": counts}), flush=True)
-    return 0
+    return bare_share(corpus, counter, loop=bare_loop)
 
 
 def _spread(values: list[float]) -> str:
