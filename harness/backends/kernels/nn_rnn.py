@@ -47,25 +47,14 @@ def _activations(attrs, defaults, num_dir):
     names = list(names)
     if len(names) < len(defaults) * num_dir:  # one set given for two directions
         names = names * num_dir
-    alphas = list(attrs.get("activation_alpha") or [])
-    betas = list(attrs.get("activation_beta") or [])
-    ai = bi = 0
+    # the activations' alphas and betas in order, taken by the activations that have one
+    alphas = iter(attrs.get("activation_alpha") or [])
+    betas = iter(attrs.get("activation_beta") or [])
     funcs = []
     for name in names:
         fn, da, db = _ACTS[name.lower()]
-        a = b = None
-        if da is not None:
-            if ai < len(alphas):
-                a = alphas[ai]
-                ai += 1
-            else:
-                a = da
-        if db is not None:
-            if bi < len(betas):
-                b = betas[bi]
-                bi += 1
-            else:
-                b = db
+        a = None if da is None else next(alphas, da)
+        b = None if db is None else next(betas, db)
         funcs.append((fn, a, b))
     per = len(defaults)
     return [funcs[d * per : (d + 1) * per] for d in range(num_dir)]
