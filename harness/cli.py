@@ -155,7 +155,7 @@ def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     """Per backend: counts per outcome, total, loadable and pass rate over loadable cases, and
     the headline numbers (``harness.report.records.headline``, shared with every report)."""
-    from .execute import NOT_LOADABLE
+    from .worker import NOT_LOADABLE
     from .report.records import headline
     from .report.records import unchecked as is_unchecked
 
@@ -344,13 +344,13 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from .execute import ExecOptions
+    from .worker import ExecOptions
     from .repro import write_bundle
     from .runner import BackendSpec, _build_backend
 
     case = find_case(args.case, Path(args.corpus), Path(args.store))
     spec = BackendSpec(args.backend, _parse_options(args.option).get(args.backend, {}))
-    from .execute import execute_case
+    from .worker import execute_case
 
     result = execute_case(_build_backend(spec), case, ExecOptions(restamp=not args.no_restamp))
     folder = write_bundle(Path(args.output), case, result, spec.spec, spec.options, not args.no_restamp)
@@ -363,7 +363,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from .backends.releases import DISTRIBUTIONS, first_change, registry_versions, releases_between
-    from .execute import ExecOptions, execute_case
+    from .worker import ExecOptions, execute_case
     from .runner import BackendSpec, _build_backend
 
     if args.backend not in DISTRIBUTIONS:

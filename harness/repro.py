@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .case import Case, write_case_folder
-from .execute import Result
+from .worker import Result
 
 _SCRIPT = '''\
 """Re-run {case_id} on backend {backend} and print the verdict.
@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from harness.case import Case, Tolerance
-from harness.execute import ExecOptions, execute_case
+from harness.worker import ExecOptions, execute_case
 from harness.runner import BackendSpec, _build_backend
 
 here = Path(__file__).resolve().parent

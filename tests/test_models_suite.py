@@ -13,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from harness.case import Case, DataSet, write_case_folder
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.runner import BackendSpec, Runner, _build_backend
 from harness.suites import SuiteContext, suite_cases
 from harness.suites import models as M

@@ -21,7 +21,7 @@ from typing import Any
 
 import onnx
 
-from ..execute import _one_line
+from ..worker import _one_line
 from .exec import PROTOCOL, decode_value, encode_value
 
 
