@@ -25,7 +25,7 @@ from onnx import helper
 
 import harness.backends.kernels  # noqa: F401  (imports every kernel module)
 from harness.backends.kernels import registry
-from harness.backends.kernels.executor import attribute_value
+from harness.backends.kernels.compiler import attribute_value
 
 KERNEL_DIR = pathlib.Path(registry.__file__).parent
 
