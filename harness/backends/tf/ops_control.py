@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from .executor import tf_dtype
+from .lowering import tf_dtype
 from .registry import lowers
 
 
