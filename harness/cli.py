@@ -287,7 +287,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     if args.what == "backends":
         from .backends import BUILTIN, known_backends, load_backend_class
-        from .backends.exec import ExecBackend
+        from .backends.external import ExecBackend
 
         rows = []
         for name, target in sorted({**BUILTIN, **known_backends()}.items()):

@@ -16,13 +16,13 @@ import pytest
 
 from harness.backends import load_backend_class
 from harness.backends.base import Unavailable
-from harness.backends.exec import ExecBackend, ProtocolError, decode_value, encode_value
+from harness.backends.external import ExecBackend, ProtocolError, decode_value, encode_value
 from harness.case import Case
 from harness.runner import BackendSpec, Runner, WorkerLimits
 
 from .util import relu_case
 
-RUNNER = f"{shlex.quote(sys.executable)} -m harness.backends.exec_runner --backend"
+RUNNER = f"{shlex.quote(sys.executable)} -m harness.backends.external_runner --backend"
 GARBAGE = f"{shlex.quote(sys.executable)} {Path(__file__).with_name('exec_garbage_runner.py')}"
 
 
@@ -105,7 +105,7 @@ class NamedRunner(ExecBackend):
     """A runner under its own name, as a plug-in declares one."""
 
     name = "py-reference"
-    command = [sys.executable, "-m", "harness.backends.exec_runner", "--backend", "reference"]
+    command = [sys.executable, "-m", "harness.backends.external_runner", "--backend", "reference"]
 
 
 def test_a_plugin_class_names_its_runner_command():

@@ -284,7 +284,7 @@ class ExecBackend(Backend):
     def available(cls) -> tuple[bool, str]:
         argv = cls.argv()
         if not argv:
-            return False, "no runner command: use --backend exec:CMD (CMD speaks the protocol of harness.backends.exec)"
+            return False, "no runner command: use --backend exec:CMD (CMD speaks the protocol of harness.backends.external)"
         if shutil.which(argv[0]) is None:
             return False, f"runner command not found: {argv[0]}"
         return True, ""

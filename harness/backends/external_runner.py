@@ -1,12 +1,12 @@
 """The runner side of the exec protocol in Python: serves any harness backend over it.
 
-    python -m harness.backends.exec_runner --backend onnxruntime [--option threads=1]
+    python -m harness.backends.external_runner --backend onnxruntime [--option threads=1]
 
 Run it with the Python of another environment (one where that runtime installs, with this
 package installed too) and give the harness ``--backend "exec:/path/to/python -m
-harness.backends.exec_runner --backend NAME"``. Outcomes are the backend's own: its
+harness.backends.external_runner --backend NAME"``. Outcomes are the backend's own: its
 ``classify_error`` chooses the reply's status. The protocol is described in
-:mod:`harness.backends.exec`; stdout is kept for it alone (anything the runtime prints goes to
+:mod:`harness.backends.external`; stdout is kept for it alone (anything the runtime prints goes to
 stderr).
 """
 
@@ -22,7 +22,7 @@ from typing import Any
 import onnx
 
 from ..worker import _one_line
-from .exec import PROTOCOL, decode_value, encode_value
+from .external import PROTOCOL, decode_value, encode_value
 
 
 class Server:
@@ -94,7 +94,7 @@ class Server:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m harness.backends.exec_runner", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m harness.backends.external_runner", description=__doc__.split("\n\n")[0])
     parser.add_argument("--backend", required=True, help="backend name or module:Class to serve")
     parser.add_argument("--option", action="append", default=[], metavar="NAME=VALUE", help="backend option (JSON value or string)")
     args = parser.parse_args(argv)
