@@ -113,6 +113,18 @@ def test_a_plugin_class_names_its_runner_command():
     assert results[("py-reference", "t/x")].outcome == "pass", results[("py-reference", "t/x")].message
 
 
+def test_a_plugin_and_a_backend_spec_written_with_the_old_module_names_still_run():
+    """``harness.backends.exec`` and ``exec_runner`` are the names external.py and
+    external_runner.py had: a plug-in importing ExecBackend from there, and a spec running
+    ``-m harness.backends.exec_runner``, keep working."""
+    from harness.backends.exec import ExecBackend as Old
+
+    assert Old is ExecBackend
+    spec = BackendSpec(f"exec:{shlex.quote(sys.executable)} -m harness.backends.exec_runner --backend reference")
+    results = _run([spec], [relu_case("t/old")])
+    assert results[(spec.name, "t/old")].outcome == "pass", results[(spec.name, "t/old")].message
+
+
 def test_the_runner_reports_its_backend_version_and_environment():
     pytest.importorskip("onnxruntime")
     import importlib.metadata
