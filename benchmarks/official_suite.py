@@ -78,7 +78,13 @@ def warm_forkserver() -> None:
 
 
 def ours(corpus: Path, jobs: int, workdir: Path) -> tuple[float, dict, float]:
-    config = RunConfig(suites=["onnx"], backends=[BackendSpec("onnxruntime")], jobs=jobs, store=workdir / "bench.sqlite", corpus=corpus)
+    return timed_run(RunConfig(suites=["onnx"], backends=[BackendSpec("onnxruntime")], jobs=jobs, store=workdir / "bench.sqlite",
+                               corpus=corpus))
+
+
+def timed_run(config: RunConfig) -> tuple[float, dict, float]:
+    """Our run of ``config`` on ONNX Runtime, the fork server warm: wall seconds, the outcome
+    counts, CPU seconds (ours and our workers')."""
     store = Store(config.store)
     warm_forkserver()
     c0, t0 = cpu_seconds(), time.perf_counter()
@@ -101,11 +107,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     core at -j 2 on two cores (ORT's default pool would spin a thread per core here). With
     ``counter`` (a file several bare loops share), the cases biggest first, as our runner orders
     them, and each loop takes the next case not yet taken: a shared count under a file lock."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    ort, options = one_thread_ort()
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
     # as the runner: selected without hashing, each case's digest checked as it is loaded
@@ -119,20 +121,37 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
             data = case.load_data(model)
             sess = ort.InferenceSession(model.SerializeToString(), sess_options=options,  # the one serialization
                                         providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
-            ok = True
-            for ds in data:
-                outs = sess.run(names, ds.inputs)
-                for e, a in zip(ds.expected or [], outs):
-                    e, a = np.asarray(e), np.asarray(a)
-                    if e.dtype.kind in "fc":
-                        ok &= e.shape == a.shape and np.allclose(a, e, rtol=case.tolerance.rtol, atol=case.tolerance.atol, equal_nan=True)
-                    else:
-                        ok &= e.shape == a.shape and bool(np.all(e == a))
-            counts["pass" if ok else "fail"] += 1
+            counts["pass" if bare_passes(sess, data, case.tolerance) else "fail"] += 1
         except Exception:
             counts["fail"] += 1
     return time.perf_counter() - t0, counts, time.process_time() - c0
+
+
+def one_thread_ort():
+    """ONNX Runtime, silenced, and session options of one thread (intra- and inter-op)."""
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(4)
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    return ort, options
+
+
+def bare_passes(sess, data, tolerance) -> bool:
+    """The bare loop's verdict on one case: every output of every input set has the expected
+    shape and, within the case's rtol and atol (NaN equal to NaN), its values; exact for other
+    kinds than float and complex."""
+    names = [o.name for o in sess.get_outputs()]
+    ok = True
+    for ds in data:
+        outs = sess.run(names, ds.inputs)
+        for e, a in zip(ds.expected or [], outs):
+            e, a = np.asarray(e), np.asarray(a)
+            if e.dtype.kind in "fc":
+                ok &= e.shape == a.shape and np.allclose(a, e, rtol=tolerance.rtol, atol=tolerance.atol, equal_nan=True)
+            else:
+                ok &= e.shape == a.shape and bool(np.all(e == a))
+    return ok
 
 
 def _taken_in_turn(cases: list, counter: str):
@@ -176,13 +195,14 @@ def bare_parallel(corpus: Path, n: int, workdir: Path, script: str = __file__) -
     return max(s["end"] for s in shares) - min(s["start"] for s in shares), sum(s["cpu"] for s in shares)
 
 
-def _bare_share(corpus: Path, counter: str) -> int:
-    """A child of :func:`bare_parallel`: says ready, waits for go, runs its share, prints times
-    (perf_counter is the system's monotonic clock: comparable between processes)."""
+def bare_share(corpus: Path, counter: str, loop=None) -> int:
+    """A child of :func:`bare_parallel`: says ready, waits for go, runs its share of ``loop``
+    (default :func:`bare_loop`), prints times (perf_counter is the system's monotonic clock:
+    comparable between processes)."""
     print("ready", flush=True)
     sys.stdin.readline()
     start = time.perf_counter()
-    _, counts, cpu = bare_loop(corpus, counter)
+    _, counts, cpu = (loop or bare_loop)(corpus, counter)
     print(json.dumps({"start": start, "end": time.perf_counter(), "cpu": cpu, "counts": counts}), flush=True)
     return 0
 
@@ -216,7 +236,7 @@ def main() -> int:
     args = parser.parse_args()
     corpus = Path(args.corpus)
     if args.bare_share:
-        return _bare_share(corpus, args.bare_share)
+        return bare_share(corpus, args.bare_share)
     ensure_corpus(SuiteContext(corpus=corpus, say=print))
     used = min(args.jobs, cores())
     rounds = []

@@ -31,16 +31,13 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from official_suite import _taken_in_turn, bare_parallel, cpu_seconds, warm_forkserver  # noqa: E402
+from official_suite import _taken_in_turn, bare_parallel, bare_passes, bare_share, one_thread_ort, timed_run  # noqa: E402
 
-from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
+from harness.run import RunConfig, select_cases  # noqa: E402
 from harness.runner import BackendSpec  # noqa: E402
-from harness.store import Store  # noqa: E402
 from harness.timing import cores  # noqa: E402
 
 SLICE = ("^operators/(Add-14|Conv-22|Gather-13|LayerNormalization-17|MatMul-13|ReduceSum-13|Relu-14|Reshape-21|Resize-19|"
@@ -52,23 +49,13 @@ def config(corpus: Path, jobs: int, store: Path) -> RunConfig:
 
 
 def ours(corpus: Path, jobs: int, workdir: Path) -> tuple[float, dict, float]:
-    cfg = config(corpus, jobs, workdir / "bench.sqlite")
-    store = Store(cfg.store)
-    warm_forkserver()
-    c0, t0 = cpu_seconds(), time.perf_counter()
-    outcome = execute_run(cfg, store, say=lambda m: None)
-    elapsed = time.perf_counter() - t0
-    return elapsed, dict(outcome.counts["onnxruntime"]), cpu_seconds() - c0
+    return timed_run(config(corpus, jobs, workdir / "bench.sqlite"))
 
 
 def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, float]:
     """One process, one ONNX Runtime thread; with ``counter`` the cases are taken in turn with
     the other processes sharing it, biggest model first, as the runner orders them."""
-    import onnxruntime as ort
-
-    ort.set_default_logger_severity(4)
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = options.inter_op_num_threads = 1
+    ort, options = one_thread_ort()
     counts = {"pass": 0, "fail": 0}
     c0, t0 = time.process_time(), time.perf_counter()
     cases = select_cases(config(corpus, 1, Path("unused")), say=lambda m: None, verify=False)
@@ -77,17 +64,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
     for case in cases:
         try:
             sess = ort.InferenceSession(case.model_bytes, sess_options=options, providers=["CPUExecutionProvider"])
-            names = [o.name for o in sess.get_outputs()]
-            ok = True
-            for ds in case.data:
-                outs = sess.run(names, ds.inputs)
-                for e, a in zip(ds.expected or [], outs):
-                    e, a = np.asarray(e), np.asarray(a)
-                    if e.dtype.kind in "fc":
-                        ok &= e.shape == a.shape and np.allclose(a, e, rtol=case.tolerance.rtol, atol=case.tolerance.atol, equal_nan=True)
-                    else:
-                        ok &= e.shape == a.shape and bool(np.all(e == a))
-            counts["pass" if ok else "fail"] += 1
+            counts["pass" if bare_passes(sess, case.data, case.tolerance) else "fail"] += 1
         except Exception:  # the runtime refusing a case (a known failure) is the bare loop's "fail", counted
             counts["fail"] += 1
     return time.perf_counter() - t0, counts, time.process_time() - c0
@@ -95,12 +72,7 @@ def bare_loop(corpus: Path, counter: str | None = None) -> tuple[float, dict, fl
 
 def _bare_share(corpus: Path, counter: str) -> int:
     select_cases(config(corpus, 1, Path("unused")), say=lambda m: None, verify=False)  # the frozen draw read once, as imports
-    print("ready", flush=True)
-    sys.stdin.readline()
-    start = time.perf_counter()
-    _, counts, cpu = bare_loop(corpus, counter)
-    print(json.dumps({"start": start, "end": time.perf_counter(), "cpu": cpu, "counts": counts}), flush=True)
-    return 0
+    return bare_share(corpus, counter, loop=bare_loop)
 
 
 def _spread(values: list[float]) -> str:

@@ -37,7 +37,7 @@ import ray  # noqa: E402
 from ray.cluster_utils import Cluster  # noqa: E402
 
 from harness.case import Case  # noqa: E402
-from harness.execute import Result  # noqa: E402
+from harness.worker import Result  # noqa: E402
 from harness.executors import ray as ray_executor  # noqa: E402
 from harness.run import RunConfig, execute_run, select_cases  # noqa: E402
 from harness.runner import BackendSpec, Runner  # noqa: E402

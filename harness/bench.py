@@ -236,7 +236,7 @@ def run_bench(ops: list[str], dtypes: list[str], backends: list[str], store_path
     """Run the benchmark into a new run of the store; returns the run id, the probe and the rows."""
     import sys
 
-    from .execute import ExecOptions
+    from .worker import ExecOptions
     from .runner import BackendSpec, Runner, default_threads
     from .store import Store
     from .timing import TimingPolicy, machine

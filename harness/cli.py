@@ -155,7 +155,7 @@ def _exit_status(outcome, json_path: Path, exit_zero: bool) -> int:
 def backend_counts(store, run_id: int) -> dict[str, dict[str, Any]]:
     """Per backend: counts per outcome, total, loadable and pass rate over loadable cases, and
     the headline numbers (``harness.report.records.headline``, shared with every report)."""
-    from .execute import NOT_LOADABLE
+    from .worker import NOT_LOADABLE
     from .report.records import headline
     from .report.records import unchecked as is_unchecked
 
@@ -287,7 +287,7 @@ def cmd_list(args: argparse.Namespace) -> int:
 
     if args.what == "backends":
         from .backends import BUILTIN, known_backends, load_backend_class
-        from .backends.exec import ExecBackend
+        from .backends.external import ExecBackend
 
         rows = []
         for name, target in sorted({**BUILTIN, **known_backends()}.items()):
@@ -344,14 +344,14 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_repro(args: argparse.Namespace) -> int:
-    from .execute import ExecOptions
+    from .worker import ExecOptions
     from .repro import write_bundle
     from .runner import BackendSpec, _build_backend
 
     case = find_case(args.case, Path(args.corpus), Path(args.store))
     backend = args.backend or _stored_failing_backend(args.case, Path(args.store))
     spec = BackendSpec(backend, _parse_options(args.option).get(backend, {}))
-    from .execute import execute_case
+    from .worker import execute_case
 
     result = execute_case(_build_backend(spec), case, ExecOptions(restamp=not args.no_restamp))
     folder = write_bundle(Path(args.output), case, result, spec.spec, spec.options, not args.no_restamp)
@@ -376,7 +376,7 @@ def cmd_bisect(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
     from .backends.releases import DISTRIBUTIONS, first_change, registry_versions, releases_between
-    from .execute import ExecOptions, execute_case
+    from .worker import ExecOptions, execute_case
     from .runner import BackendSpec, _build_backend
 
     if args.backend not in DISTRIBUTIONS:

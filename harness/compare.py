@@ -4,7 +4,7 @@
 exactly; integers, booleans and strings must be equal; floats pass within rtol/atol or within a
 number of units in the last place, with NaN in the same places and infinities of the same sign.
 Sequences, maps and optionals are compared element by element. An output of a random op (one
-``RandomOutput`` per graph output, decided by ``harness.execute.random_outputs`` from the model and
+``RandomOutput`` per graph output, decided by ``harness.worker.random_outputs`` from the model and
 the data set) is checked on its own by shape, dtype, the support its spec gives and tests of its
 distribution at false-alarm rate ``ALPHA``, each with its power stated (a sample too small for
 the power ``POWER`` against the faults of ``TARGETS`` is ``skip``, "not checked", never a pass,

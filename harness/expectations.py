@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from .execute import FAILURES, OUTCOMES, Result
+from .worker import FAILURES, OUTCOMES, Result
 
 BUILTIN_DIR = Path(__file__).parent / "expectations"
 

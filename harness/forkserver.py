@@ -14,7 +14,7 @@ from typing import Any
 
 #: what the fork server imports before forking workers (scipy.special for the random outputs'
 #: tests: scipy.stats would cost half a second and no worker needs it for a plain run)
-PRELOAD = ["harness.execute", "numpy", "onnx", "scipy.special"]
+PRELOAD = ["harness.worker", "numpy", "onnx", "scipy.special"]
 
 
 def context() -> Any:

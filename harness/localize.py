@@ -559,7 +559,7 @@ def _single_node(loc: Localization, g: _Graph, k: int, values: dict[str, Any], c
                  bundle: Path | None) -> None:
     """Run the node alone on the oracle's input values; write its repro bundle."""
     from .case import Case, DataSet
-    from .execute import Result
+    from .worker import Result
 
     node = g.nodes[k]
     model, feeds = _one_node(g, k, values)

@@ -191,7 +191,7 @@ def pytest_runtestloop(session: pytest.Session) -> None:
     if state is None:
         return
     from . import expectations
-    from .execute import ExecOptions
+    from .worker import ExecOptions
     from .record import Recorder
     from .runner import Runner
     from .store import Store, bundles_root

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from . import expectations
 from .case import Case
-from .execute import Result
+from .worker import Result
 from .repro import bundle_dir, write_bundle
 from .runner import BackendSpec
 from .store import ResultBatch, Store

@@ -37,7 +37,7 @@ import numpy as np
 
 from . import values as V
 from .case import Case, write_case_folder
-from .execute import ExecOptions, Result, model_as_run, random_outputs
+from .worker import ExecOptions, Result, model_as_run, random_outputs
 from .findings import RUNTIMES, compose, runner
 from .tolerances import effective_tolerance
 

@@ -26,7 +26,7 @@ import onnx
 
 from . import __version__, expectations
 from .case import Case, CorpusError
-from .execute import FAILURES, ExecOptions, Result
+from .worker import FAILURES, ExecOptions, Result
 from .record import Recorder
 from .intake import GIB, Limits
 from .timing import TimingPolicy

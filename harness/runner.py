@@ -24,7 +24,7 @@ from typing import Any
 
 from . import forkserver
 from .case import Case
-from .execute import ExecOptions, Result, Sessions, execute_case
+from .worker import ExecOptions, Result, Sessions, execute_case
 from .timing import cores, limit_blas_threads, peak_rss, reset_peak_rss
 
 

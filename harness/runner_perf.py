@@ -14,7 +14,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-from .execute import ExecOptions, Result
+from .worker import ExecOptions, Result
 from .report.perf import PerfChange, Remeasured, Stat
 from .runner import BackendSpec, Runner
 from .timing import TimingPolicy

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from .execute import Result
+from .worker import Result
 
 DEFAULT_STORE = Path("reports") / "results.sqlite"
 

@@ -92,6 +92,30 @@ def is_float_dtype(x: Any) -> bool:
     return S.is_float(S.label_of(np.asarray(x).dtype))
 
 
+def integer_conv_extremes(dtype: str):
+    """ConvInteger's and QLinearConv's extreme operands, per weight type (uint8, int8): a 3x3
+    image of x's type ``dtype`` at its limits and a 2x2 filter at the weight type's limits, as
+    (weight type, x, w)."""
+    lo, hi = S.finite_range(dtype)
+    for wname in ("uint8", "int8"):
+        wlo, whi = S.finite_range(wname)
+        yield (wname, np.array([lo, hi, hi, lo, 0, hi, lo, lo, hi], dtype=object).astype(S.np_dtype(dtype)).reshape(1, 1, 3, 3),
+               np.array([whi, wlo, whi, whi], dtype=object).astype(S.np_dtype(wname)).reshape(1, 1, 2, 2))
+
+
+def stated_window_attrs(d: Callable, strides: list[int], dilations: list[int], pads: list[int]) -> dict:
+    """The drawn window's ``strides``, ``dilations`` and ``pads`` as attributes: each one that is
+    not its default, and now and then (one draw in four) a default one written out."""
+    attrs = {}
+    if any(v != 1 for v in strides) or d(S.st.integers(0, 3)) == 0:
+        attrs["strides"] = strides
+    if any(v != 1 for v in dilations) or d(S.st.integers(0, 3)) == 0:
+        attrs["dilations"] = dilations
+    if any(pads) or d(S.st.integers(0, 3)) == 0:
+        attrs["pads"] = pads
+    return attrs
+
+
 def draw_conv_geometry(d: Callable, budget: int | None = None, same_strides: bool = True
                        ) -> tuple[tuple[int, ...], int, int, tuple[int, ...], dict[str, Any]]:
     """A convolution's geometry (Conv, ConvInteger, QLinearConv): the input shape (N, C, spatial..)

@@ -311,12 +311,21 @@ def edge_example(inputs: list, attrs: dict | None = None, name: str = "") -> Exa
 
 
 # -- how gathers and scatters enter a generated graph -----------------------------------------------
-def gather_elements_plan(c: Ctx) -> Plan | None:
+def take_along_axis(c: Ctx) -> tuple[Any, int, int] | None:
+    """A gather's or scatter's data in a generated graph: a float value with no empty dim, an axis
+    of it and that axis' length; None when the graph has no such value."""
     x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
     if x is None:
         return None
     axis = c.pick(x.rank)
-    dim = x.shape[axis]
+    return x, axis, x.shape[axis]
+
+
+def gather_elements_plan(c: Ctx) -> Plan | None:
+    taken = take_along_axis(c)
+    if taken is None:
+        return None
+    x, axis, dim = taken
     shape = tuple(1 + c.pick(s) if i != axis else 1 + c.pick(4) for i, s in enumerate(x.shape))
     if int(np.prod(shape)) > MAX_ELEMENTS:
         return None
@@ -327,11 +336,10 @@ def gather_elements_plan(c: Ctx) -> Plan | None:
 def scatter_elements_plan(c: Ctx) -> Plan | None:
     """Reduction "none" with distinct targets along the axis (as the spec asks): an exact copy,
     so no rounding and no order question; the reductions are swept by the operator cases."""
-    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
-    if x is None:
+    taken = take_along_axis(c)
+    if taken is None:
         return None
-    axis = c.pick(x.rank)
-    dim = x.shape[axis]
+    x, axis, dim = taken
     shape = tuple(1 + c.pick(s) if i != axis else 1 + c.pick(dim) for i, s in enumerate(x.shape))
     rest = tuple(s for i, s in enumerate(shape) if i != axis)
     cols = [c.rng.permutation(dim)[: shape[axis]] for _ in range(int(np.prod(rest)) if rest else 1)]

@@ -3,6 +3,8 @@ log-probabilities, its reductions, the drawn and named examples, the spec-silent
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from harness import strategies as S
@@ -51,25 +53,40 @@ def mean_with_ignored(inputs, attrs, expected, since):
     return [np.full(np.shape(e), hit) for e in expected[:1]] + [None] * (len(expected) - 1)
 
 
+def _means(logp_of, c) -> list:
+    """The mean reduction's three readings: the sum of the losses over the weights of the samples
+    not ignored, over all the weights, over the element count."""
+    logp = logp_of(c.inputs)
+    t = np.asarray(c.inputs[1]).astype(np.int64)
+    weight = c.inputs[2] if len(c.inputs) > 2 else None
+    total = picked_loss(logp, t, weight, c.attrs.get("ignore_index"), "sum")
+    ignored = _ignored(t, c.attrs.get("ignore_index"))
+    w = np.ones(t.shape) if weight is None else np.asarray(weight).astype(np.float64)[np.where(ignored, 0, t)]
+    with np.errstate(all="ignore"):
+        return [total / np.where(ignored, 0.0, w).sum(), total / w.sum(), total / t.size]
+
+
 def _either_mean(logp_of):
     def check(c) -> bool:
-        logp = logp_of(c.inputs)
-        t = np.asarray(c.inputs[1]).astype(np.int64)
-        weight = c.inputs[2] if len(c.inputs) > 2 else None
-        total = picked_loss(logp, t, weight, c.attrs.get("ignore_index"), "sum")
-        ignored = _ignored(t, c.attrs.get("ignore_index"))
-        safe = np.where(ignored, 0, t)
-        w = np.ones(t.shape) if weight is None else np.asarray(weight).astype(np.float64)[safe]
         got = float(np.asarray(c.actual[0]).astype(np.float64))
-        with np.errstate(all="ignore"):
-            options = [total / np.where(ignored, 0.0, w).sum(), total / w.sum(), total / t.size]
-        return any(abs(got - o) <= 1e-2 * max(1.0, abs(o)) or (np.isnan(got) and np.isnan(o)) for o in options)
+        return any(abs(got - o) <= 1e-2 * max(1.0, abs(o)) or (np.isnan(got) and np.isnan(o)) for o in _means(logp_of, c))
     return check
 
 
-def declare_mean_point(op: Operator, versions: tuple[int, ...], spec: str | dict[int, str], logp_of) -> None:
+def _mean_over(logp_of, k: int):
+    """The mean reduction's k-th reading (as ``_means`` lists them)."""
+    def reading(c) -> list:
+        value = _means(logp_of, c)[k]
+        return [np.asarray(value).astype(np.asarray(c.expected[0]).dtype).reshape(np.shape(c.expected[0]))]
+    return reading
+
+
+def declare_loss(op: Operator, versions: tuple[int, ...], *, logits: bool, mean_spec: str | dict[int, str], logp_of) -> None:
+    """NegativeLogLikelihoodLoss (``logits`` False: the inputs are log-probabilities) and
+    SoftmaxCrossEntropyLoss (scores, ``logp_of`` their log-softmax): strategies, edges and the
+    spec-silent mean over ignored samples, whose text in each version is ``mean_spec``."""
     op.spec_silent(
-        "mean_with_ignored", versions, spec=spec,
+        "mean_with_ignored", versions, spec=mean_spec,
         expected="the sum of the losses divided by the sum of the weights of the samples not ignored "
                  "(ignored samples weigh 0, as the attribute's 'sum of applied weights' says and PyTorch's NLLLoss does); "
                  "NaN (0/0) when every sample is ignored",
@@ -78,21 +95,16 @@ def declare_mean_point(op: Operator, versions: tuple[int, ...], spec: str | dict
                     _either_mean(logp_of)},
         readings={"the sum over all the weights (ignored samples weigh theirs)": _mean_over(logp_of, 1),
                   "the sum over the element count": _mean_over(logp_of, 2)})
+    op.strategy(*versions)(functools.partial(_draw, logits=logits))
+    op.edges(*versions)(functools.partial(_edges, logits=logits))
 
 
-def _mean_over(logp_of, k: int):
-    """The mean reduction's k-th reading (as ``_either_mean`` lists them)."""
-    def reading(c) -> list:
-        logp = logp_of(c.inputs)
-        t = np.asarray(c.inputs[1]).astype(np.int64)
-        weight = c.inputs[2] if len(c.inputs) > 2 else None
-        total = picked_loss(logp, t, weight, c.attrs.get("ignore_index"), "sum")
-        ignored = _ignored(t, c.attrs.get("ignore_index"))
-        w = np.ones(t.shape) if weight is None else np.asarray(weight).astype(np.float64)[np.where(ignored, 0, t)]
-        with np.errstate(all="ignore"):
-            value = total / (w.sum() if k == 1 else t.size)
-        return [np.asarray(value).astype(np.asarray(c.expected[0]).dtype).reshape(np.shape(c.expected[0]))]
-    return reading
+def _draw(d, dtype, opset, *, logits):
+    return draw_example(d, dtype, opset, logits=logits)
+
+
+def _edges(dtype, opset, *, logits):
+    return edge_examples(dtype, logits=logits)
 
 
 # -- examples ---------------------------------------------------------------------------------

@@ -329,6 +329,16 @@ def draw_rows(rng: np.random.Generator, dtype: str, n: int, f: int, nan: bool = 
     return np.round(vals).astype(S.np_dtype(dtype))
 
 
+def draw_base_values(rng: np.random.Generator, attrs: dict, n: int, as_tensor: bool) -> None:
+    """The legacy tree ensembles' ``n`` base values, float32 numbers, into ``attrs``: as
+    ``base_values_as_tensor`` (double) where ``as_tensor`` (version 3 on), else ``base_values``."""
+    values = [float(np.float32(v)) for v in rng.uniform(-1, 1, n)]
+    if as_tensor:
+        attrs["base_values_as_tensor"] = np.asarray(values, dtype=np.float64)
+    else:
+        attrs["base_values"] = values
+
+
 def _walk(tree: dict):
     """(node, id) in breadth-first order, ids from 0 within the tree."""
     order, queue = [], [tree]

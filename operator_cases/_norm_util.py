@@ -162,6 +162,16 @@ def channel_norm_template(op: Operator, *, axes_of: Callable[[np.ndarray, dict],
             compute_u=compute_u)(plan)
 
 
+def take_with_axis(c: Ctx) -> tuple[Any, int] | None:
+    """LayerNormalization's, RMSNormalization's and LpNormalization's start in a generated graph:
+    a float value holding elements and an axis of it (negative half the time); None when the
+    graph has no such value."""
+    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
+    if x is None:
+        return None
+    return x, c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+
+
 def edge(inputs: list, attrs: dict | None = None, name: str = "") -> Example:
     return Example(list(inputs), dict(attrs or {}), name=name)
 

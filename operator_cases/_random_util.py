@@ -64,6 +64,37 @@ def dtype_attr(label: str, default: str | None) -> dict:
 QUARTERS = st.integers(-16, 16).map(lambda k: k / 4)
 
 
+def draw_seed(d) -> dict:
+    """The optional ``seed`` attribute, set in a quarter of the drawn examples."""
+    return {"seed": float(d(st.integers(0, 1000)))} if d(st.integers(0, 3)) == 0 else {}
+
+
+def draw_normal(d) -> dict:
+    """RandomNormal's and RandomNormalLike's attributes: an optional mean and scale, the seed."""
+    attrs = {}
+    if d(st.booleans()):
+        attrs["mean"] = d(QUARTERS)
+    if d(st.booleans()):
+        attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
+    return {**attrs, **draw_seed(d)}
+
+
+def draw_uniform(d) -> dict:
+    """RandomUniform's and RandomUniformLike's attributes: optional bounds (low and a width in
+    quarters), the seed."""
+    attrs = {}
+    if d(st.booleans()):
+        low, width = d(QUARTERS), d(st.integers(1, 12)) / 4
+        attrs = {"low": low, "high": low + width}
+    return {**attrs, **draw_seed(d)}
+
+
+def shaped_example(label: str, attrs: dict, name: str = "") -> Example:
+    """An example of RandomNormal or RandomUniform: no input, the ``shape`` attribute, the output
+    type as ``dtype`` (float32 the default)."""
+    return Example([], {**attrs, **dtype_attr(label, "float32")}, name=name, random=True)
+
+
 #: input types a *Like op copies the shape of (the schema's T1, less complex, which the harness
 #: cannot store); bfloat16 from 22
 def like_inputs(opset: int) -> tuple[str, ...]:
@@ -79,6 +110,15 @@ def like_example(d, dtype: str, opset: int, attrs: dict, sample: tuple[int, int]
     x = np.resize(S.arrays(d, in_label, shape=(d(st.integers(1, 8)),)), shape)  # values never read: a few, repeated
     extra = {} if in_label == dtype else {"dtype": S.onnx_code(dtype)}
     return Example([x], {**attrs, **extra}, random=True)
+
+
+def declare_like(op, versions: tuple[int, ...], draw_attrs, edge_attrs: dict, sample: tuple[int, int] = SAMPLE,
+                 shape: tuple[int, int] | None = None) -> None:
+    """RandomNormalLike's and RandomUniformLike's strategies and edges: ``like_example`` with the
+    attributes ``draw_attrs(d)`` draws (``sample`` values), ``like_edges`` with ``edge_attrs``
+    (``shape``)."""
+    op.strategy(*versions)(lambda d, dtype, opset: like_example(d, dtype, opset, draw_attrs(d), sample))
+    op.edges(*versions)(lambda dtype, opset: like_edges(dtype, opset, edge_attrs, shape))
 
 
 def like_edges(dtype: str, opset: int, attrs: dict, shape: tuple[int, int] | None = None) -> list:

@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from harness import strategies as S
+from harness.registry import Example
 
 st = S.st
 
@@ -60,6 +61,22 @@ def block_input(d, dtype: str, blocksize: int, depth: bool) -> np.ndarray:
 #: the dtypes that see the structural edge examples (attribute values, shapes) of an op that only
 #: moves or never reads the values; every dtype of the sweep still sees its special values
 STRUCTURAL = ("float32", "int64", "bool", "string")
+
+
+def block_edges(dtype: str, modes: bool, two: tuple[int, ...], three: tuple[int, ...], empty_batch: tuple[int, ...]) -> list[Example]:
+    """DepthToSpace's and SpaceToDepth's edges in each ``mode`` (DCR and CRD where the version has
+    the attribute): edge values of shape ``two`` at blocksize 2, ``three`` at blocksize 3, and an
+    ``empty_batch`` at blocksize 2."""
+    out = []
+    for mode in ["DCR", "CRD"] if modes else [None]:
+        m = {"mode": mode} if mode else {}
+        tag = f"_{mode}" if mode else ""
+        out += [
+            Example([fill(dtype, two)], {"blocksize": 2, **m}, name=f"edge_values{tag}"),
+            Example([fill(dtype, three)], {"blocksize": 3, **m}, name=f"blocksize3{tag}"),
+            Example([fill(dtype, empty_batch)], {"blocksize": 2, **m}, name=f"empty_batch{tag}"),
+        ]
+    return out
 
 
 def specials(dtype: str) -> np.ndarray:

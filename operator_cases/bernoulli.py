@@ -15,7 +15,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._random_util import out_dtype, rng, st
+from ._random_util import draw_seed, out_dtype, rng, st
 
 op = Operator("Bernoulli", type_param="T2")
 VERSIONS = (15, 22)
@@ -47,8 +47,7 @@ def draw(d, dtype, opset):
     # the certain outcomes, the only values a sample fixes, in every drawn example
     p = np.concatenate([[0.0], np.repeat(pool.astype(np.float64), GROUP), [1.0]]).astype(pool.dtype)
     p = p.reshape((2, -1) if d(st.booleans()) else (-1,))  # 400 k + 2 elements: even
-    attrs = {"seed": float(d(st.integers(0, 1000)))} if d(st.integers(0, 3)) == 0 else {}
-    return _ex(p, dtype, **attrs)
+    return _ex(p, dtype, **draw_seed(d))
 
 
 @op.edges(*VERSIONS)

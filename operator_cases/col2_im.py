@@ -24,7 +24,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._conv_util import fold, specials, sub_normal
+from ._conv_util import fold, specials, stated_window_attrs, sub_normal
 from ._reduce_util import exact, float_grid, to_dtype
 from ._window_util import ints
 
@@ -104,13 +104,7 @@ def draw(d, dtype, opset):
             dil = [d(st.sampled_from([1, 1, 2])) for _ in range(r)]
             pads = [d(st.integers(0, 2)) for _ in range(2 * r)]
             image = [d(st.integers(1, 6)) for _ in range(r)]
-            attrs = {}
-            if any(v != 1 for v in s) or d(st.integers(0, 3)) == 0:
-                attrs["strides"] = s
-            if any(v != 1 for v in dil) or d(st.integers(0, 3)) == 0:
-                attrs["dilations"] = dil
-            if any(pads) or d(st.integers(0, 3)) == 0:
-                attrs["pads"] = pads
+            attrs = stated_window_attrs(d, s, dil, pads)
             counts = blocks_per_axis(image, block, s, dil, pads)
         k, length = int(np.prod(block)), int(np.prod(counts))
         if min(counts) >= 1 and n * c * k * length <= 256 and n * c * int(np.prod(image)) <= 256:

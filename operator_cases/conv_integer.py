@@ -28,7 +28,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator, SilentCheck
 
-from ._conv_util import draw_conv_geometry, grouped_correlation, ramp
+from ._conv_util import draw_conv_geometry, grouped_correlation, integer_conv_extremes, ramp
 from ._window_util import batch_edges, gather, resolve
 
 op = Operator("ConvInteger")
@@ -121,14 +121,11 @@ def edges(dtype, opset):
     t = S.np_dtype(dtype)
     lo, hi = S.finite_range(dtype)
     out = []
-    for wname in ("uint8", "int8"):
-        tw = S.np_dtype(wname)
-        wlo, whi = S.finite_range(wname)
-        ext = np.array([lo, hi, hi, lo, 0, hi, lo, lo, hi], dtype=object).astype(t).reshape(1, 1, 3, 3)
-        wext = np.array([whi, wlo, whi, whi], dtype=object).astype(tw).reshape(1, 1, 2, 2)
+    for wname, ext, wext in integer_conv_extremes(dtype):
         out += [
             Example([ext, wext], {}, name=f"extremes_{wname}"),
-            Example([ext, wext, np.array(hi, dtype=t), np.array(wlo, dtype=tw)], {}, name=f"extreme_zero_points_{wname}"),
+            Example([ext, wext, np.array(hi, dtype=t), np.array(S.finite_range(wname)[0], dtype=wext.dtype)], {},
+                    name=f"extreme_zero_points_{wname}"),
         ]
     shift = 0 if dtype == "int8" else 8  # small values, centred for uint8 (w is uint8 here, centred on 8)
 

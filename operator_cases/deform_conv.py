@@ -45,7 +45,7 @@ from harness.fuzz_api import MAX_ELEMENTS, NAN_IEEE, Ctx, Plan, abs_bound, size_
 from harness.registry import Example, Operator, SilentCheck
 
 from ._common import back, wide
-from ._conv_util import ramp, sub_normal
+from ._conv_util import ramp, stated_window_attrs, sub_normal
 from ._reduce_util import float_grid
 from ._window_util import ints
 
@@ -183,16 +183,10 @@ def draw(d, dtype, opset):
     for _ in range(16):
         sp = [d(st.integers(1, 5)) for _ in range(2)]
         kernel = [d(st.integers(1, 3)) for _ in range(2)]
-        attrs = {"kernel_shape": kernel}
         s = [d(st.sampled_from([1, 1, 2])) for _ in range(2)]
         dil = [d(st.sampled_from([1, 1, 2])) for _ in range(2)]
         pads = [d(st.integers(0, 2)) for _ in range(4)]
-        if any(v != 1 for v in s) or d(st.integers(0, 3)) == 0:
-            attrs["strides"] = s
-        if any(v != 1 for v in dil) or d(st.integers(0, 3)) == 0:
-            attrs["dilations"] = dil
-        if any(pads) or d(st.integers(0, 3)) == 0:
-            attrs["pads"] = pads
+        attrs = {"kernel_shape": kernel, **stated_window_attrs(d, s, dil, pads)}
         out = _geometry(np.zeros((1, 1, *sp)), kernel, s, dil, pads)[4]
         if min(out) >= 1 and n * c * int(np.prod(sp)) <= 128 and n * og * int(np.prod(kernel)) * 2 * int(np.prod(out)) <= 256:
             break

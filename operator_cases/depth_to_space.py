@@ -16,7 +16,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
-from ._tensor_util import block_input, fill
+from ._tensor_util import block_edges, block_input, fill
 
 op = Operator("DepthToSpace")
 op.draws(1, 11, 13, 28, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
@@ -51,16 +51,7 @@ def draw(d, dtype, opset):
 
 @op.edges(1, *VERSIONS)
 def edges(dtype, opset):
-    modes = ["DCR", "CRD"] if opset >= 11 else [None]
-    out = []
-    for mode in modes:
-        m = {"mode": mode} if mode else {}
-        tag = f"_{mode}" if mode else ""
-        out += [
-            Example([fill(dtype, (1, 8, 2, 3))], {"blocksize": 2, **m}, name=f"edge_values{tag}"),
-            Example([fill(dtype, (2, 9, 1, 2))], {"blocksize": 3, **m}, name=f"blocksize3{tag}"),
-            Example([fill(dtype, (0, 4, 2, 2))], {"blocksize": 2, **m}, name=f"empty_batch{tag}"),
-        ]
+    out = block_edges(dtype, opset >= 11, (1, 8, 2, 3), (2, 9, 1, 2), (0, 4, 2, 2))
     return out + [Example([fill(dtype, (1, 3, 2, 0))], {"blocksize": 1}, name="blocksize1_empty_width"),
                   Example([fill(dtype, (1, 4, 1, 1))], {"blocksize": 2}, name="one_pixel")]
 

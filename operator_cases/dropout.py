@@ -13,7 +13,7 @@
   "output = scale * data * mask, where scale = 1. / (1. - ratio)" (13 adds bfloat16, 22 float8).
 
 Deterministic forms are compared by value (every special value fed); a training-mode example is
-random (harness.execute.random_outputs decides the same from the model): the data output is 0
+random (harness.worker.random_outputs decides the same from the model): the data output is 0
 or x / (1 - ratio) by the mask, and the kept count is tested against 1 - ratio
 (harness.compare.RandomOutput)."""
 

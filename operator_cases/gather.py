@@ -16,6 +16,8 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, size_of
 from harness.registry import Example, Operator
 
+from ._index_util import take_along_axis
+
 op = Operator("Gather")
 st = S.st
 VERSIONS = (1, 11, 13)
@@ -85,11 +87,10 @@ def edges(dtype, opset):
 # -- how it enters a generated graph -------------------------------------------------------
 @op.fuzz(nan=NAN_IEEE, ulps=0.0, type_param="T")
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and min(v.shape) > 0)
-    if x is None:
+    taken = take_along_axis(c)
+    if taken is None:
         return None
-    axis = c.pick(x.rank)
-    dim = x.shape[axis]
+    x, axis, dim = taken
     count = 1 + c.pick(4)
     idx = [c.pick(2 * dim) - dim for _ in range(count)]
     shape = c.choice([(count,), (), (count, 1)]) if count == 1 else c.choice([(count,), (1, count)])

@@ -15,18 +15,12 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
+from ._families import max_pooling_nan
 from ._window_util import batch_edges, draw_input_shape, global_pool_template
 
 op = Operator("GlobalMaxPool")
 VERSIONS = (1, 22)
-op.spec_silent(
-    "nan", VERSIONS,
-    spec="applies max pooling across the values in the same channel",
-    expected="NaN for a channel holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
-    where=nan_in_result,
-    invariants={"a channel's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)},
-    readings=nan_ignored(-np.inf))
+max_pooling_nan(op, VERSIONS, "applies max pooling across the values in the same channel", "channel")
 
 
 @op.reference(*VERSIONS)

@@ -40,7 +40,7 @@ from harness.registry import Example, Operator
 from ._accumulate_util import add_examples
 from ._common import back, wide
 from ._common import rounded_reach
-from ._norm_util import scaled_bound, stage_one_bound
+from ._norm_util import scaled_bound, stage_one_bound, take_with_axis
 
 op = Operator("LayerNormalization")
 st = S.st
@@ -210,10 +210,10 @@ def layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
 @op.fuzz(nan=NAN_ASSUMED, ulps=16.0, type_param="T", compute_u=ROUNDOFF["float32"],
          bound=layernorm_bound)
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-    if x is None:
+    taken = take_with_axis(c)
+    if taken is None:
         return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    x, axis = taken
     norm_shape = x.shape[axis:]
     scale = c.const(c.floats(norm_shape, 0.5, 1.5))
     ins = [x, scale]

@@ -15,16 +15,8 @@ import numpy as np
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._silent_util import softmax_limit
-from ._reduce_util import (
-    grows,
-    log_softmax_rows,
-    register_softmax_like,
-    row_mask,
-    rows_hold,
-    softmax_template,
-)
-from .softmax import open_rows
+from ._families import nan_inf_row
+from ._reduce_util import grows, log_softmax_rows, register_softmax_like, softmax_template
 
 op = Operator("LogSoftmax")
 register_softmax_like(op, log_softmax_rows)
@@ -35,19 +27,9 @@ def logsumexp_zero(x, y):
         return np.isnan(y).any(-1) | (np.abs(np.log(np.exp(y).sum(-1))) <= 1e-2)
 
 
-op.spec_silent(
-    "nan_inf_row", (1, 11, 13),
-    spec={1: "The operator computes the logsoftmax (log of softmax) values for each layer in the batch",
-          13: "LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))"},
-    expected="NaN throughout a row holding NaN, +inf or only -inf: the formula in IEEE 754 arithmetic "
-             "(NaN propagates, inf/inf and 0/0 are NaN), as LogSoftmax-13's function body computes it",
-    where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, open_rows)],
-    invariants={
-        "every value is NaN or <= 0": lambda c: bool(np.all(
-            np.isnan(c.actual[0][c.masks[0]].astype(np.float64)) | (c.actual[0][c.masks[0]] <= 0))),
-        "a row without NaN has logsumexp 0": lambda c: rows_hold(c, logsumexp_zero),
-    },
-    readings={"the mathematical limit (+inf entries share the mass, a row of -inf is uniform)": softmax_limit})
+nan_inf_row(op, {1: "The operator computes the logsoftmax (log of softmax) values for each layer in the batch",
+                 13: "LogSoftmax(input, axis) = Log(Softmax(input, axis=axis))"},
+            ("every value is NaN or <= 0", lambda v: v <= 0), ("a row without NaN has logsumexp 0", logsumexp_zero))
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -25,7 +25,7 @@ from harness.registry import Example, Operator
 
 from ._accumulate_util import NARROW, EXPECTED, add_examples, finite_is_ours_or, narrow_spec, running_sum, top
 from ._common import back, wide
-from ._norm_util import arr
+from ._norm_util import arr, take_with_axis
 
 op = Operator("LpNormalization")
 st = S.st
@@ -134,8 +134,8 @@ def _stable(ins, attrs, u):
 @op.fuzz(nan=NAN_IEEE, ulps=8.0, bound=lambda ref, ins, attrs: np.abs(np.nan_to_num(np.asarray(ref(*ins, **attrs), dtype=np.float64))) + 1.0,
          stable=_stable)
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-    if x is None:
+    taken = take_with_axis(c)
+    if taken is None:
         return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    x, axis = taken
     return Plan([x], {"axis": axis, "p": c.choice([2, 1])}, n_acc=x.shape[axis], n_outputs=1)

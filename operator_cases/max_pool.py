@@ -35,19 +35,14 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._common import back
-from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
+from ._families import max_pooling_nan
 from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_template, resolve
 
 op = Operator("MaxPool")
 st = S.st
 VERSIONS = (1, 8, 10, 11, 12, 22)
-op.spec_silent(
-    "nan", VERSIONS,
-    spec="max pooling consisting of computing the max on all values of a subset of the input tensor according to the kernel size",
-    expected="NaN for a window holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
-    where=nan_in_result,
-    invariants={"a window's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)},
-    readings=nan_ignored(-np.inf))
+max_pooling_nan(op, VERSIONS, "max pooling consisting of computing the max on all values of a subset of the input tensor "
+                "according to the kernel size", "window")
 
 
 def max_pool(x, g, storage_order=0):

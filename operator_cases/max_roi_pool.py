@@ -23,18 +23,12 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from ._silent_util import nan_ignored, nan_in_result, nan_or_ignoring_nan
+from ._families import max_pooling_nan
 
 op = Operator("MaxRoiPool")
 st = S.st
 VERSIONS = (1, 22)
-op.spec_silent(
-    "nan", VERSIONS,
-    spec="apply max pooling across each RoI",
-    expected="NaN for a bin holding a NaN: IEEE 754-2019 maximum (numpy.max); the text names no NaN rule",
-    where=nan_in_result,
-    invariants={"a bin's max is NaN or the max of its non-NaN cells": nan_or_ignoring_nan(-np.inf)},
-    readings=nan_ignored(-np.inf))
+max_pooling_nan(op, VERSIONS, "apply max pooling across each RoI", "bin")
 
 
 @op.reference(*VERSIONS)

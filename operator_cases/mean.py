@@ -13,8 +13,9 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._binary_util import variadic_edges, variadic_example, variadic_template
+from ._binary_util import variadic_edges, variadic_template
 from ._common import back
+from ._families import variadic
 
 op = Operator("Mean")
 
@@ -23,16 +24,6 @@ op = Operator("Mean")
 def mean(*inputs, consumed_inputs=None):
     with np.errstate(all="ignore"):
         return back(sum(x.astype(np.float64) for x in inputs) / len(inputs), inputs[0])
-
-
-@op.strategy(1, 6)
-def draw_1(d, dtype, opset):
-    return variadic_example(d, dtype, broadcast=False, same_sign=True)
-
-
-@op.strategy(8, 13)
-def draw_8(d, dtype, opset):
-    return variadic_example(d, dtype, broadcast=True, same_sign=True)
 
 
 def _sum_fits(dtype):
@@ -47,14 +38,11 @@ def _sum_fits(dtype):
     return keep
 
 
-@op.edges(1, 6)
-def edges_1(dtype, opset):
-    return variadic_edges(dtype, broadcast=False, keep=_sum_fits(dtype))
+def _edges(dtype, broadcast):
+    return variadic_edges(dtype, broadcast=broadcast, keep=_sum_fits(dtype))
 
 
-@op.edges(8, 13)
-def edges_8(dtype, opset):
-    return variadic_edges(dtype, broadcast=True, keep=_sum_fits(dtype))
+variadic(op, (1, 6, 8, 13), (1, 6), same_sign=True, edges=_edges)
 
 
 # how it enters a generated graph (harness.suites.generated)

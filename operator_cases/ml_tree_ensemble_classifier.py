@@ -26,7 +26,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._ml_util import (plain_attrs, ML, MODES, TRANSFORMS, class_labels, declare_tie_point, declare_transform_points, decode_legacy,
-                       draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform, top_class)
+                       draw_base_values, draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform, top_class)
 
 op = Operator("TreeEnsembleClassifier", domain=ML)
 VERSIONS = (1, 3, 5)
@@ -108,11 +108,7 @@ def classifier_example(rng, dtype, since, n_trees, depth, n_classes, n_features,
     else:
         attrs["classlabels_int64s"] = sorted(int(v) for v in rng.choice(np.arange(-5, 20), size=n_classes, replace=False))
     if base:
-        values = [float(np.float32(v)) for v in rng.uniform(-1, 1, n_classes)]
-        if as_tensor and since >= 3:
-            attrs["base_values_as_tensor"] = np.asarray(values, dtype=np.float64)
-        else:
-            attrs["base_values"] = values
+        draw_base_values(rng, attrs, n_classes, as_tensor and since >= 3)
     return Example([draw_rows(rng, dtype, rows, n_features)], attrs, name=name)
 
 

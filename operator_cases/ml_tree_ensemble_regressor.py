@@ -19,7 +19,7 @@ from harness import strategies as S
 from harness.registry import Example, Operator
 
 from ._ml_util import (plain_attrs, AGGREGATES, ML, MODES, TRANSFORMS, as_str, declare_no_vote_point, declare_transform_points, decode_legacy,
-                       draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform)
+                       draw_base_values, draw_rows, draw_tree, encode_legacy, float_out, forest_scores, post_transform)
 
 op = Operator("TreeEnsembleRegressor", domain=ML)
 VERSIONS = (1, 3, 5)
@@ -55,11 +55,7 @@ def regressor_example(rng, dtype, since, n_trees, depth, n_targets, n_features, 
     attrs = encode_legacy(trees, "target", as_tensor=as_tensor and since >= 3)
     attrs.update(n_targets=n_targets, aggregate_function=aggregate, post_transform=transform)
     if base:
-        values = [float(np.float32(v)) for v in rng.uniform(-1, 1, n_targets)]
-        if as_tensor and since >= 3:
-            attrs["base_values_as_tensor"] = np.asarray(values, dtype=np.float64)
-        else:
-            attrs["base_values"] = values
+        draw_base_values(rng, attrs, n_targets, as_tensor and since >= 3)
     return Example([draw_rows(rng, dtype, rows, n_features)], attrs, name=name)
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from harness.registry import Operator
 
 from ._common import back, wide
-from ._loss_util import declare_mean_point, draw_example, edge_examples, picked_loss
+from ._loss_util import declare_loss, picked_loss
 
 op = Operator("NegativeLogLikelihoodLoss", type_param="T")
 VERSIONS = (12, 13, 22)
@@ -29,16 +29,7 @@ def negative_log_likelihood_loss(x, target, weight=None, *, ignore_index=None, r
         return back(picked_loss(wide(x), target, weight, ignore_index, reduction), x)
 
 
-declare_mean_point(op, VERSIONS, "If \"reduction\" attribute is set to \"mean\" (the default attribute value), the output loss is "
-                   "(weight) averaged: [...] mean(loss), if \"weight\" is not provided, [...] sum(loss) / "
-                   "sum(weight[target[n][d_1][d_2]...[d_k]]]), for all samples.", lambda inputs: wide(inputs[0]))
-
-
-@op.strategy(*VERSIONS)
-def draw(d, dtype, opset):
-    return draw_example(d, dtype, opset, logits=False)
-
-
-@op.edges(*VERSIONS)
-def edges(dtype, opset):
-    return edge_examples(dtype, logits=False)
+declare_loss(op, VERSIONS, logits=False, logp_of=lambda inputs: wide(inputs[0]),
+             mean_spec="If \"reduction\" attribute is set to \"mean\" (the default attribute value), the output loss is "
+                       "(weight) averaged: [...] mean(loss), if \"weight\" is not provided, [...] sum(loss) / "
+                       "sum(weight[target[n][d_1][d_2]...[d_k]]]), for all samples.")

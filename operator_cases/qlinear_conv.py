@@ -32,7 +32,7 @@ import numpy as np
 from harness import strategies as S
 from harness.registry import Example, Operator, SilentCheck
 
-from ._conv_util import draw_conv_geometry, ramp
+from ._conv_util import draw_conv_geometry, integer_conv_extremes, ramp
 from ._quant_util import f64, in_type, to_quantized, values
 from ._window_util import batch_edges
 from .conv_integer import convolve, padded_outputs
@@ -208,11 +208,8 @@ def edges(dtype, opset):
     lo, hi = S.finite_range(dtype)
     f = lambda v: values("float32", v)  # noqa: E731
     out = []
-    for wname in ("uint8", "int8"):
-        tw = S.np_dtype(wname)
-        wlo, whi = S.finite_range(wname)
-        ext = np.array([lo, hi, hi, lo, 0, hi, lo, lo, hi], dtype=object).astype(t).reshape(1, 1, 3, 3)
-        wext = np.array([whi, wlo, whi, whi], dtype=object).astype(tw).reshape(1, 1, 2, 2)
+    for wname, ext, wext in integer_conv_extremes(dtype):
+        wlo = S.finite_range(wname)[0]
         for yname in ("uint8", "int8"):
             out.append(Example([ext, f(1.0), values(dtype, hi), wext, f(1.0), values(wname, wlo), f(1.0),
                                 values(yname, 0)], name=f"saturate_{wname}_to_{yname}"))

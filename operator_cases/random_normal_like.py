@@ -8,7 +8,7 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._random_util import NORMAL_SAMPLE, NORMAL_SHAPE, QUARTERS, like_edges, like_example, out_dtype, rng, st
+from ._random_util import NORMAL_SAMPLE, NORMAL_SHAPE, declare_like, draw_normal, out_dtype, rng
 
 op = Operator("RandomNormalLike", type_param="T2")
 VERSIONS = (1, 22)
@@ -20,18 +20,4 @@ def random_normal_like(x, *, dtype=None, seed=None, scale=1.0, mean=0.0):
     return rng("RandomNormalLike", shape, mean, scale).normal(mean, scale, shape).astype(out_dtype(dtype, x))
 
 
-@op.strategy(*VERSIONS)
-def draw(d, dtype, opset):
-    attrs = {}
-    if d(st.booleans()):
-        attrs["mean"] = d(QUARTERS)
-    if d(st.booleans()):
-        attrs["scale"] = d(st.sampled_from([0.25, 0.5, 2.0, 3.0]))
-    if d(st.integers(0, 3)) == 0:
-        attrs["seed"] = float(d(st.integers(0, 1000)))
-    return like_example(d, dtype, opset, attrs, NORMAL_SAMPLE)
-
-
-@op.edges(*VERSIONS)
-def edges(dtype, opset):
-    return like_edges(dtype, opset, {"mean": -1.5, "scale": 0.5}, NORMAL_SHAPE)
+declare_like(op, VERSIONS, draw_normal, {"mean": -1.5, "scale": 0.5}, NORMAL_SAMPLE, NORMAL_SHAPE)

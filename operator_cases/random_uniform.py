@@ -10,9 +10,9 @@ at a bound is still inside it."""
 
 import numpy as np
 
-from harness.registry import Example, Operator
+from harness.registry import Operator
 
-from ._random_util import QUARTERS, draw_shape, dtype_attr, out_dtype, rng, st
+from ._random_util import draw_shape, draw_uniform, out_dtype, rng, shaped_example
 
 op = Operator("RandomUniform")
 VERSIONS = (1, 22)
@@ -29,33 +29,18 @@ def random_uniform(*, shape, dtype=1, seed=None, high=1.0, low=0.0):
     return uniform(rng("RandomUniform", shape, low, high), low, high, shape, out_dtype(dtype))
 
 
-def _ex(label, attrs, name=""):
-    return Example([], {**attrs, **dtype_attr(label, "float32")}, name=name, random=True)
-
-
-def draw_bounds(d) -> dict:
-    attrs = {}
-    if d(st.booleans()):
-        low, width = d(QUARTERS), d(st.integers(1, 12)) / 4
-        attrs = {"low": low, "high": low + width}
-    return attrs
-
-
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
-    attrs = {"shape": draw_shape(d), **draw_bounds(d)}
-    if d(st.integers(0, 3)) == 0:
-        attrs["seed"] = float(d(st.integers(0, 1000)))
-    return _ex(dtype, attrs)
+    return shaped_example(dtype, {"shape": draw_shape(d), **draw_uniform(d)})
 
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     return [
-        _ex(dtype, {"shape": [40, 25]}, "large_unit"),
-        _ex(dtype, {"shape": [30, 20], "low": -3.0, "high": -0.5}, "large_negative_range"),
-        _ex(dtype, {"shape": []}, "scalar"),
-        _ex(dtype, {"shape": [3, 0]}, "empty"),
-        _ex(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
-        _ex(dtype, {"shape": [8, 6, 5], "low": 2.0, "high": 2.5}, "narrow_range"),
+        shaped_example(dtype, {"shape": [40, 25]}, "large_unit"),
+        shaped_example(dtype, {"shape": [30, 20], "low": -3.0, "high": -0.5}, "large_negative_range"),
+        shaped_example(dtype, {"shape": []}, "scalar"),
+        shaped_example(dtype, {"shape": [3, 0]}, "empty"),
+        shaped_example(dtype, {"shape": [20, 10], "seed": 7.0}, "seeded"),
+        shaped_example(dtype, {"shape": [8, 6, 5], "low": 2.0, "high": 2.5}, "narrow_range"),
     ]

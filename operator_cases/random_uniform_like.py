@@ -8,8 +8,8 @@ import numpy as np
 
 from harness.registry import Operator
 
-from ._random_util import like_edges, like_example, out_dtype, rng, st
-from .random_uniform import draw_bounds, uniform
+from ._random_util import declare_like, draw_uniform, out_dtype, rng
+from .random_uniform import uniform
 
 op = Operator("RandomUniformLike", type_param="T2")
 VERSIONS = (1, 22)
@@ -21,14 +21,4 @@ def random_uniform_like(x, *, dtype=None, seed=None, high=1.0, low=0.0):
     return uniform(rng("RandomUniformLike", shape, low, high), low, high, shape, out_dtype(dtype, x))
 
 
-@op.strategy(*VERSIONS)
-def draw(d, dtype, opset):
-    attrs = draw_bounds(d)
-    if d(st.integers(0, 3)) == 0:
-        attrs["seed"] = float(d(st.integers(0, 1000)))
-    return like_example(d, dtype, opset, attrs)
-
-
-@op.edges(*VERSIONS)
-def edges(dtype, opset):
-    return like_edges(dtype, opset, {"low": -2.0, "high": 0.5})
+declare_like(op, VERSIONS, draw_uniform, {"low": -2.0, "high": 0.5})

@@ -29,7 +29,7 @@ from harness.registry import Example, Operator
 
 from ._accumulate_util import add_examples
 from ._common import back, wide
-from ._norm_util import arr, draw_epsilon, f32, standardized_bound
+from ._norm_util import arr, draw_epsilon, f32, standardized_bound, take_with_axis
 
 op = Operator("RMSNormalization")
 st = S.st
@@ -128,10 +128,10 @@ def _stable(ins, attrs, u):
 @op.fuzz(nan=NAN_IEEE, ulps=16.0, bound=standardized_bound(_axes, _scale), stable=_stable, type_param="T",
          compute_u=ROUNDOFF["float32"])
 def fuzz(c: Ctx) -> Plan | None:
-    x = c.take("float", 0, lambda v: v.rank >= 1 and v.size > 0)
-    if x is None:
+    taken = take_with_axis(c)
+    if taken is None:
         return None
-    axis = c.pick(x.rank) - (x.rank if c.pick(2) else 0)
+    x, axis = taken
     norm_shape = x.shape[axis:]
     return Plan([x, c.const(c.floats(norm_shape, 0.5, 1.5))], {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])},
                 n_acc=size_of(norm_shape), n_outputs=1)

@@ -18,30 +18,17 @@ import numpy as np
 from harness.fuzz_api import NAN_ASSUMED
 from harness.registry import Operator
 
-from ._silent_util import softmax_limit
-from ._reduce_util import register_softmax_like, row_mask, rows_hold, softmax_rows, softmax_template
+from ._families import nan_inf_row
+from ._reduce_util import register_softmax_like, softmax_rows, softmax_template
 
 op = Operator("Softmax")
 register_softmax_like(op, softmax_rows)
 
 
-def open_rows(rows):
-    return np.isnan(rows).any(-1) | np.isposinf(rows).any(-1) | (rows.shape[-1] > 0) & np.isneginf(rows).all(-1)
-
-
-op.spec_silent(
-    "nan_inf_row", (1, 11, 13),
-    spec={1: "The operator computes the softmax (normalized exponential) values for each layer in the batch",
-          13: "Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis=axis, keepdims=1)"},
-    expected="NaN throughout a row holding NaN, +inf or only -inf: the formula in IEEE 754 arithmetic "
-             "(NaN propagates, inf/inf and 0/0 are NaN), as Softmax-13's function body computes it",
-    where=lambda inputs, attrs, expected, since: [row_mask(inputs[0], attrs, since, open_rows)],
-    invariants={
-        "every value is NaN or in [0, 1]": lambda c: bool(np.all(
-            np.isnan(c.actual[0][c.masks[0]].astype(np.float64)) | ((c.actual[0][c.masks[0]] >= 0) & (c.actual[0][c.masks[0]] <= 1)))),
-        "a row without NaN sums to 1": lambda c: rows_hold(c, lambda x, y: np.isnan(y).any(-1) | (np.abs(y.sum(-1) - 1) <= 1e-2)),
-    },
-    readings={"the mathematical limit (+inf entries share the mass, a row of -inf is uniform)": softmax_limit})
+nan_inf_row(op, {1: "The operator computes the softmax (normalized exponential) values for each layer in the batch",
+                 13: "Softmax(input, axis) = Exp(input) / ReduceSum(Exp(input), axis=axis, keepdims=1)"},
+            ("every value is NaN or in [0, 1]", lambda v: (v >= 0) & (v <= 1)),
+            ("a row without NaN sums to 1", lambda x, y: np.isnan(y).any(-1) | (np.abs(y.sum(-1) - 1) <= 1e-2)))
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -19,7 +19,7 @@ from harness import strategies as S
 from harness.registry import Operator
 
 from ._common import TINY, back, gamma, rounded_reach, rounds, unit, wide
-from ._loss_util import _ignored, declare_mean_point, draw_example, edge_examples, picked_loss
+from ._loss_util import _ignored, declare_loss, picked_loss
 
 op = Operator("SoftmaxCrossEntropyLoss", type_param="T")
 VERSIONS = (12, 13)
@@ -105,22 +105,11 @@ def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:
     return [rounded_reach(loss, err, scores), rounded_reach(logp, lp_err, scores)]
 
 
-declare_mean_point(op, VERSIONS, {
+declare_loss(op, VERSIONS, logits=True, logp_of=lambda inputs: log_softmax_classes(inputs[0]), mean_spec={
     12: "If reduction = 'mean', the output is scalar: ReduceMean(L), or if weight is provided: ReduceSum(L) / ReduceSum(W), "
         "where tensor W is of shape (N, D1, D2, ..., Dk) and W[n][d1][d2]...[dk] = weights[labels[i][d1][d2]...[dk]].",
     13: "If reduction = 'mean', the output is scalar: ReduceMean(L), or if weight is provided: `ReduceSum(L) / ReduceSum(W)`, "
-        "where tensor W is of shape `(N, D1, D2, ..., Dk)` and `W[n][d1][d2]...[dk] = weights[labels[i][d1][d2]...[dk]]`."},
-    lambda inputs: log_softmax_classes(inputs[0]))
-
-
-@op.strategy(*VERSIONS)
-def draw(d, dtype, opset):
-    return draw_example(d, dtype, opset, logits=True)
-
-
-@op.edges(*VERSIONS)
-def edges(dtype, opset):
-    return edge_examples(dtype, logits=True)
+        "where tensor W is of shape `(N, D1, D2, ..., Dk)` and `W[n][d1][d2]...[dk] = weights[labels[i][d1][d2]...[dk]]`."})
 
 
 def _open_samples(inputs, attrs, expected, since):

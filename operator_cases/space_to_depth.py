@@ -17,7 +17,7 @@ from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
-from ._tensor_util import block_input, fill
+from ._tensor_util import block_edges, block_input, fill
 
 op = Operator("SpaceToDepth")
 op.draws(1, 13, 28, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
@@ -53,16 +53,7 @@ def draw(d, dtype, opset):
 
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
-    modes = ["DCR", "CRD"] if opset >= 28 else [None]
-    out = []
-    for mode in modes:
-        m = {"mode": mode} if mode else {}
-        tag = f"_{mode}" if mode else ""
-        out += [
-            Example([fill(dtype, (1, 2, 2, 4))], {"blocksize": 2, **m}, name=f"edge_values{tag}"),
-            Example([fill(dtype, (1, 1, 3, 6))], {"blocksize": 3, **m}, name=f"blocksize3{tag}"),
-            Example([fill(dtype, (0, 2, 2, 2))], {"blocksize": 2, **m}, name=f"empty_batch{tag}"),
-        ]
+    out = block_edges(dtype, opset >= 28, (1, 2, 2, 4), (1, 1, 3, 6), (0, 2, 2, 2))
     return out + [Example([fill(dtype, (1, 3, 0, 2))], {"blocksize": 1}, name="blocksize1_empty_height"),
                   Example([fill(dtype, (1, 1, 2, 2))], {"blocksize": 2}, name="one_block")]
 

@@ -10,8 +10,9 @@ import numpy as np
 from harness.fuzz_api import NAN_IEEE, abs_bound
 from harness.registry import Operator
 
-from ._binary_util import variadic_edges, variadic_example, variadic_template
+from ._binary_util import variadic_template
 from ._common import back
+from ._families import variadic
 
 op = Operator("Sum")
 
@@ -22,24 +23,7 @@ def sum_(*inputs, consumed_inputs=None):
         return back(sum(x.astype(np.float64) for x in inputs), inputs[0])
 
 
-@op.strategy(1, 6)
-def draw_1(d, dtype, opset):
-    return variadic_example(d, dtype, broadcast=False, same_sign=True)
-
-
-@op.strategy(8, 13)
-def draw_8(d, dtype, opset):
-    return variadic_example(d, dtype, broadcast=True, same_sign=True)
-
-
-@op.edges(1, 6)
-def edges_1(dtype, opset):
-    return variadic_edges(dtype, broadcast=False)
-
-
-@op.edges(8, 13)
-def edges_8(dtype, opset):
-    return variadic_edges(dtype, broadcast=True)
+variadic(op, (1, 6, 8, 13), (1, 6), same_sign=True)
 
 
 # how it enters a generated graph (harness.suites.generated)

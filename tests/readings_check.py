@@ -40,7 +40,7 @@ def same(e: Any, a: Any, rtol: float, atol: float, extra: Any = 0.0) -> np.ndarr
 
 
 def node_inputs(case: Any) -> tuple[list[Any], dict[str, Any], int]:
-    """The inputs, attributes and since-version the comparator hands a point (as harness.execute does)."""
+    """The inputs, attributes and since-version the comparator hands a point (as harness.worker does)."""
     model = case.load_model()
     node = model.graph.node[0]
     ds = case.data[0]
@@ -68,7 +68,7 @@ def readings_at(point: Any, check: SilentCheck) -> dict[str, list[Any]]:
 def judged(case: Any, actual: list[Any]) -> Any:
     """The harness's own verdict on these outputs (the comparator, then its spec-silent judgement)."""
     from harness.compare import Comparator
-    from harness.execute import _spec_silent
+    from harness.worker import _spec_silent
 
     comparator, ds, tol = Comparator(), case.data[0], effective_tolerance(case)
     verdict = comparator.compare(ds.expected, actual, tol)

@@ -11,7 +11,7 @@ from harness.cli import main
 
 def test_every_oracle_agrees_with_the_reference_backend_on_the_small_sizes():
     from harness.backends.reference import ReferenceBackend
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     backend = ReferenceBackend()
     backend.load()

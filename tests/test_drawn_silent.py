@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.registry import REGISTRY, Example, load_all
 from harness.suites.operators import build_case
 

@@ -16,13 +16,13 @@ import pytest
 
 from harness.backends import load_backend_class
 from harness.backends.base import Unavailable
-from harness.backends.exec import ExecBackend, ProtocolError, decode_value, encode_value
+from harness.backends.external import ExecBackend, ProtocolError, decode_value, encode_value
 from harness.case import Case
 from harness.runner import BackendSpec, Runner, WorkerLimits
 
 from .util import relu_case
 
-RUNNER = f"{shlex.quote(sys.executable)} -m harness.backends.exec_runner --backend"
+RUNNER = f"{shlex.quote(sys.executable)} -m harness.backends.external_runner --backend"
 GARBAGE = f"{shlex.quote(sys.executable)} {Path(__file__).with_name('exec_garbage_runner.py')}"
 
 
@@ -105,12 +105,24 @@ class NamedRunner(ExecBackend):
     """A runner under its own name, as a plug-in declares one."""
 
     name = "py-reference"
-    command = [sys.executable, "-m", "harness.backends.exec_runner", "--backend", "reference"]
+    command = [sys.executable, "-m", "harness.backends.external_runner", "--backend", "reference"]
 
 
 def test_a_plugin_class_names_its_runner_command():
     results = _run([BackendSpec("tests.test_exec_backend:NamedRunner", name="py-reference")], [relu_case("t/x")])
     assert results[("py-reference", "t/x")].outcome == "pass", results[("py-reference", "t/x")].message
+
+
+def test_a_plugin_and_a_backend_spec_written_with_the_old_module_names_still_run():
+    """``harness.backends.exec`` and ``exec_runner`` are the names external.py and
+    external_runner.py had: a plug-in importing ExecBackend from there, and a spec running
+    ``-m harness.backends.exec_runner``, keep working."""
+    from harness.backends.exec import ExecBackend as Old
+
+    assert Old is ExecBackend
+    spec = BackendSpec(f"exec:{shlex.quote(sys.executable)} -m harness.backends.exec_runner --backend reference")
+    results = _run([spec], [relu_case("t/old")])
+    assert results[(spec.name, "t/old")].outcome == "pass", results[(spec.name, "t/old")].message
 
 
 def test_the_runner_reports_its_backend_version_and_environment():

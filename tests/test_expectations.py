@@ -1,7 +1,7 @@
 import pytest
 
 from harness import expectations as X
-from harness.execute import Result
+from harness.worker import Result
 
 
 def _write(tmp_path, text, name="onnxruntime.toml"):

@@ -4,9 +4,6 @@ wrong answer and a pass told apart, in the report's data, its HTML and summary.m
 
 from __future__ import annotations
 
-import sys
-import types
-
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
@@ -23,6 +20,7 @@ from harness.suites import SuiteContext
 from harness.suites import models as M
 
 from .test_report_matrix import add_run
+from .util import fake_framework
 
 EXPORT_ERROR = "UnsupportedOperatorError: no symbolic function for aten::frobnicate"
 
@@ -39,12 +37,6 @@ def _model(op: str, domain: str = ""):
 def exports_builder(monkeypatch):
     from model_cases._common import built
 
-    module = types.ModuleType("fake_export_models")
-    module.__file__ = __file__
-    module.FRAMEWORK = "fake"
-    module.DISTRIBUTIONS = ("onnx",)
-    module.missing = lambda: None
-
     def build(say):
         x = np.array([-1.0, 0.5, 2.0], dtype=np.float32)
         tags = lambda exporter, opset: {"suite": "models", "framework": "fake", "model": "net", "exporter": exporter, "opset": opset}  # noqa: E731
@@ -55,10 +47,7 @@ def exports_builder(monkeypatch):
         yield built("net/custom/opset17", _model("Frob", "com.example"), [DataSet({"x": x}, [x])], tags("custom", 17))
         yield built("net/good/opset13", None, [], tags("good", 13), export_error=EXPORT_ERROR)
 
-    module.build = build
-    monkeypatch.setitem(sys.modules, "fake_export_models", module)
-    monkeypatch.setitem(M.FRAMEWORKS, "fake", "fake_export_models")
-    return module
+    return fake_framework(monkeypatch, "fake_export_models", build, __file__)
 
 
 def test_cells_name_what_happened():

@@ -101,7 +101,7 @@ def test_a_known_rejection_stays_out_of_the_pass_rate_denominator(tmp_path):
     """An expectation turns a rejection into xfail; the backend still could not load that case, so
     the terminal summary and the report agree on the cases it could load: 1 pass of 2 loadable."""
     from harness.cli import backend_counts
-    from harness.execute import Result
+    from harness.worker import Result
     from harness.report.matrix import build_report
     from harness.report.sources import RunRef
     from harness.store import Store

@@ -459,7 +459,7 @@ def test_generated_suite_cases_pass_on_a_second_implementation(tmp_path, monkeyp
     every drawn graph whose operators have none of its KNOWN_REFERENCE_DEFECTS passes. (Chosen by
     their operators, not by a seed, so a new operator template does not move the test.)"""
     from harness.backends.reference import ReferenceBackend
-    from harness.execute import ExecOptions, execute_case
+    from harness.worker import ExecOptions, execute_case
     from harness.suites import SuiteContext
 
     defective = {op for op, _ in KNOWN_REFERENCE_DEFECTS}

@@ -8,7 +8,7 @@ import json
 
 import harness.suites.generated as generated_suite
 from harness.backends.reference import ReferenceBackend
-from harness.execute import ExecOptions, execute_case
+from harness.worker import ExecOptions, execute_case
 from harness.generated.campaign import Campaign, FuzzConfig
 from harness.generated.regressions import SUITE_PREFIX, regression_cases
 from harness.generated.spec import GenConfig

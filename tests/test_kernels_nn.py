@@ -21,10 +21,11 @@ import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper, numpy_helper
+from onnx import helper
 
 import harness.backends.kernels  # noqa: F401  (imports every kernel module)
 from harness.backends.kernels import registry
+from harness.backends.kernels.compiler import attribute_value
 
 KERNEL_DIR = pathlib.Path(registry.__file__).parent
 
@@ -55,22 +56,11 @@ ALL_OPS = {op for ops in FAMILIES.values() for op in ops}
 # --------------------------------------------------------------------------- driving kernels
 
 
-def _decode(attr: onnx.AttributeProto):
-    v = helper.get_attribute_value(attr)
-    if isinstance(v, bytes):
-        return v.decode()
-    if isinstance(v, onnx.TensorProto):
-        return numpy_helper.to_array(v)
-    if isinstance(v, list) and v and isinstance(v[0], bytes):
-        return [s.decode() for s in v]
-    return v
-
-
 def bind(node: onnx.NodeProto, opset: int):
     factory = registry.lookup("", node.op_type, opset)
     assert factory is not None, f"no kernel for {node.op_type} at opset {opset}"
     info = registry.NodeInfo(
-        node=node, attrs={a.name: _decode(a) for a in node.attribute}, opset=opset,
+        node=node, attrs={a.name: attribute_value(a) for a in node.attribute}, opset=opset,
         inputs=list(node.input), outputs=list(node.output),
     )
     return factory(info)

@@ -1,4 +1,5 @@
-"""The layout shows the architecture: no import circle among the modules of ``harness/``.
+"""The layout shows the architecture: no import circle among the modules of ``harness/``, none of
+them over 800 lines, and the README's architecture section names every folder of ``harness/``.
 
 Every import counts, an import inside a function too (it only hides the circle until the
 function runs); an import under ``if TYPE_CHECKING:`` does not, and neither does a submodule's
@@ -92,3 +93,9 @@ def test_no_module_of_harness_over_800_lines():
     """A module that long mixes ideas: split it by idea (report/: sources, matrix, failures, ...)."""
     long = {name: n for name, path in _modules().items() if (n := len(path.read_text().splitlines())) > 800}
     assert long == {}
+
+
+def test_the_readme_architecture_section_maps_every_folder_of_harness():
+    section = (ROOT.parent / "README.md").read_text().split("\n## Architecture", 1)[1].split("\n## ", 1)[0]
+    folders = sorted(p.name for p in ROOT.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert [f for f in folders if f"harness/{f}/" not in section] == []

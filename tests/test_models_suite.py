@@ -5,8 +5,6 @@ it is not."""
 from __future__ import annotations
 
 import json
-import sys
-import types
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +13,13 @@ import pytest
 from onnx import TensorProto, helper
 
 from harness.case import Case, DataSet, write_case_folder
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.runner import BackendSpec, Runner, _build_backend
 from harness.suites import SuiteContext, suite_cases
 from harness.suites import models as M
 from harness.suites.user_models import UnboundDimension, user_model_cases
+
+from .util import fake_framework
 
 
 def _outcomes(cases: list[Case], backends: list[str]) -> dict[tuple[str, str], str]:
@@ -121,13 +121,6 @@ def test_models_is_a_registered_suite(tmp_path, monkeypatch):
 def fake_builder(monkeypatch):
     from model_cases._common import built
 
-    module = types.ModuleType("fake_models")
-    module.__file__ = __file__
-    module.FRAMEWORK = "fake"
-    module.DISTRIBUTIONS = ("onnx",)
-    module.reason = None
-    module.missing = lambda: module.reason
-
     def build(say):
         x = np.arange(3, dtype=np.float32)
         graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
@@ -138,10 +131,7 @@ def fake_builder(monkeypatch):
         yield built("broken/opset13", None, [], {"framework": "fake", "model": "broken", "opset": 13},
                     export_error="UnsupportedOperatorError: no symbolic function for aten::frobnicate")
 
-    module.build = build
-    monkeypatch.setitem(sys.modules, "fake_models", module)
-    monkeypatch.setitem(M.FRAMEWORKS, "fake", "fake_models")
-    return module
+    return fake_framework(monkeypatch, "fake_models", build, __file__)
 
 
 def test_a_failed_export_is_a_case_carrying_the_error(tmp_path, fake_builder):

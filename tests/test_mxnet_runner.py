@@ -12,7 +12,7 @@ from onnx import TensorProto, helper
 
 from harness.backends import load_backend_class
 from harness.backends.base import Unsupported
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.case import Case, DataSet
 from harness.schema import model_tags
 

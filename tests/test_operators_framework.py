@@ -106,7 +106,7 @@ def _clip13_with(reference=None, strategy=None):
 
 def test_a_reference_that_raises_gives_oracle_error_cases_that_never_pass():
     from harness.backends.reference import ReferenceBackend
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.suites.operators import build_op_version
 
     def broken(x, min=None, max=None):
@@ -125,7 +125,7 @@ def test_a_strategy_that_cannot_draw_gives_one_oracle_error_case_per_dtype():
     from hypothesis import strategies as st
 
     from harness.backends.reference import ReferenceBackend
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.suites.operators import build_op_version
 
     def cannot_draw(draw, dtype, opset):
@@ -158,7 +158,7 @@ def test_an_operator_module_that_fails_to_import_is_a_result(tmp_path, monkeypat
     assert cases[0].tags["oracle_error"] == "ImportError: needs a library that is not here"
     assert not (tmp_path / "operators").exists()  # -k matched no op-version: nothing drawn
     from harness.backends.reference import ReferenceBackend
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     result = execute_case(ReferenceBackend(), cases[0])
     assert result.outcome == "error" and "ImportError: needs a library that is not here" in result.message

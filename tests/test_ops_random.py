@@ -94,7 +94,7 @@ def test_every_random_op_version_is_registered(op):
 def test_a_drawn_dropout_in_training_mode_fails_when_every_element_is_dropped(since):
     """Issue 31: a one-value training output of 0 passed on its support alone (0 is a dropped
     element); drawn data now holds 200 to 800 values, so the kept count's binomial test sees it."""
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.suites.operators import DEFAULT_SEED, build_op_version
 
     from .test_wrong_backend import WrongOutputs

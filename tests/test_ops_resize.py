@@ -195,7 +195,7 @@ def _run_backends(op, inputs, expected, opset, **attrs):
     from harness import strategies as S
     from harness.backends.kernels import KernelsBackend
     from harness.case import Case, DataSet, Tolerance
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     names = [f"x{i}" if v is not None else "" for i, v in enumerate(inputs)]
     feeds = {n: v for n, v in zip(names, inputs) if n}

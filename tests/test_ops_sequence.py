@@ -250,7 +250,7 @@ def test_evidence_describes_a_sequence_by_its_elements():
 
 
 def test_a_repro_bundle_holds_sequence_inputs_and_outputs(tmp_path):
-    from harness.execute import Result
+    from harness.worker import Result
     from harness.repro import write_bundle
 
     case = O.build_case(_opv("SequenceConstruct", 11), Example([A, B]), "float32", 11, "t")
@@ -333,7 +333,7 @@ def test_onnxruntime_refuses_positions_outside_the_accepted_range(op, pos):
     pytest.importorskip("onnxruntime")
     from harness.backends.onnxruntime import OnnxRuntimeBackend
     from harness.case import Case
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     ins = ["s", "t", "p"] if op == "SequenceInsert" else ["s", "p"]
     infos = [helper.make_value_info("s", SEQ_F)] + ([helper.make_tensor_value_info("t", TP.FLOAT, [1])] if op == "SequenceInsert" else [])

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from harness.cli import main
-from harness.execute import ExecOptions
+from harness.worker import ExecOptions
 from harness.report.perf import PerfMatrix, Stat, parse_threshold, perf_changes, slower
 from harness.runner import BackendSpec, Runner
 from harness.timing import cores

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from harness.cli import main
-from harness.execute import ExecOptions
+from harness.worker import ExecOptions
 from harness.run import RunConfig, select_cases
 from harness.runner import BackendSpec, Runner
 from harness.store import Store

@@ -13,7 +13,7 @@ from onnx import TensorProto as TP
 from onnx import helper
 
 from harness.case import Case, DataSet, Tolerance
-from harness.execute import execute_case
+from harness.worker import execute_case
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install 'onnx-harness[torch]' with torch==2.13.0)")
 

@@ -17,7 +17,7 @@ import pytest
 from harness.backends.base import Backend, Session
 from harness.case import Tolerance
 from harness.compare import ALPHA, NOT_CHECKED, TARGETS, Comparator, RandomOutput
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.registry import REGISTRY, load_all
 from harness.suites.operators import DEFAULT_EXAMPLES, DEFAULT_SEED, build_op_version
 

@@ -11,7 +11,7 @@ import pytest
 from harness import cli
 from harness.case import Tolerance
 from harness.compare import MISMATCH, UNSPECIFIED, Comparator, Verdict
-from harness.execute import Result
+from harness.worker import Result
 from harness.registry import SpecSilentPoint
 from harness.report.matrix import RunRef, build_report
 from harness.store import Store
@@ -116,7 +116,7 @@ AT_INFINITY = [("Gelu", 20, "Gelu.neg_inf", {}), ("Gelu", 20, "Gelu.neg_inf", {"
 
 @pytest.mark.parametrize("op, since, point_id, attrs", AT_INFINITY)
 def test_at_an_infinity_the_limit_passes_nan_is_the_literal_reading_and_any_other_value_fails(op, since, point_id, attrs):
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     from .wrong_outputs import WrongOutputs
 
@@ -133,7 +133,7 @@ def test_at_an_infinity_the_limit_passes_nan_is_the_literal_reading_and_any_othe
 
 
 def test_swish_with_alpha_zero_takes_x_over_2_or_the_literal_nan_at_infinity():
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     from .wrong_outputs import WrongOutputs
 
@@ -157,7 +157,7 @@ def test_mel_weight_matrix_official_placement_reproduces_onnxs_test_data():
 
 
 def test_mel_weight_matrix_zeros_fail_and_the_official_placement_is_unspecified():
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
     from operator_cases.mel_weight_matrix import official_placement
@@ -184,7 +184,7 @@ def _ml_case(op: str, since: int, inputs: list, attrs: dict, dtype: str = "float
 @pytest.mark.parametrize("norm, literal, point", [("L1", [[3.0, -2.0], [2.0, -2.0]], "Normalizer.l1_sign"),
                                                   ("L2", [[0.6, 0.8], [0.6, 0.8]], "Normalizer.l2_sign")])
 def test_normalizer_with_negatives_takes_ours_or_the_literal_formula_and_fails_on_zeros(norm, literal, point):
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     from .wrong_outputs import WrongOutputs
 
@@ -200,7 +200,7 @@ def test_normalizer_with_negatives_takes_ours_or_the_literal_formula_and_fails_o
 
 @pytest.mark.parametrize("op, since", [("Resize", 10), ("Upsample", 9)])
 def test_legacy_resize_takes_ours_or_a_named_mapping_and_fails_on_zeros(op, since):
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
     from operator_cases._resize_util import legacy
@@ -234,7 +234,7 @@ def test_an_element_also_open_by_a_point_without_readings_is_unchecked_not_faile
 
 
 def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_and_fails_on_zeros():
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from operator_cases.ml_tree_ensemble_classifier import edges
 
     from .wrong_outputs import WrongOutputs
@@ -264,7 +264,7 @@ def test_tree_ensemble_classifier_votes_for_class_0_stay_with_the_first_label():
     """Two labels, every vote for class 0: the other label scoring -s is a reading; the votes moved to the
     second label (ONNX Runtime's [-s, s], the second label where s > 0) are not ('The class_ids are
     indices into this list')."""
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
     from operator_cases.ml_tree_ensemble_classifier import edges
@@ -291,7 +291,7 @@ def test_tree_ensemble_classifier_votes_for_class_0_stay_with_the_first_label():
 
 
 def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_zeros():
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
     from operator_cases._ml_util import plain_attrs
@@ -311,7 +311,7 @@ def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_
 
 
 def test_linear_classifier_with_one_vector_for_two_labels_takes_a_named_layout_and_fails_on_zeros():
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
     from operator_cases.ml_linear_classifier import edges, raw_scores
@@ -351,7 +351,7 @@ def test_a_reading_is_matched_within_the_cases_derived_bound_per_element():
 def test_dynamic_quantize_with_nan_takes_ours_the_nan_left_out_or_a_saturated_zero_point_and_fails_otherwise():
     """x = [NaN, 1, -1]: ours (NaN range: y_scale NaN, zero point and y 0); ONNX Runtime's reading (the range of
     [1, -1]: y_scale 2/255, zero point 127, y [0, 254, 0]); onnx.reference's (zero point 255); any other fails."""
-    from harness.execute import execute_case
+    from harness.worker import execute_case
 
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
@@ -376,7 +376,7 @@ def test_dynamic_quantize_with_nan_takes_ours_the_nan_left_out_or_a_saturated_ze
 def test_attention_with_an_infinite_masked_score_takes_ours_or_the_replaced_score_and_fails_otherwise():
     """Q = 1, K = [0, +inf], V = [4, 8], a boolean mask hiding key 1: the spec's additive pattern gives the score
     +inf + -inf = NaN, so Y is NaN (ours); a -inf that replaces the masked score leaves key 0 alone: Y = 4."""
-    from harness.execute import execute_case
+    from harness.worker import execute_case
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
 

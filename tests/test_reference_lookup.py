@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from harness.compare import Comparator, Verdict
-from harness.execute import _spec_silent
+from harness.worker import _spec_silent
 from harness.registry import REGISTRY, Example, load_all
 from harness.suites.operators import build_case
 

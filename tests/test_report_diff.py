@@ -8,7 +8,7 @@ import json
 import pytest
 
 from harness.report.commands import register
-from harness.execute import OUTCOMES
+from harness.worker import OUTCOMES
 from harness.report.diff import KINDS, REGRESSION_KINDS, classify_change, diff_results
 from harness.store import Store
 

@@ -9,7 +9,7 @@ import numpy as np
 from harness.case import Case, Tolerance
 from harness.compare import Comparator
 from harness.evidence import WINDOW, window
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.tolerances import tolerance_source
 
 from .fault_backends import AlwaysWrong, Unsupported

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from harness.cli import backend_counts
-from harness.execute import Result
+from harness.worker import Result
 from harness.report.matrix import ConformanceMatrix, build_report
 from harness.report.records import GRAPH_ROW
 from harness.report.selection import resolve_runs
@@ -287,7 +287,7 @@ def test_relative_bundle_paths_resolve_against_the_folder_the_run_started_in(tmp
 
 
 def test_history_of_merged_stores_with_different_run_counts_stays_aligned(tmp_path):
-    from harness.execute import Result
+    from harness.worker import Result
     from harness.report.history import History
     from harness.store import Store
 

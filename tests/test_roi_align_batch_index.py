@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from harness.backends.reference import ReferenceBackend
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.registry import REGISTRY, Example, load_all
 from harness.suites.operators import build_case, draw_examples
 

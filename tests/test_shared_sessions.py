@@ -8,7 +8,7 @@ from onnx import TensorProto, helper
 
 from harness.backends.reference import ReferenceBackend
 from harness.case import Case, DataSet
-from harness.execute import ExecOptions, Sessions, execute_case
+from harness.worker import ExecOptions, Sessions, execute_case
 from harness.runner import BackendSpec, Runner
 
 from .util import relu_case
@@ -68,6 +68,6 @@ def test_only_the_most_recent_sessions_are_kept():
 
 
 def _options():
-    from harness.execute import ExecOptions
+    from harness.worker import ExecOptions
 
     return ExecOptions()

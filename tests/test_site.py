@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from harness import findings as findings_mod
-from harness.execute import Result
+from harness.worker import Result
 from harness.site import build_site
 from harness.store import Store
 

@@ -13,7 +13,7 @@ import pytest
 from harness import cli
 from harness.backends.reference import ReferenceBackend
 from harness.coverage import spec_silent_rows, spec_silent_toml
-from harness.execute import FAILURES, OUTCOMES, Result, execute_case
+from harness.worker import FAILURES, OUTCOMES, Result, execute_case
 from harness.expectations import Expectation, apply
 from harness.registry import REGISTRY, SPEC_SILENT, Example, load_all
 from harness.report import write_all

@@ -1,6 +1,6 @@
 import sqlite3
 
-from harness.execute import Result
+from harness.worker import Result
 from harness.store import Store
 
 

@@ -11,7 +11,7 @@ from onnx import TensorProto as TP
 from onnx import helper
 
 from harness.case import Case, DataSet, Tolerance
-from harness.execute import execute_case
+from harness.worker import execute_case
 
 if importlib.util.find_spec("onnx_tf") is None or importlib.util.find_spec("tensorflow") is None:
     pytest.skip("onnx-tf / tensorflow are not installed (pip install 'onnx-harness[tensorflow]')", allow_module_level=True)

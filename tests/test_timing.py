@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-from harness.execute import ExecOptions, execute_case
+from harness.worker import ExecOptions, execute_case
 from harness.timing import MIN_CI_SAMPLES, TimingPolicy, machine, measure, median_interval, peak_rss, reset_peak_rss, summarize
 
 from .util import relu_case

@@ -17,7 +17,7 @@ import pytest
 from harness.backends.base import Backend, Session
 from harness.case import Tolerance
 from harness.compare import Comparator, _is_float, _rank_table
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.registry import load_all
 from harness.suites import operators as O
 from harness.tolerances import BUILTIN, effective_tolerance

@@ -8,6 +8,8 @@ from onnx import TensorProto, helper
 from harness.backends import load_backend_class
 from harness.backends.tract import TractBackend
 
+from .util import reduce_sum_with_axes_input
+
 pytest.importorskip("tract", reason="tract is not installed (pip install 'onnx-harness[tract]')")
 
 
@@ -74,9 +76,6 @@ def test_an_invalid_model_is_rejected_and_a_failed_run_is_an_error(backend):
 
 def test_an_input_tract_needs_constant_is_unsupported(backend):
     # tract types ReduceSum-13 only with constant axes; fed as a graph input it refuses that form
-    graph = helper.make_graph([helper.make_node("ReduceSum", ["x", "axes"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     with pytest.raises(Exception) as info:
-        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8))
+        backend.prepare(reduce_sum_with_axes_input())
     assert backend.classify_error(info.value, "prepare") == "unsupported"

@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from harness.case import Case  # noqa: E402
-from harness.execute import execute_case  # noqa: E402
+from harness.worker import execute_case  # noqa: E402
 from harness.runner import BackendSpec, _build_backend  # noqa: E402
 from model_cases import transformer_models as T  # noqa: E402
 

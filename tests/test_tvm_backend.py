@@ -7,6 +7,8 @@ from onnx import TensorProto, helper
 from harness.backends import load_backend_class
 from harness.backends.tvm import TvmBackend
 
+from .util import reduce_sum_with_axes_input
+
 pytest.importorskip("tvm", reason="apache-tvm is not installed (pip install 'onnx-harness[tvm]')")
 
 
@@ -78,9 +80,6 @@ def test_a_shape_result_comes_back_as_an_int64_tensor(backend):
 
 
 def test_a_parameter_the_frontend_needs_constant_is_unsupported(backend):
-    graph = helper.make_graph([helper.make_node("ReduceSum", ["x", "axes"], ["y"])], "g",
-                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]), helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
-                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
     with pytest.raises(Exception) as info:
-        backend.prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=8))
+        backend.prepare(reduce_sum_with_axes_input())
     assert backend.classify_error(info.value, "prepare") == "unsupported"

@@ -15,7 +15,7 @@ from onnx import TensorProto, helper
 from harness.backends.base import Backend, Session
 from harness.backends.reference import ReferenceBackend
 from harness.case import Case, DataSet, Tolerance, graph_inputs
-from harness.execute import execute_case, random_outputs
+from harness.worker import execute_case, random_outputs
 from harness.schema import model_tags
 from harness.suites.onnx_official import _normalize
 

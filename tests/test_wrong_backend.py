@@ -28,7 +28,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from harness.execute import execute_case
+from harness.worker import execute_case
 from harness.registry import load_all
 from harness.suites.operators import (
     DEFAULT_EXAMPLES,

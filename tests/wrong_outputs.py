@@ -1,5 +1,5 @@
 """A backend whose outputs are a case's expected outputs changed by a function: what a wrong
-backend looks like to the judge (``harness.execute.execute_case``), without running anything."""
+backend looks like to the judge (``harness.worker.execute_case``), without running anything."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-// An exec-protocol runner in C++ (protocol version 1, see harness/backends/exec.py):
+// An exec-protocol runner in C++ (protocol version 1, see harness/backends/external.py):
 // OpenVINO's C++ API (ov::Core) on the CPU device, built against the headers and libraries the
 // `openvino` Python wheel ships. One JSON request a line on stdin, one JSON reply a line on
 // stdout; tensors are raw little-endian files, so no protobuf is needed. Build: ./build.sh

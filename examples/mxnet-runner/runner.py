@@ -1,6 +1,6 @@
 """An exec-protocol runner for Apache MXNet 1.9.1 (``mxnet.contrib.onnx``), for its own
 Python environment: MXNet 1.9 needs numpy < 1.24 and an onnx of its time, which the harness's
-environment cannot share. It speaks protocol version 1 of ``harness.backends.exec`` and needs
+environment cannot share. It speaks protocol version 1 of ``harness.backends.external`` and needs
 nothing of the harness (Python >= 3.7, mxnet, numpy, onnx).
 
     onnx-harness run --backend "exec:/path/to/mxnet-env/bin/python examples/mxnet-runner/runner.py"

@@ -1,5 +1,5 @@
 """Backend discovery: a built-in table, the ``harness.backends`` entry-point group,
-``module:Class`` specs and ``exec:CMD`` (an out-of-process runner, :mod:`harness.backends.exec`). Nothing heavy is imported here; a backend class is imported only when
+``module:Class`` specs and ``exec:CMD`` (an out-of-process runner, :mod:`harness.backends.external`). Nothing heavy is imported here; a backend class is imported only when
 it is asked for by name."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ BUILTIN: dict[str, str] = {
     "tract": "harness.backends.tract:TractBackend",
     "tvm": "harness.backends.tvm:TvmBackend",
     # listed for `list backends`; run one as exec:CMD
-    "exec": "harness.backends.exec:ExecBackend",
+    "exec": "harness.backends.external:ExecBackend",
 }
 EXEC_PREFIX = "exec:"
 
@@ -60,7 +60,7 @@ def load_backend_class(spec: str) -> type[Backend]:
     ``NAME@VERSION`` (:mod:`harness.backends.releases`), a ``module:Class`` spec or ``exec:CMD``
     to its class."""
     if spec.startswith(EXEC_PREFIX):
-        from .exec import exec_backend_class
+        from .external import exec_backend_class
 
         return exec_backend_class(spec[len(EXEC_PREFIX):], name=spec)
     if "@" in spec and ":" not in spec:  # another release of a runtime, in its own environment

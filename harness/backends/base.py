@@ -86,7 +86,7 @@ class Backend:
     #: highest ai.onnx opset and IR version the backend accepts (None: no limit known)
     max_opset: ClassVar[int | None] = None
     #: a prepared session stays valid while others are prepared, so cases of one model may share it
-    #: (``harness.execute.Sessions``); a runner in another process that holds one model at a time does not
+    #: (``harness.worker.Sessions``); a runner in another process that holds one model at a time does not
     reusable_sessions: ClassVar[bool] = True
     max_ir_version: ClassVar[int | None] = None
     #: the runtime a repro bundle's script drives without the harness (a key of

@@ -5,8 +5,8 @@ The release is installed once into a virtual environment of its own under the ca
 made with this Python and ``pip install <dist>==<version>`` (``1.28`` means the newest
 ``1.28.*``) plus what the runner needs (onnx, numpy, ml_dtypes). The harness package itself
 is linked into it, not copied, so the runner there always speaks this harness's protocol. The
-backend then runs through the out-of-process bridge (:mod:`harness.backends.exec`) as
-``python -m harness.backends.exec_runner --backend NAME`` in that environment, with the
+backend then runs through the out-of-process bridge (:mod:`harness.backends.external`) as
+``python -m harness.backends.external_runner --backend NAME`` in that environment, with the
 isolation, limits and classification of every exec backend. A failed install is
 ``unavailable`` with pip's last lines; it is retried on the next run (nothing is cached but a
 complete environment, marked by a ``ready`` file written last).
@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from .base import Unavailable
-from .exec import ExecBackend
+from .external import ExecBackend
 
 SPEC = re.compile(r"^(?P<name>[a-z][a-z0-9_-]*)@(?P<version>\d+(?:\.\d+){0,2})$")
 #: backends whose releases can be installed: backend name -> distribution on the registry
@@ -100,14 +100,14 @@ class ReleaseBackend(ExecBackend):
             folder = ensure_environment(cls.dist(), cls.release)
         except (Unavailable, OSError, subprocess.CalledProcessError) as exc:
             return False, str(exc)
-        cls.command = [str(_python(folder)), "-m", "harness.backends.exec_runner", "--backend", cls.base]
+        cls.command = [str(_python(folder)), "-m", "harness.backends.external_runner", "--backend", cls.base]
         return True, ""
 
     @classmethod
     def argv(cls) -> list[str]:
         if not cls.command:  # in a worker process: the environment exists (the parent built it)
             folder = environment_dir(cls.dist(), cls.release)
-            cls.command = [str(_python(folder)), "-m", "harness.backends.exec_runner", "--backend", cls.base]
+            cls.command = [str(_python(folder)), "-m", "harness.backends.external_runner", "--backend", cls.base]
         return list(cls.command)
 
 

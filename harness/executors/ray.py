@@ -33,7 +33,7 @@ import ray
 from ray import exceptions as ray_errors
 
 from ..case import Case
-from ..execute import ExecOptions, Result
+from ..worker import ExecOptions, Result
 from ..runner import BackendInfo, BackendSpec, Runner, WorkerLimits
 
 #: Ray retries of a task whose Ray worker or node died before answering

@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .. import schema
-from ..execute import Result
+from ..worker import Result
 from ..record import Recorder
 from ..run import RunConfig, environment
 from ..runner import BackendSpec

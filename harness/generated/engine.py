@@ -12,7 +12,7 @@ import numpy as np
 import onnx
 
 from .. import forkserver
-from ..execute import _one_line
+from ..worker import _one_line
 from ..runner import BackendSpec, _build_backend
 
 

@@ -21,7 +21,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
-from ..execute import FAILURES, OUTCOMES
+from ..worker import FAILURES, OUTCOMES
 from ..schema import dtype_label
 from .export_matrix import ExportMatrix
 from .diff import CHANGE_KINDS

@@ -14,7 +14,7 @@ from typing import Any
 
 from tabulate import tabulate
 
-from ..execute import OUTCOMES
+from ..worker import OUTCOMES
 from .html import fmt_pct, fmt_ratio
 from .export_matrix import ExportMatrix
 from .diff import CHANGE_KINDS, Change, KINDS, REGRESSION_KINDS

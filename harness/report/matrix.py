@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..execute import FAILURES, NOT_LOADABLE
+from ..worker import FAILURES, NOT_LOADABLE
 from .diff import RunDiff, diff_like_with_like
 from .failures import FailureGroup, _natural, failure_groups
 from .history import History

@@ -9,7 +9,7 @@ from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..execute import OUTCOMES
+from ..worker import OUTCOMES
 from ..schema import dtype_label
 from .sources import RunRef, _run_root, open_store, portable_command, portable_path, portable_value
 

@@ -1,6 +1,6 @@
 """``kernels``: our own ONNX executor written with NumPy, a system under test.
 
-The graph compiler lives in :mod:`.executor`; operators live in one module per family
+The graph compiler lives in :mod:`.compiler`; operators live in one module per family
 (``ops_*.py``, ``nn_*.py``), each registering its kernels with :func:`.registry.register`.
 Every module of this package is imported here, so a new kernel module needs no edit
 anywhere else.
@@ -17,14 +17,14 @@ import onnx
 
 from ..base import Backend, Session
 from . import registry  # noqa: F401  (re-exported: kernel modules register through it)
-from .executor import Plan, _as_output, compile_model
+from .compiler import Plan, _as_output, compile_model
 
 __all__ = ["KernelsBackend", "KernelsSession"]
 
 
 def _import_kernel_modules() -> None:
     for info in pkgutil.iter_modules(__path__):
-        if info.name not in ("executor", "registry") and not info.name.startswith("_"):
+        if info.name not in ("compiler", "registry") and not info.name.startswith("_"):
             importlib.import_module(f"{__name__}.{info.name}")
 
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from onnx import helper
 
-from .registry import register
+from .registry import register, register_each
 
 
 def _compute_dtype(dtype):
@@ -148,19 +148,7 @@ def _attention_factory(node, version):
     return run
 
 
-@register("Attention", since=23)
-def attention_23(node):
-    return _attention_factory(node, 23)
-
-
-@register("Attention", since=24)
-def attention_24(node):
-    return _attention_factory(node, 24)
-
-
-@register("Attention", since=25)
-def attention_25(node):
-    return _attention_factory(node, 25)
+register_each("Attention", (23, 24, 25), _attention_factory)
 
 
 # --------------------------------------------------------------------------- RotaryEmbedding

@@ -87,62 +87,55 @@ def bernoulli(node):
 # --------------------------------------------------------------------------- RandomNormal / RandomUniform
 
 
-@register("RandomNormal", since=1)
-def random_normal(node):
+def _sampling(node, draw, like: bool):
+    """The kernel of a sampling op: ``draw(rng, shape)`` cast to the ``dtype`` attribute, of the
+    ``shape`` attribute (default type float32) or, ``like``, of the input's shape (and type)."""
     attrs = node.attrs
     rng = _rng(attrs)
+    if like:
+        def run_like(x):
+            return (draw(rng, x.shape).astype(_dtype(attrs, x.dtype)),)
+
+        return run_like
     shape = tuple(int(s) for s in attrs["shape"])
-    mean = float(attrs.get("mean", 0.0))
-    scale = float(attrs.get("scale", 1.0))
     out = _dtype(attrs, np.float32)
 
     def run():
-        return (rng.normal(mean, scale, size=shape).astype(out),)
+        return (draw(rng, shape).astype(out),)
 
     return run
+
+
+def _normal(attrs):
+    mean = float(attrs.get("mean", 0.0))
+    scale = float(attrs.get("scale", 1.0))
+    return lambda rng, shape: rng.normal(mean, scale, size=shape)
+
+
+def _uniform(attrs):
+    low = float(attrs.get("low", 0.0))
+    high = float(attrs.get("high", 1.0))
+    return lambda rng, shape: rng.uniform(low, high, size=shape)
+
+
+@register("RandomNormal", since=1)
+def random_normal(node):
+    return _sampling(node, _normal(node.attrs), like=False)
 
 
 @register("RandomNormalLike", since=1)
 def random_normal_like(node):
-    attrs = node.attrs
-    rng = _rng(attrs)
-    mean = float(attrs.get("mean", 0.0))
-    scale = float(attrs.get("scale", 1.0))
-
-    def run(x):
-        out = _dtype(attrs, x.dtype)
-        return (rng.normal(mean, scale, size=x.shape).astype(out),)
-
-    return run
+    return _sampling(node, _normal(node.attrs), like=True)
 
 
 @register("RandomUniform", since=1)
 def random_uniform(node):
-    attrs = node.attrs
-    rng = _rng(attrs)
-    shape = tuple(int(s) for s in attrs["shape"])
-    low = float(attrs.get("low", 0.0))
-    high = float(attrs.get("high", 1.0))
-    out = _dtype(attrs, np.float32)
-
-    def run():
-        return (rng.uniform(low, high, size=shape).astype(out),)
-
-    return run
+    return _sampling(node, _uniform(node.attrs), like=False)
 
 
 @register("RandomUniformLike", since=1)
 def random_uniform_like(node):
-    attrs = node.attrs
-    rng = _rng(attrs)
-    low = float(attrs.get("low", 0.0))
-    high = float(attrs.get("high", 1.0))
-
-    def run(x):
-        out = _dtype(attrs, x.dtype)
-        return (rng.uniform(low, high, size=x.shape).astype(out),)
-
-    return run
+    return _sampling(node, _uniform(node.attrs), like=True)
 
 
 # --------------------------------------------------------------------------- Multinomial

@@ -14,7 +14,7 @@ from fractions import Fraction
 import numpy as np
 
 from .nn_util import BFLOAT16
-from .registry import register
+from .registry import register, register_each
 
 
 def _float_dtype(dtype):
@@ -287,14 +287,7 @@ def _make_resize(node, version):
     return run
 
 
-@register("Resize", since=10)
-def resize_10(node):
-    return _make_resize(node, 10)
-
-
-@register("Resize", since=11)
-def resize_11(node):
-    return _make_resize(node, 11)
+register_each("Resize", (10, 11), _make_resize)
 
 
 @register("Upsample", since=1)

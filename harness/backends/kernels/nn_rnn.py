@@ -47,25 +47,14 @@ def _activations(attrs, defaults, num_dir):
     names = list(names)
     if len(names) < len(defaults) * num_dir:  # one set given for two directions
         names = names * num_dir
-    alphas = list(attrs.get("activation_alpha") or [])
-    betas = list(attrs.get("activation_beta") or [])
-    ai = bi = 0
+    # the activations' alphas and betas in order, taken by the activations that have one
+    alphas = iter(attrs.get("activation_alpha") or [])
+    betas = iter(attrs.get("activation_beta") or [])
     funcs = []
     for name in names:
         fn, da, db = _ACTS[name.lower()]
-        a = b = None
-        if da is not None:
-            if ai < len(alphas):
-                a = alphas[ai]
-                ai += 1
-            else:
-                a = da
-        if db is not None:
-            if bi < len(betas):
-                b = betas[bi]
-                bi += 1
-            else:
-                b = db
+        a = None if da is None else next(alphas, da)
+        b = None if db is None else next(betas, db)
         funcs.append((fn, a, b))
     per = len(defaults)
     return [funcs[d * per : (d + 1) * per] for d in range(num_dir)]
@@ -94,32 +83,18 @@ class _Setup:
         return s.transpose(1, 0, 2) if self.layout else s
 
 
-def _direction_input(x, lens, reverse):
-    """Time-reversed (per batch entry) view of x when ``reverse``; identity otherwise."""
+def _reverse_steps(x, lens, reverse, zero_past_end=False):
+    """x (T, B, ...) with each batch entry's first lens[b] steps in reverse order when ``reverse``
+    (the whole time axis without lens); identity otherwise. The steps past lens[b] hold step 0
+    (an input: never read) or, ``zero_past_end``, zeros (an output)."""
     if not reverse:
         return x
     T, B = x.shape[:2]
     if lens is None:
         return x[::-1]
-    t = np.arange(T)[:, None]
-    src = lens[None, :] - 1 - t  # (T, B)
-    src = np.where(src >= 0, src, 0)
-    return x[src, np.arange(B)[None, :]]
-
-
-def _undo_reverse(y, lens, reverse):
-    if not reverse:
-        return y
-    T, B = y.shape[:2]
-    if lens is None:
-        return y[::-1]
-    t = np.arange(T)[:, None]
-    src = lens[None, :] - 1 - t
-    valid = src >= 0
-    src = np.where(valid, src, t)  # invalid positions are zero anyway
-    out = np.zeros_like(y)
-    out[src, np.arange(B)[None, :]] = np.where(valid[..., None], y, 0)
-    return out
+    src = lens[None, :] - 1 - np.arange(T)[:, None]  # (T, B)
+    out = x[np.where(src >= 0, src, 0), np.arange(B)[None, :]]
+    return np.where((src >= 0)[..., None], out, 0) if zero_past_end else out
 
 
 def _run_recurrence(attrs, node, x, W, R, B, sequence_lens, init_states, cell, ngates, defaults):
@@ -149,11 +124,11 @@ def _run_recurrence(attrs, node, x, W, R, B, sequence_lens, init_states, cell, n
             wb, rb = Bd[: ngates * H], Bd[ngates * H :]
         else:
             wb = rb = np.zeros(ngates * H, dtype=dt)
-        xd = _direction_input(su.x, lens, reverse)
+        xd = _reverse_steps(su.x, lens, reverse)
         xw = np.matmul(xd.reshape(T * Bsz, xd.shape[-1]), Wd.T).reshape(T, Bsz, ngates * H)  # T or batch may be 0
         ctx = dict(H=H, wb=wb, rb=rb, R=Rd, RT=np.ascontiguousarray(Rd.T), acts=acts[d], clip=clip, d=d)
         y, fin = cell(xw, [s[d] if s is not None else None for s in states], lens, ctx, dt)
-        Ys.append(_undo_reverse(y, lens, reverse))
+        Ys.append(_reverse_steps(y, lens, reverse, zero_past_end=True))
         finals.append(fin)
     Y = np.stack(Ys, axis=1)  # (T, num_dir, B, H)
     outs = [Y]
@@ -178,6 +153,16 @@ def _step_mask(lens, t):
     return (t < lens)[:, None]
 
 
+def _masked_step(lens, t, new, old):
+    """Step t's hidden state and output: the new state, except past a batch entry's length,
+    where the state stays ``old`` and the output is 0."""
+    m = _step_mask(lens, t)
+    if m is None:
+        return new, new
+    new = np.where(m, new, old)
+    return new, np.where(m, new, 0)
+
+
 # --------------------------------------------------------------------------- RNN
 
 
@@ -191,13 +176,7 @@ def _rnn_cell(xw, states, lens, ctx, dt):
     Y = np.zeros((T, Bsz, H), dtype=dt)
     for t in range(T):
         hn = _apply(f, _clip(xw[t] + h @ RT, clip))
-        m = _step_mask(lens, t)
-        if m is not None:
-            hn = np.where(m, hn, h)
-            Y[t] = np.where(m, hn, 0)
-        else:
-            Y[t] = hn
-        h = hn
+        h, Y[t] = _masked_step(lens, t, hn, h)
     return Y, (h,)
 
 
@@ -241,13 +220,7 @@ def _gru_cell_factory(linear_before_reset):
             else:
                 hh = _apply(g, _clip(xw[t, :, 2 * H :] + (r * h) @ RhT + rbh, clip))
             hn = (1 - z) * hh + z * h
-            m = _step_mask(lens, t)
-            if m is not None:
-                hn = np.where(m, hn, h)
-                Y[t] = np.where(m, hn, 0)
-            else:
-                Y[t] = hn
-            h = hn
+            h, Y[t] = _masked_step(lens, t, hn, h)
         return Y, (h,)
 
     return cell
@@ -350,13 +323,8 @@ def _lstm_cell_factory(P, input_forget):
             o = _apply(f, _clip(go, clip))
             hn = o * _apply(hact, cn)
             m = _step_mask(lens, t)
-            if m is not None:
-                hn = np.where(m, hn, h)
-                cn = np.where(m, cn, c)
-                Y[t] = np.where(m, hn, 0)
-            else:
-                Y[t] = hn
-            h, c = hn, cn
+            c = cn if m is None else np.where(m, cn, c)
+            h, Y[t] = _masked_step(lens, t, hn, h)
         return Y, (h, c)
 
     return cell

@@ -38,6 +38,14 @@ def register(op_type: str, since: int = 1, domain: str = "") -> Callable[[Kernel
     return deco
 
 
+def register_each(op_type: str, versions: tuple[int, ...], factory: Callable[["NodeInfo", int], Callable[..., Any]],
+                  domain: str = "") -> None:
+    """One registration per behavioural version of ``op_type`` for a factory that takes the
+    version too: ``factory(node, since)``."""
+    for since in versions:
+        register(op_type, since, domain)(lambda node, since=since: factory(node, since))
+
+
 def lookup(domain: str, op_type: str, opset: int) -> KernelFactory | None:
     """The factory in force for ``op_type`` at ``opset`` of ``domain``, or None."""
     best = None

@@ -44,12 +44,12 @@ class TorchSession(Session):
         self.types = dict(zip(graph.inputs, graph.input_types))
 
     def feeds(self, feeds: dict[str, Any]) -> dict[str, Any]:
-        from .executor import feed_value
+        from .lowering import feed_value
 
         return {name: feed_value(value, self.types.get(name), self.device) for name, value in feeds.items()}
 
     def outputs(self, values: list[Any]) -> list[Any]:
-        from .executor import result_value
+        from .lowering import result_value
 
         return [result_value(v, tp) for v, tp in zip(values, self.graph.output_types)]
 
@@ -149,7 +149,7 @@ class PyTorchBackend(Backend):
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        from .executor import lower_model
+        from .lowering import lower_model
 
         graph, _ = lower_model(model, self.device)
         return TorchSession(graph, self.device, self.torch)
@@ -167,7 +167,7 @@ class PyTorchCompileBackend(PyTorchBackend):
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        from .executor import lower_model
+        from .lowering import lower_model
 
         # One model per worker at a time: drop the previous model's compiled code, so dynamo's
         # per-code-object cache limit (all models share Graph.run) never silently falls back to eager.

@@ -2,7 +2,7 @@
 ConcatFromSequence, SequenceMap, Optional*.
 
 A sequence is a Python list of tensors; an empty optional is ``None``. Subgraph attributes
-arrive lowered (:class:`.executor.Graph`); ``outer`` holds the values in scope at the node.
+arrive lowered (:class:`.lowering.Graph`); ``outer`` holds the values in scope at the node.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ op-version (``since_version``) it implements::
     def relu(node, x):
         return torch.relu(x)
 
-- The first argument is the :class:`harness.backends.pytorch.executor.NodeContext` (op-version,
+- The first argument is the :class:`harness.backends.pytorch.lowering.NodeContext` (op-version,
   device, the logical ONNX types of inputs and outputs, which outputs are wanted, compiled
   subgraphs). Inputs follow positionally; an absent optional input is ``None``; trailing absent
   inputs are not passed (so the Python default applies).

@@ -50,7 +50,7 @@ class TensorFlowSession(Session):
         self.call = call if mode == "eager" else tf.function(call, jit_compile=mode == "xla", reduce_retracing=True)
 
     def run(self, feeds: dict[str, Any]) -> list[Any]:
-        from .executor import to_numpy, to_tensor
+        from .lowering import to_numpy, to_tensor
 
         missing = [n for n in self.names if n not in feeds]
         if missing:
@@ -95,7 +95,7 @@ class TensorFlowBackend(Backend):
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:
-        from .executor import lower_model
+        from .lowering import lower_model
 
         return TensorFlowSession(lower_model(model), self.mode)
 

@@ -21,7 +21,7 @@ import math
 import tensorflow as tf
 
 from ..base import Unsupported
-from .executor import tf_dtype
+from .lowering import tf_dtype
 from .registry import lowers
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import tensorflow as tf
 from onnx import TensorProto as TP
 
-from .executor import onnx_code, tf_dtype
+from .lowering import onnx_code, tf_dtype
 from .ops_nn import conv
 from .registry import lowers
 

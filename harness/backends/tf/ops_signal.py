@@ -13,7 +13,7 @@ import math
 import tensorflow as tf
 
 from ..base import Unsupported
-from .executor import tf_dtype
+from .lowering import tf_dtype
 from .ops_control import _known
 from .registry import lowers
 

@@ -14,7 +14,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
-from .executor import tf_dtype
+from .lowering import tf_dtype
 from .registry import lowers
 
 

@@ -7,7 +7,7 @@ An ``ops_*`` module registers one function per operator and behaviour, naming ev
     def relu(node, x):
         return tf.nn.relu(x)
 
-The first argument is the node's :class:`harness.backends.tf.executor.NodeContext`; inputs follow
+The first argument is the node's :class:`harness.backends.tf.lowering.NodeContext`; inputs follow
 positionally (an absent optional input is ``None``); attributes arrive as keyword arguments named
 like the spec, with the spec's defaults filled in. Several outputs are returned as a tuple.
 Op-versions are listed explicitly: one onnx adds later is ``unsupported`` until someone checks

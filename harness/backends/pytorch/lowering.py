@@ -1,4 +1,4 @@
-"""The graph executor of the PyTorch backend: an ONNX graph lowered node by node to torch.
+"""The lowering of the PyTorch backend: an ONNX graph lowered node by node to torch, then run.
 
 ``lower_model`` decides everything it can once, at prepare time:
 

@@ -1,4 +1,4 @@
-"""The graph executor of the TensorFlow backends: an ONNX graph lowered node by node to TensorFlow.
+"""The lowering of the TensorFlow backends: an ONNX graph lowered node by node to TensorFlow, then run.
 
 ``lower_model`` decides what it can once, at prepare time: model-local functions are inlined,
 element types inferred (``onnx.shape_inference``), every node bound to the lowering registered
