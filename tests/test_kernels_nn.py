@@ -21,7 +21,7 @@ import onnx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from onnx import helper
+from onnx import helper, numpy_helper
 
 import harness.backends.kernels  # noqa: F401  (imports every kernel module)
 from harness.backends.kernels import registry

@@ -51,7 +51,6 @@ def add_run(store: Store, backends: dict[str, str], outcomes: dict[tuple[str, st
 def add_bundle(folder: Path, case_id: str) -> Path:
     """The repro bundle of an int8 Add whose runtime saturated where the sum wraps (ONNX Runtime wraps: its repro passes here)."""
     import numpy as np
-    import onnx
     from onnx import TensorProto, helper
 
     from harness.case import Case, DataSet
@@ -149,7 +148,6 @@ def test_op_version_page_explains_each_non_pass_and_links_the_finding(site):
 
 
 def test_a_cause_links_its_cases_and_its_example_page_holds_the_download_and_the_commands(site, tmp_path):
-    import io
     import re
     import subprocess
     import sys
