@@ -422,3 +422,42 @@ def test_float_to_int_out_of_range_takes_the_x86_reading_on_every_platform(backe
                                                     [helper.make_tensor_value_info("y", to, [5])]),
                                   opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
         assert backend.prepare(model).run({"x": x})[0].tolist() == want, to
+
+
+_KEPT_SCRIPT = """
+import re, sys
+import numpy as np
+from harness.backends.kernels import KernelsBackend
+
+
+def rss():
+    return int(re.search(r"VmRSS:\\s+(\\d+)", open("/proc/self/status").read()).group(1)) // 1024
+
+
+be = KernelsBackend(keep_memory=sys.argv[1])
+be.load()
+before = rss()
+a = np.ones(16 << 20, dtype=np.float32)  # 64 MiB, written
+del a
+print(rss() - before, be.environment()["allocator"])
+"""
+
+
+@pytest.mark.skipif(not __import__("sys").platform.startswith("linux"), reason="glibc's malloc, /proc")
+@pytest.mark.parametrize("keep", ["true", "false"])
+def test_freed_memory_is_kept_for_the_next_run(keep):
+    # a freed 64 MiB block stays with the process (the next run's activation reuses its pages
+    # instead of faulting in and zeroing fresh ones); under malloc's defaults a block of
+    # 32 MiB or more is a mmap of its own, handed back to the OS when freed
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", _KEPT_SCRIPT, keep], capture_output=True, text=True,
+                         cwd=root, env={"PYTHONPATH": str(root), "PATH": ""}, check=True).stdout.split(maxsplit=1)
+    kept_mib, allocator = int(out[0]), out[1]
+    if keep == "true":
+        assert kept_mib >= 60 and allocator.startswith("glibc malloc keeps freed blocks"), (kept_mib, allocator)
+    else:
+        assert kept_mib < 8 and "as it is" in allocator, (kept_mib, allocator)

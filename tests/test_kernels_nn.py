@@ -621,3 +621,31 @@ def test_depthwise_conv_in_one_and_three_dimensions_is_a_conv_per_channel(spatia
     for c in range(C):
         (yc,) = run_node("Conv", [x[:, c:c + 1], w[c:c + 1]], **attrs)
         np.testing.assert_array_equal(y[:, c:c + 1], yc)
+
+
+def test_a_conv_session_keeps_no_buffer_between_runs():
+    # buffers kept per Conv node (padded input, im2col chunk) doubled ShuffleNet's peak memory
+    import gc
+    import tracemalloc
+
+    from harness.backends.kernels import KernelsBackend
+
+    rng = np.random.default_rng(6)
+    w = numpy_helper.from_array(rng.standard_normal((8, 8, 3, 3)).astype(np.float32), "w")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])], "g",
+                              [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [1, 8, 64, 64])],
+                              [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [1, 8, 64, 64])], [w])
+    session = KernelsBackend().prepare(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)]))
+    x = rng.standard_normal((1, 8, 64, 64)).astype(np.float32)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(2):
+            (y,) = session.run({"x": x})
+            del y
+        gc.collect()
+        kept = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert kept < 8 * 66 * 66 * 4 // 2, f"{kept} bytes kept (the padded input is {8 * 66 * 66 * 4})"

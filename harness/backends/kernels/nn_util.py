@@ -90,12 +90,10 @@ def spatial_geometry(
     return out, begin, end
 
 
-def pad_to_windows(x, out, begin, strides, dilations, kernel, value, scratch=None):
+def pad_to_windows(x, out, begin, strides, dilations, kernel, value):
     """Pad (or crop) the spatial axes of ``x`` (N, C, *spatial) so every window fits exactly.
 
-    Returns the padded array; window ``o`` along axis i starts at ``o * stride``. With a
-    ``scratch`` dict the padded buffer is kept and reused: only its interior is rewritten, the
-    border keeps the fill value from the first call.
+    Returns the padded array; window ``o`` along axis i starts at ``o * stride``.
     """
     n = len(out)
     widths = [(0, 0), (0, 0)]
@@ -120,20 +118,7 @@ def pad_to_windows(x, out, begin, strides, dilations, kernel, value, scratch=Non
         x = x[tuple(crop)]
     if need_pad:
         shape = x.shape[:2] + tuple(x.shape[2 + i] + widths[2 + i][0] + widths[2 + i][1] for i in range(n))
-        inner = (slice(None), slice(None)) + tuple(slice(widths[2 + i][0], widths[2 + i][0] + x.shape[2 + i]) for i in range(n))
-        if scratch is not None:
-            key = ("pad", shape, x.dtype.str, value)
-            xp = scratch.get(key)
-            if xp is None:
-                for k in [k for k in scratch if isinstance(k, tuple) and k[:1] == ("pad",)]:
-                    del scratch[k]  # one padded buffer per kernel: the newest shape wins
-                xp = scratch[key] = np.full(shape, value, dtype=x.dtype)
-            xp[inner] = x
-            return xp
-        if value == 0:
-            xp = np.zeros(x.shape[:2] + tuple(x.shape[2 + i] + widths[2 + i][0] + widths[2 + i][1] for i in range(n)), dtype=x.dtype)
-        else:
-            xp = np.full(x.shape[:2] + tuple(x.shape[2 + i] + widths[2 + i][0] + widths[2 + i][1] for i in range(n)), value, dtype=x.dtype)
+        xp = np.zeros(shape, dtype=x.dtype) if value == 0 else np.full(shape, value, dtype=x.dtype)
         xp[(slice(None), slice(None)) + tuple(slice(widths[2 + i][0], widths[2 + i][0] + x.shape[2 + i]) for i in range(n))] = x
         return xp
     return x
