@@ -1,9 +1,10 @@
 """The rest written for TensorFlow: GroupNormalization, LRN, Det, ImageDecoder (tf.io), the
-training optimizers (Adagrad, Momentum, Adam; ai.onnx.preview.training), TensorScatter, and
-Binarizer / ArrayFeatureExtractor (ai.onnx.ml)."""
+training optimizers (Adagrad, Momentum, Adam; ai.onnx.preview.training), TensorScatter,
+AffineGrid, MaxUnpool, and Binarizer / ArrayFeatureExtractor / LabelEncoder (ai.onnx.ml)."""
 
 from __future__ import annotations
 
+import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
@@ -145,3 +146,88 @@ def image_decoder(node, encoded, *, pixel_format="RGB"):
     image = tf.cond(tf.io.is_jpeg(contents), lambda: tf.io.decode_jpeg(contents, channels=channels, dct_method="INTEGER_ACCURATE"),
                     lambda: tf.io.decode_image(contents, channels=channels, dtype=tf.uint8, expand_animations=False))
     return tf.reverse(image, [-1]) if pixel_format == "BGR" else image
+
+
+@lowers("LabelEncoder", 1, 2, 4, domain=_ML)
+def label_encoder(node, x, **attrs):
+    """Each element mapped to the value of its key (the last of repeated keys), else the default;
+    float keys NaN match any NaN (version 4's keys_* / values_* / default_*; version 1's
+    classes_strings maps strings to their index and back)."""
+    keys, values, default = _label_table(node, x, attrs)
+    hit = tf.equal(x[..., None], keys)
+    if x.dtype.is_floating:
+        hit = hit | (tf.math.is_nan(x)[..., None] & tf.math.is_nan(keys))
+    n = keys.shape[0]
+    last = n - 1 - tf.argmax(tf.cast(tf.reverse(hit, [-1]), tf.int32), axis=-1)  # the last matching key
+    found = tf.reduce_any(hit, axis=-1)
+    return tf.where(found, tf.gather(values, tf.maximum(last, 0)), default)
+
+
+def _label_table(node, x, attrs):
+    def pick(kind):
+        for name, dtype in ((f"{kind}_tensor", None), (f"{kind}_int64s", tf.int64), (f"{kind}_floats", tf.float32),
+                            (f"{kind}_strings", tf.string)):
+            if attrs.get(name) is not None:
+                return attrs[name] if dtype is None else tf.constant(attrs[name], dtype)
+        return None
+
+    if "classes_strings" in attrs:  # version 1: strings <-> their index
+        classes = tf.constant(attrs["classes_strings"])
+        index = tf.range(classes.shape[0], dtype=tf.int64)
+        if x.dtype == tf.string:
+            return classes, index, tf.constant(attrs.get("default_int64", -1), tf.int64)
+        return index, classes, tf.constant(attrs.get("default_string", "_Unused"))
+    keys, values = pick("keys"), pick("values")
+    if keys is None or values is None:
+        raise Unsupported(f"{node}: no keys_* / values_* attributes")
+    if attrs.get("default_tensor") is not None:
+        default = tf.reshape(attrs["default_tensor"], [])
+    elif values.dtype == tf.string:
+        default = tf.constant(attrs.get("default_string", "_Unused"))
+    elif values.dtype.is_floating:
+        default = tf.constant(attrs.get("default_float", -0.0), values.dtype)
+    else:
+        default = tf.constant(attrs.get("default_int64", -1), values.dtype)
+    return tf.cast(keys, x.dtype) if keys.dtype != x.dtype and keys.dtype != tf.string else keys, values, tf.cast(default, values.dtype)
+
+
+@lowers("AffineGrid", 20)
+def affine_grid(node, theta, size, *, align_corners=0):
+    """Positions evenly spaced in [-1, 1] per spatial axis (pixel centres at the ends with
+    align_corners, else at half a pixel in), in homogeneous form, times theta: (N, [D,] H, W, 2 or 3)
+    with x first."""
+    rank = size.shape[0] - 2  # the size's length is known when tracing, its values need not be
+    dims = tf.cast(tf.reshape(size, [-1]), tf.int32)
+    work = theta.dtype
+
+    def axis(n):
+        step = tf.range(n, dtype=work)
+        count = tf.cast(n, work)
+        if align_corners:
+            return tf.where(n > 1, step * 2 / tf.maximum(count - 1, 1) - 1, tf.zeros_like(step))
+        return (step * 2 + 1) / count - 1
+
+    grids = tf.meshgrid(*[axis(dims[2 + k]) for k in range(rank)], indexing="ij")  # ([D,] H, W) each
+    coords = list(reversed(grids)) + [tf.ones_like(grids[0])]  # x, y[, z], 1
+    base = tf.reshape(tf.stack(coords, axis=-1), [-1, rank + 1])  # (P, r + 1)
+    out = tf.einsum("pk,njk->npj", base, theta)  # (N, P, r)
+    return tf.reshape(out, tf.concat([dims[:1], dims[2:], [rank]], 0))
+
+
+@lowers("MaxUnpool", 9, 11, 22)
+def max_unpool(node, x, indices, output_shape=None, *, kernel_shape, pads=None, strides=None):
+    """Zeros of the unpooled shape ((i - 1) * s + k - pads per axis) with each value put at its
+    flat index; a larger output_shape pads at the end ('pads' ignored when it is given)."""
+    n = len(kernel_shape)
+    strides = list(strides or [1] * n)
+    p = list(pads) if pads and output_shape is None else [0] * (2 * n)
+    sizes = x.shape.as_list()
+    inferred = sizes[:2] + [(i - 1) * s + k - p[d] - p[d + n] for d, (i, s, k) in enumerate(zip(sizes[2:], strides, kernel_shape))]
+    total = int(np.prod(inferred))
+    out = tf.scatter_nd(tf.reshape(tf.cast(indices, tf.int64), [-1, 1]), tf.reshape(x, [-1]), [total])
+    out = tf.reshape(out, inferred)
+    if output_shape is None:
+        return out
+    shape = tf.cast(tf.reshape(output_shape, [-1]), tf.int64)
+    return tf.pad(out, tf.stack([tf.zeros_like(shape), shape - tf.constant(inferred, tf.int64)], axis=1))
+

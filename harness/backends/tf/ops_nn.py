@@ -212,9 +212,15 @@ def _channel(t, rank):
 
 @lowers("BatchNormalization", 9, 14, 15)
 def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
-    if training_mode:
-        raise Unsupported(f"{node}: training mode")
     r = x.shape.rank
+    if training_mode:  # the batch's own statistics; the running ones updated with momentum
+        dims = [0] + list(range(2, r))
+        cur_mean, cur_var = tf.nn.moments(x, axes=dims)
+        y = (x - _channel(cur_mean, r)) / tf.math.sqrt(_channel(cur_var, r) + tf.cast(epsilon, x.dtype))
+        y = y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
+        run_mean = mean * momentum + tf.cast(cur_mean, mean.dtype) * (1 - momentum)
+        run_var = var * momentum + tf.cast(cur_var, var.dtype) * (1 - momentum)
+        return y, run_mean, run_var
     eps = tf.cast(epsilon, var.dtype)
     y = (x - tf.cast(_channel(mean, r), x.dtype)) / tf.cast(tf.math.sqrt(_channel(var, r) + eps), x.dtype)
     return y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
