@@ -166,8 +166,28 @@ def _pool(node, x, kind, kernel, strides, dilations, pads, auto_pad, ceil_mode, 
 @lowers("MaxPool", 8, 10, 11, 12, 22)
 def max_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None, storage_order=0, strides=None):
     if node.wants(1):
-        raise Unsupported(f"{node}: the Indices output")
+        return _max_pool_with_indices(node, x, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, storage_order)
     return _pool(node, x, "max", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+
+
+def _max_pool_with_indices(node, x, kernel, strides, dilations, pads, auto_pad, ceil_mode, storage_order):
+    """2-D, no dilation: tf.nn.max_pool_with_argmax on the input padded with -inf (its indices
+    count positions of the padded channels-last tensor), turned into the spec's flat index of
+    the unpadded input, row-major over (N, C, H, W) (``storage_order`` 1: W before H)."""
+    if x.shape.rank != 4 or any(d != 1 for d in (dilations or [1, 1])) or not x.dtype.is_floating:
+        raise Unsupported(f"{node}: the Indices output beyond 2-D float pooling without dilations")
+    strides = strides or [1, 1]
+    n, c, h, w = x.shape.as_list()
+    pad = _pads(node, [h, w], kernel, strides, [1, 1], pads, auto_pad, ceil_mode)
+    xl = tf.pad(_channels_last(x), [[0, 0], list(pad[0]), list(pad[1]), [0, 0]], constant_values=-np.inf)
+    values, flat = tf.nn.max_pool_with_argmax(xl, [1, *kernel, 1], [1, *strides, 1], "VALID", include_batch_in_index=True)
+    hp, wp = h + sum(pad[0]), w + sum(pad[1])
+    flat = tf.cast(flat, tf.int64)
+    ch, rest = flat % c, flat // c
+    col, rest = rest % wp - pad[1][0], rest // wp
+    row, batch = rest % hp - pad[0][0], rest // hp
+    index = ((batch * c + ch) * w + col) * h + row if storage_order else ((batch * c + ch) * h + row) * w + col
+    return _channels_first(values), _channels_first(index)
 
 
 @lowers("AveragePool", 7, 10, 11, 19, 22)
