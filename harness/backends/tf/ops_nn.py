@@ -254,13 +254,21 @@ def dropout_10(node, x, *, ratio=0.5):
 
 @lowers("Dropout", 12, 13, 22)
 def dropout(node, x, ratio=None, training_mode=None, *, seed=None):
-    if training_mode is not None:
-        training = tf.get_static_value(training_mode)
-        if training is None:
-            raise Unsupported(f"{node}: training_mode is data-dependent (a graph input)")
-        if bool(training):
-            raise Unsupported(f"{node}: training mode (random)")
-    return (tf.identity(x), tf.ones_like(x, dtype=tf.bool)) if node.wants(1) else tf.identity(x)
+    """Inference: the identity and an all-true mask. Training (a graph input decided when it
+    runs): each element kept with probability 1 - ratio (tf.random.uniform >= ratio, seeded by
+    ``seed`` when given), the kept ones scaled by 1 / (1 - ratio)."""
+    keep_all = tf.ones_like(x, dtype=tf.bool)
+    if training_mode is None or tf.get_static_value(training_mode) is not None and not bool(tf.get_static_value(training_mode)):
+        return (tf.identity(x), keep_all) if node.wants(1) else tf.identity(x)
+    r = tf.cast(tf.reshape(ratio, []), tf.float32) if ratio is not None else tf.constant(0.5)
+
+    def random():
+        keep = tf.random.uniform(tf.shape(x), seed=seed) >= r
+        scale = tf.where(r < 1, 1.0 / (1.0 - r), 0.0)
+        return x * tf.cast(keep, x.dtype) * tf.cast(scale, x.dtype), keep
+
+    y, mask = tf.cond(tf.reshape(tf.cast(training_mode, tf.bool), []), random, lambda: (tf.identity(x), keep_all))
+    return (y, mask) if node.wants(1) else y
 
 
 _STASH = {1: tf.float32, 10: tf.float16, 11: tf.float64, 16: tf.bfloat16}
