@@ -231,3 +231,47 @@ def max_unpool(node, x, indices, output_shape=None, *, kernel_shape, pads=None, 
     shape = tf.cast(tf.reshape(output_shape, [-1]), tf.int64)
     return tf.pad(out, tf.stack([tf.zeros_like(shape), shape - tf.constant(inferred, tf.int64)], axis=1))
 
+
+
+# -- random generators: the harness judges them by distribution, not by value ----------------
+def _seed(seed):
+    return None if seed is None else int(seed) if float(seed).is_integer() else int(abs(seed) * 2**31)
+
+
+def _random_type(code, like=None):
+    from .executor import tf_dtype
+
+    return tf_dtype(code) if code else (like.dtype if like is not None else tf.float32)
+
+
+@lowers("RandomUniform", 1, 22)
+def random_uniform(node, *, dtype=1, high=1.0, low=0.0, seed=None, shape):
+    return tf.cast(tf.random.uniform(list(shape), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype))
+
+
+@lowers("RandomUniformLike", 1, 22)
+def random_uniform_like(node, x, *, dtype=None, high=1.0, low=0.0, seed=None):
+    return tf.cast(tf.random.uniform(tf.shape(x), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+
+
+@lowers("RandomNormal", 1, 22)
+def random_normal(node, *, dtype=1, mean=0.0, scale=1.0, seed=None, shape):
+    return tf.cast(tf.random.normal(list(shape), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype))
+
+
+@lowers("RandomNormalLike", 1, 22)
+def random_normal_like(node, x, *, dtype=None, mean=0.0, scale=1.0, seed=None):
+    return tf.cast(tf.random.normal(tf.shape(x), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+
+
+@lowers("Bernoulli", 15, 22)
+def bernoulli(node, x, *, dtype=None, seed=None):
+    """1 where a uniform draw falls below the probability x."""
+    draw = tf.random.uniform(tf.shape(x), dtype=tf.float64, seed=_seed(seed)) < tf.cast(x, tf.float64)
+    return tf.cast(draw, _random_type(dtype, x))
+
+
+@lowers("Multinomial", 7, 22)
+def multinomial(node, x, *, dtype=6, sample_size=1, seed=None):
+    """sample_size class indices per row drawn from the unnormalized log-probabilities x."""
+    return tf.cast(tf.random.categorical(tf.cast(x, tf.float64), sample_size, seed=_seed(seed)), _random_type(dtype))
