@@ -275,3 +275,58 @@ def bernoulli(node, x, *, dtype=None, seed=None):
 def multinomial(node, x, *, dtype=6, sample_size=1, seed=None):
     """sample_size class indices per row drawn from the unnormalized log-probabilities x."""
     return tf.cast(tf.random.categorical(tf.cast(x, tf.float64), sample_size, seed=_seed(seed)), _random_type(dtype))
+
+
+@lowers("RoiAlign", 10, 16, 22)
+def roi_align(node, x, rois, batch_indices, *, coordinate_transformation_mode=None, mode="avg", output_height=1,
+              output_width=1, sampling_ratio=0, spatial_scale=1.0):
+    """Per region: the bin grid of output_height x output_width, sampling_ratio^2 points per bin
+    (regularly spaced), each the bilinear interpolation of its four neighbours (0 outside the map,
+    clamped at the edges), pooled by mean ("avg") or largest ("max"). "half_pixel" shifts the
+    region by -0.5 (RoiAlign-10 behaved as "output_half_pixel": no shift, regions at least 1).
+    An adaptive sampling_ratio (0) depends on each region's size: it needs the regions when tracing."""
+    half_pixel = (coordinate_transformation_mode or ("output_half_pixel" if node.since == 10 else "half_pixel")) == "half_pixel"
+    n_rois = rois.shape[0]
+    if n_rois is None:
+        raise Unsupported(f"{node}: a region count known only when the graph runs")
+    h, w = tf.shape(x)[2], tf.shape(x)[3]
+    hf, wf = tf.cast(h, tf.float64), tf.cast(w, tf.float64)
+    work = tf.cast(x, tf.float64)
+    boxes = tf.cast(rois, tf.float64) * spatial_scale - (0.5 if half_pixel else 0.0)
+    pooled = []
+    for r in range(n_rois):
+        x1, y1, x2, y2 = tf.unstack(boxes[r])
+        rw, rh = x2 - x1, y2 - y1
+        if not half_pixel:
+            rw, rh = tf.maximum(rw, 1.0), tf.maximum(rh, 1.0)
+        if sampling_ratio > 0:
+            gh = gw = sampling_ratio
+        else:
+            from .ops_tensor import static
+
+            gh = int(np.ceil(static(node, rh, "the region height") / output_height))
+            gw = int(np.ceil(static(node, rw, "the region width") / output_width))
+        bin_h, bin_w = rh / output_height, rw / output_width
+        ys = y1 + tf.constant([ph + (iy + 0.5) / gh for ph in range(output_height) for iy in range(gh)], tf.float64) * bin_h
+        xs = x1 + tf.constant([pw + (ix + 0.5) / gw for pw in range(output_width) for ix in range(gw)], tf.float64) * bin_w
+        yy, xx = tf.meshgrid(ys, xs, indexing="ij")
+        valid = (yy >= -1.0) & (yy <= hf) & (xx >= -1.0) & (xx <= wf)
+        yy, xx = tf.maximum(yy, 0.0), tf.maximum(xx, 0.0)
+        y_low = tf.minimum(tf.cast(tf.floor(yy), tf.int32), h - 1)
+        x_low = tf.minimum(tf.cast(tf.floor(xx), tf.int32), w - 1)
+        y_high, x_high = tf.minimum(y_low + 1, h - 1), tf.minimum(x_low + 1, w - 1)
+        yy = tf.where(y_low >= h - 1, tf.cast(y_low, tf.float64), yy)
+        xx = tf.where(x_low >= w - 1, tf.cast(x_low, tf.float64), xx)
+        ly, lx = yy - tf.cast(y_low, tf.float64), xx - tf.cast(x_low, tf.float64)
+        img = tf.gather(work, tf.cast(batch_indices[r], tf.int32))  # C, H, W
+
+        def at(yi, xi):
+            return tf.gather_nd(tf.transpose(img, [1, 2, 0]), tf.stack([yi, xi], -1))  # (gy, gx, C)
+
+        value = ((1 - ly) * (1 - lx))[..., None] * at(y_low, x_low) + ((1 - ly) * lx)[..., None] * at(y_low, x_high) + \
+            (ly * (1 - lx))[..., None] * at(y_high, x_low) + (ly * lx)[..., None] * at(y_high, x_high)
+        value = tf.where(valid[..., None], value, tf.zeros_like(value))
+        value = tf.reshape(value, [output_height, gh, output_width, gw, -1])
+        pooled.append(tf.reduce_max(value, axis=[1, 3]) if mode == "max" else tf.reduce_sum(value, axis=[1, 3]) / max(gh * gw, 1))
+    out = tf.transpose(tf.stack(pooled, 0), [0, 3, 1, 2])  # (rois, C, oh, ow)
+    return tf.cast(out, x.dtype)
