@@ -201,7 +201,7 @@ def affine_grid(node, theta, size, *, align_corners=0):
     work = theta.dtype
 
     def axis(n):
-        step = tf.range(n, dtype=work)
+        step = tf.cast(tf.range(n), work)  # exact; XLA has no bfloat16 Range
         count = tf.cast(n, work)
         if align_corners:
             return tf.where(n > 1, step * 2 / tf.maximum(count - 1, 1) - 1, tf.zeros_like(step))
@@ -328,5 +328,7 @@ def roi_align(node, x, rois, batch_indices, *, coordinate_transformation_mode=No
         value = tf.where(valid[..., None], value, tf.zeros_like(value))
         value = tf.reshape(value, [output_height, gh, output_width, gw, -1])
         pooled.append(tf.reduce_max(value, axis=[1, 3]) if mode == "max" else tf.reduce_sum(value, axis=[1, 3]) / max(gh * gw, 1))
+    if not pooled:  # no region: (0, C, output_height, output_width)
+        return tf.zeros(tf.stack([0, tf.shape(x)[1], output_height, output_width]), x.dtype)
     out = tf.transpose(tf.stack(pooled, 0), [0, 3, 1, 2])  # (rois, C, oh, ow)
     return tf.cast(out, x.dtype)

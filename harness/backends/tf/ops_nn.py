@@ -118,8 +118,14 @@ def conv(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kern
     xl = tf.pad(_channels_last(x), [[0, 0]] + [list(p) for p in pad] + [[0, 0]])
     filt = tf.transpose(w, list(range(2, nsp + 2)) + [1, 0])  # (k..., C/group, M)
     xs, fs = tf.split(xl, group, axis=-1), tf.split(filt, group, axis=-1)
-    y = tf.concat([tf.nn.convolution(xi, fi, strides=strides, padding="VALID", dilations=dilations) for xi, fi in zip(xs, fs)],
+    # tf.nn.convolution takes strides > 1 or dilations > 1, not both: then every stride-th output
+    # of the stride-1 convolution (the same windows)
+    both = any(s > 1 for s in strides) and any(d > 1 for d in dilations)
+    step = [1] * nsp if both else strides
+    y = tf.concat([tf.nn.convolution(xi, fi, strides=step, padding="VALID", dilations=dilations) for xi, fi in zip(xs, fs)],
                   axis=-1)
+    if both:
+        y = y[(slice(None), *[slice(None, None, s) for s in strides], slice(None))]
     y = _channels_first(y)
     return y if b is None else y + tf.reshape(b, [1, -1] + [1] * nsp)
 
