@@ -332,3 +332,59 @@ def roi_align(node, x, rois, batch_indices, *, coordinate_transformation_mode=No
         return tf.zeros(tf.stack([0, tf.shape(x)[1], output_height, output_width]), x.dtype)
     out = tf.transpose(tf.stack(pooled, 0), [0, 3, 1, 2])  # (rois, C, oh, ow)
     return tf.cast(out, x.dtype)
+
+
+def _bilinear_zero(img, yy, xx):
+    """img (N, H, W, C); yy, xx (N, ...) -> (N, ..., C): bilinear samples, zero outside the image."""
+    h, w = tf.shape(img)[1], tf.shape(img)[2]
+    batch = tf.broadcast_to(tf.reshape(tf.range(tf.shape(img)[0]), [-1] + [1] * (yy.shape.rank - 1)), tf.shape(yy))
+    y0, x0 = tf.floor(yy), tf.floor(xx)
+    out = 0
+    for dy in (0, 1):
+        for dx in (0, 1):
+            yi, xi = y0 + dy, x0 + dx
+            weight = (1 - tf.abs(yy - yi)) * (1 - tf.abs(xx - xi))
+            yc, xc = tf.cast(yi, tf.int32), tf.cast(xi, tf.int32)
+            inside = (yc >= 0) & (yc < h) & (xc >= 0) & (xc < w)
+            picked = tf.gather_nd(img, tf.stack([batch, tf.clip_by_value(yc, 0, h - 1), tf.clip_by_value(xc, 0, w - 1)], -1))
+            out = out + (tf.where(inside, weight, tf.zeros_like(weight)))[..., None] * picked
+    return out
+
+
+@lowers("DeformConv", 19, 22)
+def deform_conv(node, x, w, offset, b=None, mask=None, *, dilations=None, group=1, kernel_shape=None, offset_group=1, pads=None,
+                strides=None):
+    """2-D: each kernel tap k of each output position samples the input bilinearly (zero outside)
+    at its regular place plus the offset (y, x) of its offset group, times the mask; the samples
+    are then weighted like a grouped convolution, plus the bias."""
+    if x.shape.rank != 4:
+        raise Unsupported(f"{node}: {x.shape.rank - 2} spatial dimensions")
+    n, c, h, wd = x.shape.as_list()
+    kh, kw = kernel_shape or w.shape.as_list()[2:]
+    sh, sw = strides or [1, 1]
+    dh, dw = dilations or [1, 1]
+    pt, pl, pb, pr = pads or [0, 0, 0, 0]
+    oh = (h + pt + pb - ((kh - 1) * dh + 1)) // sh + 1
+    ow = (wd + pl + pr - ((kw - 1) * dw + 1)) // sw + 1
+    off = tf.reshape(offset, [-1, offset_group, kh * kw, 2, oh, ow])
+    msk = tf.reshape(mask, [-1, offset_group, kh * kw, oh, ow]) if mask is not None else None
+    oy = tf.reshape(tf.cast(tf.range(oh) * sh - pt, x.dtype), [1, oh, 1])
+    ox = tf.reshape(tf.cast(tf.range(ow) * sw - pl, x.dtype), [1, 1, ow])
+    per_group = c // offset_group
+    image = tf.transpose(x, [0, 2, 3, 1])  # N, H, W, C
+    cols = []  # per offset group: (N, K, oh, ow, C / offset_group)
+    for g in range(offset_group):
+        img = image[..., g * per_group:(g + 1) * per_group]
+        taps = []
+        for k in range(kh * kw):
+            ky, kx = divmod(k, kw)
+            sampled = _bilinear_zero(img, oy + ky * dh + off[:, g, k, 0], ox + kx * dw + off[:, g, k, 1])
+            taps.append(sampled * msk[:, g, k][..., None] if msk is not None else sampled)
+        cols.append(tf.stack(taps, 1))
+    cols = tf.concat(cols, -1)  # (N, K, oh, ow, C)
+    oc = w.shape[0]
+    cg, og = c // group, oc // group
+    wt = tf.reshape(w, [group, og, cg, kh * kw])
+    cols = tf.reshape(cols, [-1, kh * kw, oh, ow, group, cg])
+    y = tf.reshape(tf.einsum("gock,nkyxgc->ngoyx", wt, cols), [-1, oc, oh, ow])
+    return y if b is None else y + tf.reshape(b, [1, -1, 1, 1])
