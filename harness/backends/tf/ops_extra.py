@@ -388,3 +388,76 @@ def deform_conv(node, x, w, offset, b=None, mask=None, *, dilations=None, group=
     cols = tf.reshape(cols, [-1, kh * kw, oh, ow, group, cg])
     y = tf.reshape(tf.einsum("gock,nkyxgc->ngoyx", wt, cols), [-1, oc, oh, ow])
     return y if b is None else y + tf.reshape(b, [1, -1, 1, 1])
+
+
+@lowers("TreeEnsemble", 5, domain=_ML)
+def tree_ensemble(node, x, *, aggregate_function=1, leaf_targetids, leaf_weights, n_targets, nodes_falseleafs,
+                  nodes_falsenodeids, nodes_featureids, nodes_modes, nodes_splits, nodes_trueleafs, nodes_truenodeids,
+                  tree_roots, post_transform=0, membership_values=None, nodes_missing_value_tracks_true=None,
+                  nodes_hitrates=None):
+    """Every node's test on every row at once (modes 0..5: <=, <, >=, >, ==, !=; 6: membership in
+    its set, the sets being membership_values split at NaNs; NaN goes the way
+    nodes_missing_value_tracks_true says), then each tree walked from its root for as many steps
+    as it has nodes; the leaves' weights aggregated per target (average, sum, min, max) and
+    post-transformed (softmax, logistic, softmax over the nonzero scores, probit)."""
+    modes = np.asarray(nodes_modes.numpy() if hasattr(nodes_modes, "numpy") else nodes_modes).reshape(-1).astype(int)
+    splits = tf.constant(np.asarray(nodes_splits.numpy() if hasattr(nodes_splits, "numpy") else nodes_splits, np.float64).reshape(-1))
+    weights = tf.constant(np.asarray(leaf_weights.numpy() if hasattr(leaf_weights, "numpy") else leaf_weights, np.float64).reshape(-1))
+    count = len(modes)
+    vals = tf.gather(tf.cast(x, tf.float64), list(nodes_featureids), axis=1)  # (R, nodes)
+    tests = [vals <= splits, vals < splits, vals >= splits, vals > splits, tf.equal(vals, splits), tf.not_equal(vals, splits)]
+    cond = tf.zeros_like(vals, tf.bool)
+    for m, t in enumerate(tests):
+        cond = tf.where(tf.constant(modes == m)[None, :], t, cond)
+    if membership_values is not None:
+        members = np.asarray(membership_values.numpy() if hasattr(membership_values, "numpy") else membership_values, np.float64).reshape(-1)
+        sets, current = [], []
+        for v in members:
+            if np.isnan(v):
+                sets.append(current)
+                current = []
+            else:
+                current.append(v)
+        sets.append(current)
+        which = iter(sets)
+        for i in np.flatnonzero(modes == 6):
+            s = next(which, [])
+            hit = tf.reduce_any(tf.equal(vals[:, i:i + 1], tf.constant(s or [np.nan], tf.float64)[None, :]), axis=1)
+            cond = tf.concat([cond[:, :i], hit[:, None], cond[:, i + 1:]], axis=1)
+    missing = tf.constant([bool(v) for v in (nodes_missing_value_tracks_true or [0] * count)])
+    cond = tf.where(tf.math.is_nan(vals), missing[None, :], cond)
+    true_ids, false_ids = tf.constant(list(nodes_truenodeids)), tf.constant(list(nodes_falsenodeids))
+    true_leaf, false_leaf = tf.constant([bool(v) for v in nodes_trueleafs]), tf.constant([bool(v) for v in nodes_falseleafs])
+    rows = tf.shape(vals)[0]
+    targets = tf.constant(list(leaf_targetids))
+    total = tf.zeros([rows, n_targets], tf.float64)
+    low = tf.fill([rows, n_targets], tf.constant(np.inf, tf.float64))
+    high = -low
+    hits = tf.zeros([rows, n_targets], tf.float64)
+    for root in tree_roots:
+        cur, done, leaf = tf.fill([rows], root), tf.zeros([rows], tf.bool), tf.fill([rows], -1)
+        for _ in range(count + 1):
+            go = tf.gather(cond, cur, batch_dims=1)
+            nxt = tf.where(go, tf.gather(true_ids, cur), tf.gather(false_ids, cur))
+            is_leaf = tf.where(go, tf.gather(true_leaf, cur), tf.gather(false_leaf, cur))
+            leaf = tf.where(~done & is_leaf, nxt, leaf)
+            done = done | is_leaf
+            cur = tf.where(done, cur, nxt)
+        picked = tf.one_hot(tf.gather(targets, leaf), n_targets, dtype=tf.float64)
+        w = tf.gather(weights, leaf)[:, None]
+        total += picked * w
+        hits += picked
+        low = tf.where(picked > 0, tf.minimum(low, w), low)
+        high = tf.where(picked > 0, tf.maximum(high, w), high)
+    out = {0: total / len(tree_roots), 2: tf.where(hits > 0, low, 0.0), 3: tf.where(hits > 0, high, 0.0)}.get(aggregate_function, total)
+    if post_transform == 1:
+        out = tf.nn.softmax(out, axis=1)
+    elif post_transform == 2:
+        out = tf.math.sigmoid(out)
+    elif post_transform == 3:  # softmax over the nonzero scores only
+        nz = tf.not_equal(out, 0)
+        e = tf.where(nz, tf.exp(out - tf.reduce_max(tf.where(nz, out, -np.inf), axis=1, keepdims=True)), 0.0)
+        out = e / tf.maximum(tf.reduce_sum(e, axis=1, keepdims=True), 1e-300)
+    elif post_transform == 4:
+        out = np.sqrt(2.0) * tf.math.erfinv(2 * out - 1)
+    return tf.cast(out, x.dtype)
