@@ -23,7 +23,9 @@ from typing import Any, ClassVar
 
 import onnx
 
-from ..base import Backend, Session, Unavailable
+import onnx.shape_inference
+
+from ..base import Backend, Session, Unavailable, Unsupported
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
 OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid", "ops_quant", "ops_rnn", "ops_signal", "ops_misc", "ops_extra")
@@ -117,3 +119,15 @@ class TensorFlowEagerBackend(TensorFlowBackend):
 class TensorFlowXlaBackend(TensorFlowBackend):
     name: ClassVar[str] = "tensorflow-xla"
     mode: ClassVar[str] = "xla"
+
+    def prepare(self, model: onnx.ModelProto) -> Session:
+        """XLA has no string type. Compiling tf.strings.split or regex_full_match aborts the
+        process (SIGABRT, sometimes only at the next compilation, so another case takes the
+        crash) where tf.strings.join is refused cleanly: a model holding strings is refused here."""
+        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=False)
+        graph = inferred.graph
+        infos = [*graph.input, *graph.output, *graph.value_info]
+        if any(i.type.tensor_type.elem_type == onnx.TensorProto.STRING for i in infos) or any(
+                t.data_type == onnx.TensorProto.STRING for t in graph.initializer):
+            raise Unsupported("XLA has no string type (a model holding strings is not compiled)")
+        return super().prepare(model)

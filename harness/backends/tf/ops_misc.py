@@ -171,23 +171,26 @@ def tfidf_vectorizer(node, x, *, max_gram_length, max_skip_count, min_gram_lengt
 @lowers("Col2Im", 18)
 def col2im(node, x, image_shape, block_shape, *, dilations=None, pads=None, strides=None):
     """Each column's block values added back at their image positions (the padded image, then the
-    pads cut): one scatter-add of every (block offset, block position) pair."""
-    from .ops_tensor import static
-
-    image = [int(v) for v in static(node, image_shape, "image_shape")]
-    block = [int(v) for v in static(node, block_shape, "block_shape")]
-    n = len(image)
-    dilations, strides = list(dilations or [1] * n), list(strides or [1] * n)
-    pads = list(pads or [0] * (2 * n))
-    padded = [d + pads[i] + pads[i + n] for i, d in enumerate(image)]
-    counts = [(p - ((k - 1) * dl + 1)) // s + 1 for p, k, dl, s in zip(padded, block, dilations, strides)]
-    kpos = np.stack(np.meshgrid(*[np.arange(k) for k in block], indexing="ij"), -1).reshape(-1, n)
-    opos = np.stack(np.meshgrid(*[np.arange(c) for c in counts], indexing="ij"), -1).reshape(-1, n)
-    at = opos[None, :, :] * np.array(strides) + kpos[:, None, :] * np.array(dilations)  # [K, O, n]
-    flat = np.ravel_multi_index(tuple(at.reshape(-1, n).T), padded)  # column k * O + o
-    batch, channels = tf.shape(x)[0], x.shape[1] // int(np.prod(block))
+    pads cut): one scatter-add of every (block offset, block position) pair; the image and block
+    shapes may be data (their lengths are known when tracing)."""
+    n = image_shape.shape[0]
+    image = tf.cast(tf.reshape(image_shape, [-1]), tf.int64)
+    block = tf.cast(tf.reshape(block_shape, [-1]), tf.int64)
+    dilations = tf.constant(dilations or [1] * n, tf.int64)
+    strides = tf.constant(strides or [1] * n, tf.int64)
+    pads = tf.constant(pads or [0] * (2 * n), tf.int64)
+    padded = image + pads[:n] + pads[n:]
+    counts = (padded - ((block - 1) * dilations + 1)) // strides + 1
+    kpos = tf.reshape(tf.stack(tf.meshgrid(*[tf.range(block[d]) for d in range(n)], indexing="ij"), -1), [-1, n])
+    opos = tf.reshape(tf.stack(tf.meshgrid(*[tf.range(counts[d]) for d in range(n)], indexing="ij"), -1), [-1, n])
+    at = opos[None, :, :] * strides + kpos[:, None, :] * dilations  # [K, O, n]
+    place = tf.math.cumprod(padded, exclusive=True, reverse=True)  # row-major strides of the padded image
+    flat = tf.reshape(tf.reduce_sum(at * place, axis=-1), [-1])  # column k * O + o
+    batch = tf.shape(x, out_type=tf.int64)[0]
+    channels = tf.shape(x, out_type=tf.int64)[1] // tf.reduce_prod(block)
     values = tf.reshape(x, tf.stack([batch, channels, -1]))  # [N, C, K * O]
-    out = tf.transpose(tf.math.unsorted_segment_sum(tf.transpose(values, [2, 0, 1]), tf.constant(flat), int(np.prod(padded))),
-                       [1, 2, 0])
+    out = tf.transpose(tf.math.unsorted_segment_sum(tf.transpose(values, [2, 0, 1]), flat, tf.reduce_prod(padded)), [1, 2, 0])
     out = tf.reshape(out, tf.concat([tf.stack([batch, channels]), padded], 0))
-    return out[(slice(None), slice(None), *[slice(pads[i], pads[i] + image[i]) for i in range(n)])]
+    for d in range(n):
+        out = tf.gather(out, tf.range(pads[d], pads[d] + image[d]), axis=2 + d)
+    return out

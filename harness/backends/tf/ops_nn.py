@@ -118,8 +118,14 @@ def conv(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kern
     xl = tf.pad(_channels_last(x), [[0, 0]] + [list(p) for p in pad] + [[0, 0]])
     filt = tf.transpose(w, list(range(2, nsp + 2)) + [1, 0])  # (k..., C/group, M)
     xs, fs = tf.split(xl, group, axis=-1), tf.split(filt, group, axis=-1)
-    y = tf.concat([tf.nn.convolution(xi, fi, strides=strides, padding="VALID", dilations=dilations) for xi, fi in zip(xs, fs)],
+    # tf.nn.convolution takes strides > 1 or dilations > 1, not both: then every stride-th output
+    # of the stride-1 convolution (the same windows)
+    both = any(s > 1 for s in strides) and any(d > 1 for d in dilations)
+    step = [1] * nsp if both else strides
+    y = tf.concat([tf.nn.convolution(xi, fi, strides=step, padding="VALID", dilations=dilations) for xi, fi in zip(xs, fs)],
                   axis=-1)
+    if both:
+        y = y[(slice(None), *[slice(None, None, s) for s in strides], slice(None))]
     y = _channels_first(y)
     return y if b is None else y + tf.reshape(b, [1, -1] + [1] * nsp)
 
@@ -166,8 +172,28 @@ def _pool(node, x, kind, kernel, strides, dilations, pads, auto_pad, ceil_mode, 
 @lowers("MaxPool", 8, 10, 11, 12, 22)
 def max_pool(node, x, *, kernel_shape, auto_pad="NOTSET", ceil_mode=0, dilations=None, pads=None, storage_order=0, strides=None):
     if node.wants(1):
-        raise Unsupported(f"{node}: the Indices output")
+        return _max_pool_with_indices(node, x, kernel_shape, strides, dilations, pads, auto_pad, ceil_mode, storage_order)
     return _pool(node, x, "max", kernel_shape, strides, dilations, pads, auto_pad, ceil_mode)
+
+
+def _max_pool_with_indices(node, x, kernel, strides, dilations, pads, auto_pad, ceil_mode, storage_order):
+    """2-D, no dilation: tf.nn.max_pool_with_argmax on the input padded with -inf (its indices
+    count positions of the padded channels-last tensor), turned into the spec's flat index of
+    the unpadded input, row-major over (N, C, H, W) (``storage_order`` 1: W before H)."""
+    if x.shape.rank != 4 or any(d != 1 for d in (dilations or [1, 1])) or not x.dtype.is_floating:
+        raise Unsupported(f"{node}: the Indices output beyond 2-D float pooling without dilations")
+    strides = strides or [1, 1]
+    n, c, h, w = x.shape.as_list()
+    pad = _pads(node, [h, w], kernel, strides, [1, 1], pads, auto_pad, ceil_mode)
+    xl = tf.pad(_channels_last(x), [[0, 0], list(pad[0]), list(pad[1]), [0, 0]], constant_values=-np.inf)
+    values, flat = tf.nn.max_pool_with_argmax(xl, [1, *kernel, 1], [1, *strides, 1], "VALID", include_batch_in_index=True)
+    hp, wp = h + sum(pad[0]), w + sum(pad[1])
+    flat = tf.cast(flat, tf.int64)
+    ch, rest = flat % c, flat // c
+    col, rest = rest % wp - pad[1][0], rest // wp
+    row, batch = rest % hp - pad[0][0], rest // hp
+    index = ((batch * c + ch) * w + col) * h + row if storage_order else ((batch * c + ch) * h + row) * w + col
+    return _channels_first(values), _channels_first(index)
 
 
 @lowers("AveragePool", 7, 10, 11, 19, 22)
@@ -212,9 +238,15 @@ def _channel(t, rank):
 
 @lowers("BatchNormalization", 9, 14, 15)
 def batch_norm(node, x, scale, bias, mean, var, *, epsilon=1e-5, momentum=0.9, training_mode=0):
-    if training_mode:
-        raise Unsupported(f"{node}: training mode")
     r = x.shape.rank
+    if training_mode:  # the batch's own statistics; the running ones updated with momentum
+        dims = [0] + list(range(2, r))
+        cur_mean, cur_var = tf.nn.moments(x, axes=dims)
+        y = (x - _channel(cur_mean, r)) / tf.math.sqrt(_channel(cur_var, r) + tf.cast(epsilon, x.dtype))
+        y = y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
+        run_mean = mean * momentum + tf.cast(cur_mean, mean.dtype) * (1 - momentum)
+        run_var = var * momentum + tf.cast(cur_var, var.dtype) * (1 - momentum)
+        return y, run_mean, run_var
     eps = tf.cast(epsilon, var.dtype)
     y = (x - tf.cast(_channel(mean, r), x.dtype)) / tf.cast(tf.math.sqrt(_channel(var, r) + eps), x.dtype)
     return y * tf.cast(_channel(scale, r), x.dtype) + tf.cast(_channel(bias, r), x.dtype)
@@ -228,13 +260,21 @@ def dropout_10(node, x, *, ratio=0.5):
 
 @lowers("Dropout", 12, 13, 22)
 def dropout(node, x, ratio=None, training_mode=None, *, seed=None):
-    if training_mode is not None:
-        training = tf.get_static_value(training_mode)
-        if training is None:
-            raise Unsupported(f"{node}: training_mode is data-dependent (a graph input)")
-        if bool(training):
-            raise Unsupported(f"{node}: training mode (random)")
-    return (tf.identity(x), tf.ones_like(x, dtype=tf.bool)) if node.wants(1) else tf.identity(x)
+    """Inference: the identity and an all-true mask. Training (a graph input decided when it
+    runs): each element kept with probability 1 - ratio (tf.random.uniform >= ratio, seeded by
+    ``seed`` when given), the kept ones scaled by 1 / (1 - ratio)."""
+    keep_all = tf.ones_like(x, dtype=tf.bool)
+    if training_mode is None or tf.get_static_value(training_mode) is not None and not bool(tf.get_static_value(training_mode)):
+        return (tf.identity(x), keep_all) if node.wants(1) else tf.identity(x)
+    r = tf.cast(tf.reshape(ratio, []), tf.float32) if ratio is not None else tf.constant(0.5)
+
+    def random():
+        keep = tf.random.uniform(tf.shape(x), seed=seed) >= r
+        scale = tf.where(r < 1, 1.0 / (1.0 - r), 0.0)
+        return x * tf.cast(keep, x.dtype) * tf.cast(scale, x.dtype), keep
+
+    y, mask = tf.cond(tf.reshape(tf.cast(training_mode, tf.bool), []), random, lambda: (tf.identity(x), keep_all))
+    return (y, mask) if node.wants(1) else y
 
 
 _STASH = {1: tf.float32, 10: tf.float16, 11: tf.float64, 16: tf.bfloat16}

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 import tensorflow as tf
 
+from ..base import Unsupported
+
 from .ops_tensor import axes_of
 from ..lowering import REDUCTIONS
 from .registry import lowers
@@ -18,7 +20,13 @@ from .registry import lowers
 _NAN_SAFE = {"max": tf.math.reduce_max, "min": tf.math.reduce_min}
 
 
+#: reductions through TensorFlow ops with float kernels only (sqrt, log, logsumexp)
+_FLOAT_ONLY = ("l2", "logsum", "logsumexp")
+
+
 def _reduce(kind: str, x, axes: list[int], keepdims: int):
+    if kind in _FLOAT_ONLY and not (x.dtype.is_floating or x.dtype.is_complex):
+        raise Unsupported(f"Reduce {kind}: TensorFlow's sqrt / log / logsumexp have no {x.dtype.name} kernel")
     k = bool(keepdims)
     if kind in _NAN_SAFE and x.dtype == tf.bool:  # the largest of booleans is any, the smallest all
         return (tf.math.reduce_any if kind == "max" else tf.math.reduce_all)(x, axis=axes, keepdims=k)
@@ -48,6 +56,8 @@ def _reduce(kind: str, x, axes: list[int], keepdims: int):
 
 
 def _no_reduction(kind: str, x):
+    if kind in ("logsum",) and not x.dtype.is_floating:
+        raise Unsupported(f"Reduce {kind}: TensorFlow's log has no {x.dtype.name} kernel")
     if kind in ("l1", "l2"):
         return tf.math.abs(x)
     if kind == "sumsquare":

@@ -143,3 +143,26 @@ def bit_cast(node, x, *, to):
     if target == tf.bool:
         return tf.cast(tf.bitcast(x, tf.uint8), tf.bool)  # a byte other than 0 or 1 is no bool value
     return tf.bitcast(x, target) if x.dtype != target else tf.identity(x)
+
+
+@lowers("MelWeightMatrix", 17)
+def mel_weight_matrix(node, num_mel_bins, dft_length, sample_rate, lower_edge_hertz, upper_edge_hertz, *, output_datatype=1):
+    """Triangular filters of peak 1 on the mel scale mel(f) = 2595 log10(1 + f / 700) (the spec's);
+    the edges one (num_mel_bins + 2)-th of the mel range apart and f Hz in bin
+    floor(f (dft_length + 1) / sample_rate) are what the official data holds (the text leaves them
+    open). Shape [floor(dft_length / 2) + 1, num_mel_bins]; every input may be data."""
+    f64 = tf.float64
+    bands = tf.cast(tf.reshape(num_mel_bins, []), tf.int64)
+    n_fft = tf.cast(tf.reshape(dft_length, []), tf.int64)
+    rate = tf.cast(tf.reshape(sample_rate, []), f64)
+    to_mel = lambda f: 2595 * tf.math.log(1 + f / 700) / tf.math.log(tf.constant(10.0, f64))  # noqa: E731
+    low, high = to_mel(tf.cast(tf.reshape(lower_edge_hertz, []), f64)), to_mel(tf.cast(tf.reshape(upper_edge_hertz, []), f64))
+    mels = low + tf.cast(tf.range(bands + 2), f64) * ((high - low) / tf.cast(bands + 2, f64))
+    hz = 700 * (tf.pow(tf.constant(10.0, f64), mels / 2595) - 1)
+    edges = tf.floor(hz * tf.cast(n_fft + 1, f64) / rate)
+    left, peak, right = edges[:-2], edges[1:-1], edges[2:]
+    k = tf.cast(tf.range(n_fft // 2 + 1), f64)[:, None]
+    # a side of zero width is a step at the peak
+    rising = tf.where(peak > left, (k - left) / tf.maximum(peak - left, 1), tf.cast(k >= peak, f64))
+    falling = tf.where(right > peak, (right - k) / tf.maximum(right - peak, 1), tf.cast(k <= peak, f64))
+    return tf.cast(tf.clip_by_value(tf.minimum(rising, falling), 0, 1), tf_dtype(output_datatype))
