@@ -239,7 +239,7 @@ def _seed(seed):
 
 
 def _random_type(code, like=None):
-    from .executor import tf_dtype
+    from .lowering import tf_dtype
 
     return tf_dtype(code) if code else (like.dtype if like is not None else tf.float32)
 

@@ -412,7 +412,6 @@ def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, gro
     y = x
     for k in range(n):
         y = _stuffed(y, 2 + k, strides[k])
-    c_in, m_per = w.shape[0], w.shape[1]
     flipped = tf.reverse(w, list(range(2, n + 2)))  # (C, M/group, k...)
     per_group = [tf.transpose(g, [1, 0] + list(range(2, n + 2))) for g in tf.split(flipped, group, axis=0)]
     reach = [(k - 1) * d for k, d in zip(kernel, dilations)]
