@@ -299,7 +299,7 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             result.verdict = verdict.to_dict()
             # what the report shows of it: inputs, both outputs, the tolerance and its source
             result.verdict.update(evidence=evidence_summary(ds.inputs, ds.expected, list(outputs)), tolerance=tolerance_source(case))
-            result.actual, result.actual_set = list(outputs), n
+            result.actual, result.actual_set = [_recordable(o) for o in outputs], n
             if not soft:
                 break
         if result.verdict is None:
@@ -311,6 +311,21 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     if policy is not None and data and result.outcome == PASS:
         _time_repeats(session, data[0].inputs, policy, result)
     return result
+
+
+def _recordable(value: Any) -> Any:
+    """An output as a bundle's ``actual/`` can hold it (and the worker can send it): arrays and
+    numbers, and sequences, maps and optionals of them; anything else a runtime hands back (ONNX
+    Runtime's SparseTensor of a sparse Constant) is None, which the bundle lists as not recorded."""
+    if value is None or isinstance(value, (np.ndarray, np.generic, int, float, bool, str, bytes)):
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_recordable(v) for v in value]
+        return None if any(i is None for i in items) else items
+    if isinstance(value, dict):
+        items = {k: _recordable(v) for k, v in value.items()}
+        return None if any(i is None for i in items.values()) else items
+    return None
 
 
 def _spec_silent(comparator: Comparator, verdict: Any, case: Case, model: onnx.ModelProto, ds: Any, outputs: list[Any],

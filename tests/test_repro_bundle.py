@@ -219,3 +219,21 @@ def test_the_report_offers_each_shown_cause_s_example_bundle_as_a_zip(bundles, t
     with zipfile.ZipFile(tmp_path / "out" / relu) as zf:
         zf.extractall(tmp_path / "unzipped")
     assert _isolated(tmp_path / "unzipped" / "user__relu", str(STUB)).returncode == 1
+
+
+def test_an_output_no_bundle_can_hold_is_recorded_as_none_and_the_result_still_travels():
+    # ONNX Runtime hands a sparse Constant back as its own SparseTensor, which cannot be pickled to
+    # the controller: the worker records it as None instead of dying (a crash of every such case)
+    import pickle
+    import threading
+
+    from harness.worker import _recordable
+
+    lock = threading.Lock()  # stands for any object pickle refuses
+    with pytest.raises(TypeError):
+        pickle.dumps(lock)
+    outputs = [np.arange(3), lock, [np.zeros(2), lock], {"a": np.ones(1)}, None]
+    kept = [_recordable(o) for o in outputs]
+    assert kept[1] is None and kept[2] is None and kept[4] is None
+    assert kept[0] is outputs[0] and list(kept[3]) == ["a"]
+    pickle.dumps(kept)
