@@ -74,8 +74,10 @@ class KernelsSession(Session):
 
 class KernelsBackend(Backend):
     """Options: ``threads`` (int): BLAS threads, set through threadpoolctl (0: leave BLAS's own);
-    ``keep_memory`` (bool, default true): the process's malloc keeps freed blocks for the next
-    run instead of handing large ones back to the OS (see :func:`_keep_freed_memory`)."""
+    ``keep_memory`` (bool, default false): the process's malloc keeps freed blocks for the next
+    run instead of handing large ones back to the OS (see :func:`_keep_freed_memory`). Opt-in:
+    it changes the allocator of the whole worker process for good, so every later case's peak
+    memory reading (and any other backend's in that process) includes blocks kept from before."""
 
     name: ClassVar[str] = "kernels"
     packages: ClassVar[tuple[str, ...]] = ("numpy", "ml_dtypes", "onnx")
@@ -89,7 +91,7 @@ class KernelsBackend(Backend):
     def load(self) -> None:
         """Apply the ``threads`` option to the BLAS thread pools and the ``keep_memory`` option
         to malloc (both kept for the process)."""
-        if str(self.options.get("keep_memory", True)).lower() not in ("0", "false", "no"):
+        if str(self.options.get("keep_memory", False)).lower() in ("1", "true", "yes"):
             _keep_freed_memory()
         threads = self.options.get("threads")
         if threads and self._limiter is None:
