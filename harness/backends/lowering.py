@@ -82,6 +82,29 @@ def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Calla
 
 #: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
 #: attribute, since_versions with ``axes`` an input)
+def conv_transpose_pads(since: int, sizes: list[int], kernel: list[int], strides: list[int], dilations: list[int],
+                        out_pad: list[int], auto_pad: str, output_shape: Any, pads: list[int] | None) -> list[tuple[int, int]]:
+    """ConvTranspose's (begin, end) pads per spatial axis, to cut from the full transposed
+    convolution ((i - 1) * s + (k - 1) * d + 1 per axis, ``output_padding`` added at the end).
+    From ``output_shape`` or SAME_*, the total splits as the spec says; ConvTranspose-1 splits an
+    odd total of output_shape's pads the other way round: "If (auto_pads != SAME_UPPER):
+    pads[start_i] = total_padding[i]/2" (version 11: "==")."""
+    n = len(sizes)
+    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
+        full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(sizes, strides, kernel, dilations)]
+        target = list(output_shape)[-n:] if output_shape is not None else [i * s for i, s in zip(sizes, strides)]
+        small_first = (auto_pad == "SAME_UPPER") != (since == 1 and output_shape is not None)
+        out = []
+        for f, extra, t in zip(full, out_pad, target):
+            total = f + extra - t
+            half = total // 2
+            out.append((half, total - half) if small_first else (total - half, half))
+        return out
+    if auto_pad == "VALID" or not pads:
+        return [(0, 0)] * n
+    return list(zip(pads[:n], pads[n:]))
+
+
 REDUCTIONS = (
     ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
     ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),

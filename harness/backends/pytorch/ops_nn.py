@@ -14,6 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import Unsupported
+from ..lowering import conv_transpose_pads
 from ._util import auto_pads, consumed, ints, pair_pads, scalar
 from .registry import lowers
 
@@ -64,21 +65,7 @@ def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, gro
     dilations = list(dilations or [1] * n)
     out_pad = list(output_padding or [0] * n)
     sizes = list(x.shape[2:])
-    full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(sizes, strides, kernel, dilations)]
-    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        target = list(output_shape)[-n:] if output_shape is not None else [i * s for i, s in zip(sizes, strides)]
-        # ConvTranspose-1 splits an odd total of output_shape's pads the other way round: "If
-        # (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2" (version 11: "==")
-        small_first = (auto_pad == "SAME_UPPER") != (node.since == 1 and output_shape is not None)
-        sp = []
-        for f, op, t in zip(full, out_pad, target):
-            total = f + op - t
-            half = total // 2
-            sp.append((half, total - half) if small_first else (total - half, half))
-    elif auto_pad == "VALID":
-        sp = [(0, 0)] * n
-    else:
-        sp = pair_pads(pads, n)
+    sp = conv_transpose_pads(node.since, sizes, kernel, strides, dilations, out_pad, auto_pad, output_shape, pads)
     y = _CONV_T[n](x, w, None, stride=strides, padding=0, output_padding=0, groups=group, dilation=dilations)
     # output_padding adds elements at the end; then the pads are cut off (or added, if negative)
     for k in range(n):

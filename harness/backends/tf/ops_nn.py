@@ -13,6 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
+from ..lowering import conv_transpose_pads
 from .registry import lowers
 
 
@@ -387,7 +388,7 @@ def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, gro
     """The full transposed convolution ((i - 1) * s + (k - 1) * d + 1 per axis) as a convolution of
     the zero-stuffed input, padded by (k - 1) * d, with the spatially flipped kernel (its channel
     axes swapped per group); then ``output_padding`` adds at the end and the pads are cut (or
-    added, if negative). Pads from ``output_shape`` or SAME split the total as the spec says."""
+    added, if negative; ``lowering.conv_transpose_pads``)."""
     n = x.shape.rank - 2
     kernel = list(kernel_shape or w.shape.as_list()[2:])
     strides, dilations = list(strides or [1] * n), list(dilations or [1] * n)
@@ -395,20 +396,7 @@ def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, gro
     sizes = x.shape.as_list()[2:]
     if None in sizes:
         raise Unsupported(f"{node}: spatial sizes known only when the graph runs")
-    full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(sizes, strides, kernel, dilations)]
-    if output_shape is not None or auto_pad in ("SAME_UPPER", "SAME_LOWER"):
-        target = list(output_shape)[-n:] if output_shape is not None else [i * s for i, s in zip(sizes, strides)]
-        # ConvTranspose-1 splits an odd total of output_shape's pads the other way round: "If
-        # (auto_pads != SAME_UPPER): pads[start_i] = total_padding[i]/2" (version 11: "==")
-        small_first = (auto_pad == "SAME_UPPER") != (node.since == 1 and output_shape is not None)
-        sp = []
-        for f, op, t in zip(full, out_pad, target):
-            total = f + op - t
-            sp.append((total // 2, total - total // 2) if small_first else (total - total // 2, total // 2))
-    elif auto_pad == "VALID" or not pads:
-        sp = [(0, 0)] * n
-    else:
-        sp = list(zip(pads[:n], pads[n:]))
+    sp = conv_transpose_pads(node.since, sizes, kernel, strides, dilations, out_pad, auto_pad, output_shape, pads)
     y = x
     for k in range(n):
         y = _stuffed(y, 2 + k, strides[k])
