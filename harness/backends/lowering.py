@@ -82,6 +82,22 @@ def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Calla
 
 #: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
 #: attribute, since_versions with ``axes`` an input)
+def sequence_map(node, seq, *extra, body, outer):
+    """SequenceMap-17 on Python lists, for any lowering whose subgraph ``body`` runs on a dict of
+    values: the body once per position, a sequence input taken at that position, a tensor whole."""
+    results: list[list] = [[] for _ in body.outputs]
+    for i, item in enumerate(seq):
+        args = [item] + [e[i] if isinstance(e, list) else e for e in extra]
+        for bucket, value in zip(results, body.run(dict(zip(body.inputs, args)), outer)):
+            bucket.append(value)
+    return tuple(results) if len(results) > 1 else results[0]
+
+
+def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
+    """Optional-15/28: an optional is its value or None."""
+    return x
+
+
 def conv_transpose_pads(since: int, sizes: list[int], kernel: list[int], strides: list[int], dilations: list[int],
                         out_pad: list[int], auto_pad: str, output_shape: Any, pads: list[int] | None) -> list[tuple[int, int]]:
     """ConvTranspose's (begin, end) pads per spatial axis, to cut from the full transposed

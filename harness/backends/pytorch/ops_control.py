@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from ..lowering import optional, sequence_map
 from . import dtypes
 from ._util import ints, scalar
 from .registry import lowers
@@ -194,20 +195,11 @@ def split_to_sequence(node, x, split=None, *, axis=0, keepdims=1):
     return list(torch.split(x, ints(split), dim=a))
 
 
-@lowers("SequenceMap", 17)
-def sequence_map(node, seq, *extra, body, outer):
-    results: list[list] = [[] for _ in body.outputs]
-    for i, item in enumerate(seq):
-        args = [item] + [e[i] if isinstance(e, list) else e for e in extra]
-        for bucket, value in zip(results, body.run(dict(zip(body.inputs, args)), outer)):
-            bucket.append(value)
-    return tuple(results) if len(results) > 1 else results[0]
+lowers("SequenceMap", 17)(sequence_map)
 
 
 # -- optionals -------------------------------------------------------------------------------
-@lowers("Optional", 15, 28)
-def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
-    return x
+lowers("Optional", 15, 28)(optional)
 
 
 @lowers("OptionalHasElement", 15, 18, 28)

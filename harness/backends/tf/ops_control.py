@@ -15,6 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
+from ..lowering import optional, sequence_map
 from .lowering import tf_dtype
 from .ops_tensor import static
 from .registry import lowers
@@ -229,20 +230,11 @@ def split_to_sequence(node, x, split=None, *, axis=0, keepdims=1):
     return list(tf.split(x, [int(v) for v in np.ravel(sizes)], axis=a)) if n else []
 
 
-@lowers("SequenceMap", 17)
-def sequence_map(node, seq, *extra, body, outer):
-    results = [[] for _ in body.outputs]
-    for i, item in enumerate(seq):
-        args = [item] + [e[i] if isinstance(e, list) else e for e in extra]
-        for bucket, value in zip(results, body.run(dict(zip(body.inputs, args)), outer)):
-            bucket.append(value)
-    return tuple(results) if len(results) > 1 else results[0]
+lowers("SequenceMap", 17)(sequence_map)
 
 
 # -- optionals -------------------------------------------------------------------------------
-@lowers("Optional", 15, 28)
-def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
-    return x
+lowers("Optional", 15, 28)(optional)
 
 
 @lowers("OptionalHasElement", 15, 18, 28)
