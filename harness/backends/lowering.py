@@ -98,6 +98,35 @@ def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
     return x
 
 
+#: RNN/GRU/LSTM activations: how many of activation_alpha / activation_beta each consumes, and
+#: the schema's defaults for those it does not get
+RNN_TAKES = {"affine": 2, "leakyrelu": 1, "thresholdedrelu": 1, "scaledtanh": 2, "hardsigmoid": 2, "elu": 1}
+RNN_DEFAULTS = {"leakyrelu": (0.01,), "thresholdedrelu": (1.0,), "hardsigmoid": (0.2, 0.5), "elu": (1.0,), "affine": (1.0, 0.0),
+                "scaledtanh": (1.0, 1.0)}
+
+
+def rnn_activations(names, alphas, betas, per_direction: int, defaults: list[str], num_directions: int,
+                    make: Callable[[str, tuple], Any]) -> list[list[Any]]:
+    """The activation functions of each direction, ``make(name, params)`` for each: alphas and
+    betas are consumed in order by the activations that take them (RNN_DEFAULTS otherwise); the
+    names of one direction serve both when only those are given."""
+    names = list(names) if names else defaults * num_directions
+    if len(names) == per_direction and num_directions == 2:
+        names = names * 2
+    alphas, betas = list(alphas or []), list(betas or [])
+    fns = []
+    for name in names:
+        key = name.lower()
+        need = RNN_TAKES.get(key, 0)
+        params = list(RNN_DEFAULTS.get(key, ()))
+        if need >= 1 and alphas:
+            params[0] = alphas.pop(0)
+        if need >= 2 and betas:
+            params[1] = betas.pop(0)
+        fns.append(make(name, tuple(params)))
+    return [fns[d * per_direction:(d + 1) * per_direction] for d in range(num_directions)]
+
+
 def conv_transpose_pads(since: int, sizes: list[int], kernel: list[int], strides: list[int], dilations: list[int],
                         out_pad: list[int], auto_pad: str, output_shape: Any, pads: list[int] | None) -> list[tuple[int, int]]:
     """ConvTranspose's (begin, end) pads per spatial axis, to cut from the full transposed

@@ -11,11 +11,10 @@ from __future__ import annotations
 import torch
 
 from ..base import Unsupported
+from ..lowering import rnn_activations
 from ._util import ints
 from .registry import lowers
 
-_TAKES = {"affine": 2, "leakyrelu": 1, "thresholdedrelu": 1, "scaledtanh": 2, "hardsigmoid": 2, "elu": 1}
-_DEFAULTS = {"leakyrelu": (0.01,), "thresholdedrelu": (1.0,), "hardsigmoid": (0.2, 0.5), "elu": (1.0,), "affine": (1.0, 0.0), "scaledtanh": (1.0, 1.0)}
 
 
 def _activation(name: str, params: tuple[float, ...]):
@@ -40,21 +39,7 @@ def _activation(name: str, params: tuple[float, ...]):
 
 
 def _activations(names, alphas, betas, per_direction: int, defaults: list[str], num_directions: int):
-    names = list(names) if names else defaults * num_directions
-    if len(names) == per_direction and num_directions == 2:
-        names = names * 2
-    alphas, betas = list(alphas or []), list(betas or [])
-    fns = []
-    for name in names:
-        key = name.lower()
-        need = _TAKES.get(key, 0)
-        params = list(_DEFAULTS.get(key, ()))
-        if need >= 1 and alphas:
-            params[0] = alphas.pop(0)
-        if need >= 2 and betas:
-            params[1] = betas.pop(0)
-        fns.append(_activation(name, tuple(params)))
-    return [fns[d * per_direction:(d + 1) * per_direction] for d in range(num_directions)]
+    return rnn_activations(names, alphas, betas, per_direction, defaults, num_directions, _activation)
 
 
 _WIDE = (torch.float16, torch.bfloat16)

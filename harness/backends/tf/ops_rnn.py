@@ -13,11 +13,9 @@ from __future__ import annotations
 import tensorflow as tf
 
 from ..base import Unsupported
+from ..lowering import rnn_activations
 from .registry import lowers
 
-_TAKES = {"affine": 2, "leakyrelu": 1, "thresholdedrelu": 1, "scaledtanh": 2, "hardsigmoid": 2, "elu": 1}
-_DEFAULTS = {"leakyrelu": (0.01,), "thresholdedrelu": (1.0,), "hardsigmoid": (0.2, 0.5), "elu": (1.0,), "affine": (1.0, 0.0),
-             "scaledtanh": (1.0, 1.0)}
 
 
 def _activation(name: str, a, b):
@@ -40,22 +38,10 @@ def _activation(name: str, a, b):
 
 
 def _activations(names, alphas, betas, per_direction: int, defaults: list[str], num_directions: int):
-    """The activation functions of each direction; alphas and betas are consumed in order by the
-    activations that take them (the schema's defaults otherwise)."""
-    names = list(names) if names else defaults * num_directions
-    if len(names) == per_direction and num_directions == 2:
-        names = names * 2
-    alphas, betas = list(alphas or []), list(betas or [])
-    fns = []
-    for name in names:
-        need = _TAKES.get(name.lower(), 0)
-        params = list(_DEFAULTS.get(name.lower(), ())) + [None, None]
-        if need >= 1 and alphas:
-            params[0] = alphas.pop(0)
-        if need >= 2 and betas:
-            params[1] = betas.pop(0)
-        fns.append(_activation(name, params[0], params[1]))
-    return [fns[d * per_direction:(d + 1) * per_direction] for d in range(num_directions)]
+    def make(name, params):
+        return _activation(name, *(list(params) + [None, None])[:2])
+
+    return rnn_activations(names, alphas, betas, per_direction, defaults, num_directions, make)
 
 
 def _directions(direction: str) -> list[bool]:
