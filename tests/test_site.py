@@ -215,7 +215,7 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         pytest.skip(f"no headless browser: {exc}")
     from selenium.webdriver.common.by import By
 
-    from .test_report_browser import assert_no_network, console_problems
+    from .test_report_browser import assert_no_network, console_problems, wait_for
 
     with chromium() as driver:
         front = (site / "index.html").as_uri()
@@ -250,7 +250,8 @@ def test_a_vendor_follows_a_cell_to_an_op_version_and_a_finding_and_a_filter_sur
         group = driver.find_element(By.ID, cause["anchor"])
         assert group.get_attribute("open") is None
         driver.find_element(By.CSS_SELECTOR, f"a[href='#{cause['anchor']}']").click()
-        assert group.get_attribute("open") is not None and cause["cases"][0]["case"] in group.text
+        wait_for(driver, lambda d: group.get_attribute("open") is not None)  # hashchange fires after the click returns
+        assert cause["cases"][0]["case"] in group.text
         driver.find_element(By.LINK_TEXT, ADD[1]).click()
         assert driver.current_url.endswith("case/onnxruntime-1.32.0/operators__Add-14__opset14__int8__1.html")
         body = driver.find_element(By.TAG_NAME, "body").text
