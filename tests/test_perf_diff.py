@@ -94,6 +94,18 @@ def test_sorted_by_the_largest_significant_gap():
     assert not matrix.rows[-1].cells["x"].significant
 
 
+def test_a_gap_inside_the_noise_floor_is_not_significant_however_tight_its_interval():
+    def row(backend, ms):
+        t = summarize([ms * (1 + 0.0001 * k) for k in range(30)]).to_dict()
+        return {"case_id": "a", "backend": backend, "outcome": "pass", "timing": t}
+
+    matrix = PerfMatrix.build([row("base", 10.0), row("drift", 10.1), row("faster", 9.5), row("slower", 10.5)],
+                              ["base", "drift", "faster", "slower"], "base")
+    cells = matrix.rows[0].cells
+    assert cells["drift"].low > 1.0  # apart by the rank test and the intervals, but only by 1 %
+    assert not cells["drift"].significant and cells["faster"].significant and cells["slower"].significant
+
+
 def test_no_interval_no_significance_and_thresholds_parse():
     few = Stat(2.0, None, None, [2.0, 2.0])
     assert not slower(few, Stat(1.0, 0.9, 1.1, []))

@@ -17,7 +17,7 @@ import math
 from collections import defaultdict
 from typing import Any
 
-from .perf import PerfMatrix
+from .perf import NOISE_FLOOR, PerfMatrix
 
 MATRIX_ROWS = 100
 COLOURS = ["#3366cc", "#dc6b19", "#2e9d4f", "#9b4dca", "#c2185b", "#00838f", "#7c6f00", "#5d4037"]
@@ -55,7 +55,7 @@ def perf_matrix(report: Any) -> dict[str, Any] | None:
                           ("sig-slower" if c.significant and c.ratio > 1 else ("sig-faster" if c.significant else "noise"))})
         rows.append({"case": row.case_id, "cells": cells})
     return {"baseline": matrix.baseline, "backends": matrix.backends, "rows": rows, "total": len(matrix.rows),
-            "significant": matrix.significant(), "alpha": matrix.alpha}
+            "significant": matrix.significant(), "alpha": matrix.alpha, "noise_floor": NOISE_FLOOR}
 
 
 # -- the operator benchmark ---------------------------------------------------------------------------
