@@ -360,8 +360,10 @@ def _multilinear_gather(x, coords):
             weight = weight * wgt
             valid &= (idx >= 0) & (idx < S[dim])
             flat_idx += np.clip(idx, 0, S[dim] - 1) * strides[dim]
-        weight = np.where(valid, weight, 0).astype(x.dtype)
-        acc += flat[n_idx, g_idx, flat_idx] * weight[..., None]
+        weight = weight.astype(x.dtype)
+        # a corner outside the image contributes nothing: not even the NaN or inf that the
+        # clipped index would read from the edge (0 * NaN is NaN)
+        acc += np.where(valid[..., None], flat[n_idx, g_idx, flat_idx] * weight[..., None], 0)
     return acc.transpose(0, 1, 4, 2, 3)
 
 

@@ -152,6 +152,8 @@ def _axis_plan(p, L_in, L_out, scale, roi_start, roi_end, out_float):
 
 
 def _apply_matrix(x, M, axis):
+    if x.dtype != object and not np.isfinite(x).all():
+        return _apply_taps(x, M, axis)
     if axis == x.ndim - 1:
         return np.matmul(x, M.T)
     pre = int(np.prod(x.shape[:axis], dtype=np.int64))
@@ -159,6 +161,17 @@ def _apply_matrix(x, M, axis):
     x3 = x.reshape(pre, x.shape[axis], post)
     y = np.matmul(M, x3)
     return y.reshape(x.shape[:axis] + (M.shape[0],) + x.shape[axis + 1 :])
+
+
+def _apply_taps(x, M, axis):
+    """M applied along ``axis`` over its nonzero weights only: an input element that no output
+    interpolates from (weight 0 in M's row) leaves that output alone, NaN and inf included, where a
+    matrix product would spread them to every output (0 * NaN is NaN)."""
+    xt = np.moveaxis(x, axis, 0)
+    rows, cols = np.nonzero(M)
+    y = np.zeros((M.shape[0],) + xt.shape[1:], dtype=x.dtype)
+    np.add.at(y, rows, M[rows, cols].reshape((-1,) + (1,) * (xt.ndim - 1)) * xt[cols])
+    return np.moveaxis(y, 0, axis)
 
 
 def _resize(x, plans, p):
