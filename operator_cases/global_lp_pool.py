@@ -6,6 +6,11 @@ kernel size equal to the spatial dimension of input tensor": ``(sum |x|^p) ^ (1 
 D1..Dn, output (N x C x 1 x ... x 1). GlobalLpPool-1 has a FLOAT ``p`` (default 2.0),
 GlobalLpPool-2 an INT ``p`` (default 2), GlobalLpPool-22 adds bfloat16. Evaluated in float64 and
 rounded once (see ``_pool_util``).
+
+Accumulation width (spec-silent point ``GlobalLpPool.narrow_accumulation``): the text names no
+type for the sum of |x|^p. A kernel-engine fuzz campaign drew one cell of 2.1e21 in float32: our
+value is 2.1e21, ONNX Runtime and the kernel engine give inf (the square overflows float32). The
+sum accumulated in the input type is accepted where the wide one is finite and it is not.
 """
 
 import numpy as np
@@ -14,6 +19,7 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
+from ._accumulate_util import EXPECTED, NARROW, add_examples, finite_is_ours_or, in_type, narrow_spec, top
 from ._common import back
 from ._pool_util import draw_p, global_lp_pool_template, lp_norm, p_values
 from ._window_util import batch_edges, draw_input_shape
@@ -59,6 +65,39 @@ def edges(dtype, opset):
         Example([ramp.reshape(1, 2, 3, 2, 2).astype(t)], name="pool3d"),
     ]
     return out
+
+
+def _norm_in_type(x, attrs):
+    """(sum |x|^p over the spatial axes, each partial sum rounded to x's type) ^ (1 / p)."""
+    p = float(attrs.get("p", 2))
+    with np.errstate(all="ignore"):
+        return in_type(x, tuple(range(2, x.ndim)), lambda a, v: a + np.abs(v) ** p, lambda a, n: a ** (1.0 / p))
+
+
+def _narrow(inputs, attrs, expected, since):
+    x = np.asarray(inputs[0])
+    if S.label_of(x.dtype) not in NARROW or x.size == 0 or x.ndim < 3:
+        return [None]
+    finite = np.all(np.isfinite(x.astype(np.float64)), axis=tuple(range(2, x.ndim)), keepdims=True)  # inf or NaN in: IEEE's
+    return [finite & ~np.isfinite(_norm_in_type(x, attrs).astype(np.float64))]
+
+
+op.spec_silent(
+    "narrow_accumulation", VERSIONS, spec=narrow_spec(op, VERSIONS), expected=EXPECTED, where=_narrow,
+    invariants={"a finite value there is ours": lambda c: finite_is_ours_or(c, np.inf)},
+    readings={"the sum of |x|^p accumulated in the input type, left to right (+inf)": lambda c: [_norm_in_type(np.asarray(c.inputs[0]), c.attrs)]})
+
+
+def _narrow_examples(dtype, since):
+    """(3t/8)^2 + (t/2)^2 overflows the type; its square root, 5t/8, does not."""
+    if dtype not in NARROW:
+        return []
+    t = top(dtype)
+    return [Example([np.array([[[3 * t / 8, t / 2, 0.0]]]).astype(S.np_dtype(dtype))], {"p": 2.0 if since == 1 else 2},
+                    name="narrow_accumulation")]
+
+
+add_examples(op, VERSIONS, _narrow_examples)
 
 
 # how it enters a generated graph (harness.suites.generated)
