@@ -177,6 +177,16 @@ def _from_wide(y, x, onnx_type):
     return y.to(x.dtype)
 
 
+def _apply_weights(y, w):
+    """y (..., in) resampled by w (out, in). Over NaN or inf input, tap by tap over w's nonzero
+    weights: an output that takes nothing from such an element keeps its value, where a matrix
+    product spreads 0 * NaN to every output."""
+    if bool(torch.isfinite(y).all()):
+        return y @ w.T
+    rows, cols = torch.nonzero(w, as_tuple=True)
+    return y.new_zeros(y.shape[:-1] + (w.shape[0],)).index_add_(y.dim() - 1, rows, y[..., cols] * w[rows, cols])
+
+
 def _resize(x, axes, scale_list, outs, targets, rois, mode, coord_mode, nearest_mode, cubic_a, exclude_outside, antialias, extrapolation,
             onnx_type=None):
     mode = _RESIZE_MODES.get(mode, mode)
@@ -201,7 +211,7 @@ def _resize(x, axes, scale_list, outs, targets, rois, mode, coord_mode, nearest_
             y = y.index_select(a, _nearest_index(coords, nearest_mode, in_len).to(y.device))
         else:
             w = _resize_matrix(coords, in_len, mode, s, cubic_a, exclude_outside, antialias)
-            y = (y.movedim(a, -1) @ w.T.to(y.device)).movedim(-1, a)
+            y = _apply_weights(y.movedim(a, -1), w.to(y.device)).movedim(-1, a)
         if outside is not None:
             shape = [1] * x.dim()
             shape[a] = out_len
@@ -414,7 +424,8 @@ def _bilinear_zero(img, yy, xx):
             wgt = (1 - (yy - yi).abs()) * (1 - (xx - xi).abs())
             inside = (yi >= 0) & (yi < h) & (xi >= 0) & (xi < w)
             v = img[:, yi.clamp(0, h - 1).to(torch.int64), xi.clamp(0, w - 1).to(torch.int64)]
-            out = out + torch.where(inside, wgt, torch.zeros_like(wgt)) * v
+            # a corner outside the image adds nothing, not even the NaN or inf of the clamped edge cell it reads
+            out = out + torch.where(inside, wgt * v, torch.zeros((), dtype=v.dtype))
     return out
 
 
