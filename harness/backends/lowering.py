@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+import numpy as np
 import onnx
 import onnx.defs
+from onnx import numpy_helper
 
 from .base import Unsupported
 
@@ -78,6 +80,68 @@ def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Calla
         attrs[attr.name] = convert(attr)
         needs_scope |= attr.type in (_ATTR.GRAPH, _ATTR.GRAPHS)
     return attrs, needs_scope
+
+
+# -- attributes (decoded alike by the kernel compiler and the lowerings) ----------------------
+
+
+def sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+    values = numpy_helper.to_array(sp.values)
+    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
+    dims = tuple(sp.dims)
+    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
+    if indices.ndim == 1:  # linearized indices (SparseTensorProto doc)
+        dense[indices] = values
+        return dense.reshape(dims)
+    dense = dense.reshape(dims)
+    dense[tuple(indices.T)] = values
+    return dense
+
+
+def _utf8(raw: bytes) -> str:
+    return raw.decode("utf-8")
+
+
+def attribute_value(attr: onnx.AttributeProto, *,
+                    tensor: Callable[[onnx.TensorProto], Any] = numpy_helper.to_array,
+                    sparse: Callable[[onnx.SparseTensorProto], Any] | None = sparse_to_dense,
+                    graph: Callable[[onnx.GraphProto], Any] = lambda g: g,
+                    text: Callable[[bytes], Any] = _utf8,
+                    texts: Callable[[bytes], Any] | None = None) -> Any:
+    """An attribute as a Python value; by default tensors as numpy arrays (sparse ones dense),
+    graphs as they are, strings decoded as strict UTF-8. A backend passes its own readers:
+    ``tensor`` / ``sparse`` convert a (sparse) tensor (``sparse=None``: refused), ``graph`` a
+    subgraph, ``text`` a STRING's bytes and ``texts`` each of a STRINGS' (default ``text``)."""
+    t = attr.type
+    if t == _ATTR.FLOAT:
+        return attr.f
+    if t == _ATTR.INT:
+        return attr.i
+    if t == _ATTR.STRING:
+        return text(attr.s)
+    if t == _ATTR.TENSOR:
+        return tensor(attr.t)
+    if t == _ATTR.GRAPH:
+        return graph(attr.g)
+    if t == _ATTR.SPARSE_TENSOR and sparse is not None:
+        return sparse(attr.sparse_tensor)
+    if t == _ATTR.FLOATS:
+        return list(attr.floats)
+    if t == _ATTR.INTS:
+        return list(attr.ints)
+    if t == _ATTR.STRINGS:
+        return [(texts or text)(s) for s in attr.strings]
+    if t == _ATTR.TENSORS:
+        return [tensor(x) for x in attr.tensors]
+    if t == _ATTR.GRAPHS:
+        return [graph(g) for g in attr.graphs]
+    if t == _ATTR.SPARSE_TENSORS and sparse is not None:
+        return [sparse(x) for x in attr.sparse_tensors]
+    if t == _ATTR.TYPE_PROTO:
+        return attr.tp
+    if t == _ATTR.TYPE_PROTOS:
+        return list(attr.type_protos)
+    raise Unsupported(f"attribute {attr.name!r} has unsupported type {_ATTR.AttributeType.Name(t)}")
 
 
 #: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an

@@ -29,7 +29,7 @@ from onnx import numpy_helper
 
 from ..base import Unsupported
 from . import dtypes
-from ..lowering import check_lowered, domain_of, node_attributes, since_version
+from ..lowering import attribute_value, check_lowered, domain_of, node_attributes, since_version, sparse_to_dense
 from .registry import LOWERINGS, lookup
 
 _ATTR = onnx.AttributeProto
@@ -94,7 +94,7 @@ class Graph:
         for init in proto.initializer:
             self.initializers[init.name] = model.tensor(numpy_helper.to_array(init), init.data_type)
         for sparse in proto.sparse_initializer:
-            self.initializers[sparse.values.name] = model.tensor(_sparse_to_dense(sparse), sparse.values.data_type)
+            self.initializers[sparse.values.name] = model.tensor(sparse_to_dense(sparse), sparse.values.data_type)
         self.steps = [model.step(node) for node in proto.node]
 
     def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
@@ -176,50 +176,20 @@ class LoweringContext:
         return Step(fn, ctx, list(node.input), list(node.output), attrs, wrap, needs_scope)
 
     def attribute(self, attr: onnx.AttributeProto) -> Any:
-        t = attr.type
-        if t == _ATTR.FLOAT:
-            return attr.f
-        if t == _ATTR.INT:
-            return attr.i
-        if t == _ATTR.STRING:
-            try:
-                return attr.s.decode("utf-8")
-            except UnicodeDecodeError:
-                return attr.s
-        if t == _ATTR.TENSOR:
-            return self.tensor(numpy_helper.to_array(attr.t), attr.t.data_type)
-        if t == _ATTR.SPARSE_TENSOR:
-            return self.tensor(_sparse_to_dense(attr.sparse_tensor), attr.sparse_tensor.values.data_type)
-        if t == _ATTR.GRAPH:
-            return Graph(attr.g, self)
-        if t == _ATTR.FLOATS:
-            return list(attr.floats)
-        if t == _ATTR.INTS:
-            return list(attr.ints)
-        if t == _ATTR.STRINGS:
-            return [s.decode("utf-8", "replace") for s in attr.strings]
-        if t == _ATTR.TENSORS:
-            return [self.tensor(numpy_helper.to_array(x), x.data_type) for x in attr.tensors]
-        if t == _ATTR.GRAPHS:
-            return [Graph(g, self) for g in attr.graphs]
-        if t == _ATTR.TYPE_PROTO:
-            return attr.tp
-        if t == _ATTR.TYPE_PROTOS:
-            return list(attr.type_protos)
-        raise Unsupported(f"attribute {attr.name} of type {t} is not supported")
+        return attribute_value(attr, tensor=lambda t: self.tensor(numpy_helper.to_array(t), t.data_type),
+                               sparse=lambda sp: self.tensor(sparse_to_dense(sp), sp.values.data_type),
+                               graph=lambda g: Graph(g, self), text=_utf8_or_bytes, texts=_utf8_replace)
 
 
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
-    dims = tuple(sp.dims)
-    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
-    if indices.ndim == 1:  # linearized indices (onnx.proto, SparseTensorProto)
-        dense[indices] = values
-        return dense.reshape(dims)
-    dense = dense.reshape(dims)
-    dense[tuple(indices.T)] = values
-    return dense
+def _utf8_or_bytes(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _utf8_replace(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def _elem_type(tp: onnx.TypeProto) -> int | None:

@@ -25,7 +25,7 @@ from onnx import TensorProto as TP
 from onnx import numpy_helper
 
 from ..base import Unsupported
-from ..lowering import check_lowered, domain_of, node_attributes, since_version
+from ..lowering import attribute_value, check_lowered, domain_of, node_attributes, since_version
 from .registry import LOWERINGS
 
 _ATTR = onnx.AttributeProto
@@ -188,28 +188,12 @@ class LoweringContext:
         return Step(LOWERINGS[(domain, node.op_type, since)], ctx, list(node.input), list(node.output), attrs, needs_scope)
 
     def attribute(self, attr: onnx.AttributeProto) -> Any:
-        t = attr.type
-        if t == _ATTR.FLOAT:
-            return attr.f
-        if t == _ATTR.INT:
-            return attr.i
-        if t == _ATTR.STRING:
-            return attr.s.decode("utf-8", "replace")
-        if t == _ATTR.TENSOR:
-            return to_tensor(numpy_helper.to_array(attr.t))
-        if t == _ATTR.GRAPH:
-            return Graph(attr.g, self)
-        if t == _ATTR.FLOATS:
-            return list(attr.floats)
-        if t == _ATTR.INTS:
-            return list(attr.ints)
-        if t == _ATTR.STRINGS:
-            return [s.decode("utf-8", "replace") for s in attr.strings]
-        if t == _ATTR.GRAPHS:
-            return [Graph(g, self) for g in attr.graphs]
-        if t == _ATTR.TYPE_PROTO:
-            return attr.tp
-        raise Unsupported(f"attribute {attr.name} of type {_ATTR.AttributeType.Name(t)}")
+        return attribute_value(attr, tensor=lambda t: to_tensor(numpy_helper.to_array(t)), sparse=None,
+                               graph=lambda g: Graph(g, self), text=_utf8_replace)
+
+
+def _utf8_replace(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def _element_type(tp: onnx.TypeProto, what: str) -> int:
