@@ -144,8 +144,16 @@ def attribute_value(attr: onnx.AttributeProto, *,
     raise Unsupported(f"attribute {attr.name!r} has unsupported type {_ATTR.AttributeType.Name(t)}")
 
 
-#: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
-#: attribute, since_versions with ``axes`` an input)
+def sequence_empty(node, *, dtype=None):
+    """SequenceEmpty-11: a sequence is a Python list."""
+    return []
+
+
+def sequence_construct(node, *xs):
+    """SequenceConstruct-11."""
+    return list(xs)
+
+
 def sequence_map(node, seq, *extra, body, outer):
     """SequenceMap-17 on Python lists, for any lowering whose subgraph ``body`` runs on a dict of
     values: the body once per position, a sequence input taken at that position, a tensor whole."""
@@ -160,6 +168,39 @@ def sequence_map(node, seq, *extra, body, outer):
 def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
     """Optional-15/28: an optional is its value or None."""
     return x
+
+
+def softmax_like(fn: Callable[[Any, int], Any], coerced: Callable[[Callable, Any, int], Any]) -> Lowering:
+    """Softmax, LogSoftmax and Hardmax: ``fn(x, axis)`` along ``axis`` (default -1) from version
+    13; before it, ``coerced(fn, x, axis)``: the input coerced to 2-D at ``axis`` (default 1)."""
+    def run(node, x, *, axis=None):
+        if node.since < 13:
+            return coerced(fn, x, 1 if axis is None else axis)
+        return fn(x, -1 if axis is None else axis)
+
+    return run
+
+
+def optimizer_groups(tensors, k: int) -> list:
+    """The variadic inputs of Adagrad / Adam / Momentum as ``k`` equal groups (the parameters,
+    their gradients, then each accumulated state)."""
+    n = len(tensors) // k
+    return [tensors[i * n:(i + 1) * n] for i in range(k)]
+
+
+def membership_sets(values) -> list[list[float]]:
+    """TreeEnsemble's ``membership_values`` as the sets of its BRANCH_MEMBER nodes, in order:
+    the values split at each NaN."""
+    sets: list[list[float]] = []
+    current: list[float] = []
+    for v in values:
+        if v != v:
+            sets.append(current)
+            current = []
+        else:
+            current.append(v)
+    sets.append(current)
+    return sets
 
 
 #: RNN/GRU/LSTM activations: how many of activation_alpha / activation_beta each consumes, and
@@ -214,6 +255,8 @@ def conv_transpose_pads(since: int, sizes: list[int], kernel: list[int], strides
     return list(zip(pads[:n], pads[n:]))
 
 
+#: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
+#: attribute, since_versions with ``axes`` an input)
 REDUCTIONS = (
     ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
     ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),

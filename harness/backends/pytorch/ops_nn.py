@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import Unsupported
-from ..lowering import conv_transpose_pads
+from ..lowering import conv_transpose_pads, softmax_like
 from ._util import auto_pads, consumed, ints, pair_pads, scalar
 from .registry import lowers
 
@@ -411,15 +411,6 @@ def _coerced(fn, x, axis):
     return fn(flat, 1).reshape(shape)
 
 
-def _softmax_like(fn):
-    def run(node, x, *, axis=None):
-        if node.since < 13:
-            return _coerced(fn, x, 1 if axis is None else axis)
-        return fn(x, -1 if axis is None else axis)
-
-    return run
-
-
 def _hardmax(x, dim):
     if x.shape[dim] == 0:  # nothing to choose: the empty output
         return torch.zeros_like(x)
@@ -427,9 +418,9 @@ def _hardmax(x, dim):
     return torch.zeros_like(x).scatter(dim, idx, 1)
 
 
-lowers("Softmax", 1, 11, 13)(_softmax_like(lambda x, d: torch.softmax(x, d)))
-lowers("LogSoftmax", 1, 11, 13)(_softmax_like(lambda x, d: torch.log_softmax(x, d)))
-lowers("Hardmax", 1, 11, 13)(_softmax_like(_hardmax))
+lowers("Softmax", 1, 11, 13)(softmax_like(lambda x, d: torch.softmax(x, d), _coerced))
+lowers("LogSoftmax", 1, 11, 13)(softmax_like(lambda x, d: torch.log_softmax(x, d), _coerced))
+lowers("Hardmax", 1, 11, 13)(softmax_like(_hardmax, _coerced))
 
 
 # -- dropout and losses ----------------------------------------------------------------------
