@@ -4,6 +4,7 @@ missing from the table is ``unsupported`` until someone checks its behaviour and
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -35,6 +36,73 @@ class Lowerings(dict):
 
 
 # -- binding a graph's nodes to a table (what every lowering backend decides at prepare time) ------
+class NodeNaming:
+    """What every lowering's node context answers the same way (its fields ``op``, ``since``
+    and ``outputs`` are each backend's)."""
+
+    op: str
+    since: int
+    outputs: list[str]
+
+    def wants(self, k: int) -> bool:
+        """Whether the model asks for output ``k`` (an output named "" is not asked for)."""
+        return k < len(self.outputs) and self.outputs[k] != ""
+
+    def __str__(self) -> str:
+        return f"{self.op}-{self.since}"
+
+
+@dataclass
+class Step:
+    """One bound node of a lowered graph."""
+
+    fn: Any
+    ctx: Any
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any]
+    #: whether it holds subgraphs (its lowering also gets the values in scope, ``outer``)
+    needs_scope: bool
+    #: (output index, ONNX type) of outputs carried in a wider integer type (PyTorch)
+    wrap: list[tuple[int, int]] = field(default_factory=list)
+
+
+class LoweredGraph:
+    """A lowered (sub)graph, its steps run eagerly in order. Each backend's Graph sets
+    ``inputs``, ``outputs``, ``initializers`` and ``steps``, and may adapt a step's results
+    (``settle``)."""
+
+    inputs: list[str]
+    outputs: list[str]
+    initializers: dict[str, Any]
+    steps: list[Step]
+    #: absent trailing inputs are dropped, so that the lowering's Python defaults apply
+    trims_absent: bool = False
+
+    def settle(self, step: Step, result: tuple) -> tuple:
+        """A step's results as the rest of the graph sees them."""
+        return result
+
+    def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
+        env: dict[str, Any] = dict(outer) if outer else {}
+        env.update(self.initializers)
+        env.update(feeds)
+        for step in self.steps:
+            args = [env[name] if name else None for name in step.inputs]
+            while self.trims_absent and args and args[-1] is None:
+                args.pop()
+            extra = {"outer": env} if step.needs_scope else {}
+            result = step.fn(step.ctx, *args, **step.attrs, **extra)
+            result = self.settle(step, result if isinstance(result, tuple) else (result,))
+            missing = [n for n in step.outputs[len(result):] if n]
+            if missing:
+                raise RuntimeError(f"{step.ctx} lowering returned {len(result)} outputs; the model asks for {', '.join(missing)}")
+            for name, value in zip(step.outputs, result):
+                if name:
+                    env[name] = value
+        return [env[name] for name in self.outputs]
+
+
 _ATTR = onnx.AttributeProto
 
 

@@ -240,24 +240,30 @@ def _random_type(code, like=None):
     return tf_dtype(code) if code else (like.dtype if like is not None else tf.float32)
 
 
+def _sampled(sample, shape, a, b, seed, dtype):
+    """RandomUniform's and RandomNormal's values: ``sample`` (tf.random.uniform or normal, with
+    its two parameters) drawn in float64, then cast to the output type."""
+    return tf.cast(sample(shape, a, b, tf.float64, seed=_seed(seed)), dtype)
+
+
 @lowers("RandomUniform", 1, 22)
 def random_uniform(node, *, dtype=1, high=1.0, low=0.0, seed=None, shape):
-    return tf.cast(tf.random.uniform(list(shape), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype))
+    return _sampled(tf.random.uniform, list(shape), low, high, seed, _random_type(dtype))
 
 
 @lowers("RandomUniformLike", 1, 22)
 def random_uniform_like(node, x, *, dtype=None, high=1.0, low=0.0, seed=None):
-    return tf.cast(tf.random.uniform(tf.shape(x), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+    return _sampled(tf.random.uniform, tf.shape(x), low, high, seed, _random_type(dtype, x))
 
 
 @lowers("RandomNormal", 1, 22)
 def random_normal(node, *, dtype=1, mean=0.0, scale=1.0, seed=None, shape):
-    return tf.cast(tf.random.normal(list(shape), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype))
+    return _sampled(tf.random.normal, list(shape), mean, scale, seed, _random_type(dtype))
 
 
 @lowers("RandomNormalLike", 1, 22)
 def random_normal_like(node, x, *, dtype=None, mean=0.0, scale=1.0, seed=None):
-    return tf.cast(tf.random.normal(tf.shape(x), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+    return _sampled(tf.random.normal, tf.shape(x), mean, scale, seed, _random_type(dtype, x))
 
 
 @lowers("Bernoulli", 15, 22)
