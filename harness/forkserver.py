@@ -9,6 +9,7 @@ the server's imports run on another core while the controller does its own.
 from __future__ import annotations
 
 import multiprocessing as mp
+import os
 import sys
 from typing import Any
 
@@ -23,6 +24,18 @@ def context() -> Any:
         ctx.set_forkserver_preload(PRELOAD)
         return ctx
     return mp.get_context("spawn")
+
+
+def last_lines(path: str, size: int = 600) -> list[str]:
+    """The non-blank lines among the last ``size`` bytes a child process wrote to its log
+    ``path`` (a native crash often says why there); none when the log cannot be read."""
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(max(0, os.path.getsize(path) - size))
+            text = fh.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def start() -> None:

@@ -17,12 +17,13 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from . import forkserver
+from .forkserver import last_lines
 from .case import Case
 from .worker import ExecOptions, Result, Sessions, execute_case
 from .timing import cores, limit_blas_threads, peak_rss, reset_peak_rss
@@ -106,6 +107,18 @@ def _arm_cpu_limit(limits: WorkerLimits) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (int(used + limits.cpu) + 1, hard))
 
 
+def received(conn: Connection) -> Iterator[Any]:
+    """The messages a worker process is sent, until the controller sends None or the pipe closes."""
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        if msg is None:
+            return
+        yield msg
+
+
 def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecOptions, limits: WorkerLimits, log_path: str,
                  threads: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides what Ctrl-C means
@@ -114,14 +127,7 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
     blas = _limit_blas(threads)
     sessions = Sessions()  # cases of one model share its session
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        kind, payload = msg
+    for kind, payload in received(conn):
         if kind == "probe":
             info = _probe(payload, specs[payload], backends, threads)
             if info.available:  # the cases that follow report the threads the backend read back
@@ -230,14 +236,7 @@ class _Worker:
 
     def log_tail(self, size: int = 600) -> str:
         """The last lines the worker printed (a native crash often says why there)."""
-        try:
-            with open(self.log_path, "rb") as fh:
-                fh.seek(max(0, os.path.getsize(self.log_path) - size))
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        return " | ".join(lines[-3:])[-size:]
+        return " | ".join(last_lines(self.log_path, size)[-3:])[-size:]
 
     def kill(self) -> None:
         if self.process.is_alive():

@@ -8,9 +8,10 @@ import functools
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import onnx
 import onnx.defs
-from onnx import TensorProto
+from onnx import TensorProto, numpy_helper
 
 RANDOM_OPS = frozenset({"Bernoulli", "Multinomial", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"})
 DOMAINS = {"": "ai.onnx", "ai.onnx": "ai.onnx", "ai.onnx.ml": "ai.onnx.ml", "ai.onnx.preview.training": "ai.onnx.preview.training"}
@@ -69,6 +70,29 @@ def opsets_in_force(op_type: str, since: int, domain: str = "") -> range:
 def allowed_types(schema: onnx.defs.OpSchema) -> dict[str, list[str]]:
     """Type-constraint name -> allowed type strings, e.g. {"T": ["tensor(float)", ...]}."""
     return {tc.type_param_str: list(tc.allowed_type_strs) for tc in schema.type_constraints}
+
+
+def coerce_attribute(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
+    """``value`` in the Python type the schema declares for attribute ``name``, as a node is
+    built from it: 1 -> 1.0 for a float, a str -> bytes for a string (each of a list likewise),
+    a numpy array -> a TensorProto for a tensor; anything else as it is."""
+    kind = sch.attributes[name].type
+    A = onnx.defs.OpSchema.AttrType
+    if kind == A.FLOAT:
+        return float(value)
+    if kind == A.INT:
+        return int(value)
+    if kind == A.FLOATS:
+        return [float(v) for v in value]
+    if kind == A.INTS:
+        return [int(v) for v in value]
+    if kind == A.STRING:
+        return value.encode() if isinstance(value, str) else value
+    if kind == A.STRINGS:
+        return [v.encode() if isinstance(v, str) else v for v in value]
+    if kind == A.TENSOR and isinstance(value, np.ndarray):
+        return numpy_helper.from_array(value)
+    return value
 
 
 # -- walking a model --------------------------------------------------------------------------

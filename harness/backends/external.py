@@ -66,6 +66,7 @@ from typing import IO, Any, ClassVar
 import numpy as np
 import onnx
 
+from ..forkserver import last_lines
 from .base import Backend, BackendError, Rejected, Session, Unavailable, Unsupported, refuse_if_invalid
 
 PROTOCOL = 1
@@ -200,13 +201,7 @@ class _Runner:
         return f"exited with status {code}"
 
     def stderr_tail(self, size: int = 600) -> str:
-        try:
-            with open(self.stderr_path, "rb") as fh:
-                fh.seek(max(0, os.path.getsize(self.stderr_path) - size))
-                text = fh.read().decode("utf-8", "replace")
-        except OSError:
-            return ""
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        lines = last_lines(self.stderr_path, size)
         return f"; runner stderr: {' | '.join(lines[-4:])}" if lines else ""
 
     def new_case(self) -> None:

@@ -4,10 +4,13 @@ missing from the table is ``unsupported`` until someone checks its behaviour and
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
+import numpy as np
 import onnx
 import onnx.defs
+from onnx import numpy_helper
 
 from .base import Unsupported
 
@@ -33,6 +36,73 @@ class Lowerings(dict):
 
 
 # -- binding a graph's nodes to a table (what every lowering backend decides at prepare time) ------
+class NodeNaming:
+    """What every lowering's node context answers the same way (its fields ``op``, ``since``
+    and ``outputs`` are each backend's)."""
+
+    op: str
+    since: int
+    outputs: list[str]
+
+    def wants(self, k: int) -> bool:
+        """Whether the model asks for output ``k`` (an output named "" is not asked for)."""
+        return k < len(self.outputs) and self.outputs[k] != ""
+
+    def __str__(self) -> str:
+        return f"{self.op}-{self.since}"
+
+
+@dataclass
+class Step:
+    """One bound node of a lowered graph."""
+
+    fn: Any
+    ctx: Any
+    inputs: list[str]
+    outputs: list[str]
+    attrs: dict[str, Any]
+    #: whether it holds subgraphs (its lowering also gets the values in scope, ``outer``)
+    needs_scope: bool
+    #: (output index, ONNX type) of outputs carried in a wider integer type (PyTorch)
+    wrap: list[tuple[int, int]] = field(default_factory=list)
+
+
+class LoweredGraph:
+    """A lowered (sub)graph, its steps run eagerly in order. Each backend's Graph sets
+    ``inputs``, ``outputs``, ``initializers`` and ``steps``, and may adapt a step's results
+    (``settle``)."""
+
+    inputs: list[str]
+    outputs: list[str]
+    initializers: dict[str, Any]
+    steps: list[Step]
+    #: absent trailing inputs are dropped, so that the lowering's Python defaults apply
+    trims_absent: bool = False
+
+    def settle(self, step: Step, result: tuple) -> tuple:
+        """A step's results as the rest of the graph sees them."""
+        return result
+
+    def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
+        env: dict[str, Any] = dict(outer) if outer else {}
+        env.update(self.initializers)
+        env.update(feeds)
+        for step in self.steps:
+            args = [env[name] if name else None for name in step.inputs]
+            while self.trims_absent and args and args[-1] is None:
+                args.pop()
+            extra = {"outer": env} if step.needs_scope else {}
+            result = step.fn(step.ctx, *args, **step.attrs, **extra)
+            result = self.settle(step, result if isinstance(result, tuple) else (result,))
+            missing = [n for n in step.outputs[len(result):] if n]
+            if missing:
+                raise RuntimeError(f"{step.ctx} lowering returned {len(result)} outputs; the model asks for {', '.join(missing)}")
+            for name, value in zip(step.outputs, result):
+                if name:
+                    env[name] = value
+        return [env[name] for name in self.outputs]
+
+
 _ATTR = onnx.AttributeProto
 
 
@@ -80,8 +150,78 @@ def node_attributes(node: onnx.NodeProto, opsets: dict[str, int], convert: Calla
     return attrs, needs_scope
 
 
-#: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
-#: attribute, since_versions with ``axes`` an input)
+# -- attributes (decoded alike by the kernel compiler and the lowerings) ----------------------
+
+
+def sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
+    values = numpy_helper.to_array(sp.values)
+    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
+    dims = tuple(sp.dims)
+    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
+    if indices.ndim == 1:  # linearized indices (SparseTensorProto doc)
+        dense[indices] = values
+        return dense.reshape(dims)
+    dense = dense.reshape(dims)
+    dense[tuple(indices.T)] = values
+    return dense
+
+
+def _utf8(raw: bytes) -> str:
+    return raw.decode("utf-8")
+
+
+def attribute_value(attr: onnx.AttributeProto, *,
+                    tensor: Callable[[onnx.TensorProto], Any] = numpy_helper.to_array,
+                    sparse: Callable[[onnx.SparseTensorProto], Any] | None = sparse_to_dense,
+                    graph: Callable[[onnx.GraphProto], Any] = lambda g: g,
+                    text: Callable[[bytes], Any] = _utf8,
+                    texts: Callable[[bytes], Any] | None = None) -> Any:
+    """An attribute as a Python value; by default tensors as numpy arrays (sparse ones dense),
+    graphs as they are, strings decoded as strict UTF-8. A backend passes its own readers:
+    ``tensor`` / ``sparse`` convert a (sparse) tensor (``sparse=None``: refused), ``graph`` a
+    subgraph, ``text`` a STRING's bytes and ``texts`` each of a STRINGS' (default ``text``)."""
+    t = attr.type
+    if t == _ATTR.FLOAT:
+        return attr.f
+    if t == _ATTR.INT:
+        return attr.i
+    if t == _ATTR.STRING:
+        return text(attr.s)
+    if t == _ATTR.TENSOR:
+        return tensor(attr.t)
+    if t == _ATTR.GRAPH:
+        return graph(attr.g)
+    if t == _ATTR.SPARSE_TENSOR and sparse is not None:
+        return sparse(attr.sparse_tensor)
+    if t == _ATTR.FLOATS:
+        return list(attr.floats)
+    if t == _ATTR.INTS:
+        return list(attr.ints)
+    if t == _ATTR.STRINGS:
+        return [(texts or text)(s) for s in attr.strings]
+    if t == _ATTR.TENSORS:
+        return [tensor(x) for x in attr.tensors]
+    if t == _ATTR.GRAPHS:
+        return [graph(g) for g in attr.graphs]
+    if t == _ATTR.SPARSE_TENSORS and sparse is not None:
+        return [sparse(x) for x in attr.sparse_tensors]
+    if t == _ATTR.TYPE_PROTO:
+        return attr.tp
+    if t == _ATTR.TYPE_PROTOS:
+        return list(attr.type_protos)
+    raise Unsupported(f"attribute {attr.name!r} has unsupported type {_ATTR.AttributeType.Name(t)}")
+
+
+def sequence_empty(node, *, dtype=None):
+    """SequenceEmpty-11: a sequence is a Python list."""
+    return []
+
+
+def sequence_construct(node, *xs):
+    """SequenceConstruct-11."""
+    return list(xs)
+
+
 def sequence_map(node, seq, *extra, body, outer):
     """SequenceMap-17 on Python lists, for any lowering whose subgraph ``body`` runs on a dict of
     values: the body once per position, a sequence input taken at that position, a tensor whole."""
@@ -96,6 +236,39 @@ def sequence_map(node, seq, *extra, body, outer):
 def optional(node, x=None, *, type=None):  # noqa: A002 - spec name
     """Optional-15/28: an optional is its value or None."""
     return x
+
+
+def softmax_like(fn: Callable[[Any, int], Any], coerced: Callable[[Callable, Any, int], Any]) -> Lowering:
+    """Softmax, LogSoftmax and Hardmax: ``fn(x, axis)`` along ``axis`` (default -1) from version
+    13; before it, ``coerced(fn, x, axis)``: the input coerced to 2-D at ``axis`` (default 1)."""
+    def run(node, x, *, axis=None):
+        if node.since < 13:
+            return coerced(fn, x, 1 if axis is None else axis)
+        return fn(x, -1 if axis is None else axis)
+
+    return run
+
+
+def optimizer_groups(tensors, k: int) -> list:
+    """The variadic inputs of Adagrad / Adam / Momentum as ``k`` equal groups (the parameters,
+    their gradients, then each accumulated state)."""
+    n = len(tensors) // k
+    return [tensors[i * n:(i + 1) * n] for i in range(k)]
+
+
+def membership_sets(values) -> list[list[float]]:
+    """TreeEnsemble's ``membership_values`` as the sets of its BRANCH_MEMBER nodes, in order:
+    the values split at each NaN."""
+    sets: list[list[float]] = []
+    current: list[float] = []
+    for v in values:
+        if v != v:
+            sets.append(current)
+            current = []
+        else:
+            current.append(v)
+    sets.append(current)
+    return sets
 
 
 #: RNN/GRU/LSTM activations: how many of activation_alpha / activation_beta each consumes, and
@@ -150,6 +323,8 @@ def conv_transpose_pads(since: int, sizes: list[int], kernel: list[int], strides
     return list(zip(pads[:n], pads[n:]))
 
 
+#: the reductions a lowering implements as one family: (op, kind, since_versions with ``axes`` an
+#: attribute, since_versions with ``axes`` an input)
 REDUCTIONS = (
     ("ReduceMax", "max", (1, 11, 12, 13), (18, 20)),
     ("ReduceMin", "min", (1, 11, 12, 13), (18, 20)),

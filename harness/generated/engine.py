@@ -13,7 +13,7 @@ import onnx
 
 from .. import forkserver
 from ..worker import _one_line
-from ..runner import BackendSpec, _build_backend
+from ..runner import BackendSpec, _build_backend, received
 
 
 # =============================================================================================
@@ -63,14 +63,7 @@ class InProcess:
 def _child_main(conn: Connection, specs: dict[str, BackendSpec]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the controller decides what Ctrl-C means
     backends: dict[str, Any] = {}
-    while True:
-        try:
-            msg = conn.recv()
-        except (EOFError, OSError):
-            return
-        if msg is None:
-            return
-        kind, name, payload = msg
+    for kind, name, payload in received(conn):
         try:
             backend = backends.get(name) or backends.setdefault(name, _build_backend(specs[name]))
         except Exception as exc:

@@ -263,22 +263,6 @@ def templated_ops() -> list[str]:
 # =============================================================================================
 # the ONNX model
 # =============================================================================================
-def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
-    kind = sch.attributes[name].type
-    A = onnx.defs.OpSchema.AttrType
-    if kind == A.FLOAT:
-        return float(value)
-    if kind == A.INT:
-        return int(value)
-    if kind == A.INTS:
-        return [int(v) for v in value]
-    if kind == A.FLOATS:
-        return [float(v) for v in value]
-    if kind == A.STRING:
-        return value.encode() if isinstance(value, str) else value
-    return value
-
-
 def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
     code = S.onnx_code(dtype) if v.kind == "float" else (TensorProto.INT64 if v.kind == "int" else TensorProto.BOOL)
     return helper.make_tensor_value_info(v.name, code, list(v.shape))
@@ -287,7 +271,7 @@ def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
 def _make_node(op: str, opset: int, ins: list[str], outs: list[str], attrs: dict[str, Any], name: str) -> onnx.NodeProto:
     sch = schema.schema_at(op, opset)
     node = helper.make_node(op, ins, outs, name=name)
-    node.attribute.extend(helper.make_attribute(a, _attr_value(sch, a, v), attr_type=int(sch.attributes[a].type))
+    node.attribute.extend(helper.make_attribute(a, schema.coerce_attribute(sch, a, v), attr_type=int(sch.attributes[a].type))
                           for a, v in attrs.items())
     return node
 

@@ -102,25 +102,10 @@ def _attr_value(sch: onnx.defs.OpSchema, name: str, value: Any) -> Any:
     attr = sch.attributes.get(name)
     if attr is None:
         raise OracleError(f"{sch.name}-{sch.since_version} has no attribute {name!r}")
-    kind = attr.type
     A = onnx.defs.OpSchema.AttrType
-    if kind == A.FLOAT:
-        return float(value)
-    if kind == A.INT:
-        return int(value)
-    if kind in (A.FLOATS, A.INTS, A.STRINGS) and len(value) == 0:  # an empty list has no type make_node can infer
-        return onnx.helper.make_attribute(name, [], attr_type=int(kind))
-    if kind == A.FLOATS:
-        return [float(v) for v in value]
-    if kind == A.INTS:
-        return [int(v) for v in value]
-    if kind == A.STRING:
-        return value.encode() if isinstance(value, str) else value
-    if kind == A.STRINGS:
-        return [v.encode() if isinstance(v, str) else v for v in value]
-    if kind == A.TENSOR and isinstance(value, np.ndarray):
-        return onnx.numpy_helper.from_array(value)
-    return value
+    if attr.type in (A.FLOATS, A.INTS, A.STRINGS) and len(value) == 0:  # an empty list has no type make_node can infer
+        return onnx.helper.make_attribute(name, [], attr_type=int(attr.type))
+    return schema.coerce_attribute(sch, name, value)
 
 
 def _value_info(name: str, value: Any) -> onnx.ValueInfoProto:

@@ -87,3 +87,12 @@ def legacy_broadcast(node):
         return b.reshape(b.shape + (1,) * (a.ndim - ax - b.ndim))
 
     return align
+
+
+def broadcasting(node, run):
+    """``run(a, b)`` for a binary op's node, B aligned first where the node asks for the legacy
+    broadcast (see ``legacy_broadcast``); ``run`` itself (its in-place variant too) otherwise."""
+    align = legacy_broadcast(node)
+    if align is None:
+        return run
+    return lambda a, b: run(a, align(a, b))

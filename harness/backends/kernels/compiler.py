@@ -36,6 +36,7 @@ import onnx.shape_inference
 from onnx import numpy_helper
 
 from ..base import Rejected, Unsupported
+from ..lowering import attribute_value, sparse_to_dense
 from ._util import np_dtype, onnx_elem_type
 from .registry import NodeInfo, lookup
 
@@ -104,53 +105,6 @@ def _known_domains_cached() -> dict[str, int]:
 
 
 # -- attributes -----------------------------------------------------------------------------
-
-
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
-    dims = tuple(sp.dims)
-    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
-    if indices.ndim == 1:  # linearized indices (SparseTensorProto doc)
-        dense[indices] = values
-        return dense.reshape(dims)
-    dense = dense.reshape(dims)
-    dense[tuple(indices.T)] = values
-    return dense
-
-
-def attribute_value(attr: onnx.AttributeProto) -> Any:
-    """An attribute as a Python/numpy value (strings decoded, tensors as arrays)."""
-    t = attr.type
-    if t == _ATTR.FLOAT:
-        return attr.f
-    if t == _ATTR.INT:
-        return attr.i
-    if t == _ATTR.STRING:
-        return attr.s.decode("utf-8")
-    if t == _ATTR.TENSOR:
-        return numpy_helper.to_array(attr.t)
-    if t == _ATTR.GRAPH:
-        return attr.g
-    if t == _ATTR.SPARSE_TENSOR:
-        return _sparse_to_dense(attr.sparse_tensor)
-    if t == _ATTR.FLOATS:
-        return list(attr.floats)
-    if t == _ATTR.INTS:
-        return list(attr.ints)
-    if t == _ATTR.STRINGS:
-        return [s.decode("utf-8") for s in attr.strings]
-    if t == _ATTR.TENSORS:
-        return [numpy_helper.to_array(x) for x in attr.tensors]
-    if t == _ATTR.GRAPHS:
-        return list(attr.graphs)
-    if t == _ATTR.SPARSE_TENSORS:
-        return [_sparse_to_dense(x) for x in attr.sparse_tensors]
-    if t == _ATTR.TYPE_PROTO:
-        return attr.tp
-    if t == _ATTR.TYPE_PROTOS:
-        return list(attr.type_protos)
-    raise Unsupported(f"attribute {attr.name!r} has unsupported type {t}")
 
 
 def _graph_attrs(node: onnx.NodeProto) -> list[onnx.GraphProto]:
@@ -383,7 +337,7 @@ class Compiler:
         for init in graph.initializer:
             initializers[init.name] = numpy_helper.to_array(init)
         for sp in graph.sparse_initializer:
-            initializers[sp.values.name] = _sparse_to_dense(sp)
+            initializers[sp.values.name] = sparse_to_dense(sp)
 
         names_in = list(input_names) if input_names is not None else [v.name for v in graph.input]
         inputs: list[tuple[str, int]] = []

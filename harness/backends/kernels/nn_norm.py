@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .nn_util import BFLOAT16
-from .registry import register
+from .registry import register, register_each
 
 _STASH = {1: np.float32, 10: np.float16, 11: np.float64}
 
@@ -134,6 +134,13 @@ def instance_norm(node):
 # --------------------------------------------------------------------------- LayerNormalization
 
 
+def _normalized(attrs, x, axis):
+    """LayerNormalization's and RMSNormalization's common start: the stash type, the axes
+    normalized over (``axis`` to the last) and ``x`` in the stash type."""
+    st = _stash(attrs, x.dtype)
+    return st, tuple(range(axis % x.ndim, x.ndim)), x.astype(st, copy=False)
+
+
 @register("LayerNormalization", since=17)
 def layer_norm(node):
     attrs = node.attrs
@@ -142,10 +149,7 @@ def layer_norm(node):
     n_out = len(node.outputs)
 
     def run(x, scale, b=None):
-        st = _stash(attrs, x.dtype)
-        ax = axis % x.ndim
-        axes = tuple(range(ax, x.ndim))
-        xa = x.astype(st, copy=False)
+        st, axes, xa = _normalized(attrs, x, axis)
         mean = xa.mean(axis=axes, keepdims=True)
         d = xa - mean
         var = np.mean(np.square(d), axis=axes, keepdims=True)
@@ -188,28 +192,22 @@ def _group_norm(x, scale, b, G, eps, st, per_channel):
     return y.astype(x.dtype, copy=False)
 
 
-@register("GroupNormalization", since=18)
-def group_norm_18(node):
+def group_norm(node, since):
+    """GroupNormalization-18 computes in the accumulation type and takes a scale and bias per
+    group or per channel (as given); 21 has stash_type and one per channel."""
     attrs = node.attrs
     G = int(attrs["num_groups"])
     eps = float(attrs.get("epsilon", 1e-5))
 
     def run(x, scale, b):
+        if since >= 21:
+            return (_group_norm(x, scale, b, G, eps, _stash(attrs, x.dtype), per_channel=True),)
         return (_group_norm(x, scale, b, G, eps, np.dtype(_acc(x.dtype)), per_channel=scale.size == x.shape[1]),)
 
     return run
 
 
-@register("GroupNormalization", since=21)
-def group_norm_21(node):
-    attrs = node.attrs
-    G = int(attrs["num_groups"])
-    eps = float(attrs.get("epsilon", 1e-5))
-
-    def run(x, scale, b):
-        return (_group_norm(x, scale, b, G, eps, _stash(attrs, x.dtype), per_channel=True),)
-
-    return run
+register_each("GroupNormalization", (18, 21), group_norm)
 
 
 # --------------------------------------------------------------------------- RMSNormalization
@@ -222,10 +220,7 @@ def rms_norm(node):
     eps = float(attrs.get("epsilon", 1e-5))
 
     def run(x, scale):
-        st = _stash(attrs, x.dtype)
-        ax = axis % x.ndim
-        axes = tuple(range(ax, x.ndim))
-        xa = x.astype(st, copy=False)
+        st, axes, xa = _normalized(attrs, x, axis)
         ms = np.mean(xa * xa, axis=axes, keepdims=True)
         y = xa / np.sqrt(ms + st.type(eps))
         y = y * scale.astype(st, copy=False)

@@ -12,7 +12,7 @@ import math
 import numpy as np
 
 from .nn_util import ints, kernel_offsets, pad_to_windows, prod, spatial_geometry, window_slices
-from .registry import register
+from .registry import register, register_each
 
 
 def _pool_params(attrs, nsp):
@@ -446,11 +446,5 @@ def _roi_align_factory(node, half_pixel_default: bool):
     return run
 
 
-@register("RoiAlign", since=10)
-def roi_align_10(node):
-    return _roi_align_factory(node, half_pixel_default=False)
-
-
-@register("RoiAlign", since=16)
-def roi_align_16(node):
-    return _roi_align_factory(node, half_pixel_default=True)
+# RoiAlign-16 made half_pixel the default coordinate_transformation_mode
+register_each("RoiAlign", (10, 16), lambda node, since: _roi_align_factory(node, half_pixel_default=since >= 16))

@@ -6,6 +6,8 @@ draws a reproducible stream; without a seed each node gets fresh entropy.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from onnx import helper
 
@@ -87,10 +89,12 @@ def bernoulli(node):
 # --------------------------------------------------------------------------- RandomNormal / RandomUniform
 
 
-def _sampling(node, draw, like: bool):
-    """The kernel of a sampling op: ``draw(rng, shape)`` cast to the ``dtype`` attribute, of the
-    ``shape`` attribute (default type float32) or, ``like``, of the input's shape (and type)."""
+def _sampling(node, dist, like: bool):
+    """The kernel of a sampling op: ``draw(rng, shape)`` (``dist(attrs)`` binds the distribution's
+    attributes) cast to the ``dtype`` attribute, of the ``shape`` attribute (default type
+    float32) or, ``like``, of the input's shape (and type)."""
     attrs = node.attrs
+    draw = dist(attrs)
     rng = _rng(attrs)
     if like:
         def run_like(x):
@@ -118,24 +122,9 @@ def _uniform(attrs):
     return lambda rng, shape: rng.uniform(low, high, size=shape)
 
 
-@register("RandomNormal", since=1)
-def random_normal(node):
-    return _sampling(node, _normal(node.attrs), like=False)
-
-
-@register("RandomNormalLike", since=1)
-def random_normal_like(node):
-    return _sampling(node, _normal(node.attrs), like=True)
-
-
-@register("RandomUniform", since=1)
-def random_uniform(node):
-    return _sampling(node, _uniform(node.attrs), like=False)
-
-
-@register("RandomUniformLike", since=1)
-def random_uniform_like(node):
-    return _sampling(node, _uniform(node.attrs), like=True)
+for _name, _dist in (("RandomNormal", _normal), ("RandomUniform", _uniform)):
+    register(_name, since=1)(functools.partial(_sampling, dist=_dist, like=False))
+    register(_name + "Like", since=1)(functools.partial(_sampling, dist=_dist, like=True))
 
 
 # --------------------------------------------------------------------------- Multinomial

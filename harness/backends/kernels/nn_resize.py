@@ -465,14 +465,7 @@ def _make_grid_sample(node, legacy):
     return run
 
 
-@register("GridSample", since=16)
-def grid_sample_16(node):
-    return _make_grid_sample(node, legacy=True)
-
-
-@register("GridSample", since=20)
-def grid_sample_20(node):
-    return _make_grid_sample(node, legacy=False)
+register_each("GridSample", (16, 20), lambda node, since: _make_grid_sample(node, legacy=since < 20))
 
 
 # --------------------------------------------------------------------------- AffineGrid

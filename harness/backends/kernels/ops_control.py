@@ -45,10 +45,15 @@ def if_(node):
     return run
 
 
+def _body(node):
+    """The node's ``body`` attribute: the graph and its runner, compiled once."""
+    graph = node.attrs["body"]
+    return graph, node.compile_subgraph(graph)
+
+
 @register("Loop", since=1)
 def loop(node):
-    graph = node.attrs["body"]
-    body = node.compile_subgraph(graph)
+    graph, body = _body(node)
     n_body_out = len(graph.output)
 
     def run(max_trip=None, cond=None, *initial, outer):
@@ -99,12 +104,17 @@ def _scan(body, graph, states, scan_inputs, in_axes, in_dirs, out_axes, out_dirs
     return states, results
 
 
+def _scan_body(node):
+    """A Scan node's body (see ``_body``), its number of scan inputs and its number of scan
+    outputs (the body's outputs past the states)."""
+    graph, body = _body(node)
+    m = node.attrs["num_scan_inputs"]
+    return graph, body, m, len(graph.output) - (len(graph.input) - m)
+
+
 @register("Scan", since=9)
 def scan(node):
-    graph = node.attrs["body"]
-    body = node.compile_subgraph(graph)
-    m = node.attrs["num_scan_inputs"]
-    n_scan_out = len(graph.output) - (len(graph.input) - m)
+    graph, body, m, n_scan_out = _scan_body(node)
 
     def run(*inputs, outer):
         n_states = len(inputs) - m
@@ -122,10 +132,7 @@ def scan(node):
 @register("Scan", since=8)
 def scan_v8(node):
     """Scan-8: every input has a leading batch axis and the first input is sequence_lens."""
-    graph = node.attrs["body"]
-    body = node.compile_subgraph(graph)
-    m = node.attrs["num_scan_inputs"]
-    n_scan_out = len(graph.output) - (len(graph.input) - m)
+    graph, body, m, n_scan_out = _scan_body(node)
     directions = node.attrs.get("directions", [0] * m)
 
     def run(sequence_lens, *inputs, outer):
@@ -163,8 +170,7 @@ def scan_v8(node):
 
 @register("SequenceMap", since=17)
 def sequence_map(node):
-    graph = node.attrs["body"]
-    body = node.compile_subgraph(graph)
+    graph, body = _body(node)
     n_out = len(graph.output)
 
     def run(seq, *additional, outer):

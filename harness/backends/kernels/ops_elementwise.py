@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._util import ML_FLOATS, legacy_broadcast, normalize_axis
+from ._util import ML_FLOATS, broadcasting, normalize_axis
 from .registry import register
 
 # -- erf ------------------------------------------------------------------------------------
@@ -196,29 +196,22 @@ def isinf(node):
 
 
 def _binary(ufunc):
-    def factory(node):
-        align = legacy_broadcast(node)
+    def run(a, b):
+        dt = a.dtype
+        if dt in ML_FLOATS:
+            return (ufunc(a.astype(np.float32), b.astype(np.float32)).astype(dt),)
+        return (ufunc(a, b),)
 
-        def run(a, b):
-            if align is not None:
-                b = align(a, b)
-            dt = a.dtype
-            if dt in ML_FLOATS:
-                return (ufunc(a.astype(np.float32), b.astype(np.float32)).astype(dt),)
-            return (ufunc(a, b),)
+    def run_inplace(a, b):
+        if a.dtype in ML_FLOATS:
+            return run(a, b)
+        try:
+            return (ufunc(a, b, out=a),)
+        except ValueError:  # b broadcasts a to a larger shape: a cannot hold the result
+            return run(a, b)
 
-        def run_inplace(a, b):
-            if a.dtype in ML_FLOATS or align is not None:
-                return run(a, b)
-            try:
-                return (ufunc(a, b, out=a),)
-            except ValueError:  # b broadcasts a to a larger shape: a cannot hold the result
-                return run(a, b)
-
-        run.inplace = run_inplace
-        return run
-
-    return factory
+    run.inplace = run_inplace
+    return lambda node: broadcasting(node, run)
 
 
 register("Add", since=1)(_binary(np.add))
@@ -235,52 +228,49 @@ def _trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return q
 
 
+def _divide(a, b):
+    dt = a.dtype
+    if dt.kind in "iu":
+        return (_trunc_divide(a, b),)
+    if dt in ML_FLOATS:
+        return ((a.astype(np.float32) / b.astype(np.float32)).astype(dt),)
+    return (np.divide(a, b),)
+
+
+def _divide_inplace(a, b):
+    if a.dtype.kind != "f":
+        return _divide(a, b)
+    try:
+        return (np.divide(a, b, out=a),)
+    except ValueError:
+        return _divide(a, b)
+
+
+_divide.inplace = _divide_inplace
+
+
 @register("Div", since=1)
 def div(node):
-    align = legacy_broadcast(node)
+    return broadcasting(node, _divide)
 
-    def run(a, b):
-        if align is not None:
-            b = align(a, b)
-        dt = a.dtype
-        if dt.kind in "iu":
-            return (_trunc_divide(a, b),)
-        if dt in ML_FLOATS:
-            return ((a.astype(np.float32) / b.astype(np.float32)).astype(dt),)
-        return (np.divide(a, b),)
 
-    def run_inplace(a, b):
-        if a.dtype.kind != "f" or align is not None:
-            return run(a, b)
-        try:
-            return (np.divide(a, b, out=a),)
-        except ValueError:
-            return run(a, b)
-
-    run.inplace = run_inplace
-    return run
+def _power(x, y):
+    dt = x.dtype
+    if dt.kind in "iu":
+        if y.dtype.kind in "iu" and not (y < 0).any():
+            return (np.power(x, y.astype(dt)),)
+        return (np.power(x.astype(np.float64), y.astype(np.float64)).astype(dt),)
+    # in the wider of the two types: an exponent narrowed to the base's type may round to 0
+    # (float16 0 ** float32 -6e-27 is inf, not 0 ** -0 = 1)
+    cd = np.float32 if dt in ML_FLOATS else dt
+    if y.dtype.kind == "f":
+        cd = np.result_type(cd, np.float32 if y.dtype in ML_FLOATS else y.dtype)
+    return (np.power(x.astype(cd, copy=False), y.astype(cd, copy=False)).astype(dt, copy=False),)
 
 
 @register("Pow", since=1)
 def pow_(node):
-    align = legacy_broadcast(node)
-
-    def run(x, y):
-        if align is not None:
-            y = align(x, y)
-        dt = x.dtype
-        if dt.kind in "iu":
-            if y.dtype.kind in "iu" and not (y < 0).any():
-                return (np.power(x, y.astype(dt)),)
-            return (np.power(x.astype(np.float64), y.astype(np.float64)).astype(dt),)
-        # in the wider of the two types: an exponent narrowed to the base's type may round to 0
-        # (float16 0 ** float32 -6e-27 is inf, not 0 ** -0 = 1)
-        cd = np.float32 if dt in ML_FLOATS else dt
-        if y.dtype.kind == "f":
-            cd = np.result_type(cd, np.float32 if y.dtype in ML_FLOATS else y.dtype)
-        return (np.power(x.astype(cd, copy=False), y.astype(cd, copy=False)).astype(dt, copy=False),)
-
-    return run
+    return broadcasting(node, _power)
 
 
 @register("Mod", since=10)

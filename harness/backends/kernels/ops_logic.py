@@ -4,26 +4,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import ML_FLOATS, legacy_broadcast
+from ._util import ML_FLOATS, broadcasting
 from .registry import register
 
 
 def _comparison(ufunc):
-    def factory(node):
-        align = legacy_broadcast(node)
+    def run(a, b):
+        if a.dtype in ML_FLOATS:
+            a, b = a.astype(np.float32), b.astype(np.float32)
+        if a.dtype == object or b.dtype == object:
+            return (np.asarray(ufunc(a, b), dtype=bool),)
+        return (ufunc(a, b),)
 
-        def run(a, b):
-            if align is not None:
-                b = align(a, b)
-            if a.dtype in ML_FLOATS:
-                a, b = a.astype(np.float32), b.astype(np.float32)
-            if a.dtype == object or b.dtype == object:
-                return (np.asarray(ufunc(a, b), dtype=bool),)
-            return (ufunc(a, b),)
-
-        return run
-
-    return factory
+    return lambda node: broadcasting(node, run)
 
 
 for _name, _ufunc, _since in (
@@ -37,17 +30,10 @@ for _name, _ufunc, _since in (
 
 
 def _logical(ufunc):
-    def factory(node):
-        align = legacy_broadcast(node)
+    def run(a, b):
+        return (ufunc(a, b),)
 
-        def run(a, b):
-            if align is not None:
-                b = align(a, b)
-            return (ufunc(a, b),)
-
-        return run
-
-    return factory
+    return lambda node: broadcasting(node, run)
 
 
 register("And", since=1)(_logical(np.logical_and))

@@ -242,6 +242,12 @@ def split(node):
     return run
 
 
+def _position(p, dim, lo, hi):
+    """A Slice start or end on an axis of length ``dim``: a negative one counts from the back,
+    then it is clamped to [lo, hi]."""
+    return min(max(p + dim if p < 0 else p, lo), hi)
+
+
 def _slice(x, starts, ends, axes, steps):
     rank = x.ndim
     axes = normalize_axes(axes, rank) if axes is not None and len(axes) else range(len(starts))
@@ -249,12 +255,9 @@ def _slice(x, starts, ends, axes, steps):
     index = [slice(None)] * rank
     for s, e, a, st in zip(starts, ends, axes, steps):
         dim = x.shape[a]
-        s = s + dim if s < 0 else s
-        e = e + dim if e < 0 else e
-        if st > 0:
-            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
-        else:
-            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
+        # stepping backward, a start stays on an element and an end may be -1, "before 0"
+        s = _position(s, dim, 0, dim if st > 0 else dim - 1)
+        e = _position(e, dim, 0 if st > 0 else -1, dim if st > 0 else dim - 1)
         index[a] = slice(s, None if e < 0 else e, st)
     return x[tuple(index)]
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..lowering import optimizer_groups
 from ._util import scalar
 from .registry import register
 
@@ -15,8 +16,8 @@ DOMAIN = "ai.onnx.preview.training"
 
 
 def _groups(tensors, k: int) -> list[tuple]:
-    n = len(tensors) // k
-    return list(zip(*(tensors[i * n : (i + 1) * n] for i in range(k))))
+    """One tuple a parameter: (x, its gradient, its accumulated states)."""
+    return list(zip(*optimizer_groups(tensors, k)))
 
 
 @register("Adagrad", since=1, domain=DOMAIN)

@@ -29,7 +29,8 @@ from onnx import numpy_helper
 
 from ..base import Unsupported
 from . import dtypes
-from ..lowering import check_lowered, domain_of, node_attributes, since_version
+from ..lowering import (LoweredGraph, NodeNaming, Step, attribute_value, check_lowered, domain_of, node_attributes, since_version,
+                        sparse_to_dense)
 from .registry import LOWERINGS, lookup
 
 _ATTR = onnx.AttributeProto
@@ -38,7 +39,7 @@ _ATTR = onnx.AttributeProto
 
 
 @dataclass
-class NodeContext:
+class NodeContext(NodeNaming):
     """What a lowering may know about its node besides inputs and attributes."""
 
     op: str
@@ -56,32 +57,14 @@ class NodeContext:
     #: static input shapes where inference found them (None entries for unknown dims)
     in_shapes: list[tuple[int | None, ...] | None] = field(default_factory=list)
 
-    def wants(self, k: int) -> bool:
-        return k < len(self.outputs) and self.outputs[k] != ""
-
     def out_type(self, k: int = 0) -> int | None:
         return self.out_types[k] if k < len(self.out_types) else None
 
     def in_type(self, k: int = 0) -> int | None:
         return self.in_types[k] if k < len(self.in_types) else None
 
-    def __str__(self) -> str:
-        return f"{self.op}-{self.since}"
 
-
-@dataclass
-class Step:
-    fn: Any
-    ctx: NodeContext
-    inputs: list[str]
-    outputs: list[str]
-    attrs: dict[str, Any]
-    #: (output index, ONNX type) of outputs carried in a wider integer type
-    wrap: list[tuple[int, int]]
-    needs_scope: bool
-
-
-class Graph:
+class Graph(LoweredGraph):
     """A lowered (sub)graph."""
 
     def __init__(self, proto: onnx.GraphProto, model: LoweringContext) -> None:
@@ -94,32 +77,15 @@ class Graph:
         for init in proto.initializer:
             self.initializers[init.name] = model.tensor(numpy_helper.to_array(init), init.data_type)
         for sparse in proto.sparse_initializer:
-            self.initializers[sparse.values.name] = model.tensor(_sparse_to_dense(sparse), sparse.values.data_type)
+            self.initializers[sparse.values.name] = model.tensor(sparse_to_dense(sparse), sparse.values.data_type)
         self.steps = [model.step(node) for node in proto.node]
 
-    def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
-        env: dict[str, Any] = dict(outer) if outer else {}
-        env.update(self.initializers)
-        env.update(feeds)
-        for step in self.steps:
-            args = [env[name] if name else None for name in step.inputs]
-            if step.needs_scope:
-                result = step.fn(step.ctx, *args, outer=env, **step.attrs)
-            else:
-                result = step.fn(step.ctx, *args, **step.attrs)
-            if not isinstance(result, tuple):
-                result = (result,)
-            for k, code in step.wrap:
-                if k < len(result) and isinstance(result[k], torch.Tensor):
-                    result = result[:k] + (dtypes.wrap(result[k], code),) + result[k + 1:]
-            for name, value in zip(step.outputs, result):
-                if name:
-                    env[name] = value
-            if len(result) < sum(1 for n in step.outputs if n):
-                missing = [n for n in step.outputs[len(result):] if n]
-                if missing:
-                    raise RuntimeError(f"{step.ctx} lowering returned {len(result)} outputs; the model asks for {', '.join(missing)}")
-        return [env[name] for name in self.outputs]
+    def settle(self, step: Step, result: tuple) -> tuple:
+        """Outputs carried in a wider integer type wrap to their ONNX type."""
+        for k, code in step.wrap:
+            if k < len(result) and isinstance(result[k], torch.Tensor):
+                result = result[:k] + (dtypes.wrap(result[k], code),) + result[k + 1:]
+        return result
 
 
 class LoweringContext:
@@ -173,53 +139,23 @@ class LoweringContext:
             in_shapes=[self.shapes.get(n) if n else None for n in node.input],
         )
         wrap = [(k, code) for k, code in enumerate(out_types) if code in dtypes.WRAPPED]
-        return Step(fn, ctx, list(node.input), list(node.output), attrs, wrap, needs_scope)
+        return Step(fn, ctx, list(node.input), list(node.output), attrs, needs_scope, wrap)
 
     def attribute(self, attr: onnx.AttributeProto) -> Any:
-        t = attr.type
-        if t == _ATTR.FLOAT:
-            return attr.f
-        if t == _ATTR.INT:
-            return attr.i
-        if t == _ATTR.STRING:
-            try:
-                return attr.s.decode("utf-8")
-            except UnicodeDecodeError:
-                return attr.s
-        if t == _ATTR.TENSOR:
-            return self.tensor(numpy_helper.to_array(attr.t), attr.t.data_type)
-        if t == _ATTR.SPARSE_TENSOR:
-            return self.tensor(_sparse_to_dense(attr.sparse_tensor), attr.sparse_tensor.values.data_type)
-        if t == _ATTR.GRAPH:
-            return Graph(attr.g, self)
-        if t == _ATTR.FLOATS:
-            return list(attr.floats)
-        if t == _ATTR.INTS:
-            return list(attr.ints)
-        if t == _ATTR.STRINGS:
-            return [s.decode("utf-8", "replace") for s in attr.strings]
-        if t == _ATTR.TENSORS:
-            return [self.tensor(numpy_helper.to_array(x), x.data_type) for x in attr.tensors]
-        if t == _ATTR.GRAPHS:
-            return [Graph(g, self) for g in attr.graphs]
-        if t == _ATTR.TYPE_PROTO:
-            return attr.tp
-        if t == _ATTR.TYPE_PROTOS:
-            return list(attr.type_protos)
-        raise Unsupported(f"attribute {attr.name} of type {t} is not supported")
+        return attribute_value(attr, tensor=lambda t: self.tensor(numpy_helper.to_array(t), t.data_type),
+                               sparse=lambda sp: self.tensor(sparse_to_dense(sp), sp.values.data_type),
+                               graph=lambda g: Graph(g, self), text=_utf8_or_bytes, texts=_utf8_replace)
 
 
-def _sparse_to_dense(sp: onnx.SparseTensorProto) -> np.ndarray:
-    values = numpy_helper.to_array(sp.values)
-    indices = numpy_helper.to_array(sp.indices).astype(np.int64)
-    dims = tuple(sp.dims)
-    dense = np.zeros(int(np.prod(dims)), dtype=values.dtype)
-    if indices.ndim == 1:  # linearized indices (onnx.proto, SparseTensorProto)
-        dense[indices] = values
-        return dense.reshape(dims)
-    dense = dense.reshape(dims)
-    dense[tuple(indices.T)] = values
-    return dense
+def _utf8_or_bytes(raw: bytes) -> str | bytes:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw
+
+
+def _utf8_replace(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def _elem_type(tp: onnx.TypeProto) -> int | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ..lowering import optional, sequence_map
+from ..lowering import optional, sequence_construct, sequence_empty, sequence_map
 from . import dtypes
 from ._util import ints, scalar
 from .registry import lowers
@@ -128,14 +128,8 @@ def scan_8(node, sequence_lens, *inputs, body, num_scan_inputs, directions=None,
 
 
 # -- sequences -------------------------------------------------------------------------------
-@lowers("SequenceEmpty", 11)
-def sequence_empty(node, *, dtype=None):
-    return []
-
-
-@lowers("SequenceConstruct", 11)
-def sequence_construct(node, *xs):
-    return list(xs)
+lowers("SequenceEmpty", 11)(sequence_empty)
+lowers("SequenceConstruct", 11)(sequence_construct)
 
 
 def _position(pos, n, default, insert=False):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from ..lowering import membership_sets
 from .registry import lowers
 
 _DOMAIN = "ai.onnx.ml"
@@ -77,15 +78,7 @@ def tree_ensemble(node, x, *, aggregate_function=1, leaf_targetids, leaf_weights
     # BRANCH_MEMBER nodes take their sets, in order, from membership_values split at NaNs
     sets: dict[int, set[float]] = {}
     if membership_values is not None:
-        groups, current = [], []
-        for v in membership_values.reshape(-1).tolist():
-            if v != v:
-                groups.append(current)
-                current = []
-            else:
-                current.append(v)
-        groups.append(current)
-        members = iter(groups)
+        members = iter(membership_sets(membership_values.reshape(-1).tolist()))
         for i, m in enumerate(modes):
             if m == 6:
                 sets[i] = set(next(members, []))

@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 
 from ..base import Unsupported
-from ..lowering import conv_transpose_pads
+from ..lowering import conv_transpose_pads, softmax_like
 from ._util import auto_pads, consumed, ints, pair_pads, scalar
 from .registry import lowers
 
@@ -37,14 +37,18 @@ def _spatial_pads(node, x, kernel, strides, dilations, pads, auto_pad):
 
 
 # -- convolution -----------------------------------------------------------------------------
+def _window(node, table, x, w, kernel_shape, strides, dilations):
+    """Conv's and ConvTranspose's spatial rank (one ``table`` has a torch function for), kernel,
+    strides and dilations, the spec's defaults filled in."""
+    n = x.dim() - 2
+    if n not in table:
+        raise Unsupported(f"{node.op} with {n} spatial dimensions")
+    return n, list(kernel_shape or w.shape[2:]), list(strides or [1] * n), list(dilations or [1] * n)
+
+
 @lowers("Conv", 1, 11, 22)
 def conv(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None, pads=None, strides=None):
-    n = x.dim() - 2
-    if n not in _CONV:
-        raise Unsupported(f"Conv with {n} spatial dimensions")
-    kernel = list(kernel_shape or w.shape[2:])
-    strides = list(strides or [1] * n)
-    dilations = list(dilations or [1] * n)
+    n, kernel, strides, dilations = _window(node, _CONV, x, w, kernel_shape, strides, dilations)
     sp = _spatial_pads(node, x, kernel, strides, dilations, pads, auto_pad)
     if all(p[0] == p[1] for p in sp):
         padding = [p[0] for p in sp]
@@ -57,12 +61,7 @@ def conv(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kern
 @lowers("ConvTranspose", 1, 11, 22)
 def conv_transpose(node, x, w, b=None, *, auto_pad="NOTSET", dilations=None, group=1, kernel_shape=None,
                    output_padding=None, output_shape=None, pads=None, strides=None):
-    n = x.dim() - 2
-    if n not in _CONV_T:
-        raise Unsupported(f"ConvTranspose with {n} spatial dimensions")
-    kernel = list(kernel_shape or w.shape[2:])
-    strides = list(strides or [1] * n)
-    dilations = list(dilations or [1] * n)
+    n, kernel, strides, dilations = _window(node, _CONV_T, x, w, kernel_shape, strides, dilations)
     out_pad = list(output_padding or [0] * n)
     sizes = list(x.shape[2:])
     sp = conv_transpose_pads(node.since, sizes, kernel, strides, dilations, out_pad, auto_pad, output_shape, pads)
@@ -411,15 +410,6 @@ def _coerced(fn, x, axis):
     return fn(flat, 1).reshape(shape)
 
 
-def _softmax_like(fn):
-    def run(node, x, *, axis=None):
-        if node.since < 13:
-            return _coerced(fn, x, 1 if axis is None else axis)
-        return fn(x, -1 if axis is None else axis)
-
-    return run
-
-
 def _hardmax(x, dim):
     if x.shape[dim] == 0:  # nothing to choose: the empty output
         return torch.zeros_like(x)
@@ -427,9 +417,9 @@ def _hardmax(x, dim):
     return torch.zeros_like(x).scatter(dim, idx, 1)
 
 
-lowers("Softmax", 1, 11, 13)(_softmax_like(lambda x, d: torch.softmax(x, d)))
-lowers("LogSoftmax", 1, 11, 13)(_softmax_like(lambda x, d: torch.log_softmax(x, d)))
-lowers("Hardmax", 1, 11, 13)(_softmax_like(_hardmax))
+lowers("Softmax", 1, 11, 13)(softmax_like(lambda x, d: torch.softmax(x, d), _coerced))
+lowers("LogSoftmax", 1, 11, 13)(softmax_like(lambda x, d: torch.log_softmax(x, d), _coerced))
+lowers("Hardmax", 1, 11, 13)(softmax_like(_hardmax, _coerced))
 
 
 # -- dropout and losses ----------------------------------------------------------------------

@@ -6,20 +6,16 @@ from __future__ import annotations
 
 import torch
 
+from ..lowering import optimizer_groups
 from ._util import scalar
 from .registry import lowers
 
 _DOMAIN = "ai.onnx.preview.training"
 
 
-def _groups(tensors, k):
-    n = len(tensors) // k
-    return [tensors[i * n:(i + 1) * n] for i in range(k)]
-
-
 @lowers("Adagrad", 1, domain=_DOMAIN)
 def adagrad(node, r, t, *tensors, decay_factor=0.0, epsilon=1e-6, norm_coefficient=0.0):
-    xs, gs, hs = _groups(tensors, 3)
+    xs, gs, hs = optimizer_groups(tensors, 3)
     rate = float(scalar(r)) / (1 + float(scalar(t)) * decay_factor)
     new_x, new_h = [], []
     for x, g, h in zip(xs, gs, hs):
@@ -32,7 +28,7 @@ def adagrad(node, r, t, *tensors, decay_factor=0.0, epsilon=1e-6, norm_coefficie
 
 @lowers("Momentum", 1, domain=_DOMAIN)
 def momentum(node, r, t, *tensors, alpha, beta, mode, norm_coefficient):
-    xs, gs, vs = _groups(tensors, 3)
+    xs, gs, vs = optimizer_groups(tensors, 3)
     rate = float(scalar(r))
     beta_adj = beta if float(scalar(t)) > 0 else 1.0  # the first iteration uses beta = 1
     new_x, new_v = [], []
@@ -47,7 +43,7 @@ def momentum(node, r, t, *tensors, alpha, beta, mode, norm_coefficient):
 
 @lowers("Adam", 1, domain=_DOMAIN)
 def adam(node, r, t, *tensors, alpha=0.9, beta=0.999, epsilon=1e-6, norm_coefficient=0.0, norm_coefficient_post=0.0):
-    xs, gs, vs, hs = _groups(tensors, 4)
+    xs, gs, vs, hs = optimizer_groups(tensors, 4)
     rate, step = float(scalar(r)), float(scalar(t))
     if step > 0:
         rate = rate * (1 - beta**step) ** 0.5 / (1 - alpha**step)

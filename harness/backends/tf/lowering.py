@@ -25,7 +25,7 @@ from onnx import TensorProto as TP
 from onnx import numpy_helper
 
 from ..base import Unsupported
-from ..lowering import check_lowered, domain_of, node_attributes, since_version
+from ..lowering import LoweredGraph, NodeNaming, Step, attribute_value, check_lowered, domain_of, node_attributes, since_version
 from .registry import LOWERINGS
 
 _ATTR = onnx.AttributeProto
@@ -94,7 +94,7 @@ def to_numpy(value: Any) -> Any:
 
 
 @dataclass
-class NodeContext:
+class NodeContext(NodeNaming):
     """What a lowering may know about its node besides inputs and attributes."""
 
     op: str
@@ -106,29 +106,15 @@ class NodeContext:
     in_types: list[int | None] = field(default_factory=list)
     out_types: list[int | None] = field(default_factory=list)
 
-    def wants(self, k: int) -> bool:
-        return k < len(self.outputs) and self.outputs[k] != ""
-
     def out_dtype(self, k: int = 0) -> tf.DType | None:
         code = self.out_types[k] if k < len(self.out_types) else None
         return tf_dtype(code) if code else None
 
-    def __str__(self) -> str:
-        return f"{self.op}-{self.since}"
 
+class Graph(LoweredGraph):
+    """A lowered (sub)graph; trailing absent inputs take the lowerings' Python defaults."""
 
-@dataclass
-class Step:
-    fn: Any
-    ctx: NodeContext
-    inputs: list[str]
-    outputs: list[str]
-    attrs: dict[str, Any]
-    needs_scope: bool
-
-
-class Graph:
-    """A lowered (sub)graph."""
+    trims_absent = True
 
     def __init__(self, proto: onnx.GraphProto, model: LoweringContext) -> None:
         self.inputs = [i.name for i in proto.input]
@@ -139,25 +125,6 @@ class Graph:
             raise Unsupported("sparse initializers")
         self.steps = [model.step(node) for node in proto.node]
 
-    def run(self, feeds: dict[str, Any], outer: dict[str, Any] | None = None) -> list[Any]:
-        env: dict[str, Any] = dict(outer) if outer else {}
-        env.update(self.initializers)
-        env.update(feeds)
-        for step in self.steps:
-            args = [env[name] if name else None for name in step.inputs]
-            while args and args[-1] is None:  # trailing absent inputs take the Python defaults
-                args.pop()
-            extra = {"outer": env} if step.needs_scope else {}
-            result = step.fn(step.ctx, *args, **step.attrs, **extra)
-            if not isinstance(result, tuple):
-                result = (result,)
-            wanted = [n for n in step.outputs if n]
-            if len(result) < len(step.outputs) and any(step.outputs[len(result):]):
-                raise RuntimeError(f"{step.ctx} lowering returned {len(result)} outputs; the model asks for {', '.join(wanted)}")
-            for name, value in zip(step.outputs, result):
-                if name:
-                    env[name] = value
-        return [env[name] for name in self.outputs]
 
 
 class LoweringContext:
@@ -188,28 +155,12 @@ class LoweringContext:
         return Step(LOWERINGS[(domain, node.op_type, since)], ctx, list(node.input), list(node.output), attrs, needs_scope)
 
     def attribute(self, attr: onnx.AttributeProto) -> Any:
-        t = attr.type
-        if t == _ATTR.FLOAT:
-            return attr.f
-        if t == _ATTR.INT:
-            return attr.i
-        if t == _ATTR.STRING:
-            return attr.s.decode("utf-8", "replace")
-        if t == _ATTR.TENSOR:
-            return to_tensor(numpy_helper.to_array(attr.t))
-        if t == _ATTR.GRAPH:
-            return Graph(attr.g, self)
-        if t == _ATTR.FLOATS:
-            return list(attr.floats)
-        if t == _ATTR.INTS:
-            return list(attr.ints)
-        if t == _ATTR.STRINGS:
-            return [s.decode("utf-8", "replace") for s in attr.strings]
-        if t == _ATTR.GRAPHS:
-            return [Graph(g, self) for g in attr.graphs]
-        if t == _ATTR.TYPE_PROTO:
-            return attr.tp
-        raise Unsupported(f"attribute {attr.name} of type {_ATTR.AttributeType.Name(t)}")
+        return attribute_value(attr, tensor=lambda t: to_tensor(numpy_helper.to_array(t)), sparse=None,
+                               graph=lambda g: Graph(g, self), text=_utf8_replace)
+
+
+def _utf8_replace(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def _element_type(tp: onnx.TypeProto, what: str) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
-from ..lowering import optional, sequence_map
+from ..lowering import optional, sequence_construct, sequence_empty, sequence_map
 from .lowering import tf_dtype
 from .ops_tensor import static
 from .registry import lowers
@@ -169,14 +169,8 @@ def _position(node, pos, n, default, insert=False):
     return p + n if p < 0 else p
 
 
-@lowers("SequenceEmpty", 11)
-def sequence_empty(node, *, dtype=None):
-    return []
-
-
-@lowers("SequenceConstruct", 11)
-def sequence_construct(node, *xs):
-    return list(xs)
+lowers("SequenceEmpty", 11)(sequence_empty)
+lowers("SequenceConstruct", 11)(sequence_construct)
 
 
 @lowers("SequenceInsert", 11)

@@ -8,6 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
+from ..lowering import membership_sets, optimizer_groups
 from .ops_nn import _STASH, _channel
 from .registry import lowers
 
@@ -76,14 +77,9 @@ def tensor_scatter(node, past, update, write_indices=None, *, axis=-2, mode="lin
     return tf.transpose(tf.tensor_scatter_nd_update(target, index, values), back)
 
 
-def _groups(tensors, k):
-    n = len(tensors) // k
-    return [tensors[i * n:(i + 1) * n] for i in range(k)]
-
-
 @lowers("Adagrad", 1, domain=_TRAINING)
 def adagrad(node, r, t, *tensors, decay_factor=0.0, epsilon=1e-6, norm_coefficient=0.0):
-    xs, gs, hs = _groups(tensors, 3)
+    xs, gs, hs = optimizer_groups(tensors, 3)
     rate = tf.reshape(r, []) / (1 + tf.cast(tf.reshape(t, []), r.dtype) * decay_factor)
     new_x, new_h = [], []
     for x, g, h in zip(xs, gs, hs):
@@ -97,7 +93,7 @@ def adagrad(node, r, t, *tensors, decay_factor=0.0, epsilon=1e-6, norm_coefficie
 @lowers("Momentum", 1, domain=_TRAINING)
 def momentum(node, r, t, *tensors, alpha, beta, mode, norm_coefficient):
     """The first iteration (T = 0) uses beta = 1; ``nesterov`` steps by g + alpha * v_new."""
-    xs, gs, vs = _groups(tensors, 3)
+    xs, gs, vs = optimizer_groups(tensors, 3)
     rate = tf.reshape(r, [])
     first = tf.equal(tf.reshape(t, []), 0)
     new_x, new_v = [], []
@@ -113,7 +109,7 @@ def momentum(node, r, t, *tensors, alpha, beta, mode, norm_coefficient):
 @lowers("Adam", 1, domain=_TRAINING)
 def adam(node, r, t, *tensors, alpha=0.9, beta=0.999, epsilon=1e-6, norm_coefficient=0.0, norm_coefficient_post=0.0):
     """From T > 0 the rate is R * sqrt(1 - beta**T) / (1 - alpha**T)."""
-    xs, gs, vs, hs = _groups(tensors, 4)
+    xs, gs, vs, hs = optimizer_groups(tensors, 4)
     rate = tf.cast(tf.reshape(r, []), tf.float64)
     step = tf.cast(tf.reshape(t, []), tf.float64)
     rate = tf.where(step > 0, rate * tf.sqrt(1 - tf.pow(tf.constant(beta, tf.float64), step)) /
@@ -244,24 +240,30 @@ def _random_type(code, like=None):
     return tf_dtype(code) if code else (like.dtype if like is not None else tf.float32)
 
 
+def _sampled(sample, shape, a, b, seed, dtype):
+    """RandomUniform's and RandomNormal's values: ``sample`` (tf.random.uniform or normal, with
+    its two parameters) drawn in float64, then cast to the output type."""
+    return tf.cast(sample(shape, a, b, tf.float64, seed=_seed(seed)), dtype)
+
+
 @lowers("RandomUniform", 1, 22)
 def random_uniform(node, *, dtype=1, high=1.0, low=0.0, seed=None, shape):
-    return tf.cast(tf.random.uniform(list(shape), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype))
+    return _sampled(tf.random.uniform, list(shape), low, high, seed, _random_type(dtype))
 
 
 @lowers("RandomUniformLike", 1, 22)
 def random_uniform_like(node, x, *, dtype=None, high=1.0, low=0.0, seed=None):
-    return tf.cast(tf.random.uniform(tf.shape(x), low, high, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+    return _sampled(tf.random.uniform, tf.shape(x), low, high, seed, _random_type(dtype, x))
 
 
 @lowers("RandomNormal", 1, 22)
 def random_normal(node, *, dtype=1, mean=0.0, scale=1.0, seed=None, shape):
-    return tf.cast(tf.random.normal(list(shape), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype))
+    return _sampled(tf.random.normal, list(shape), mean, scale, seed, _random_type(dtype))
 
 
 @lowers("RandomNormalLike", 1, 22)
 def random_normal_like(node, x, *, dtype=None, mean=0.0, scale=1.0, seed=None):
-    return tf.cast(tf.random.normal(tf.shape(x), mean, scale, tf.float64, seed=_seed(seed)), _random_type(dtype, x))
+    return _sampled(tf.random.normal, tf.shape(x), mean, scale, seed, _random_type(dtype, x))
 
 
 @lowers("Bernoulli", 15, 22)
@@ -411,15 +413,7 @@ def tree_ensemble(node, x, *, aggregate_function=1, leaf_targetids, leaf_weights
         cond = tf.where(tf.constant(modes == m)[None, :], t, cond)
     if membership_values is not None:
         members = np.asarray(membership_values.numpy() if hasattr(membership_values, "numpy") else membership_values, np.float64).reshape(-1)
-        sets, current = [], []
-        for v in members:
-            if np.isnan(v):
-                sets.append(current)
-                current = []
-            else:
-                current.append(v)
-        sets.append(current)
-        which = iter(sets)
+        which = iter(membership_sets(members))
         for i in np.flatnonzero(modes == 6):
             s = next(which, [])
             hit = tf.reduce_any(tf.equal(vals[:, i:i + 1], tf.constant(s or [np.nan], tf.float64)[None, :]), axis=1)

@@ -13,7 +13,7 @@ import numpy as np
 import tensorflow as tf
 
 from ..base import Unsupported
-from ..lowering import conv_transpose_pads
+from ..lowering import conv_transpose_pads, softmax_like
 from .registry import lowers
 
 
@@ -51,15 +51,6 @@ def _coerced(fn, x, axis):
     return tf.reshape(fn(flat, 1), shape)
 
 
-def _softmax_like(fn):
-    def run(node, x, *, axis=None):
-        if node.since < 13:
-            return _coerced(fn, x, 1 if axis is None else axis)
-        return fn(x, -1 if axis is None else axis)
-
-    return run
-
-
 def _hardmax(x, axis):
     n = x.shape[axis]
     if n == 0:
@@ -68,9 +59,9 @@ def _hardmax(x, axis):
     return tf.cast(tf.one_hot(idx, n, axis=axis if axis >= 0 else x.shape.rank + axis), x.dtype)
 
 
-lowers("Softmax", 1, 11, 13)(_softmax_like(lambda x, a: tf.nn.softmax(x, axis=a)))
-lowers("LogSoftmax", 1, 11, 13)(_softmax_like(lambda x, a: tf.nn.log_softmax(x, axis=a)))
-lowers("Hardmax", 1, 11, 13)(_softmax_like(_hardmax))
+lowers("Softmax", 1, 11, 13)(softmax_like(lambda x, a: tf.nn.softmax(x, axis=a), _coerced))
+lowers("LogSoftmax", 1, 11, 13)(softmax_like(lambda x, a: tf.nn.log_softmax(x, axis=a), _coerced))
+lowers("Hardmax", 1, 11, 13)(softmax_like(_hardmax, _coerced))
 
 
 # -- windows -------------------------------------------------------------------------------------
