@@ -449,7 +449,7 @@ class Comparator:
             bad, what = ~finite, "not finite"
             if scale > 0:
                 tests = lambda alpha: [_fit(a, lambda v: special.ndtr((v - mean) / scale), f"normal({mean:g}, {scale:g}^2)", alpha / 2),  # noqa: E731
-                                       _spread(vals, mean, scale, alpha / 2)]
+                                       _spread(a, mean, scale, alpha / 2)]
             elif scale == 0:  # "scale: The standard deviation of the normal distribution": 0 puts every value at the mean
                 at = np.asarray(mean).astype(a.dtype).astype(np.float64)
                 bad, what = vals != at, f"not the mean {mean:g} (scale 0)"
@@ -621,19 +621,32 @@ def _spread_reach(n: int, level: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def _spread(vals: np.ndarray, mean: float, scale: float, level: float) -> _Test:
+def _spread(a: np.ndarray, mean: float, scale: float, level: float) -> _Test:
     """The spread of a normal sample: S = sum(((x - mean) / scale)^2) is chi-square with n degrees
-    of freedom; two-sided, the doubled smaller tail. A sample of one value (zero spread, the mean
-    alone) has S = 0, p = 0.
+    of freedom; two-sided, the doubled smaller tail. Each value of ``a`` (in its output type) came
+    from somewhere between its two neighbours in that type (rounding by any rule that gives a
+    neighbour, as in :func:`_fit`), so S is only known to lie between the smallest and the largest
+    sum over those intervals: the lower tail is taken at the largest, the upper at the smallest. A
+    bfloat16 value that rounded onto the mean is no zero spread (one such value alone: S in
+    [0, (ulp / scale)^2], no evidence), while a sample of one value repeated n times is.
     Power: a normal sample whose variance is off by a ratio <= low or >= high (``_spread_reach``;
     at level 5e-7, n = 100: 0.33 and 2.68, n = 200: 0.46 and 2.03) is detected with probability
     POWER; half the scale (ratio 1/4) from 68 values, 1.05 times the scale (ratio 1.1025) from
-    11,222 (n = 12,000: 0.909 and 1.099). Rounding to the output type moves S by far less than its spread at these sizes."""
+    11,222 (n = 12,000: 0.909 and 1.099). The rounding intervals widen S by about 2^-7 of itself in
+    bfloat16, 2^-10 in float16: far less than its spread at these sizes."""
     from scipy import special
 
-    n = vals.size
-    s = float(np.sum(((vals.ravel() - mean) / scale) ** 2))
-    p = min(1.0, 2 * min(float(special.chdtr(n, s)), float(special.chdtrc(n, s))))
+    n = a.size
+    flat = a.ravel()
+    with np.errstate(over="ignore", invalid="ignore"):
+        gaps = [np.abs(np.nextafter(flat, np.array(to, flat.dtype)).astype(np.float64) - mean) / scale for to in (-np.inf, np.inf)]
+        lo_side, hi_side = np.minimum(*gaps), np.maximum(*gaps)
+        x = flat.astype(np.float64)
+        straddles = (np.nextafter(flat, np.array(-np.inf, flat.dtype)).astype(np.float64) <= mean) & (mean <= np.nextafter(flat, np.array(np.inf, flat.dtype)).astype(np.float64))
+        s_min = float(np.sum(np.where(straddles, 0.0, lo_side) ** 2))
+        s_max = float(np.sum(hi_side ** 2))
+    s = float(np.sum(((x - mean) / scale) ** 2))
+    p = min(1.0, 2 * min(float(special.chdtr(n, s_max)), float(special.chdtrc(n, s_min))))
     low, high = _spread_reach(n, level)
     return _Test(p, level, f"chi-square test of the spread (sum of squared z = {s:.4g}, n = {n})", low >= TARGETS["variance_ratio"] and high <= TARGETS["variance_ratio_up"],
                  f"the spread test detects a variance ratio <= {low:.3g} or >= {high:.4g} "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 
+import ml_dtypes
 import numpy as np
 import onnx
 import pytest
@@ -198,6 +199,16 @@ def test_a_sample_too_small_for_the_power_is_not_checked_and_a_failure_still_fai
     spec = [RandomOutput("RandomUniform"), RandomOutput("RandomUniform")]
     v = Comparator().compare([np.zeros(40, np.float32)] * 2, [rng.random(40).astype(np.float32), np.full(40, 0.5, np.float32)], Tolerance(), spec)
     assert v.outcome == "mismatch" and v.output == 1
+
+
+def test_a_bfloat16_value_rounded_onto_the_mean_is_no_evidence_of_zero_spread():
+    # the gate once drew RandomNormalLike-22 bfloat16 with one value that rounded onto the mean:
+    # S = 0 gave p = 0. 1.0's neighbours in bfloat16, 1 - 2^-8 and 1 + 2^-7, lie 0.39 and 0.78
+    # scales (0.01) away: the value came from somewhere in between, S is in [0, 0.61]
+    bf16 = ml_dtypes.bfloat16
+    attrs = {"mean": 1.0, "scale": 0.01}
+    assert _verdict("RandomNormal", np.array([1.0], bf16), attrs).outcome == NOT_CHECKED
+    assert _verdict("RandomNormal", np.full(1000, 1.0, bf16), attrs).outcome == "mismatch"  # the mean alone, 1,000 times
 
 
 def test_the_stated_power_matches_the_faults_asked():
