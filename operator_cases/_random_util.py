@@ -36,11 +36,11 @@ def out_dtype(dtype, like=None) -> np.dtype:
 
 
 #: the number of values a drawn sample holds: enough for the power the comparator asks of its
-#: distribution tests (``harness.compare.TARGETS``: 111 values for RandomUniform), which report a
+#: distribution tests (``harness.distribution.TARGETS``: 111 values for RandomUniform), which report a
 #: smaller sample as not checked; scalars and empty tensors are edge examples
 SAMPLE = (200, 800)
 #: RandomNormal(Like): 11,222 values see 1.05 times the scale (a variance ratio of 1.1025) with
-#: probability 0.99 at the false-alarm rate (``harness.compare._spread``)
+#: probability 0.99 at the false-alarm rate (``harness.distribution._spread``)
 NORMAL_SAMPLE = (12000, 16000)
 #: the shape of a named RandomNormal(Like) example that must be checked: 12,000 values
 NORMAL_SHAPE = (120, 100)

@@ -17,7 +17,8 @@ import pytest
 
 from harness.backends.base import Backend, Session
 from harness.case import Tolerance
-from harness.compare import ALPHA, NOT_CHECKED, TARGETS, Comparator, RandomOutput
+from harness.compare import ALPHA, NOT_CHECKED, Comparator, RandomOutput
+from harness.distribution import TARGETS
 from harness.worker import execute_case
 from harness.registry import REGISTRY, load_all
 from harness.suites.operators import DEFAULT_EXAMPLES, DEFAULT_SEED, build_op_version
