@@ -5,9 +5,11 @@ once, and the probe's workers, started while the cases are selected, go on to ru
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
+from harness import forkserver
 from harness.runner import BackendSpec, Runner
 
 from .util import relu_case
@@ -111,3 +113,15 @@ def test_no_selected_case_stops_the_workers_started_to_probe(tmp_path):
     with pytest.raises(BadPattern, match="no case matches"):
         _select_while_probing(config, runner, say=lambda m: None)
     assert runner.workers == [] and not os.path.exists(runner.log_dir)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers come from a fork server on Linux only")
+def test_a_worker_starts_with_hypothesis_imported(tmp_path):
+    """Judging a case at a spec-silent point imports its operator module, which draws on
+    hypothesis: the fork server has imported it once, so no worker pays the import itself."""
+    out = tmp_path / "imported"
+    code = f"import sys; open({str(out)!r}, 'w').write(' '.join(m for m in ('hypothesis', 'numpy', 'onnx') if m in sys.modules))"
+    worker = forkserver.context().Process(target=exec, args=(code,))
+    worker.start()
+    worker.join(60)
+    assert out.read_text().split() == ["hypothesis", "numpy", "onnx"]
