@@ -125,3 +125,54 @@ def test_a_worker_starts_with_hypothesis_imported(tmp_path):
     worker.start()
     worker.join(60)
     assert out.read_text().split() == ["hypothesis", "numpy", "onnx"]
+
+
+def test_a_worker_gets_its_queued_tasks_in_one_message_and_answers_each(monkeypatch):
+    from harness import runner as runner_module
+
+    messages = []
+    send = runner_module._Worker.send
+
+    def counted(self, tasks, timeout):
+        messages.append([case.id for case, _ in tasks])
+        send(self, tasks, timeout)
+
+    monkeypatch.setattr(runner_module._Worker, "send", counted)
+    cases = [relu_case(f"t/ok{k}") for k in range(20)]
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick, however loaded the machine
+    results = []
+    runner.run([(c, "reference") for c in cases], results.append)
+    assert [r.case_id for r in results] == [c.id for c in cases] and {r.outcome for r in results} == {"pass"}
+    assert [i for m in messages for i in m] == [c.id for c in cases]  # each sent once, in order
+    assert max(len(m) for m in messages) > 1 and len(messages) < len(cases)
+
+
+def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
+    """A controller busy storing a result finds the worker's next answers waiting: it takes them
+    all before it waits again."""
+    import time
+
+    from harness import runner as runner_module
+
+    waits = []
+    wait = runner_module.wait
+
+    def counted(*args, **kwargs):
+        waits.append(1)
+        return wait(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "wait", counted)
+    cases = [relu_case(f"t/ok{k}") for k in range(8)]
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick: after the first answer the worker holds all the others
+    results = []
+
+    def slow_first(result):
+        results.append(result)
+        if len(results) == 1:
+            time.sleep(2)  # the worker finishes the others meanwhile
+
+    runner.run([(c, "reference") for c in cases], slow_first)
+    assert [r.outcome for r in results] == ["pass"] * 8
+    assert len(waits) < len(cases) - 1
