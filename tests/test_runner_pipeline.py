@@ -176,3 +176,22 @@ def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
     runner.run([(c, "reference") for c in cases], slow_first)
     assert [r.outcome for r in results] == ["pass"] * 8
     assert len(waits) < len(cases) - 1
+
+
+def test_the_controller_lingers_only_while_every_worker_has_work_queued(monkeypatch):
+    """While each worker holds ``linger_when`` tasks or more, the controller sleeps ``linger_s``
+    between rounds (answers gather and are taken together); with fewer, it never does."""
+    from harness import runner as runner_module
+
+    naps = []
+
+    def nap(seconds):
+        naps.append((seconds, min(len(w.tasks) for w in runner.workers)))
+
+    monkeypatch.setattr(runner_module.time, "sleep", nap)
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick: the worker holds up to depth tasks
+    results = []
+    runner.run([(relu_case(f"t/ok{k}"), "reference") for k in range(30)], results.append)
+    assert sorted(r.case_id for r in results) == sorted(f"t/ok{k}" for k in range(30)) and {r.outcome for r in results} == {"pass"}
+    assert naps and all(seconds == runner.linger_s > 0 and held >= runner.linger_when for seconds, held in naps)
