@@ -14,8 +14,10 @@ import sys
 from typing import Any
 
 #: what the fork server imports before forking workers (scipy.special for the random outputs'
-#: tests: scipy.stats would cost half a second and no worker needs it for a plain run)
-PRELOAD = ["harness.worker", "numpy", "onnx", "scipy.special"]
+#: tests: scipy.stats would cost half a second and no worker needs it for a plain run; hypothesis
+#: because judging a case at a spec-silent point imports its operator module, which draws on it:
+#: a quarter second per worker otherwise, more than a thousand small cases take)
+PRELOAD = ["harness.worker", "numpy", "onnx", "scipy.special", "hypothesis"]
 
 
 def context() -> Any:

@@ -127,14 +127,22 @@ def _worker_main(conn: Connection, specs: dict[str, BackendSpec], options: ExecO
     threads_used: dict[str, Any] = {}  # per backend, as it reads them back after loading
     blas = _limit_blas(threads)
     sessions = Sessions()  # cases of one model share its session
-    for kind, payload in received(conn):
-        if kind == "probe":
-            info = _probe(payload, specs[payload], backends, threads)
-            if info.available:  # the cases that follow report the threads the backend read back
-                threads_used[payload] = info.environment.get("threads")
-            conn.send(info)
+    tasks: deque[tuple[Case, str]] = deque()  # received in one chunk, run in order, each answered
+    messages = received(conn)
+    while True:
+        if not tasks:
+            kind, payload = next(messages, (None, None))
+            if kind is None:
+                return
+            if kind == "probe":
+                info = _probe(payload, specs[payload], backends, threads)
+                if info.available:  # the cases that follow report the threads the backend read back
+                    threads_used[payload] = info.environment.get("threads")
+                conn.send(info)
+                continue
+            tasks.extend(payload)
             continue
-        case, name = payload
+        case, name = tasks.popleft()
         os.ftruncate(log_fd, 0)  # the output limit is per case
         _arm_cpu_limit(limits)
         reset_peak_rss()
@@ -214,15 +222,15 @@ class _Worker:
         """The task the worker is running (None when idle)."""
         return self.tasks[0] if self.tasks else None
 
-    def send(self, task: tuple[Case, str], timeout: float) -> None:
-        """Queue a task on the worker; the one it starts now gets its deadline at once, a queued
-        one when the task before it answers (:meth:`answered`)."""
+    def send(self, tasks: list[tuple[Case, str]], timeout: float) -> None:
+        """Queue tasks on the worker, in one message (the worker answers each); the one it starts
+        now gets its deadline at once, a queued one when the task before it answers (:meth:`answered`)."""
         if not self.tasks:
             self.started = time.monotonic()
             self.deadline = self.started + timeout
-        self.tasks.append(task)
+        self.tasks.extend(tasks)
         try:
-            self.conn.send(("run", task))
+            self.conn.send(("run", tasks))
         except OSError:  # the worker died since the last look: its sentinel says so next, and the
             pass  # task it was running gets the death while this one goes back to the queue
 
@@ -387,23 +395,29 @@ class Runner:
                 ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
                 finished = []
                 for worker in busy:
-                    outcome = self._collect(worker, ready)
-                    if outcome is None:
-                        continue
-                    worker.done += 1
-                    # a worker that answered and then died is seen by its sentinel on the next round,
-                    # as a death of the task it was running then
-                    alive = outcome.outcome != "crash" and not worker.dead
-                    if not alive or (self.recycle_after and worker.done >= self.recycle_after):
-                        queue.extendleft(reversed(worker.tasks))  # sent, not started: run them elsewhere
-                        worker.tasks.clear()
-                        self._replace(worker)
-                    finished.append(outcome)
+                    # every answer already waiting, in one round (a busy controller finds several)
+                    seen = ready
+                    while worker.tasks and (outcome := self._collect(worker, seen)) is not None:
+                        worker.done += 1
+                        finished.append(outcome)
+                        # a worker that answered and then died is seen by its sentinel on the next round,
+                        # as a death of the task it was running then
+                        alive = outcome.outcome != "crash" and not worker.dead
+                        if not alive or (self.recycle_after and worker.done >= self.recycle_after):
+                            queue.extendleft(reversed(worker.tasks))  # sent, not started: run them elsewhere
+                            worker.tasks.clear()
+                            self._replace(worker)
+                            break
+                        if not worker.conn.poll(0):
+                            break
+                        seen = [worker.conn]
                 self._feed(queue)  # before storing: the workers run meanwhile
                 for outcome in finished:
                     on_result(outcome)
                 if not finished and on_idle is not None:
                     on_idle()
+                if self.linger_s and self.workers and all(len(w.tasks) >= self.linger_when for w in self.workers):
+                    time.sleep(self.linger_s)  # every worker has work queued: let answers gather, taken in one round
         except BaseException:
             self._shutdown()
             raise
@@ -416,16 +430,21 @@ class Runner:
     quick = 0.02
     #: seconds between ``on_idle`` calls while no result comes
     idle_s = 0.1
+    #: seconds the controller lets answers gather while every worker holds at least
+    #: ``linger_when`` tasks (none waits: each has work queued), so that it wakes once for several
+    #: answers instead of once for each (a wake-up costs both sides CPU time on a busy machine)
+    linger_s = 0.002
+    linger_when = 4
 
     def _feed(self, queue: deque) -> None:
-        """Send each worker consecutive tasks from the queue, in chunks: a worker below half its
-        room is filled up to it (tasks next to each other, often cases of one model, go to one
+        """Send each worker consecutive tasks from the queue, in chunks of one message each: a worker
+        below half its room is filled up to it (tasks next to each other, often cases of one model, go to one
         worker, which shares their session)."""
         for worker in self.workers:
             room = self._room(worker)
-            if queue and len(worker.tasks) <= room // 2:
-                while queue and len(worker.tasks) < room:
-                    worker.send(queue.popleft(), self.timeout)
+            n = min(len(queue), room - len(worker.tasks))
+            if n > 0 and len(worker.tasks) <= room // 2:
+                worker.send([queue.popleft() for _ in range(n)], self.timeout)
 
     def _room(self, worker: _Worker) -> int:
         """How many tasks this worker may hold, fewer when it is due for recycling."""

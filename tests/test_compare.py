@@ -177,3 +177,28 @@ def test_no_mismatch_reads_as_zero_error():
         v = verdict(e, a)
         assert v.outcome == "mismatch" and v.max_abs and v.max_abs > 0, (e, a, v)
         assert "max abs 0 " not in v.message and "max abs difference 0" not in v.message
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_identical_floats_pass_with_zero_statistics_without_the_elementwise_work(dtype, monkeypatch):
+    """An output equal to the expected one (NaN where it has NaN, -0 for +0, the same infinities)
+    passes with every statistic 0 and is not taken through the per-element analysis."""
+    import harness.compare as compare
+
+    def no_elementwise(*args):
+        raise AssertionError("per-element analysis of identical values")
+
+    monkeypatch.setattr(compare, "_float_bad", no_elementwise)
+    e = np.array([1.5, np.nan, -0.0, np.inf, -np.inf, 3.0], dtype)
+    a = np.array([1.5, np.nan, 0.0, np.inf, -np.inf, 3.0], dtype)
+    v = Comparator().compare([e], [a], Tolerance(rtol=0.0, atol=0.0))
+    assert v.to_dict() == {"outcome": "pass", "message": "", "output": None, "first_bad": None, "bad_count": 0, "total": 6,
+                           "max_abs": 0.0, "max_rel": 0.0, "max_ulp": 0.0, "nan_mismatch": 0, "spec_silent": None, "window": None}
+
+
+def test_a_float_difference_still_takes_the_elementwise_analysis():
+    e = np.array([1.0, 2.0], np.float32)
+    a = np.array([1.0, 2.5], np.float32)
+    v = Comparator().compare([e], [a], Tolerance(rtol=0.0, atol=0.0))
+    assert (v.outcome, v.bad_count, v.max_abs, v.first_bad) == ("mismatch", 1, 0.5, "[1]")
+    assert Comparator().compare([e], [e.copy()], Tolerance(rtol=-1.0, atol=0.0)).outcome == "mismatch"  # a negative rtol accepts nothing

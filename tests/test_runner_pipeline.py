@@ -5,9 +5,11 @@ once, and the probe's workers, started while the cases are selected, go on to ru
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
 
+from harness import forkserver
 from harness.runner import BackendSpec, Runner
 
 from .util import relu_case
@@ -111,3 +113,85 @@ def test_no_selected_case_stops_the_workers_started_to_probe(tmp_path):
     with pytest.raises(BadPattern, match="no case matches"):
         _select_while_probing(config, runner, say=lambda m: None)
     assert runner.workers == [] and not os.path.exists(runner.log_dir)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers come from a fork server on Linux only")
+def test_a_worker_starts_with_hypothesis_imported(tmp_path):
+    """Judging a case at a spec-silent point imports its operator module, which draws on
+    hypothesis: the fork server has imported it once, so no worker pays the import itself."""
+    out = tmp_path / "imported"
+    code = f"import sys; open({str(out)!r}, 'w').write(' '.join(m for m in ('hypothesis', 'numpy', 'onnx') if m in sys.modules))"
+    worker = forkserver.context().Process(target=exec, args=(code,))
+    worker.start()
+    worker.join(60)
+    assert out.read_text().split() == ["hypothesis", "numpy", "onnx"]
+
+
+def test_a_worker_gets_its_queued_tasks_in_one_message_and_answers_each(monkeypatch):
+    from harness import runner as runner_module
+
+    messages = []
+    send = runner_module._Worker.send
+
+    def counted(self, tasks, timeout):
+        messages.append([case.id for case, _ in tasks])
+        send(self, tasks, timeout)
+
+    monkeypatch.setattr(runner_module._Worker, "send", counted)
+    cases = [relu_case(f"t/ok{k}") for k in range(20)]
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick, however loaded the machine
+    results = []
+    runner.run([(c, "reference") for c in cases], results.append)
+    assert [r.case_id for r in results] == [c.id for c in cases] and {r.outcome for r in results} == {"pass"}
+    assert [i for m in messages for i in m] == [c.id for c in cases]  # each sent once, in order
+    assert max(len(m) for m in messages) > 1 and len(messages) < len(cases)
+
+
+def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
+    """A controller busy storing a result finds the worker's next answers waiting: it takes them
+    all before it waits again."""
+    import time
+
+    from harness import runner as runner_module
+
+    waits = []
+    wait = runner_module.wait
+
+    def counted(*args, **kwargs):
+        waits.append(1)
+        return wait(*args, **kwargs)
+
+    monkeypatch.setattr(runner_module, "wait", counted)
+    cases = [relu_case(f"t/ok{k}") for k in range(8)]
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick: after the first answer the worker holds all the others
+    results = []
+
+    def slow_first(result):
+        results.append(result)
+        if len(results) == 1:
+            time.sleep(2)  # the worker finishes the others meanwhile
+
+    runner.run([(c, "reference") for c in cases], slow_first)
+    assert [r.outcome for r in results] == ["pass"] * 8
+    assert len(waits) < len(cases) - 1
+
+
+def test_the_controller_lingers_only_while_every_worker_has_work_queued(monkeypatch):
+    """While each worker holds ``linger_when`` tasks or more, the controller sleeps ``linger_s``
+    between rounds (answers gather and are taken together); with fewer, it never does."""
+    from harness import runner as runner_module
+
+    naps = []
+
+    def nap(seconds):
+        naps.append((seconds, min(len(w.tasks) for w in runner.workers)))
+
+    monkeypatch.setattr(runner_module.time, "sleep", nap)
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.quick = 5.0  # every case counts as quick: the worker holds up to depth tasks
+    results = []
+    runner.run([(relu_case(f"t/ok{k}"), "reference") for k in range(30)], results.append)
+    assert sorted(r.case_id for r in results) == sorted(f"t/ok{k}" for k in range(30)) and {r.outcome for r in results} == {"pass"}
+    assert naps and all(seconds == runner.linger_s > 0 and held >= runner.linger_when for seconds, held in naps)
