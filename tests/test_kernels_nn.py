@@ -671,3 +671,30 @@ def test_softmax_in_blocks_of_rows_changes_no_bit(scale, monkeypatch):
     e = np.exp(x if scale == 1.0 else x - x.max(axis=-1, keepdims=True))
     np.testing.assert_array_equal(blocked, e / e.sum(axis=-1, keepdims=True))
     assert np.isnan(blocked[1, 2]).all() == (scale > 1) and not np.isnan(np.delete(blocked.reshape(15, 11), 7, axis=0)).any()
+
+
+def test_batch_normalization_computes_its_factors_once_per_parameter_arrays(monkeypatch):
+    from harness.backends.kernels import nn_norm
+
+    calls = []
+    factors = nn_norm._bn_factors
+    monkeypatch.setattr(nn_norm, "_bn_factors", lambda *a: calls.append(a[-2:]) or factors(*a))
+    fn = bind(helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"]), 15)
+    rng = np.random.default_rng(3)
+    s, b, m = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
+    v = rng.random(3).astype(np.float32)
+
+    def expected(x, s, b, m, v):
+        acc = x.dtype.type
+        inv = (s.astype(acc) / np.sqrt(v.astype(acc) + acc(1e-5))).reshape(1, 3, 1)
+        return x * inv + (b.astype(acc).reshape(1, 3, 1) - m.astype(acc).reshape(1, 3, 1) * inv)
+
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for _ in range(2):  # the same parameter arrays: computed once
+        np.testing.assert_array_equal(fn(x, s, b, m, v)[0], expected(x, s, b, m, v))
+    assert calls == [(np.float32, 3)]
+    s2 = s * 2  # a new array: computed again, with its values
+    np.testing.assert_array_equal(fn(x, s2, b, m, v)[0], expected(x, s2, b, m, v))
+    x64 = x.astype(np.float64)  # another accumulation type: computed again
+    np.testing.assert_array_equal(fn(x64, s2, b, m, v)[0], expected(x64, s2, b, m, v))
+    assert calls == [(np.float32, 3), (np.float32, 3), (np.float64, 3)]
