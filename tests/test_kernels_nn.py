@@ -649,3 +649,56 @@ def test_a_conv_session_keeps_no_buffer_between_runs():
     finally:
         tracemalloc.stop()
     assert kept < 8 * 66 * 66 * 4 // 2, f"{kept} bytes kept (the padded input is {8 * 66 * 66 * 4})"
+
+
+def test_batch_normalization_computes_its_factors_once_per_parameter_arrays(monkeypatch):
+    from harness.backends.kernels import nn_norm
+
+    calls = []
+    factors = nn_norm._bn_factors
+    monkeypatch.setattr(nn_norm, "_bn_factors", lambda *a: calls.append(a[-2:]) or factors(*a))
+    fn = bind(helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"]), 15)
+    rng = np.random.default_rng(3)
+    s, b, m = (rng.standard_normal(3).astype(np.float32) for _ in range(3))
+    v = rng.random(3).astype(np.float32)
+
+    def expected(x, s, b, m, v):
+        acc = x.dtype.type
+        inv = (s.astype(acc) / np.sqrt(v.astype(acc) + acc(1e-5))).reshape(1, 3, 1)
+        return x * inv + (b.astype(acc).reshape(1, 3, 1) - m.astype(acc).reshape(1, 3, 1) * inv)
+
+    x = rng.standard_normal((2, 3, 4)).astype(np.float32)
+    for _ in range(2):  # the same parameter arrays: computed once
+        np.testing.assert_array_equal(fn(x, s, b, m, v)[0], expected(x, s, b, m, v))
+    assert calls == [(np.float32, 3)]
+    s2 = s * 2  # a new array: computed again, with its values
+    np.testing.assert_array_equal(fn(x, s2, b, m, v)[0], expected(x, s2, b, m, v))
+    x64 = x.astype(np.float64)  # another accumulation type: computed again
+    np.testing.assert_array_equal(fn(x64, s2, b, m, v)[0], expected(x64, s2, b, m, v))
+    assert calls == [(np.float32, 3), (np.float32, 3), (np.float64, 3)]
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kind, monkeypatch):
+    # 3x3, unit strides, one pixel of padding (Inception's pools): each axis is one shifted
+    # operation over the flattened array; the outputs whose tap falls off a row are restored
+    from harness.backends.kernels import nn_pool
+
+    calls = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
+    (y,) = run_node(kind, [x], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    assert calls == ([2, 3] if kind == "MaxPool" else [3, 2])  # MaxPool starts with the outer axis
+    if kind == "MaxPool":
+        xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-np.inf)
+        rows = np.maximum(np.maximum(xp[:, :, 1:-1], xp[:, :, :-2]), xp[:, :, 2:])
+        expected = np.maximum(np.maximum(rows[..., 1:-1], rows[..., :-2]), rows[..., 2:])
+    else:  # the window sum in the same order: along the last axis (centre, left, right), then the rows
+        xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+        cols = xp[..., 1:-1] + xp[..., :-2] + xp[..., 2:]
+        sums = cols[:, :, 1:-1] + cols[:, :, :-2] + cols[:, :, 2:]
+        count = np.array([2, 3, 3, 3, 2], np.float32)[:, None] * np.array([2, 3, 3, 3, 3, 2], np.float32)
+        expected = sums / count
+    np.testing.assert_array_equal(y, expected)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..base import Unsupported
 from .nn_util import (
+    IdentityCache,
     as_compute,
     im2col,
     ints,
@@ -133,26 +134,6 @@ def _conv_params(attrs, nsp, w_shape):
     return [int(k) for k in kernel], strides, dilations
 
 
-class _WeightCache:
-    """Keeps the last converted weight, keyed by the identity of the source array.
-
-    The (source, converted) pair is swapped in one assignment, so concurrent runs never see a
-    converted weight paired with the wrong source.
-    """
-
-    __slots__ = ("pair",)
-
-    def __init__(self):
-        self.pair = (None, None)
-
-    def get(self, w, convert):
-        src, value = self.pair
-        if w is not src:
-            value = convert(w)
-            self.pair = (w, value)
-        return value
-
-
 def scatter_windows(cols, kernel, in_sizes, strides, dilations, full_shape):
     """col2im: add ``cols`` (N, C, K, *in) into a zero image of ``full_shape`` (N, C, *full)."""
     y = np.zeros(full_shape, dtype=cols.dtype)
@@ -194,7 +175,7 @@ def conv(node):
     auto_pad = attrs.get("auto_pad", "NOTSET")
     pads_attr = attrs.get("pads")
     geo_cache: dict = {}
-    wcache = _WeightCache()
+    wcache = IdentityCache()
 
     def run(x, w, b=None):
         nsp = x.ndim - 2
@@ -205,7 +186,7 @@ def conv(node):
             out, begin, _ = spatial_geometry(x.shape[2:], kernel, strides, dilations, pads_attr, auto_pad)
             geo = geo_cache[key] = (strides, dilations, begin, out)
         strides, dilations, begin, out = geo
-        wc = wcache.get(w, as_compute)
+        wc = wcache.get(as_compute, w)
         y = conv_core(as_compute(x), wc, group, strides, dilations, begin, out)
         if b is not None:
             y += b.astype(y.dtype).reshape((1, -1) + (1,) * nsp)
@@ -222,7 +203,7 @@ def conv_transpose(node):
     attrs = node.attrs
     group = int(attrs.get("group", 1))
     auto_pad = attrs.get("auto_pad", "NOTSET") or "NOTSET"
-    wcache = _WeightCache()
+    wcache = IdentityCache()
 
     def run(x, w, b=None):
         nsp = x.ndim - 2
@@ -259,7 +240,7 @@ def conv_transpose(node):
             wc = as_compute(w).reshape(group, Cg, Mg * K)
             return np.ascontiguousarray(wc.transpose(0, 2, 1))  # (g, Mg*K, Cg)
 
-        wt = wcache.get(w, convert)
+        wt = wcache.get(convert, w)
         xc = as_compute(x).reshape(N, group, Cg, prod(in_sizes))
         cols = np.matmul(wt, xc)  # (N, g, Mg*K, P)
         cols = cols.reshape((N, M, K) + tuple(in_sizes))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .nn_util import BFLOAT16
+from .nn_util import BFLOAT16, IdentityCache
 from .registry import register, register_each
 
 _STASH = {1: np.float32, 10: np.float16, 11: np.float64}
@@ -37,13 +37,26 @@ def _chan(v, ndim):
 # --------------------------------------------------------------------------- BatchNormalization
 
 
-def _bn_infer(x, scale, b, mean, var, eps, inplace=False):
-    """x * inv + shift in the accumulation type; with ``inplace`` (x is ours to overwrite) the
-    two passes write into x itself when it is already of that type (the same two roundings)."""
-    acc = _acc(x.dtype)
-    nd = x.ndim
+def _bn_factors(scale, b, mean, var, eps, acc, nd):
+    """BatchNormalization's per-channel ``inv`` = scale / sqrt(var + eps) and ``shift`` =
+    b - mean * inv in the accumulation type, shaped to broadcast against an input of ``nd``
+    dimensions."""
     inv = _chan(scale.astype(acc) / np.sqrt(var.astype(acc) + acc(eps)), nd)
     shift = _chan(b.astype(acc), nd) - _chan(mean.astype(acc), nd) * inv
+    return inv, shift
+
+
+def _bn_infer(x, scale, b, mean, var, eps, inplace=False, factors=None):
+    """x * inv + shift in the accumulation type; with ``inplace`` (x is ours to overwrite) the
+    two passes write into x itself when it is already of that type (the same two roundings).
+    ``factors`` (an IdentityCache) keeps inv and shift while the four parameters are the same
+    arrays (initializers), instead of computing them again on every run."""
+    acc = _acc(x.dtype)
+    nd = x.ndim
+    if factors is None:
+        inv, shift = _bn_factors(scale, b, mean, var, eps, acc, nd)
+    else:
+        inv, shift = factors.get(lambda *p: _bn_factors(*p, eps, acc, nd), scale, b, mean, var, key=(acc, nd))
     xa = x.astype(acc, copy=False)
     if np.broadcast_shapes(x.shape, inv.shape, shift.shape) != x.shape:
         return (xa * inv + shift).astype(x.dtype, copy=False)
@@ -53,11 +66,13 @@ def _bn_infer(x, scale, b, mean, var, eps, inplace=False):
 
 
 def _bn_inference_kernel(eps):
+    factors = IdentityCache()
+
     def run(x, scale, b, mean, var):
-        return (_bn_infer(x, scale, b, mean, var, eps),)
+        return (_bn_infer(x, scale, b, mean, var, eps, factors=factors),)
 
     def run_inplace(x, scale, b, mean, var):
-        return (_bn_infer(x, scale, b, mean, var, eps, inplace=True),)
+        return (_bn_infer(x, scale, b, mean, var, eps, inplace=True, factors=factors),)
 
     run.inplace = run_inplace
     return run

@@ -120,6 +120,9 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
         ranges = [_tap_range(k, o, s, d, pb, L) for k in range(g.kernel[i])]
         # start from a tap that covers every output (a copy instead of fill + op)
         first = next((k for k, (lo, hi) in enumerate(ranges) if lo == 0 and hi == o), None)
+        if s == 1 and o == L and first is not None and y.flags.c_contiguous:
+            y = _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype)
+            continue
         if first is None:
             out = np.full(shape, fill, dtype=acc_dtype or y.dtype)
         else:
@@ -142,6 +145,33 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
     if y is x:
         y = x.astype(acc_dtype or x.dtype, copy=True)
     return y
+
+
+def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
+    """One axis of :func:`_separable_reduce` where the output is as long as the input (unit
+    stride, padding as wide as the window): every tap is the whole flattened array shifted by
+    its offset along ``ax``, one long contiguous ``op`` instead of one per short row. The
+    outputs whose tap falls off the axis (and so took the neighbouring row's value) are saved
+    before and restored after. Each output combines the same taps in the same order as the
+    row-by-row loop."""
+    out = np.empty(y.shape, dtype=acc_dtype or y.dtype)
+    np.copyto(out, y, casting="unsafe")  # the tap that covers every output has offset 0
+    fo, fy = out.reshape(-1), y.reshape(-1)
+    n = fo.size
+    step = prod(y.shape[ax + 1 :])
+    lead = (slice(None),) * ax
+    for k, (lo, hi) in enumerate(ranges):
+        if k == first or hi <= lo:
+            continue
+        off = (k * d - pb) * step
+        below, above = out[lead + (slice(0, lo),)].copy(), out[lead + (slice(hi, None),)].copy()
+        if off > 0:
+            op(fo[: n - off], fy[off:], out=fo[: n - off], casting="unsafe")
+        else:
+            op(fo[-off:], fy[: n + off], out=fo[-off:], casting="unsafe")
+        out[lead + (slice(0, lo),)] = below
+        out[lead + (slice(hi, None),)] = above
+    return out
 
 
 # --------------------------------------------------------------------------- MaxPool

@@ -18,6 +18,28 @@ except Exception:  # pragma: no cover
     BFLOAT16 = None
 
 
+class IdentityCache:
+    """Keeps the last value computed from some arrays (a weight converted to the compute type,
+    BatchNormalization's per-channel factors), keyed by the identity of those arrays (a graph's
+    initializers are the same objects on every run) and by ``key`` (compared by equality).
+
+    The (sources, key, value) entry is swapped in one assignment, so concurrent runs never see
+    a value paired with the wrong sources.
+    """
+
+    __slots__ = ("entry",)
+
+    def __init__(self):
+        self.entry = ((), None, None)
+
+    def get(self, compute, *sources, key=None):
+        srcs, k, value = self.entry
+        if k != key or len(srcs) != len(sources) or any(a is not b for a, b in zip(srcs, sources)):
+            value = compute(*sources)
+            self.entry = (sources, key, value)
+        return value
+
+
 def ints(value, n: int, default: int) -> list[int]:
     """A list attribute of length ``n``, or ``[default] * n`` when absent/empty."""
     if value is None or len(value) == 0:
