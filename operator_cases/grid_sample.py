@@ -88,14 +88,22 @@ def _cubic(d):
 
 
 def _reflect(i, lo, hi):
-    """Reflect ``i`` by the borders lo and hi until it lies in [lo, hi] (the spec's rule)."""
+    """The location ``i`` reflected by the borders lo and hi until it lies in [lo, hi].
+
+    The spec: "reflection: use values at locations reflected by the border for out-of-bound grid
+    locations. [...] For location far away from the border, it will keep being reflected until
+    becoming in bound. If pixel location x = -3.5 reflects by border -1 and becomes x' = 1.5, then
+    reflects by border 1 and becomes x'' = 0.5."  Reflecting by lo and then by hi shifts a point by
+    twice the span, so the folded line repeats with period 2 * span: fold the distance from lo into
+    one period, then the first half of the period runs up from lo and the second half back down to lo.
+    A zero span (one pixel, align_corners=1) leaves only the border itself."""
     span = hi - lo
     if span <= 0:
         return np.zeros_like(i)
-    d = np.abs(i - lo)
-    flips = np.floor(d / span)
-    extra = d - flips * span
-    return np.where(flips % 2 == 0, lo + extra, hi - extra)
+    period = 2.0 * span
+    t = np.mod(i - lo, period)  # in [0, period) whatever the sign of i - lo
+    rising = t <= span
+    return np.where(rising, lo + t, lo + (period - t))
 
 
 def _pad(idx, size, padding, align):
