@@ -368,32 +368,36 @@ class Campaign:
             if shrunk and reduce and time.monotonic() < self.deadline + self.config.shrink_s:
                 g = reduce_graph(g, lambda h: self.failure_of(h, sig) is not None)
                 f = self.failure_of(g, sig) or f
-            key = (g.pattern, f.group, f.kind)
-            if key in self.findings:
-                self.findings[key].count += 1
-                self.findings[key].symptoms[f.symptom] += 1
-                if sig in session.roots:
-                    self.roots[session.roots[sig]] = self.findings[key]
-                continue
-            spec_status = "spec"
-            # an optimizer changing the result, or two sessions disagreeing, is a bug whatever
-            # the spec says about NaN
-            if f.kind.endswith("nan") and g.nan_assumed_ops and not f.kind.startswith(("opt-vs-noopt", "optimized")):
-                spec_status = f"ambiguous: the spec does not say what {', '.join(sorted(set(g.nan_assumed_ops)))} do with NaN"
-            finding = Finding(g.pattern, f.backend, f.group, f.symptom, f.outcome, f.message, g, f, shrunk=shrunk,
-                              spec_status=spec_status, symptoms=Counter({f.symptom: 1}))
-            self.findings[key] = finding
-            if sig in session.roots:
-                self.roots[session.roots[sig]] = finding
-            self._record(finding)
-            self.say(f"new finding: {finding.summary()}")
-            if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
-                folder, new = save_regression(finding, self.config.regressions)
-                finding.regression = folder.name
-                self.say(f"{'new' if new else 'known'} regression case: {folder}")
-            if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
-                self._stop_drawing(g.nodes[0].key, g.dtype, finding)
+            self._add(g, f, shrunk, session.roots.get(sig))
         session.best.clear()
+
+    def _add(self, g: Graph, f: Failure, shrunk: bool, root: tuple[str, ...] | None) -> None:
+        """A minimal failing graph as a new finding, or one more count of the finding it repeats."""
+        key = (g.pattern, f.group, f.kind)
+        if key in self.findings:
+            self.findings[key].count += 1
+            self.findings[key].symptoms[f.symptom] += 1
+            if root is not None:
+                self.roots[root] = self.findings[key]
+            return
+        spec_status = "spec"
+        # an optimizer changing the result, or two sessions disagreeing, is a bug whatever
+        # the spec says about NaN
+        if f.kind.endswith("nan") and g.nan_assumed_ops and not f.kind.startswith(("opt-vs-noopt", "optimized")):
+            spec_status = f"ambiguous: the spec does not say what {', '.join(sorted(set(g.nan_assumed_ops)))} do with NaN"
+        finding = Finding(g.pattern, f.backend, f.group, f.symptom, f.outcome, f.message, g, f, shrunk=shrunk,
+                          spec_status=spec_status, symptoms=Counter({f.symptom: 1}))
+        self.findings[key] = finding
+        if root is not None:
+            self.roots[root] = finding
+        self._record(finding)
+        self.say(f"new finding: {finding.summary()}")
+        if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
+            folder, new = save_regression(finding, self.config.regressions)
+            finding.regression = folder.name
+            self.say(f"{'new' if new else 'known'} regression case: {folder}")
+        if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
+            self._stop_drawing(g.nodes[0].key, g.dtype, finding)
 
     def _fails_plainly(self, g: Graph, sig: tuple[str, str]) -> bool:
         """Whether the one node of ``g`` fails the same way in its plainest form too (every knob
@@ -555,6 +559,12 @@ class _Session:
                         continue
                     self.roots.setdefault(root.signature, rc)
             fresh.append((h, root))
+        if self.first_failure is None:
+            # localized to one node: minimal by node count already, a finding without shrinking
+            # (its inputs keep their drawn shapes; the finding says "not shrunk")
+            for h, f in [(h, f) for h, f in fresh if len(h.nodes) == 1]:
+                c._add(h, f, False, self.roots.get(f.signature))
+            fresh = [(h, f) for h, f in fresh if len(h.nodes) > 1]
         if not fresh:
             return
         for h, f in fresh:
