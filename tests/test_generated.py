@@ -5,6 +5,7 @@ shrunk to their true core (1, 1, 1 and 2 nodes)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -408,6 +409,10 @@ def test_a_root_cause_is_shrunk_once_even_where_the_op_set_check_misses_it(monke
     # sessions, 172 graphs counted against their root cause; 32 sessions, each a shrink, and
     # the budget spent before 300 graphs without the root-cause check)
     assert {rc[3] for rc in campaign.roots} == {"Slice-13"}, campaign.roots
+    # a finding says whether it was shrunk (one localized to a single node at once is not)
+    finding = report.findings[0]
+    assert ("not shrunk" in finding.summary()) != finding.shrunk
+    assert ("not shrunk" in dataclasses.replace(finding, shrunk=not finding.shrunk).summary()) == finding.shrunk
     assert report.stats.sessions == len(campaign.roots) + 1 <= 5, report.stats.sessions
     assert report.stats.tested == 300 and report.stats.root_duplicates > 100
     assert report.findings[0].count == report.stats.disagreements  # each counted against the finding
