@@ -5,6 +5,7 @@ shrunk to their true core (1, 1, 1 and 2 nodes)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sqlite3
 from pathlib import Path
@@ -391,6 +392,30 @@ def test_known_findings_are_not_reported_twice():
     assert len(report.findings) == 1
     # observed floor: 145 duplicates (the finding counted 146 times) in these 300 graphs
     assert report.stats.duplicates > 100 and report.findings[0].count == report.stats.duplicates + 1
+
+
+def test_a_root_cause_is_shrunk_once_even_where_the_op_set_check_misses_it(monkeypatch):
+    """Every graph whose first wrong output comes from Slice-13 (float32, wrong values) has one
+    root cause: with the op-set check of known findings switched off, later graphs still count
+    against the first one instead of starting a shrinking session each."""
+    backend, _, _ = FAULTS["slice-end"]
+    monkeypatch.setattr(Campaign, "known", lambda self, g, f: None)
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=OPSETS, ops=("Slice", "Neg", "Relu"), max_nodes=6),
+                          budget_s=60, seed=4, max_graphs=300, isolate=False, shrink_s=30)
+    campaign = Campaign(config)
+    report = campaign.run()
+    assert len(report.findings) == 1
+    # one shrinking session per dtype Slice fails at, one that ran to the end (observed: 4
+    # sessions, 172 graphs counted against their root cause; 32 sessions, each a shrink, and
+    # the budget spent before 300 graphs without the root-cause check)
+    assert {rc[3] for rc in campaign.roots} == {"Slice-13"}, campaign.roots
+    # a finding says whether it was shrunk (one localized to a single node at once is not)
+    finding = report.findings[0]
+    assert ("not shrunk" in finding.summary()) != finding.shrunk
+    assert ("not shrunk" in dataclasses.replace(finding, shrunk=not finding.shrunk).summary()) == finding.shrunk
+    assert report.stats.sessions == len(campaign.roots) + 1 <= 5, report.stats.sessions
+    assert report.stats.tested == 300 and report.stats.root_duplicates > 100
+    assert report.findings[0].count == report.stats.disagreements  # each counted against the finding
 
 
 def test_a_campaign_stops_drawing_only_what_fails_in_its_plainest_form():

@@ -8,7 +8,10 @@ moving knobs and references to 0), and the smallest failing graph becomes a *fin
 as a result of suite ``generated``, with a repro bundle. Findings are deduplicated by
 (sorted op pattern of the minimal graph, backend, symptom), so one root cause gives one report;
 a later graph that fails the same way on a backend and contains a known finding's ops is
-counted as a duplicate without shrinking again.
+counted as a duplicate without shrinking again. Before any shrinking, a disagreement is keyed by
+its root cause (:func:`root_cause`: backend family, kind of symptom, dtype, and the op-version
+whose output first goes wrong, or the optimizer patterns of a failure that needs the whole
+graph): only the first graph of each root cause is shrunk, later ones count against it.
 
 A campaign is a series of Hypothesis runs with fresh seeds until the wall-clock budget ends;
 each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding. Any
@@ -100,6 +103,8 @@ class FuzzStats:
     disagreements: int = 0
     duplicates: int = 0
     sessions: int = 0
+    #: disagreements counted against a root cause already being (or having been) shrunk
+    root_duplicates: int = 0
     shrink_steps: int = 0
     #: wall-clock seconds spent generating and testing (shrinking excluded): the throughput's base
     gen_seconds: float = 0.0
@@ -193,6 +198,9 @@ class Campaign:
         self.deadline = 0.0
         #: op-versions at a dtype no longer drawn, and why (see _stop_drawing)
         self.excluded: list[str] = []
+        #: root causes (root_cause) already shrunk, each with the finding it became (None while
+        #: its session still shrinks it)
+        self.roots: dict[tuple[str, ...], Finding | None] = {}
 
     # -- setup ---------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -360,28 +368,36 @@ class Campaign:
             if shrunk and reduce and time.monotonic() < self.deadline + self.config.shrink_s:
                 g = reduce_graph(g, lambda h: self.failure_of(h, sig) is not None)
                 f = self.failure_of(g, sig) or f
-            key = (g.pattern, f.group, f.kind)
-            if key in self.findings:
-                self.findings[key].count += 1
-                self.findings[key].symptoms[f.symptom] += 1
-                continue
-            spec_status = "spec"
-            # an optimizer changing the result, or two sessions disagreeing, is a bug whatever
-            # the spec says about NaN
-            if f.kind.endswith("nan") and g.nan_assumed_ops and not f.kind.startswith(("opt-vs-noopt", "optimized")):
-                spec_status = f"ambiguous: the spec does not say what {', '.join(sorted(set(g.nan_assumed_ops)))} do with NaN"
-            finding = Finding(g.pattern, f.backend, f.group, f.symptom, f.outcome, f.message, g, f, shrunk=shrunk,
-                              spec_status=spec_status, symptoms=Counter({f.symptom: 1}))
-            self.findings[key] = finding
-            self._record(finding)
-            self.say(f"new finding: {finding.summary()}")
-            if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
-                folder, new = save_regression(finding, self.config.regressions)
-                finding.regression = folder.name
-                self.say(f"{'new' if new else 'known'} regression case: {folder}")
-            if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
-                self._stop_drawing(g.nodes[0].key, g.dtype, finding)
+            self._add(g, f, shrunk, session.roots.get(sig))
         session.best.clear()
+
+    def _add(self, g: Graph, f: Failure, shrunk: bool, root: tuple[str, ...] | None) -> None:
+        """A minimal failing graph as a new finding, or one more count of the finding it repeats."""
+        key = (g.pattern, f.group, f.kind)
+        if key in self.findings:
+            self.findings[key].count += 1
+            self.findings[key].symptoms[f.symptom] += 1
+            if root is not None:
+                self.roots[root] = self.findings[key]
+            return
+        spec_status = "spec"
+        # an optimizer changing the result, or two sessions disagreeing, is a bug whatever
+        # the spec says about NaN
+        if f.kind.endswith("nan") and g.nan_assumed_ops and not f.kind.startswith(("opt-vs-noopt", "optimized")):
+            spec_status = f"ambiguous: the spec does not say what {', '.join(sorted(set(g.nan_assumed_ops)))} do with NaN"
+        finding = Finding(g.pattern, f.backend, f.group, f.symptom, f.outcome, f.message, g, f, shrunk=shrunk,
+                          spec_status=spec_status, symptoms=Counter({f.symptom: 1}))
+        self.findings[key] = finding
+        if root is not None:
+            self.roots[root] = finding
+        self._record(finding)
+        self.say(f"new finding: {finding.summary()}")
+        if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
+            folder, new = save_regression(finding, self.config.regressions)
+            finding.regression = folder.name
+            self.say(f"{'new' if new else 'known'} regression case: {folder}")
+        if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
+            self._stop_drawing(g.nodes[0].key, g.dtype, finding)
 
     def _fails_plainly(self, g: Graph, sig: tuple[str, str]) -> bool:
         """Whether the one node of ``g`` fails the same way in its plainest form too (every knob
@@ -462,6 +478,8 @@ class _Session:
         #: signature -> (smallest failing graph, its failure)
         self.best: dict[tuple[str, str], tuple[Graph, Failure]] = {}
         self.raised: set[tuple[str, str]] = set()
+        #: signature -> root cause of the graph this session shrinks for it
+        self.roots: dict[tuple[str, str], tuple[str, ...]] = {}
         self.first_failure: float | None = None
         self.last_progress = 0.0
         self.started = time.monotonic()
@@ -529,7 +547,24 @@ class _Session:
                         known.count += 1
                         known.symptoms[root.symptom] += 1
                     continue
+                if self.first_failure is None:
+                    rc = root_cause(h, root)
+                    if rc in c.roots:  # its first graph is (being) shrunk: this one only counts
+                        stats.duplicates += 1
+                        stats.root_duplicates += 1
+                        counted = c.roots[rc]
+                        if counted is not None:
+                            counted.count += 1
+                            counted.symptoms[root.symptom] += 1
+                        continue
+                    self.roots.setdefault(root.signature, rc)
             fresh.append((h, root))
+        if self.first_failure is None:
+            # localized to one node: minimal by node count already, a finding without shrinking
+            # (its inputs keep their drawn shapes; the finding says "not shrunk")
+            for h, f in [(h, f) for h, f in fresh if len(h.nodes) == 1]:
+                c._add(h, f, False, self.roots.get(f.signature))
+            fresh = [(h, f) for h, f in fresh if len(h.nodes) > 1]
         if not fresh:
             return
         for h, f in fresh:
@@ -540,11 +575,25 @@ class _Session:
             self.first_failure = now
         sig = fresh[0][1].signature
         self.raised.add(sig)
+        if sig in self.roots:
+            c.roots.setdefault(self.roots[sig], None)
         raise _disagreement(sig)(f"{sig[0]} {sig[1]}: {fresh[0][1].message[:300]}")
 
 # =============================================================================================
 # backends: probing the opsets they accept
 # =============================================================================================
+def root_cause(h: Graph, f: Failure) -> tuple[str, ...]:
+    """The root cause a disagreement is deduplicated by before it is shrunk: backend family,
+    kind of symptom, dtype, and where it starts: the op-version producing the one output of a
+    localized graph (:meth:`Campaign.localize`), else the optimizer patterns the graph holds
+    (a fusion needs the whole graph), else its sorted op types."""
+    if len(h.outputs) == 1 and h.nodes:
+        where = next((n.key for n in h.nodes if h.outputs[0].name in n.outputs), h.nodes[-1].key)
+    else:
+        where = "+".join(sorted(h.patterns)) or h.pattern
+    return (f.group, f.kind, h.dtype, where)
+
+
 def max_opset(executor: Any, name: str, low: int = 13) -> int | None:
     """The highest ai.onnx opset at which ``name`` loads and runs a one-node graph."""
     from onnx import TensorProto, helper

@@ -250,7 +250,8 @@ class Finding:
 
     def summary(self) -> str:
         where = f" [{self.spec_status}]" if self.spec_status != "spec" else ""
-        return (f"{self.group} {self.kind}: {self.pattern} ({len(self.graph.nodes)} node(s), opset {self.graph.opset}, "
+        shrunk = "" if self.shrunk else ", not shrunk"
+        return (f"{self.group} {self.kind}: {self.pattern} ({len(self.graph.nodes)} node(s){shrunk}, opset {self.graph.opset}, "
                 f"{self.graph.dtype}){where} x{self.count}" + (f" -> {self.bundle}" if self.bundle else ""))
 
 
