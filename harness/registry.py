@@ -41,6 +41,7 @@ import importlib
 import pkgutil
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 from . import schema
@@ -242,9 +243,9 @@ class Operator:
 
 def _declaring_module() -> str:
     """The operator's own module: the first caller past the registry and any family helper
-    (``operator_cases._families``, ``_reduce_util`` ...), which declare on an operator's behalf."""
+    (``operator_cases._families``, ``operator_cases.nn._conv_util`` ...), which declare on an operator's behalf."""
     frame = sys._getframe(2)
-    while frame.f_back is not None and frame.f_globals.get("__name__", "").startswith("operator_cases._"):
+    while frame.f_back is not None and is_shared_module(frame.f_globals.get("__name__", "")):
         frame = frame.f_back
     return frame.f_globals.get("__name__", "")
 
@@ -258,6 +259,38 @@ class BrokenOperatorModules(ImportError):
     """Operator modules failed to import (the operators suite shows them as oracle errors)."""
 
 
+#: the packages of operator modules, one module an operator, grouped in family subpackages; each
+#: module registers its op-versions on import. The one place that names them: the suites and
+#: tools ask the registry for modules and sources.
+PACKAGES: tuple[str, ...] = ("operator_cases",)
+
+
+def is_operator_module(name: str) -> bool:
+    return any(name.startswith(package + ".") for package in PACKAGES)
+
+
+def is_shared_module(name: str) -> bool:
+    """A family's shared helpers (``_*_util.py``, ``_families.py``), which declare on an
+    operator's behalf."""
+    return is_operator_module(name) and name.rpartition(".")[2].startswith("_")
+
+
+def operator_modules() -> list[str]:
+    """The dotted names of every operator module (not its shared helpers), without importing them."""
+    names = []
+    for package in map(importlib.import_module, PACKAGES):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not info.ispkg and not info.name.rpartition(".")[2].startswith("_"):
+                names.append(info.name)
+    return names
+
+
+def source_files(shared_only: bool = False) -> list[Path]:
+    """The operator packages' source files (``shared_only``: the helpers and package files)."""
+    files = sorted(p for package in map(importlib.import_module, PACKAGES) for root in package.__path__ for p in Path(root).rglob("*.py"))
+    return [p for p in files if p.name.startswith("_")] if shared_only else files
+
+
 def load_all(allow_broken: bool = False) -> dict[tuple[str, str, int], OpVersion]:
     """Import every module of ``operator_cases`` so that they register themselves. A module
     that fails to import is recorded (:func:`broken_modules`) and the others still load; unless
@@ -265,15 +298,11 @@ def load_all(allow_broken: bool = False) -> dict[tuple[str, str, int], OpVersion
     module then ends the caller loudly, never a registry silently missing its op-versions."""
     global _LOADED
     if not _LOADED:
-        import operator_cases
-
-        for info in pkgutil.iter_modules(operator_cases.__path__):
-            if not info.name.startswith("_"):
-                name = f"operator_cases.{info.name}"
-                try:
-                    importlib.import_module(name)
-                except Exception as exc:  # recorded, then raised below or shown as a result
-                    BROKEN[name] = exc
+        for name in operator_modules():
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # recorded, then raised below or shown as a result
+                BROKEN[name] = exc
         _LOADED = True
     if BROKEN and not allow_broken:
         first = next(iter(BROKEN.values()))
@@ -290,14 +319,15 @@ def spec_silent_points(op: str, since: int, domain: str = "") -> list[SpecSilent
 
 def spec_silent_point(point_id: str) -> SpecSilentPoint:
     """A point by id, importing the operator's module if needed (``ArgMax.nan`` lives in
-    ``operator_cases.arg_max``), or every module when it is not there; KeyError when no module
+    ``operator_cases.reduction.arg_max``), or every module when it is not there; KeyError when no module
     declares it."""
     if point_id not in SPEC_SILENT:
         op = point_id.split(".", 1)[0]
         snake = "".join("_" + c.lower() if c.isupper() and k else c.lower() for k, c in enumerate(op))
+        module = next((m for m in operator_modules() if m.rpartition(".")[2] in (snake, snake + "_", "ml_" + snake)), None)
         try:
-            importlib.import_module(f"operator_cases.{snake}")
-        except ImportError:
+            importlib.import_module(module or "")
+        except (ImportError, ValueError):
             load_all(allow_broken=True)
     if point_id not in SPEC_SILENT:
         load_all(allow_broken=True)

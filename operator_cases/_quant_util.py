@@ -19,7 +19,7 @@ import numpy as np
 
 from harness import strategies as S
 
-from .cast import to_float
+from .tensor.cast import to_float
 
 st = S.st
 

@@ -125,7 +125,7 @@ E = [3.0, 0.7, 1.5, 1e-40, np.inf, 0.0, 2.0 ** 127 * 1.5]
     ({"saturate": 0, "round_mode": "nearest"}, [4, 0.5, 2, np.nan, np.nan, np.nan, np.nan]),   # the second column
 ])
 def test_cast_to_float8e8m0_follows_round_mode_and_the_table(attrs, want):
-    from operator_cases.cast import cast_24
+    from operator_cases.tensor.cast import cast_24
 
     got = cast_24(np.array(E, np.float32), to=24, **attrs).astype(np.float64)
     np.testing.assert_array_equal(got, np.array(want, np.float64))

@@ -10,7 +10,7 @@ one border at a time, and is written as a literal.
 import numpy as np
 import pytest
 
-from operator_cases.grid_sample import _reflect
+from operator_cases.tensor.grid_sample import _reflect
 
 CASES = [
     # the spec's own example: borders -1 and 1

@@ -264,7 +264,7 @@ def test_the_newest_element_types_are_swept_with_values_they_hold():
 
 
 def test_bit_cast_pairs_types_of_the_same_width_only():
-    from operator_cases.bit_cast import targets, width
+    from operator_cases.tensor.bit_cast import targets, width
 
     assert sorted(targets("int2", 26)) == ["int2", "uint2"]
     assert "float8e8m0" in targets("uint8", 26) and "int2" not in targets("uint8", 26)

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from operator_cases.attention import attention_23, attention_24, attention_25
-from operator_cases.linear_attention import linear_attention_27 as lin
-from operator_cases.rotary_embedding import rotary_embedding_23 as rope
+from operator_cases.nn.attention import attention_23, attention_24, attention_25
+from operator_cases.nn.linear_attention import linear_attention_27 as lin
+from operator_cases.nn.rotary_embedding import rotary_embedding_23 as rope
 
 L3 = math.log(3.0)
 

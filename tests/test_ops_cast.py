@@ -11,7 +11,7 @@ import pytest
 from onnx import TensorProto as TP
 from onnx import helper
 
-from operator_cases.cast import _nan_to_float4, _zero_or_six, cast_19, cast_24, convert
+from operator_cases.tensor.cast import _nan_to_float4, _zero_or_six, cast_19, cast_24, convert
 from harness.registry import SilentCheck
 
 torch = pytest.importorskip("torch", reason="torch is not installed")

@@ -7,7 +7,7 @@ from onnx import helper
 
 from harness.registry import load_all
 from harness.suites.operators import build_case
-from operator_cases import if_, loop, scan
+from operator_cases.control_flow import if_, loop, scan
 from operator_cases._control_util import graph, init, node, run_graph, vi
 
 load_all()
@@ -180,7 +180,7 @@ def test_if_1_integer_and_bool_branches_cast_a_double_constant():
 
 def test_sequence_map_samples_tensors_and_sequences():
     from harness.values import SeqList
-    from operator_cases import sequence_map as sm
+    from operator_cases.sequence import sequence_map as sm
 
     SM = sm.op._entry(17).reference
     a = SeqList([np.array([1, 2], np.int64), np.array(5, np.int64)])

@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from operator_cases.grid_sample import grid_sample_16, grid_sample_20
-from operator_cases.image_decoder import encode, image_decoder
-from operator_cases.non_max_suppression import SPEC_BOXES, SPEC_SCORES, non_max_suppression as nms
+from operator_cases.tensor.grid_sample import grid_sample_16, grid_sample_20
+from operator_cases.image.image_decoder import encode, image_decoder
+from operator_cases.object_detection.non_max_suppression import SPEC_BOXES, SPEC_SCORES, non_max_suppression as nms
 
 X = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)  # rows 0..3, 4..7, 8..11
 ROW = np.array([[[0.0, 10.0, 20.0, 30.0, 40.0]]], dtype=np.float32)  # a 1-D signal (GridSample-20)
@@ -151,7 +151,7 @@ def test_image_decoder_gray_and_bilevel_files():
 
 def test_image_decoder_jpeg_point_admits_three_units():
     from harness.registry import SilentCheck
-    from operator_cases.image_decoder import JPEG_POINT
+    from operator_cases.image.image_decoder import JPEG_POINT
 
     stream = encode(np.full((8, 8, 3), 128, np.uint8), "jpeg")
     want = image_decoder(stream)

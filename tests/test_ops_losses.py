@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from operator_cases.negative_log_likelihood_loss import negative_log_likelihood_loss as nll
-from operator_cases.softmax_cross_entropy_loss import softmax_cross_entropy_loss as sce
+from operator_cases.math.negative_log_likelihood_loss import negative_log_likelihood_loss as nll
+from operator_cases.math.softmax_cross_entropy_loss import softmax_cross_entropy_loss as sce
 
 X = np.array([[[1.0, 2.0], [2.0, 2.0], [3.0, 2.0]], [[0.0, 1.0], [2.0, 2.0], [1.0, 2]]], np.float32)
 T = np.array([[2, 1], [0, 2]], np.int64)

@@ -7,26 +7,26 @@ import pytest
 from onnx import TensorProto
 
 from harness.values import TypedMap
-from operator_cases._ml_util import post_transform
-from operator_cases._ml_util import encode_legacy, encode_v5
-from operator_cases.ml_array_feature_extractor import array_feature_extractor
-from operator_cases.ml_binarizer import binarizer
-from operator_cases.ml_cast_map import cast_map
-from operator_cases.ml_category_mapper import category_mapper
-from operator_cases.ml_dict_vectorizer import dict_vectorizer
-from operator_cases.ml_feature_vectorizer import feature_vectorizer
-from operator_cases.ml_imputer import imputer
-from operator_cases.ml_label_encoder import label_encoder_1, label_encoder_2, label_encoder_4
-from operator_cases.ml_linear_classifier import linear_classifier
-from operator_cases.ml_normalizer import normalizer
-from operator_cases.ml_one_hot_encoder import one_hot_encoder
-from operator_cases.ml_scaler import scaler
-from operator_cases.ml_svm_classifier import svm_classifier
-from operator_cases.ml_svm_regressor import svm_regressor
-from operator_cases.ml_tree_ensemble import tree_ensemble
-from operator_cases.ml_tree_ensemble_classifier import tree_ensemble_classifier
-from operator_cases.ml_tree_ensemble_regressor import tree_ensemble_regressor
-from operator_cases.ml_zip_map import zip_map
+from operator_cases.ml._ml_util import post_transform
+from operator_cases.ml._ml_util import encode_legacy, encode_v5
+from operator_cases.ml.ml_array_feature_extractor import array_feature_extractor
+from operator_cases.ml.ml_binarizer import binarizer
+from operator_cases.ml.ml_cast_map import cast_map
+from operator_cases.ml.ml_category_mapper import category_mapper
+from operator_cases.ml.ml_dict_vectorizer import dict_vectorizer
+from operator_cases.ml.ml_feature_vectorizer import feature_vectorizer
+from operator_cases.ml.ml_imputer import imputer
+from operator_cases.ml.ml_label_encoder import label_encoder_1, label_encoder_2, label_encoder_4
+from operator_cases.ml.ml_linear_classifier import linear_classifier
+from operator_cases.ml.ml_normalizer import normalizer
+from operator_cases.ml.ml_one_hot_encoder import one_hot_encoder
+from operator_cases.ml.ml_scaler import scaler
+from operator_cases.ml.ml_svm_classifier import svm_classifier
+from operator_cases.ml.ml_svm_regressor import svm_regressor
+from operator_cases.ml.ml_tree_ensemble import tree_ensemble
+from operator_cases.ml.ml_tree_ensemble_classifier import tree_ensemble_classifier
+from operator_cases.ml.ml_tree_ensemble_regressor import tree_ensemble_regressor
+from operator_cases.ml.ml_zip_map import zip_map
 
 
 def test_label_encoder_spec_example():

@@ -4,7 +4,7 @@ reference)."""
 
 import numpy as np
 
-from operator_cases import group_normalization, lp_normalization, lrn, mean_variance_normalization, rms_normalization
+from operator_cases.nn import group_normalization, lp_normalization, lrn, mean_variance_normalization, rms_normalization
 
 F = np.float32
 

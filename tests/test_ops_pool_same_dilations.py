@@ -13,7 +13,7 @@ import itertools
 import numpy as np
 import pytest
 
-from operator_cases import average_pool, max_pool
+from operator_cases.nn import average_pool, max_pool
 
 REFS = {
     "max": lambda x, **a: (max_pool.max_pool_10(x, **a)[0], max_pool.max_pool_22(x, **a)[0]),

@@ -5,7 +5,8 @@ the reference)."""
 import numpy as np
 import pytest
 
-from operator_cases import lp_pool, max_roi_pool, max_unpool, roi_align
+from operator_cases.nn import lp_pool, max_roi_pool, max_unpool
+from operator_cases.object_detection import roi_align
 
 F = np.float32
 #: X[y, x] = 3 y + x: bilinear interpolation is exact on it, so a sample at (y, x) is 3 y + x

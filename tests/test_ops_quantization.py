@@ -7,11 +7,11 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from operator_cases.dequantize_linear import dequantize
-from operator_cases.dynamic_quantize_linear import dynamic_quantize
-from operator_cases.qlinear_conv import qlinear_conv
-from operator_cases.qlinear_mat_mul import qlinear_matmul
-from operator_cases.quantize_linear import quantize
+from operator_cases.quantization.dequantize_linear import dequantize
+from operator_cases.quantization.dynamic_quantize_linear import dynamic_quantize
+from operator_cases.nn.qlinear_conv import qlinear_conv
+from operator_cases.math.qlinear_mat_mul import qlinear_matmul
+from operator_cases.quantization.quantize_linear import quantize
 
 f32 = lambda v: np.array(v, dtype=np.float32)  # noqa: E731
 u8 = lambda v: np.array(v, dtype=np.uint8)  # noqa: E731

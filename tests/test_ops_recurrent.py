@@ -6,9 +6,9 @@ import math
 import numpy as np
 import pytest
 
-from operator_cases.gru import gru
-from operator_cases.lstm import lstm
-from operator_cases.rnn import rnn
+from operator_cases.rnn.gru import gru
+from operator_cases.rnn.lstm import lstm
+from operator_cases.rnn.rnn import rnn
 
 f32 = np.float32
 

@@ -1,13 +1,13 @@
 """Resize and Upsample: the spec's own examples and values worked by hand from its formulas,
-against our references (operator_cases/resize.py, upsample.py)."""
+against our references (operator_cases/tensor/resize.py, upsample.py)."""
 
 import math
 
 import numpy as np
 import pytest
 
-from operator_cases.resize import resize_10, resize_11, resize_13, resize_18, resize_19
-from operator_cases.upsample import upsample_1, upsample_7, upsample_9
+from operator_cases.tensor.resize import resize_10, resize_11, resize_13, resize_18, resize_19
+from operator_cases.tensor.upsample import upsample_1, upsample_7, upsample_9
 
 F = np.float32
 X22 = np.array([[[[1, 2], [3, 4]]]], F)

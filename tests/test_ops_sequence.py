@@ -16,17 +16,17 @@ from harness.case import Case, DataSet, Tolerance, read_data_sets, write_case_fo
 from harness.registry import Example, load_all
 from harness.suites import operators as O
 from operator_cases._sequence_util import PositionError, seq
-from operator_cases.concat_from_sequence import concat_from_sequence
-from operator_cases.optional import optional
-from operator_cases.optional_get_element import optional_get_element
-from operator_cases.optional_has_element import optional_has_element
-from operator_cases.sequence_at import sequence_at
-from operator_cases.sequence_construct import sequence_construct
-from operator_cases.sequence_empty import sequence_empty
-from operator_cases.sequence_erase import sequence_erase
-from operator_cases.sequence_insert import sequence_insert
-from operator_cases.sequence_length import sequence_length
-from operator_cases.split_to_sequence import split_to_sequence
+from operator_cases.sequence.concat_from_sequence import concat_from_sequence
+from operator_cases.optional.optional import optional
+from operator_cases.optional.optional_get_element import optional_get_element
+from operator_cases.optional.optional_has_element import optional_has_element
+from operator_cases.sequence.sequence_at import sequence_at
+from operator_cases.sequence.sequence_construct import sequence_construct
+from operator_cases.sequence.sequence_empty import sequence_empty
+from operator_cases.sequence.sequence_erase import sequence_erase
+from operator_cases.sequence.sequence_insert import sequence_insert
+from operator_cases.sequence.sequence_length import sequence_length
+from operator_cases.sequence.split_to_sequence import split_to_sequence
 
 A, B, C = np.array([1.0, 2.0], np.float32), np.array([3.0], np.float32), np.array([[4.0]], np.float32)
 I64 = np.int64

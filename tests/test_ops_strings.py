@@ -2,10 +2,10 @@
 
 import numpy as np
 
-from operator_cases.regex_full_match import regex_full_match
-from operator_cases.string_concat import string_concat
-from operator_cases.string_normalizer import string_normalizer
-from operator_cases.string_split import string_split
+from operator_cases.text.regex_full_match import regex_full_match
+from operator_cases.text.string_concat import string_concat
+from operator_cases.text.string_normalizer import string_normalizer
+from operator_cases.text.string_split import string_split
 
 
 def s(*v):
@@ -42,7 +42,7 @@ def test_concat_broadcasts():
 
 
 def test_tfidf_spec_skip_example_and_weight_per_pooled_ngram():
-    from operator_cases.tf_idf_vectorizer import tf_idf_vectorizer as tfidf
+    from operator_cases.nn.tf_idf_vectorizer import tf_idf_vectorizer as tfidf
 
     attrs = {"max_gram_length": 2, "min_gram_length": 2, "ngram_counts": [0, 0], "ngram_indexes": [1, 0], "mode": "TF"}
     x = np.array([94, 17, 36, 12, 28], np.int64)

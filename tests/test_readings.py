@@ -145,7 +145,7 @@ def test_swish_with_alpha_zero_takes_x_over_2_or_the_literal_nan_at_infinity():
 
 # -- MelWeightMatrix: ours, or the official test's placement; nothing else
 def test_mel_weight_matrix_official_placement_reproduces_onnxs_test_data():
-    from operator_cases.mel_weight_matrix import mel_weight_matrix, official_placement
+    from operator_cases.math.mel_weight_matrix import mel_weight_matrix, official_placement
 
     # onnx's test_melweightmatrix: 8 bands, dft_length 16, 8192 Hz, 0 .. 4096 Hz; its documented expected values
     args = (np.int32(8), np.int32(16), np.int32(8192), np.float32(0), np.float32(4096))
@@ -160,7 +160,7 @@ def test_mel_weight_matrix_zeros_fail_and_the_official_placement_is_unspecified(
     from harness.worker import execute_case
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
-    from operator_cases.mel_weight_matrix import official_placement
+    from operator_cases.math.mel_weight_matrix import official_placement
 
     from .wrong_outputs import WrongOutputs
 
@@ -203,7 +203,7 @@ def test_legacy_resize_takes_ours_or_a_named_mapping_and_fails_on_zeros(op, sinc
     from harness.worker import execute_case
     from harness.registry import REGISTRY, Example, load_all
     from harness.suites.operators import build_case
-    from operator_cases._resize_util import legacy
+    from operator_cases.tensor._resize_util import legacy
 
     from .wrong_outputs import WrongOutputs
 
@@ -235,7 +235,7 @@ def test_an_element_also_open_by_a_point_without_readings_is_unchecked_not_faile
 
 def test_tree_ensemble_classifier_with_two_labels_takes_ours_or_a_binary_layout_and_fails_on_zeros():
     from harness.worker import execute_case
-    from operator_cases.ml_tree_ensemble_classifier import edges
+    from operator_cases.ml.ml_tree_ensemble_classifier import edges
 
     from .wrong_outputs import WrongOutputs
 
@@ -267,7 +267,7 @@ def test_tree_ensemble_classifier_votes_for_class_0_stay_with_the_first_label():
     from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
-    from operator_cases.ml_tree_ensemble_classifier import edges
+    from operator_cases.ml.ml_tree_ensemble_classifier import edges
 
     from .wrong_outputs import WrongOutputs
 
@@ -294,8 +294,8 @@ def test_svm_classifier_raw_scores_take_ours_or_the_decision_values_and_fail_on_
     from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
-    from operator_cases._ml_util import plain_attrs
-    from operator_cases.ml_svm_classifier import decisions, edges
+    from operator_cases.ml._ml_util import plain_attrs
+    from operator_cases.ml.ml_svm_classifier import decisions, edges
 
     from .wrong_outputs import WrongOutputs
 
@@ -314,7 +314,7 @@ def test_linear_classifier_with_one_vector_for_two_labels_takes_a_named_layout_a
     from harness.worker import execute_case
     from harness.registry import REGISTRY, load_all
     from harness.suites.operators import build_case
-    from operator_cases.ml_linear_classifier import edges, raw_scores
+    from operator_cases.ml.ml_linear_classifier import edges, raw_scores
 
     from .wrong_outputs import WrongOutputs
 

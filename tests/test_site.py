@@ -135,7 +135,7 @@ def test_broken_runs_are_flagged_not_scored(site):
 
 def test_op_version_page_explains_each_non_pass_and_links_the_finding(site):
     add = page(site, "op/Add-14.json")
-    assert add["spec_link"].endswith("onnx__Add.html") and add["module"] == "operator_cases/add.py"
+    assert add["spec_link"].endswith("onnx__Add.html") and add["module"] == "operator_cases/math/add.py"
     assert [p["id"] for p in add["spec_silent"]] == ["Add.int_overflow"]
     ort = next(c for c in add["columns"] if c["key"] == "onnxruntime 1.32.0")
     causes = {(g["outcome"], g["finding"]): g["count"] for g in ort["causes"]}

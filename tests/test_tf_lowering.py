@@ -127,8 +127,8 @@ def _run_one(backend, op, inputs, attrs=None, n_out=1, opset=22, out=TP.FLOAT):
 
 
 def test_losses_match_our_reference(backend):
-    from operator_cases.negative_log_likelihood_loss import negative_log_likelihood_loss
-    from operator_cases.softmax_cross_entropy_loss import softmax_cross_entropy_loss
+    from operator_cases.math.negative_log_likelihood_loss import negative_log_likelihood_loss
+    from operator_cases.math.softmax_cross_entropy_loss import softmax_cross_entropy_loss
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((3, 4, 2)).astype(np.float32)
@@ -145,8 +145,8 @@ def test_losses_match_our_reference(backend):
 
 
 def test_block_moves_and_range_match_our_reference(backend):
-    from operator_cases.range import range_27
-    from operator_cases.space_to_depth import space_to_depth
+    from operator_cases.generator.range import range_27
+    from operator_cases.tensor.space_to_depth import space_to_depth
 
     x = np.arange(2 * 3 * 4 * 6, dtype=np.float32).reshape(2, 3, 4, 6)
     for mode in ("DCR", "CRD"):
@@ -160,7 +160,7 @@ def test_block_moves_and_range_match_our_reference(backend):
 
 
 def test_activations_and_bitwise_ops(backend):
-    from operator_cases.gelu import gelu
+    from operator_cases.math.gelu import gelu
 
     x = np.linspace(-4, 4, 17, dtype=np.float32)
     for approximate in ("none", "tanh"):
@@ -182,7 +182,7 @@ def test_reductions_over_axes_given_as_a_graph_input(backend):
 
 
 def test_attention_matches_our_reference(backend):
-    from operator_cases.attention import attention_24
+    from operator_cases.nn.attention import attention_24
 
     rng = np.random.default_rng(1)
     f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -200,8 +200,8 @@ def test_attention_matches_our_reference(backend):
 
 
 def test_scatters_and_compress_match_our_reference(backend):
-    from operator_cases.scatter_elements import scatter_elements_16
-    from operator_cases.scatter_nd import scatter_nd_16
+    from operator_cases.tensor.scatter_elements import scatter_elements_16
+    from operator_cases.tensor.scatter_nd import scatter_nd_16
 
     data = np.arange(1, 13, dtype=np.float32).reshape(3, 4)
     idx = np.array([[-1], [0], [2], [0]], np.int64)  # row 0 twice, a negative index
@@ -246,7 +246,7 @@ def test_if_and_loop_with_a_data_dependent_condition_and_a_scan_output(mode):
 
 @pytest.mark.parametrize("mode", [TensorFlowBackend, TensorFlowEagerBackend], ids=["graph", "eager"])
 def test_resize_matches_our_reference(mode):
-    from operator_cases.resize import resize_19
+    from operator_cases.tensor.resize import resize_19
 
     backend = mode()
     backend.load()
@@ -266,8 +266,8 @@ def test_resize_matches_our_reference(mode):
 
 
 def test_rotary_embedding_and_center_crop_pad_match_our_reference(backend):
-    from operator_cases.center_crop_pad import center_crop_pad
-    from operator_cases.rotary_embedding import rotary_embedding_23
+    from operator_cases.tensor.center_crop_pad import center_crop_pad
+    from operator_cases.nn.rotary_embedding import rotary_embedding_23
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((2, 3, 2, 8)).astype(np.float32)  # (batch, heads, sequence, head_size)
@@ -285,7 +285,7 @@ def test_rotary_embedding_and_center_crop_pad_match_our_reference(backend):
 @pytest.mark.parametrize("mode, padding, align, rank", [("linear", "zeros", 0, 4), ("cubic", "reflection", 1, 4), ("cubic", "border", 0, 4),
                                                         ("nearest", "reflection", 0, 5), ("linear", "border", 1, 5)])
 def test_grid_sample_matches_our_reference(backend, mode, padding, align, rank):
-    from operator_cases.grid_sample import grid_sample_20
+    from operator_cases.tensor.grid_sample import grid_sample_20
 
     rng = np.random.default_rng(4)
     x = rng.standard_normal((1, 2, 4, 5) if rank == 4 else (1, 1, 3, 4, 5)).astype(np.float32)

@@ -11,9 +11,8 @@ import numpy as np
 import onnx
 
 import harness
-import operator_cases
 
-from .. import fuzz_api, strategies
+from .. import fuzz_api, registry, strategies
 from .. import generated as graphs_package
 from ..case import Case
 from ..generated.cases import draw_graphs, graph_case
@@ -34,7 +33,7 @@ def _suite_fingerprint() -> str:
     reference and template."""
     package = Path(graphs_package.__file__).parent
     sources = [Path(__file__), *sorted(package.glob("*.py")), Path(strategies.__file__), Path(fuzz_api.__file__),
-               *sorted(Path(operator_cases.__file__).parent.glob("*.py"))]
+               *registry.source_files()]
     return digest(sources, onnx.__version__, np.__version__, harness.__version__)
 
 

@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from .. import schema
 from .. import strategies as S
 from ..case import Case, DataSet
+from .. import registry
 from ..registry import Example, OpVersion, broken_modules, load_all, spec_silent_points
 from ..tolerances import default_for
 from ..values import Typed, TypedSeq, infer_type, innermost_elem, leaves, reference_value, type_text
@@ -374,14 +375,13 @@ def _edge_names(edges: Any, dtype: str, opset: int) -> tuple[str, ...]:
 def _fingerprint(opv: OpVersion) -> str:
     """What a frozen op-version depends on: its module, the shared helpers, the builder, onnx."""
     import harness
-    import operator_cases as package
 
     module = sys.modules[opv.module]
-    # the op's module and every operator_cases module it draws on (CastLike uses cast.py)
+    # the op's module and every operator module it draws on (CastLike uses cast.py)
     used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
     sources = [Path(__file__), Path(S.__file__)]
-    sources += sorted(Path(sys.modules[m].__file__) for m in used if m and m.startswith("operator_cases.") and m in sys.modules)
-    sources += sorted(Path(package.__file__).parent.glob("_*.py"))
+    sources += sorted(Path(sys.modules[m].__file__) for m in used if m and registry.is_operator_module(m) and m in sys.modules)
+    sources += registry.source_files(shared_only=True)
     return digest(sources, onnx.__version__, harness.__version__)
 
 

@@ -1,7 +1,0 @@
-"""BlackmanWindow: a cosine-sum window of length ``size`` (ONNX spec: BlackmanWindow-17), periodic or symmetric,
-in ``output_datatype``; the formula, coefficients and the size-1 symmetric point are in
-operator_cases/_signal_util.py."""
-
-from ._signal_util import window_op
-
-op = window_op("BlackmanWindow", (0.42, 0.5, 0.08))

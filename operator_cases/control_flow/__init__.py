@@ -1,0 +1,1 @@
+"""Control flow: If, Loop, Scan (onnx/defs/controlflow)."""

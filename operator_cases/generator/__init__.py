@@ -1,0 +1,1 @@
+"""Generators and random draws: constants, ranges, eye, random distributions (onnx/defs/generator)."""

@@ -1,0 +1,1 @@
+"""Image decoding (onnx/defs/image)."""

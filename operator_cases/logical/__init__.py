@@ -1,0 +1,1 @@
+"""Comparisons, logical and bitwise operators (onnx/defs/logical)."""

@@ -1,0 +1,1 @@
+"""Math: element-wise arithmetic, unary functions, matrix products, activations, signal transforms and windows (onnx/defs/math)."""

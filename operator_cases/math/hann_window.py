@@ -1,0 +1,7 @@
+"""HannWindow: a cosine-sum window of length ``size`` (ONNX spec: HannWindow-17), periodic or symmetric,
+in ``output_datatype``; the formula, coefficients and the size-1 symmetric point are in
+operator_cases/math/_signal_util.py."""
+
+from ._signal_util import window_op
+
+op = window_op("HannWindow", (0.5, 0.5))

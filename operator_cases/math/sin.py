@@ -1,0 +1,19 @@
+"""Sin: the sine of x, elementwise (ONNX spec: Sin-7, 22; 22 adds bfloat16).
+
+Defined for every real x; sin(+-inf) is NaN (C library / IEEE 754: no limit).
+"""
+
+import numpy as np
+
+from harness.fuzz_api import NAN_IEEE, with_input
+from harness.registry import Operator
+
+from .._unary_util import elementwise, unary_template
+
+op = Operator("Sin")
+
+elementwise(op, (7, 22), np.sin)
+
+
+# how it enters a generated graph (harness.suites.generated)
+unary_template(op, nan=NAN_IEEE, ulps=8.0, bound=with_input)

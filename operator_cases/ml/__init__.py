@@ -1,0 +1,1 @@
+"""ai.onnx.ml: the traditional machine-learning operators (onnx/defs/traditionalml)."""

@@ -1,0 +1,1 @@
+"""Object detection: RoiAlign, NonMaxSuppression (onnx/defs/object_detection)."""

@@ -1,0 +1,1 @@
+"""Optionals (onnx/defs/optional)."""

@@ -1,0 +1,1 @@
+"""Quantization: QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (onnx/defs/quantization)."""

@@ -1,0 +1,1 @@
+"""Reductions and arg-reductions along axes (onnx/defs/reduction)."""

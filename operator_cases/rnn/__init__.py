@@ -1,0 +1,1 @@
+"""Recurrent networks: RNN, GRU, LSTM (onnx/defs/rnn)."""

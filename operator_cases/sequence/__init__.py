@@ -1,0 +1,1 @@
+"""Sequences (onnx/defs/sequence)."""

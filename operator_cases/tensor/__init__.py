@@ -1,0 +1,1 @@
+"""Tensor: shape, layout, indexing, casting, slicing and padding (onnx/defs/tensor)."""

@@ -1,0 +1,1 @@
+"""Text: string operators (onnx/defs/text)."""
