@@ -70,14 +70,14 @@ def test_every_record_is_complete(finding):
 
 def _our_reference(record: dict):
     """Our reference of the record's op-version (only the operator's own module is imported)."""
-    from harness.registry import REGISTRY, load_all
+    from harness.registry import REGISTRY, load_all, operator_modules
 
     key = (record.get("domain", ""), record["op"], record["version"])
     if key not in REGISTRY:
         pattern = f'Operator("{record["op"]}"'
-        for path in sorted(Path(importlib.util.find_spec("operator_cases").origin).parent.glob("*.py")):
-            if pattern in path.read_text():
-                importlib.import_module(f"operator_cases.{path.stem}")
+        for name in operator_modules():
+            if pattern in Path(importlib.util.find_spec(name).origin).read_text():
+                importlib.import_module(name)
         if key not in REGISTRY:
             load_all()
     return REGISTRY[key].reference
