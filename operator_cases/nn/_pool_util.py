@@ -20,7 +20,9 @@ import numpy as np
 
 from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan, size_of
-from harness.registry import Operator
+from harness.registry import Example, Operator
+
+from .._accumulate_util import EXPECTED, NARROW, add_examples, finite_is_ours_or, in_type, narrow_spec, top
 
 st = S.st
 
@@ -35,6 +37,44 @@ def lp_norm(values: np.ndarray, p: Any, axis: Any) -> np.ndarray:
         if p == 2:
             return np.sqrt((a * a).sum(axis=axis))
         return (a**p).sum(axis=axis) ** (1.0 / p)
+
+
+def narrow_accumulation(op: Operator, versions: tuple[int, ...], windows: Callable[[np.ndarray, dict], np.ndarray],
+                        example_attrs: dict[str, Any]) -> None:
+    """Declare ``<Op>.narrow_accumulation`` for an Lp pool and add its example. The text names no
+    type for the sum of |x|^p: the sum accumulated in the input type is accepted where our wide one
+    is finite and it is not. ``windows(x, attrs)``: x's windows in x's type, each window's cells on
+    the last axis; ``example_attrs``: the example's attributes besides ``p``."""
+
+    def norm_in_type(x: np.ndarray, attrs: dict) -> np.ndarray:
+        p = float(attrs.get("p", 2))
+        win = windows(x, attrs)
+        with np.errstate(all="ignore"):
+            y = in_type(win, (win.ndim - 1,), lambda a, v: a + np.abs(v) ** p, lambda a, n: a ** (1.0 / p))
+        return y.reshape(y.shape[:-1])
+
+    def where(inputs, attrs, expected, since):
+        x = np.asarray(inputs[0])
+        if S.label_of(x.dtype) not in NARROW or x.size == 0:
+            return [None]
+        with np.errstate(all="ignore"):
+            return [np.isfinite(np.asarray(expected[0]).astype(np.float64)) & ~np.isfinite(norm_in_type(x, attrs).astype(np.float64))]
+
+    op.spec_silent(
+        "narrow_accumulation", versions, spec=narrow_spec(op, versions), expected=EXPECTED, where=where,
+        invariants={"a finite value there is ours": lambda c: finite_is_ours_or(c, np.inf)},
+        readings={"each window's sum of |x|^p accumulated in the input type, left to right (+inf)":
+                  lambda c: [norm_in_type(np.asarray(c.inputs[0]), c.attrs)]})
+
+    def examples(dtype: str, since: int) -> list[Example]:
+        """(3t/8)^2 + (t/2)^2 overflows the type; its square root, 5t/8, does not."""
+        if dtype not in NARROW:
+            return []
+        t = top(dtype)
+        return [Example([np.array([[[3 * t / 8, t / 2, 0.0]]]).astype(S.np_dtype(dtype))], {**example_attrs, "p": 2.0 if since == 1 else 2},
+                        name="narrow_accumulation")]
+
+    add_examples(op, versions, examples)
 
 
 def draw_p(d: Callable, since: int) -> float | int:

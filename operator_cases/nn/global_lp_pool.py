@@ -19,9 +19,8 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .._accumulate_util import EXPECTED, NARROW, add_examples, finite_is_ours_or, in_type, narrow_spec, top
 from .._common import back
-from ._pool_util import draw_p, global_lp_pool_template, lp_norm, p_values
+from ._pool_util import draw_p, global_lp_pool_template, lp_norm, narrow_accumulation, p_values
 from ._window_util import batch_edges, draw_input_shape
 
 op = Operator("GlobalLpPool")
@@ -67,37 +66,7 @@ def edges(dtype, opset):
     return out
 
 
-def _norm_in_type(x, attrs):
-    """(sum |x|^p over the spatial axes, each partial sum rounded to x's type) ^ (1 / p)."""
-    p = float(attrs.get("p", 2))
-    with np.errstate(all="ignore"):
-        return in_type(x, tuple(range(2, x.ndim)), lambda a, v: a + np.abs(v) ** p, lambda a, n: a ** (1.0 / p))
-
-
-def _narrow(inputs, attrs, expected, since):
-    x = np.asarray(inputs[0])
-    if S.label_of(x.dtype) not in NARROW or x.size == 0 or x.ndim < 3:
-        return [None]
-    finite = np.all(np.isfinite(x.astype(np.float64)), axis=tuple(range(2, x.ndim)), keepdims=True)  # inf or NaN in: IEEE's
-    return [finite & ~np.isfinite(_norm_in_type(x, attrs).astype(np.float64))]
-
-
-op.spec_silent(
-    "narrow_accumulation", VERSIONS, spec=narrow_spec(op, VERSIONS), expected=EXPECTED, where=_narrow,
-    invariants={"a finite value there is ours": lambda c: finite_is_ours_or(c, np.inf)},
-    readings={"the sum of |x|^p accumulated in the input type, left to right (+inf)": lambda c: [_norm_in_type(np.asarray(c.inputs[0]), c.attrs)]})
-
-
-def _narrow_examples(dtype, since):
-    """(3t/8)^2 + (t/2)^2 overflows the type; its square root, 5t/8, does not."""
-    if dtype not in NARROW:
-        return []
-    t = top(dtype)
-    return [Example([np.array([[[3 * t / 8, t / 2, 0.0]]]).astype(S.np_dtype(dtype))], {"p": 2.0 if since == 1 else 2},
-                    name="narrow_accumulation")]
-
-
-add_examples(op, VERSIONS, _narrow_examples)
+narrow_accumulation(op, VERSIONS, lambda x, attrs: x.reshape(x.shape[:2] + (1,) * (x.ndim - 2) + (-1,)), {})
 
 
 # how it enters a generated graph (harness.suites.generated)

@@ -26,9 +26,8 @@ from harness import schema
 from harness import strategies as S
 from harness.registry import Example, Operator
 
-from .._accumulate_util import EXPECTED, NARROW, add_examples, finite_is_ours_or, in_type, narrow_spec, top
 from .._common import back
-from ._pool_util import draw_p, lp_norm, lp_pool_template, p_values
+from ._pool_util import draw_p, lp_norm, lp_pool_template, narrow_accumulation, p_values
 from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve, window_attrs
 
 op = Operator("LpPool")
@@ -106,41 +105,14 @@ def edges(dtype, opset):
     return out + batch_edges(dtype, out[1])
 
 
-def _norm_in_type(x, attrs):
-    """Each window's (sum |x|^p, each partial sum rounded to x's type) ^ (1 / p); padding adds 0."""
-    p = float(attrs.get("p", 2))
+def _windows(x, attrs):
+    """x's windows in its type, each window's cells on the last axis (padding holds 0)."""
     g = resolve(x.shape[2:], attrs["kernel_shape"], attrs.get("strides"), attrs.get("dilations"), attrs.get("pads"),
                 attrs.get("auto_pad", "NOTSET"), attrs.get("ceil_mode", 0))
-    win = gather(x.astype(np.float64), g)[0].reshape(*x.shape[:2], *g["out"], -1).astype(x.dtype)
-    with np.errstate(all="ignore"):
-        y = in_type(win, (win.ndim - 1,), lambda a, v: a + np.abs(v) ** p, lambda a, n: a ** (1.0 / p))
-    return y.reshape(y.shape[:-1])
+    return gather(x.astype(np.float64), g)[0].reshape(*x.shape[:2], *g["out"], -1).astype(x.dtype)
 
 
-def _narrow(inputs, attrs, expected, since):
-    x = np.asarray(inputs[0])
-    if S.label_of(x.dtype) not in NARROW or x.size == 0:
-        return [None]
-    with np.errstate(all="ignore"):
-        return [np.isfinite(np.asarray(expected[0]).astype(np.float64)) & ~np.isfinite(_norm_in_type(x, attrs).astype(np.float64))]
-
-
-op.spec_silent(
-    "narrow_accumulation", VERSIONS, spec=narrow_spec(op, VERSIONS), expected=EXPECTED, where=_narrow,
-    invariants={"a finite value there is ours": lambda c: finite_is_ours_or(c, np.inf)},
-    readings={"each window's sum of |x|^p accumulated in the input type, left to right (+inf)": lambda c: [_norm_in_type(np.asarray(c.inputs[0]), c.attrs)]})
-
-
-def _narrow_examples(dtype, since):
-    """(3t/8)^2 + (t/2)^2 overflows the type; its square root, 5t/8, does not."""
-    if dtype not in NARROW:
-        return []
-    t = top(dtype)
-    return [Example([np.array([[[3 * t / 8, t / 2, 0.0]]]).astype(S.np_dtype(dtype))], {"kernel_shape": [3], "p": 2.0 if since == 1 else 2},
-                    name="narrow_accumulation")]
-
-
-add_examples(op, VERSIONS, _narrow_examples)
+narrow_accumulation(op, VERSIONS, _windows, {"kernel_shape": [3]})
 
 
 # how it enters a generated graph (harness.suites.generated)
