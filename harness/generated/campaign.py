@@ -563,9 +563,7 @@ class _Session:
             # localized to one node: minimal by node count already, a finding without shrinking
             # (its inputs keep their drawn shapes; the finding says "not shrunk")
             for h, f in [(h, f) for h, f in fresh if len(h.nodes) == 1]:
-                # the surgery that cut it out kept the drawn graph's pattern labels; one node
-                # holds no optimizer pattern (a fusion takes two or more)
-                c._add(replace(h, patterns=[]), f, False, self.roots.get(f.signature))
+                c._add(h, f, False, self.roots.get(f.signature))
             fresh = [(h, f) for h, f in fresh if len(h.nodes) > 1]
         if not fresh:
             return

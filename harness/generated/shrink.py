@@ -35,7 +35,8 @@ def _prune(g: Graph, outputs: list[Value]) -> Graph:
     return Graph(g.spec, g.opset, g.dtype, g.nan_mode, [v for v in g.inputs if v.name in needed], keep,
                  {k: a for k, a in g.initializers.items() if k in needed}, list(outputs), [],
                  [op for op in g.nan_assumed_ops if op in ops], g.config, reduced=True, edge=g.edge,
-                 silent={k: s for k, s in g.silent.items() if k in names}, patterns=list(g.patterns))
+                 silent={k: s for k, s in g.silent.items() if k in names},
+                 patterns=list(g.patterns) if len(keep) > 1 else [])  # one node holds no optimizer pattern
 
 
 def values_of(g: Graph) -> dict[str, Value]:
