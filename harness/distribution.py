@@ -119,13 +119,11 @@ def _spread(a: np.ndarray, mean: float, scale: float, level: float) -> _Test:
     n = a.size
     flat = a.ravel()
     with np.errstate(over="ignore", invalid="ignore"):
-        gaps = [np.abs(np.nextafter(flat, np.array(to, flat.dtype)).astype(np.float64) - mean) / scale for to in (-np.inf, np.inf)]
-        lo_side, hi_side = np.minimum(*gaps), np.maximum(*gaps)
-        x = flat.astype(np.float64)
-        straddles = (np.nextafter(flat, np.array(-np.inf, flat.dtype)).astype(np.float64) <= mean) & (mean <= np.nextafter(flat, np.array(np.inf, flat.dtype)).astype(np.float64))
-        s_min = float(np.sum(np.where(straddles, 0.0, lo_side) ** 2))
-        s_max = float(np.sum(hi_side ** 2))
-    s = float(np.sum(((x - mean) / scale) ** 2))
+        down, up = (np.nextafter(flat, np.array(to, flat.dtype)).astype(np.float64) for to in (-np.inf, np.inf))
+        near, far = np.minimum(np.abs(down - mean), np.abs(up - mean)) / scale, np.maximum(np.abs(down - mean), np.abs(up - mean)) / scale
+        s_min = float(np.sum(np.where((down <= mean) & (mean <= up), 0.0, near) ** 2))  # an interval holding the mean: z may be 0
+        s_max = float(np.sum(far ** 2))
+    s = float(np.sum(((flat.astype(np.float64) - mean) / scale) ** 2))
     p = min(1.0, 2 * min(float(special.chdtr(n, s_max)), float(special.chdtrc(n, s_min))))
     low, high = _spread_reach(n, level)
     return _Test(p, level, f"chi-square test of the spread (sum of squared z = {s:.4g}, n = {n})", low >= TARGETS["variance_ratio"] and high <= TARGETS["variance_ratio_up"],
