@@ -41,6 +41,7 @@ count.
 from __future__ import annotations
 
 import functools
+import time
 
 import numpy as np
 import onnx
@@ -203,6 +204,25 @@ class FusedAddRelu(_Kernels):
         del out.graph.node[:]
         out.graph.node.extend(keep)
         return out
+
+
+class SlowFusedAddRelu(FusedAddRelu):
+    """``FusedAddRelu`` on a runtime whose every run takes 20 ms: shrinking one graph (hundreds
+    of runs) fills a budget of seconds, so a campaign that shrank each disagreement when it
+    found it would test few graphs."""
+
+    name = "slow-fused-add-relu"
+
+    def prepare(self, model: onnx.ModelProto):
+        session = super().prepare(model)
+        run = session.run
+
+        def slow(feeds):
+            time.sleep(0.02)
+            return run(feeds)
+
+        session.run = slow
+        return session
 
 
 class FloorDiv(_Kernels):

@@ -2,21 +2,23 @@
 
 Each example is a graph drawn by :mod:`harness.generated`; the property runs it on every
 selected backend and compares each output with the composed reference under that output's
-tolerance (and, for ONNX Runtime, the optimized session with the unoptimized one). A
-disagreement makes the property fail, Hypothesis shrinks the graph (deleting node specs,
-moving knobs and references to 0), and the smallest failing graph becomes a *finding*: stored
-as a result of suite ``generated``, with a repro bundle. Findings are deduplicated by
-(sorted op pattern of the minimal graph, backend, symptom), so one root cause gives one report;
-a later graph that fails the same way on a backend and contains a known finding's ops is
-counted as a duplicate without shrinking again. Before any shrinking, a disagreement is keyed by
-its root cause (:func:`root_cause`: backend family, kind of symptom, dtype, and the op-version
-whose output first goes wrong, or the optimizer patterns of a failure that needs the whole
-graph): only the first graph of each root cause is shrunk, later ones count against it.
+tolerance (and, for ONNX Runtime, the optimized session with the unoptimized one).
 
-A campaign is a series of Hypothesis runs with fresh seeds until the wall-clock budget ends;
-each run ends at its first disagreement (after shrinking it). Ctrl-C keeps every finding. Any
-other exception is a bug of the harness: it ends the campaign with its traceback (the store
-marks the run ``failed``), never a report of "0 findings".
+A campaign has two phases. Testing: Hypothesis draws and tests graphs until the budget less a
+shrinking reserve (:meth:`Campaign.reserve`) is spent. Each disagreement is keyed by its root
+cause (:func:`root_cause`: backend family, kind of symptom, dtype, and the op-version whose
+output first goes wrong, or the optimizer patterns of a failure that needs the whole graph): a
+disagreement localized to one node is a finding at once; the first multi-node graph of a new
+root cause waits, with the Hypothesis choices that drew it; later graphs of a root cause, or
+holding a known finding's ops with the same symptom, count against it. Shrinking: in the
+reserved time, the waiting graphs, most valuable first, are replayed and shrunk by Hypothesis
+(deleting node specs, moving knobs and references to 0) and by graph surgery; what the time
+leaves unshrunk is a finding "not shrunk" with its whole graph. Findings (stored as results of
+suite ``generated``, with a repro bundle) are deduplicated by (sorted op pattern of the minimal
+graph, backend, symptom), so one root cause gives one report.
+
+Ctrl-C keeps every finding (unshrunk). Any other exception is a bug of the harness: it ends the
+campaign with its traceback (the store marks the run ``failed``), never a report of "0 findings".
 
 Backends run in a child process by default (``--in-process`` to share the fuzzer's process):
 a crash or a hang of a runtime is then a finding like any other instead of the end of the
@@ -54,6 +56,13 @@ from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
 from .spec import N_KNOBS, N_REFS, GenConfig, GraphSpec, NodeSpec, graph_specs
 
 SUITE = "generated"
+#: the shrinking reserve (:meth:`Campaign.reserve`): testing stops SHRINK_EACH seconds (at most
+#: ``--shrink-time``) before the end of the budget for each distinct multi-node disagreement
+#: waiting, at most SHRINK_SHARE of the budget; each is then shrunk in its share of what is left
+#: (at least MIN_SHRINK_S; none is started with less left)
+SHRINK_SHARE = 0.25
+SHRINK_EACH = 10.0
+MIN_SHRINK_S = 3.0
 
 
 # =============================================================================================
@@ -103,9 +112,12 @@ class FuzzStats:
     disagreements: int = 0
     duplicates: int = 0
     sessions: int = 0
-    #: disagreements counted against a root cause already being (or having been) shrunk
+    #: disagreements counted against a root cause already waiting (or having been shrunk)
     root_duplicates: int = 0
     shrink_steps: int = 0
+    #: distinct multi-node disagreements shrunk at the end, and those the budget left unshrunk
+    shrunk: int = 0
+    unshrunk: int = 0
     #: wall-clock seconds spent generating and testing (shrinking excluded): the throughput's base
     gen_seconds: float = 0.0
     nodes: int = 0
@@ -198,9 +210,13 @@ class Campaign:
         self.deadline = 0.0
         #: op-versions at a dtype no longer drawn, and why (see _stop_drawing)
         self.excluded: list[str] = []
-        #: root causes (root_cause) already shrunk, each with the finding it became (None while
-        #: its session still shrinks it)
-        self.roots: dict[tuple[str, ...], Finding | None] = {}
+        #: root causes (root_cause) seen, each with the finding it became or its first graph,
+        #: waiting to be shrunk
+        self.roots: dict[tuple[str, ...], Finding | Pending] = {}
+        #: the first graph of each root cause that needs shrinking, in the order found
+        self.pending: list[Pending] = []
+        self.base_seed = 0
+        self.strategy: Any = None
 
     # -- setup ---------------------------------------------------------------------------------
     def _setup(self) -> None:
@@ -235,33 +251,22 @@ class Campaign:
 
     # -- the property ------------------------------------------------------------------------
     def run(self) -> FuzzReport:
-        from hypothesis import HealthCheck, Phase, given, settings
-        from hypothesis import seed as hypothesis_seed
         from hypothesis.errors import Unsatisfiable
 
         cfg = self.config
         self._setup()
         self.deadline = time.monotonic() + cfg.budget_s
-        base_seed = cfg.seed if cfg.seed is not None else int.from_bytes(os.urandom(4), "big")
+        self.base_seed = cfg.seed if cfg.seed is not None else int.from_bytes(os.urandom(4), "big")
         low = cfg.min_specs if cfg.min_specs is not None else max(1, cfg.gen.max_nodes // 2)
-        strategy = graph_specs(low, cfg.max_specs or max(low, 2 * cfg.gen.max_nodes))
+        self.strategy = graph_specs(low, cfg.max_specs or max(low, 2 * cfg.gen.max_nodes))
         interrupted = failed = False
         try:
             while not self._done():
                 self.stats.sessions += 1
-                session = _Session(self)
                 number = cfg.session_offset + 1 + cfg.session_stride * (self.stats.sessions - 1)
-                session_seed = zlib.crc32(f"{base_seed}/{number}".encode())
-
-                @settings(max_examples=10**9, database=None, deadline=None, derandomize=False, print_blob=False,
-                          phases=[Phase.generate, Phase.shrink], suppress_health_check=list(HealthCheck), report_multiple_bugs=True)
-                @hypothesis_seed(session_seed)
-                @given(strategy)
-                def prop(spec: GraphSpec) -> None:
-                    session.check(spec)
-
+                session = _Session(self)
                 try:
-                    prop()
+                    self._hypothesis(session.check, zlib.crc32(f"{self.base_seed}/{number}".encode()))
                 except StopFuzzing:
                     pass
                 except KeyboardInterrupt:
@@ -273,21 +278,15 @@ class Campaign:
                         raise
                     self.say(f"nothing left to draw: every template's op-versions are excluded after a finding "
                              f"({len(self.excluded)} excluded); the campaign ends early")
-                    session.close()
-                    self._finalize(session, final=True, reduce=True)
                     break
-                except BaseException as exc:
-                    # The disagreement(s) Hypothesis re-raises after shrinking end the session;
-                    # anything else (a bug of the harness: a template, the tester, the store)
-                    # ends the campaign with its traceback.
-                    if not only_disagreements(exc):
-                        raise
-                session.close()
-                self._finalize(session, final=interrupted or self._done(), reduce=not interrupted)
+                finally:
+                    session.close()
                 if interrupted:
                     break
+            self._shrink_pending(interrupted)
         except KeyboardInterrupt:
             interrupted = True
+            self._shrink_pending(True)
         except BaseException:
             failed = True
             raise
@@ -297,13 +296,47 @@ class Campaign:
                 self.store.finish_run(self.run_id, "failed" if failed else "interrupted" if interrupted else "complete")
         return FuzzReport(self.stats, list(self.findings.values()), self.run_id, interrupted, list(self.excluded))
 
-    def _done(self) -> bool:
+    def _hypothesis(self, check: Callable[[GraphSpec], None], seed: int, replay: list[Any] | None = None) -> None:
+        """One Hypothesis run of ``check`` over the campaign's graph specs: generation only (the
+        testing phase: nothing raises, every disagreement waits in :attr:`pending`), or, given the
+        choices of one drawn graph (``replay``), that graph replayed and shrunk while ``check``
+        raises for it. The replayed choices are handed over as Hypothesis's database would hand
+        over a failure of an earlier run (secondary corpus, so it is shrunk, not taken as minimal)."""
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as hypothesis_seed
+        from hypothesis.database import InMemoryExampleDatabase, choices_to_bytes
+
+        db = InMemoryExampleDatabase() if replay is not None else None
+
+        @settings(max_examples=10**9, database=db, deadline=None, derandomize=False, print_blob=False,
+                  phases=[Phase.reuse, Phase.shrink] if replay is not None else [Phase.generate],
+                  suppress_health_check=list(HealthCheck), report_multiple_bugs=False)
+        @hypothesis_seed(seed)
+        @given(self.strategy)
+        def prop(spec: GraphSpec) -> None:
+            check(spec)
+
+        if db is not None:
+            key = f"shrink/{seed}".encode()
+            prop._hypothesis_internal_database_key = key  # type: ignore[attr-defined]
+            db.save(key + b".secondary", choices_to_bytes(tuple(replay)))
+        prop()
+
+    def reserve(self) -> float:
+        """Seconds kept at the end of the budget for shrinking the disagreements waiting: SHRINK_EACH
+        (at most ``shrink_s``) for each, at most SHRINK_SHARE of the budget."""
         cfg = self.config
-        if time.monotonic() >= self.deadline:
+        return min(SHRINK_SHARE * cfg.budget_s, len(self.pending) * min(SHRINK_EACH, cfg.shrink_s))
+
+    def _done(self) -> bool:
+        """Whether the testing phase is over: the budget less the shrinking reserve spent, or
+        enough graphs tested or distinct disagreements found (shrunk or waiting)."""
+        cfg = self.config
+        if time.monotonic() >= self.deadline - self.reserve():
             return True
         if cfg.max_graphs is not None and self.stats.tested >= cfg.max_graphs:
             return True
-        return cfg.max_findings is not None and len(self.findings) >= cfg.max_findings
+        return cfg.max_findings is not None and len(self.findings) + len(self.pending) >= cfg.max_findings
 
     # -- findings ------------------------------------------------------------------------------
     def known(self, g: Graph, f: Failure) -> Finding | None:
@@ -358,25 +391,92 @@ class Campaign:
                 return h, found
         return g, f
 
-    def _finalize(self, session: _Session, final: bool = False, reduce: bool = True) -> None:
-        """Turn a session's smallest failing graphs into findings: reduce each further (fewer
-        outputs, nodes cut into inputs) while it fails the same way, then deduplicate."""
-        for sig, (g, f) in session.best.items():
-            shrunk = sig in session.raised
-            if not shrunk and not final:
-                continue  # it will come back in a later session and be shrunk then
-            if shrunk and reduce and time.monotonic() < self.deadline + self.config.shrink_s:
-                g = reduce_graph(g, lambda h: self.failure_of(h, sig) is not None)
-                f = self.failure_of(g, sig) or f
-            self._add(g, f, shrunk, session.roots.get(sig))
-        session.best.clear()
+    def triage(self, h: Graph, f: Failure, choices: tuple[Any, ...]) -> None:
+        """A disagreement of the testing phase (``h``, ``f``: where it first goes wrong, see
+        :meth:`localize`): a count against a known finding or root cause, a finding at once when
+        it comes down to one node, else the first graph of a new root cause, waiting in
+        :attr:`pending` (with the Hypothesis choices that drew it) to be shrunk at the end."""
+        stats = self.stats
+        known = self.known(h, f)
+        rc = root_cause(h, f)
+        counted = known if known is not None else self.roots.get(rc)
+        if counted is not None:
+            stats.duplicates += 1
+            stats.root_duplicates += known is None
+            counted.count += 1
+            counted.symptoms[f.symptom] += 1
+            if isinstance(counted, Pending) and _size_key(h) < _size_key(counted.graph):
+                # a smaller graph of a waiting root cause: it is shrunk instead (from one node,
+                # not at all: a finding now)
+                counted.graph, counted.failure, counted.choices, counted.gen = h, f, tuple(choices), self.config.gen
+                if len(h.nodes) == 1:
+                    self.pending.remove(counted)
+                    self._add(h, f, False, rc, counted.symptoms)
+            return
+        if len(h.nodes) == 1:
+            # minimal by node count already: a finding without shrinking (its inputs keep their
+            # drawn shapes; the finding says "not shrunk")
+            self._add(h, f, False, rc)
+            return
+        waiting = Pending(h, f, tuple(choices), rc, self.config.gen, Counter({f.symptom: 1}))
+        self.pending.append(waiting)
+        self.roots[rc] = waiting
 
-    def _add(self, g: Graph, f: Failure, shrunk: bool, root: tuple[str, ...] | None) -> None:
-        """A minimal failing graph as a new finding, or one more count of the finding it repeats."""
+    def _shrink_pending(self, interrupted: bool) -> None:
+        """Shrink the waiting disagreements, most valuable first (:func:`_value`), each in a
+        share of the time left of the budget (the time left over the ones still waiting, at
+        least MIN_SHRINK_S and at most ``shrink_s``); one whose graph holds a finding made
+        meanwhile counts against it; what the budget leaves (or all of them after Ctrl-C) becomes
+        a finding "not shrunk", with its whole (localized) graph."""
+        self.pending.sort(key=_value)
+        while self.pending:
+            p = self.pending[0]
+            now = time.monotonic()
+            share = min(self.config.shrink_s, max(MIN_SHRINK_S, (self.deadline - now) / len(self.pending)))
+            known = self.known(p.graph, p.failure)
+            if known is not None:
+                self.stats.duplicates += 1
+                self.stats.root_duplicates += 1
+                known.count += p.count
+                known.symptoms.update(p.symptoms)
+                self.roots[p.root] = known
+            elif interrupted or self.deadline - now < MIN_SHRINK_S:
+                self.stats.unshrunk += 1
+                self._add(p.graph, p.failure, False, p.root, p.symptoms)
+            else:
+                g, f, shrunk = self._shrink(p, now + share)
+                self._add(g, f, shrunk, p.root, p.symptoms)
+            self.pending.pop(0)
+
+    def _shrink(self, p: Pending, until: float) -> tuple[Graph, Failure, bool]:
+        """``p``'s graph shrunk until ``until``: Hypothesis replays the choices that drew it and
+        shrinks them (deleting node specs, moving knobs and references to 0) while the graph fails
+        with the same signature, then graph surgery (fewer outputs, nodes cut into inputs)."""
+        sig = p.failure.signature
+        session = _Session(self, shrinking=(sig, p.gen, until))
+        self.stats.shrunk += 1
+        try:
+            self._hypothesis(session.check, zlib.crc32(f"{self.base_seed}/shrink/{self.stats.shrunk}".encode()), p.choices)
+        except BaseException as exc:
+            # the disagreement Hypothesis re-raises after shrinking ends the session; anything
+            # else (a bug of the harness) ends the campaign with its traceback
+            if not only_disagreements(exc):
+                raise
+        if sig not in session.best:  # the replay did not fail again (a flaky backend): as drawn
+            self.say(f"{sig[0]} {sig[1]}: the graph drawn did not fail again when replayed; kept as drawn, not shrunk")
+            return p.graph, p.failure, False
+        g, f = session.best[sig]
+        g = reduce_graph(g, lambda h: time.monotonic() < until and self.failure_of(h, sig) is not None)
+        return g, self.failure_of(g, sig) or f, True
+
+    def _add(self, g: Graph, f: Failure, shrunk: bool, root: tuple[str, ...] | None, seen: Counter | None = None) -> None:
+        """A minimal failing graph as a new finding, or more counts of the finding it repeats
+        (``seen``: the symptoms of every graph counted against it, by default this one's)."""
+        seen = seen if seen is not None else Counter({f.symptom: 1})
         key = (g.pattern, f.group, f.kind)
         if key in self.findings:
-            self.findings[key].count += 1
-            self.findings[key].symptoms[f.symptom] += 1
+            self.findings[key].count += sum(seen.values())
+            self.findings[key].symptoms.update(seen)
             if root is not None:
                 self.roots[root] = self.findings[key]
             return
@@ -386,7 +486,7 @@ class Campaign:
         if f.kind.endswith("nan") and g.nan_assumed_ops and not f.kind.startswith(("opt-vs-noopt", "optimized")):
             spec_status = f"ambiguous: the spec does not say what {', '.join(sorted(set(g.nan_assumed_ops)))} do with NaN"
         finding = Finding(g.pattern, f.backend, f.group, f.symptom, f.outcome, f.message, g, f, shrunk=shrunk,
-                          spec_status=spec_status, symptoms=Counter({f.symptom: 1}))
+                          spec_status=spec_status, symptoms=Counter(seen), count=sum(seen.values()))
         self.findings[key] = finding
         if root is not None:
             self.roots[root] = finding
@@ -470,114 +570,113 @@ def _family(b: BackendSpec) -> str:
     return b.spec if ":" not in b.spec else b.name
 
 
-class _Session:
-    """One Hypothesis run: generation until the first new disagreement, then its shrinking."""
+@dataclass
+class Pending:
+    """The first graph of a root cause waiting to be shrunk (and the graphs counted against it)."""
 
-    def __init__(self, campaign: Campaign) -> None:
+    graph: Graph
+    failure: Failure
+    #: the Hypothesis choices that drew the graph's spec (replayed to shrink it)
+    choices: tuple[Any, ...]
+    root: tuple[str, ...]
+    #: the generation settings it was drawn with (later exclusions must not change its replay)
+    gen: GenConfig
+    symptoms: Counter
+    count: int = 1
+
+
+#: kinds of disagreement by value, most valuable first (shrunk first when time is short): a
+#: crash or hang, an optimizer changing the result, an error, wrong values, then the rest (NaN
+#: placement, often a spec-silent point; refusals)
+_VALUE = ("crash", "timeout", "optimized", "opt-vs-noopt", "error", "wrong-values", "wrong-shape", "wrong-dtype")
+
+
+def _value(p: Pending) -> tuple[int, int]:
+    kind = p.failure.kind
+    rank = next((i for i, k in enumerate(_VALUE) if kind.startswith(k)), len(_VALUE))
+    return (rank, -p.count)
+
+
+class _Session:
+    """One Hypothesis run: the testing phase's generation (every disagreement triaged, nothing
+    raised), or, with ``shrinking`` (signature, generation settings, end time), one waiting
+    graph replayed and shrunk while it fails with that signature."""
+
+    def __init__(self, campaign: Campaign, shrinking: tuple[tuple[str, str], GenConfig, float] | None = None) -> None:
         self.c = campaign
-        #: signature -> (smallest failing graph, its failure)
+        self.shrinking = shrinking
+        #: signature -> (smallest failing graph, its failure), while shrinking
         self.best: dict[tuple[str, str], tuple[Graph, Failure]] = {}
-        self.raised: set[tuple[str, str]] = set()
-        #: signature -> root cause of the graph this session shrinks for it
-        self.roots: dict[tuple[str, str], tuple[str, ...]] = {}
-        self.first_failure: float | None = None
         self.last_progress = 0.0
         self.started = time.monotonic()
 
     def close(self) -> None:
-        end = self.first_failure if self.first_failure is not None else time.monotonic()
-        self.c.stats.gen_seconds += end - self.started
+        if self.shrinking is None:
+            self.c.stats.gen_seconds += time.monotonic() - self.started
 
     def check(self, spec: GraphSpec) -> None:
+        if self.shrinking is not None:
+            self._shrink_step(spec, *self.shrinking)
+            return
         from hypothesis import reject
+        from hypothesis.control import current_build_context
 
         c = self.c
         stats = c.stats
+        if c._done():
+            raise StopFuzzing
         now = time.monotonic()
-        if self.first_failure is None:
-            if c._done():
-                raise StopFuzzing
-        else:
-            stats.shrink_steps += 1
-            if now >= c.deadline + min(c.config.shrink_s, 30.0) or now - self.first_failure > c.config.shrink_s:
-                return  # shrinking time is up: nothing fails any more, Hypothesis stops
         if c.progress and now - self.last_progress > 0.5:
             self.last_progress = now
             c.progress(c)
         g = realize(spec, c.config.gen)
+        stats.drawn += 1
         if not g.nodes:
-            if self.first_failure is None:
-                stats.drawn += 1
-                stats.empty += 1
+            stats.empty += 1
             reject()
-        if self.first_failure is None:
-            stats.drawn += 1
         try:
             model = check_graph(g)
         except InvalidGraph as exc:
-            if self.first_failure is not None:
-                reject()
             stats.invalid += 1
             if len(stats.invalid_examples) < 20:
                 stats.invalid_examples.append(f"{exc}\n{g.describe()}")
             reject()
-        if self.first_failure is None:
-            stats.valid += 1
-            stats.nodes += len(g.nodes)
-            stats.op_versions.update(n.key for n in g.nodes)
-            stats.edge["nan" if g.nan_mode else g.edge] += 1
-            stats.patterns.update(g.patterns)
-            stats.silent_reached.update(p for site in {id(s): s for s in g.silent.values()}.values() for p in site.points)
-        model_bytes = model.SerializeToString()
-        failures = c.tester.test(g, model_bytes)
-        if self.first_failure is None:
-            stats.tested += 1
-            if not failures:
-                c.record_pass(g)
-        fresh: list[tuple[Graph, Failure]] = []
+        stats.valid += 1
+        stats.nodes += len(g.nodes)
+        stats.op_versions.update(n.key for n in g.nodes)
+        stats.edge["nan" if g.nan_mode else g.edge] += 1
+        stats.patterns.update(g.patterns)
+        stats.silent_reached.update(p for site in {id(s): s for s in g.silent.values()}.values() for p in site.points)
+        failures = c.tester.test(g, model.SerializeToString())
+        stats.tested += 1
+        if not failures:
+            c.record_pass(g)
         for f in failures:
-            if self.first_failure is None:
-                stats.disagreements += 1
+            stats.disagreements += 1
+            c.triage(*c.localize(g, f), current_build_context().data.choices)
+
+    def _shrink_step(self, spec: GraphSpec, sig: tuple[str, str], gen: GenConfig, until: float) -> None:
+        from hypothesis import reject
+
+        c = self.c
+        if time.monotonic() >= until:
+            return  # shrinking time is up: nothing fails any more, Hypothesis stops
+        c.stats.shrink_steps += 1
+        g = realize(spec, gen)
+        if not g.nodes:
+            reject()
+        try:
+            model = check_graph(g)
+        except InvalidGraph:
+            reject()
+        for f in c.tester.test(g, model.SerializeToString(), groups={sig[0]}):
             h, root = c.localize(g, f)
-            if root.signature not in self.best:
-                known = c.known(h, root)
-                if known is not None:
-                    if self.first_failure is None:
-                        stats.duplicates += 1
-                        known.count += 1
-                        known.symptoms[root.symptom] += 1
-                    continue
-                if self.first_failure is None:
-                    rc = root_cause(h, root)
-                    if rc in c.roots:  # its first graph is (being) shrunk: this one only counts
-                        stats.duplicates += 1
-                        stats.root_duplicates += 1
-                        counted = c.roots[rc]
-                        if counted is not None:
-                            counted.count += 1
-                            counted.symptoms[root.symptom] += 1
-                        continue
-                    self.roots.setdefault(root.signature, rc)
-            fresh.append((h, root))
-        if self.first_failure is None:
-            # localized to one node: minimal by node count already, a finding without shrinking
-            # (its inputs keep their drawn shapes; the finding says "not shrunk")
-            for h, f in [(h, f) for h, f in fresh if len(h.nodes) == 1]:
-                c._add(h, f, False, self.roots.get(f.signature))
-            fresh = [(h, f) for h, f in fresh if len(h.nodes) > 1]
-        if not fresh:
-            return
-        for h, f in fresh:
-            held = self.best.get(f.signature)
+            if root.signature != sig:
+                continue
+            held = self.best.get(sig)
             if held is None or _size_key(h) < _size_key(held[0]):
-                self.best[f.signature] = (h, f)
-        if self.first_failure is None:
-            self.first_failure = now
-        sig = fresh[0][1].signature
-        self.raised.add(sig)
-        if sig in self.roots:
-            c.roots.setdefault(self.roots[sig], None)
-        raise _disagreement(sig)(f"{sig[0]} {sig[1]}: {fresh[0][1].message[:300]}")
+                self.best[sig] = (h, root)
+            raise _disagreement(sig)(f"{sig[0]} {sig[1]}: {root.message[:300]}")
 
 # =============================================================================================
 # backends: probing the opsets they accept

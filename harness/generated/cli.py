@@ -11,6 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from .campaign import (
+    MIN_SHRINK_S,
+    SHRINK_EACH,
+    SHRINK_SHARE,
     SUITE,
     Campaign,
     FuzzConfig,
@@ -64,7 +67,13 @@ def register(subparsers: Any) -> None:
     p.add_argument("--no-opt-diff", action="store_true", help="do not run ONNX Runtime a second time without graph optimizations")
     p.add_argument("--in-process", action="store_true", help="run backends in this process (faster; a crash ends the campaign)")
     p.add_argument("--timeout", type=float, default=30.0, help="seconds per graph and backend (default 30)")
-    p.add_argument("--shrink-time", type=float, default=120.0, help="seconds to shrink one disagreement (default 120)")
+    p.add_argument("--shrink-time", type=float, default=120.0,
+                   help="seconds to shrink one disagreement at most (default 120). Shrinking waits for the end of the "
+                        f"budget: graphs are tested until the budget less a reserve of {SHRINK_EACH:g} s (at most this) for "
+                        f"each distinct multi-node disagreement waiting, at most {100 * SHRINK_SHARE:g}%% of the budget; "
+                        "the waiting ones are then shrunk most valuable first (crash, hang, optimizer, error, wrong values, "
+                        f"the rest), each in its share of the time left (at least {MIN_SHRINK_S:g} s); those left over are "
+                        "reported 'not shrunk' with their whole graph")
     p.add_argument("--store", default=str(Path("reports") / "results.sqlite"), help="results store (default: reports/results.sqlite)")
     p.add_argument("--bundles", help="repro bundle folder (default: next to the store)")
     p.add_argument("--keep-passes", type=int, default=100, help="passing graphs stored in the run (default 100)")
@@ -198,6 +207,7 @@ def print_report(report: FuzzReport) -> None:
     print(f"{s.graphs} graphs built ({s.empty} draws without a node skipped), {s.valid} valid ({100 * s.valid_rate:.2f}%), "
           f"{s.tested} tested ({rate:.1f}/s), {s.nodes / max(1, s.valid):.1f} nodes on average, {len(s.op_versions)} op-versions; "
           f"{s.disagreements} disagreements, {s.duplicates} of them known, {len(bugs)} unique bugs, "
+          f"{s.shrunk} shrunk and {s.unshrunk} left unshrunk by the budget, "
           f"{len(report.findings) - len(bugs)} unsupported op-versions")
     print("graphs by input values: " + ", ".join(f"{k or 'plain'} {n}" for k, n in sorted(s.edge.items())))
     if s.patterns:

@@ -74,7 +74,7 @@ def fuzz_on_ray(config: Any, parts: int | None = None, address: str | None = Non
 
 def _add_stats(total: Any, part: Any) -> None:
     for name in ("drawn", "empty", "valid", "invalid", "tested", "disagreements", "duplicates", "sessions", "shrink_steps",
-                 "gen_seconds", "nodes"):
+                 "root_duplicates", "shrunk", "unshrunk", "gen_seconds", "nodes"):
         setattr(total, name, getattr(total, name) + getattr(part, name))
     for name in ("op_versions", "edge", "unspecified", "silent_reached", "patterns"):
         getattr(total, name).update(getattr(part, name))
