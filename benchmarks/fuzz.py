@@ -417,8 +417,8 @@ def judge_our_finding(finding: Any) -> Judged:
                   finding.bundle or finding.case_id or "", "")
 
 
-#: seconds our fuzzer may shrink one disagreement side by side (the command line's default, 120,
-#: would let one shrink fill a two-minute window)
+#: seconds our fuzzer may shrink one disagreement side by side at most (shrinking waits for the
+#: end of the window: harness.generated.campaign.SHRINK_SHARE of it at most is kept for it)
 SHRINK_S = 20
 
 
@@ -489,8 +489,11 @@ def side_by_side(seconds: int, max_nodes: int, venv: Path | None, keep: Path | N
     theirs["raw"] = len(theirs["reports"])
     print(f"side by side on ONNX Runtime (CPU), <= {max_nodes} nodes, the same {seconds} s window on one core shared by both, "
           f"seed {seed}; NNSmith with {versions}")
-    print(f"  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included, at most "
-          f"{SHRINK_S} s a disagreement); "
+    from harness.generated.campaign import SHRINK_EACH, SHRINK_SHARE
+
+    print(f"  tests/s: differential tests finished / wall seconds of the fuzzing loop (ours: shrinking included: testing "
+          f"stops {SHRINK_EACH:g} s per distinct disagreement waiting, at most {100 * SHRINK_SHARE:g}% of the window, before "
+          f"its end, and each is shrunk for at most {SHRINK_S} s); "
           "tests/cpu-s: the same per CPU second of the fuzzer's processes, startup included (the machine's other load "
           "does not count there)")
     print("  ran on ORT: share of tested models ONNX Runtime loaded and ran without an error")

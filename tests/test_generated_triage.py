@@ -3,6 +3,7 @@ finding that was ours (a reference, a fuzz template, a kernel) stays fixed here.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from harness.generated.campaign import Campaign, FuzzConfig
@@ -115,3 +116,37 @@ def test_rmsnormalization_float32_stage_one_overflows_as_every_float32_evaluatio
     assert np.asarray(y).tolist() == [[0.0, 0.0]] and np.signbit(y).all()
     y = ref(np.array([[3.0, 4.0]], np.float32), np.ones(2, np.float32), epsilon=0.0)
     assert np.allclose(y, [[3 / np.sqrt(12.5), 4 / np.sqrt(12.5)]], rtol=1e-6)
+
+
+def test_optimized_and_unoptimized_sessions_compared_at_a_shape_the_graph_does_not_give():
+    """Both ONNX Runtime sessions return a wrong shape (each a finding against the oracle): their
+    comparison with each other takes the largest value of the per-element bound (drawn for the
+    graph's shape), instead of ending the campaign on the bound's shape (a benchmark run did)."""
+    from types import SimpleNamespace
+
+    from harness.case import Tolerance
+    from harness.generated.engine import Outcome
+    from harness.generated.judge import Tester
+
+    class Graph:
+        silent: dict = {}
+        outputs = [SimpleNamespace(name="y")]
+
+        def feeds(self):
+            return {}
+
+        def expected(self):
+            return [np.zeros((2, 2), np.float32)]
+
+        def tolerances(self):
+            return [Tolerance(rtol=0.0, atol=0.0, ulp=None, bound=(np.full((2, 2), 0.5),))]
+
+    wrong = {"opt": [np.array([[0.25], [0.0]], np.float32)], "noopt": [np.array([[0.0], [0.0]], np.float32)]}
+    executor = SimpleNamespace(run=lambda name, model, feeds: Outcome(wrong[name]))
+    tester = Tester(executor, [BackendSpec("onnxruntime", name="opt"), BackendSpec("onnxruntime", name="noopt")],
+                    {"opt": "onnxruntime", "noopt": "onnxruntime"}, [("opt", "noopt")])
+    failures = tester.test(Graph(), b"")
+    assert sorted(f.symptom for f in failures) == ["wrong-shape"], [f.symptom for f in failures]  # the sessions agree: 0.25 <= 2 * 0.5
+    wrong["opt"] = [np.array([[1.5], [0.0]], np.float32)]
+    failures = tester.test(Graph(), b"")
+    assert any(f.symptom.startswith("opt-vs-noopt:") for f in failures), [f.symptom for f in failures]
