@@ -442,7 +442,8 @@ def test_shrinking_waits_for_the_end_of_the_budget(monkeypatch):
     report, tested_at_shrink = _slow_fused_campaign(20, monkeypatch)
     # observed: 474 graphs tested in 15 s, then one shrink of 3 s (92 steps); shrinking each
     # disagreement when found (the campaign before this design), 256 graphs in the 20 s
-    assert tested_at_shrink and tested_at_shrink[0] == report.stats.tested >= 300, (tested_at_shrink, report.stats.tested)
+    # (the time the shrinking leaves goes back to testing)
+    assert tested_at_shrink and report.stats.tested >= tested_at_shrink[0] >= 300, (tested_at_shrink, report.stats.tested)
     assert report.stats.shrunk == len(tested_at_shrink) and report.stats.unshrunk == 0
     assert [sorted(n.op for n in f.graph.nodes) for f in report.findings] == [["Add", "Relu"]]
     assert report.findings[0].shrunk and "not shrunk" not in report.findings[0].summary()

@@ -13,7 +13,8 @@ root cause waits, with the Hypothesis choices that drew it; later graphs of a ro
 holding a known finding's ops with the same symptom, count against it. Shrinking: in the
 reserved time, the waiting graphs, most valuable first, are replayed and shrunk by Hypothesis
 (deleting node specs, moving knobs and references to 0) and by graph surgery; what the time
-leaves unshrunk is a finding "not shrunk" with its whole graph. Findings (stored as results of
+leaves unshrunk is a finding "not shrunk" with its whole graph; the time it leaves over goes
+back to testing (and so on until the budget ends). Findings (stored as results of
 suite ``generated``, with a repro bundle) are deduplicated by (sorted op pattern of the minimal
 graph, backend, symptom), so one root cause gives one report.
 
@@ -261,29 +262,35 @@ class Campaign:
         self.strategy = graph_specs(low, cfg.max_specs or max(low, 2 * cfg.gen.max_nodes))
         interrupted = failed = False
         try:
-            while not self._done():
-                self.stats.sessions += 1
-                number = cfg.session_offset + 1 + cfg.session_stride * (self.stats.sessions - 1)
-                session = _Session(self)
-                try:
-                    self._hypothesis(session.check, zlib.crc32(f"{self.base_seed}/{number}".encode()))
-                except StopFuzzing:
-                    pass
-                except KeyboardInterrupt:
-                    interrupted = True
-                except Unsatisfiable:
-                    # every graph the templates can still draw holds an op-version excluded after a
-                    # finding: nothing is left to test. Before any exclusion it is a harness bug.
-                    if not self.excluded:
-                        raise
-                    self.say(f"nothing left to draw: every template's op-versions are excluded after a finding "
-                             f"({len(self.excluded)} excluded); the campaign ends early")
+            exhausted = False
+            while True:
+                while not self._done():
+                    self.stats.sessions += 1
+                    number = cfg.session_offset + 1 + cfg.session_stride * (self.stats.sessions - 1)
+                    session = _Session(self)
+                    try:
+                        self._hypothesis(session.check, zlib.crc32(f"{self.base_seed}/{number}".encode()))
+                    except StopFuzzing:
+                        pass
+                    except KeyboardInterrupt:
+                        interrupted = True
+                    except Unsatisfiable:
+                        # every graph the templates can still draw holds an op-version excluded after a
+                        # finding: nothing is left to test. Before any exclusion it is a harness bug.
+                        if not self.excluded:
+                            raise
+                        self.say(f"nothing left to draw: every template's op-versions are excluded after a finding "
+                                 f"({len(self.excluded)} excluded); the campaign ends early")
+                        exhausted = True
+                    finally:
+                        session.close()
+                    if interrupted or exhausted:
+                        break
+                self._shrink_pending(interrupted)
+                # the time the shrinking left over goes back to testing (nothing waits now: the
+                # budget, or enough graphs or findings, is what ends it)
+                if interrupted or exhausted or self._done():
                     break
-                finally:
-                    session.close()
-                if interrupted:
-                    break
-            self._shrink_pending(interrupted)
         except KeyboardInterrupt:
             interrupted = True
             self._shrink_pending(True)
