@@ -253,3 +253,24 @@ def test_linear_on_64_bit_integers_is_exact():
     x = np.array([[[[-2**63, 2**63 - 1]]]], np.int64)
     y = upsample_7(x, scales=[1.0, 1.0, 1.0, 3.0], mode="linear")
     assert y.reshape(-1).tolist() == [-2**63, -3074457345618258603, 3074457345618258602] + [2**63 - 1] * 3
+
+
+def test_nonfinite_point_covers_the_neighbour_a_clamped_outside_coordinate_reaches():
+    """Linear half_pixel x 2 over [a, -inf]: output row 0 samples -0.25, outside; we take the border
+    a. ONNX Runtime clamps the coordinate to 0 and interpolates a and -inf with weights 1 and 0:
+    0 * -inf = NaN, the weight-0 reading the nonfinite point accepts inside the input too."""
+    from harness.registry import SilentCheck, spec_silent_point
+
+    x = np.array([-8.694374, -np.inf], np.float32).reshape(1, 1, 2, 1)
+    scales = np.array([1, 1, 2, 2], np.float32)
+    attrs = {"mode": "linear", "coordinate_transformation_mode": "half_pixel"}
+    want = resize_19(x, None, scales, **attrs)
+    assert want[0, 0, :, 0].tolist() == [np.float32(-8.694374), -np.inf, -np.inf, -np.inf]
+    point = spec_silent_point("Resize.nonfinite")
+    masks = point.masks([x, None, scales], attrs, [want], 19)
+    assert masks[0][0, 0, 0].tolist() == [True, True]  # row 0 (outside) is open: its clamped coordinate reaches -inf
+    (holds,) = point.invariants.values()
+    ort = want.copy()
+    ort[0, 0, 0] = np.nan
+    for actual, ok in ((want, True), (ort, True), (np.where(np.isfinite(want), 0, want).astype(np.float32), False)):
+        assert holds(SilentCheck([x, None, scales], attrs, [want], [actual], masks, 19, resize_19)) is ok

@@ -189,7 +189,12 @@ def axis_taps(ax: Axis, p: dict) -> Taps:
             wx = [w / total_exact for w in wx] if total_exact != 0 else wx
         t.outside.append(any(w != 0 and not 0 <= loc < ax.l_in for loc, w in zip(locs, ws)))
         clamped = [min(max(loc, 0), ax.l_in - 1) for loc in locs]
-        t.all_idx.append(clamped)
+        # a sampling location outside the input: a runtime may clamp the coordinate and then
+        # interpolate, giving the neighbours of the border weight 0 (a NaN or inf there reaches
+        # the output as 0 * inf); they are part of the support too
+        xc = min(max(x, 0), ax.l_in - 1)
+        near = range(math.ceil(xc - radius * stretch), math.floor(xc + radius * stretch) + 1) if xc != x else ()
+        t.all_idx.append(clamped + [min(max(loc, 0), ax.l_in - 1) for loc in near])
         t.idx.append([c for c, w in zip(clamped, ws) if w != 0])
         t.w.append([w for w in ws if w != 0])
         t.exact.append(([c for c, w in zip(clamped, wx) if w != 0], [w for w in wx if w != 0]))
