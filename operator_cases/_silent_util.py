@@ -60,14 +60,28 @@ def nan_or_ignoring_nan(fill: float) -> Callable[[SilentCheck], bool]:
     return holds
 
 
+def _clip_inputs(inputs: list, fill: float | None, free: bool) -> list:
+    """A clip's inputs with the NaN of x taken as ``fill`` (None: kept), and with ``free`` a NaN
+    bound (Clip-11 on: inputs min and max) taken as one that clips nothing (-inf, +inf)."""
+    x = without_nan(inputs[:1], fill)[0] if fill is not None else inputs[0]
+    bounds = list(inputs[1:])
+    if free:
+        bounds = [without_nan([b], edge)[0] if b is not None else None for b, edge in zip(bounds, (-np.inf, np.inf))]
+    return [x, *bounds]
+
+
 def nan_or_bound(c: SilentCheck) -> bool:
     """Invariant of a clip: every open element of output 0 is NaN or what the reference gives
-    with the NaN taken as -inf or as +inf (the lower or the upper bound)."""
+    with the NaN of x taken as -inf or as +inf (the lower or the upper bound), a NaN bound
+    clipping nothing or kept."""
     mask = c.masks[0]
     got = np.asarray(c.actual[0]).astype(np.float64)[mask]
-    low, high = (first_output(c.reference(*without_nan(c.inputs[:1], fill), *c.inputs[1:], **c.attrs)).astype(np.float64)[mask]
-                 for fill in (-np.inf, np.inf))
-    return bool(np.all(np.isnan(got) | (got == low) | (got == high)))
+    ok = np.isnan(got)
+    for fill in (None, -np.inf, np.inf):
+        for free in (False, True):
+            want = first_output(c.reference(*_clip_inputs(c.inputs, fill, free), **c.attrs)).astype(np.float64)[mask]
+            ok |= got == want
+    return bool(np.all(ok))
 
 
 def exact_ints(fn: Callable[[Any, Any], Any], a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -130,10 +144,11 @@ def nan_ignored(fill: float) -> dict[str, Callable[[SilentCheck], list]]:
     return {"NaN ignored (IEEE 754-2019 maximumNumber / minimumNumber: the NaNs left out)": reading}
 
 
-def nan_as_bound(c: SilentCheck, fill: float) -> list:
-    """A clip with the NaN input taken as ``fill`` (-inf: the lower bound wins; +inf: the upper)."""
+def nan_as_bound(c: SilentCheck, fill: float | None, free: bool = False) -> list:
+    """A clip with the NaN input taken as ``fill`` (-inf: the lower bound wins; +inf: the upper;
+    None: kept), and with ``free`` a NaN bound taken as one that clips nothing."""
     e = np.asarray(c.expected[0])
-    return [first_output(c.reference(*without_nan(c.inputs[:1], fill), *c.inputs[1:], **c.attrs)).astype(e.dtype)]
+    return [first_output(c.reference(*_clip_inputs(c.inputs, fill, free), **c.attrs)).astype(e.dtype)]
 
 
 def wrapped_and_saturated(fn: Callable[[Any, Any], Any]) -> dict[str, Callable[[SilentCheck], list]]:

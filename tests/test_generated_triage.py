@@ -150,3 +150,24 @@ def test_optimized_and_unoptimized_sessions_compared_at_a_shape_the_graph_does_n
     wrong["opt"] = [np.array([[1.5], [0.0]], np.float32)]
     failures = tester.test(Graph(), b"")
     assert any(f.symptom.startswith("opt-vs-noopt:") for f in failures), [f.symptom for f in failures]
+
+
+def test_clip_with_a_nan_bound_may_clip_nothing():
+    """Benchmark campaigns (seeds 5 and 11) met Clip-13 on float64 with a NaN min: ONNX Runtime's
+    comparisons with NaN are false, so it clips nothing (-inf stays -inf; +inf still meets the
+    absent max, the highest double), where we propagate the NaN. The text says nothing of NaN:
+    that reading is accepted, and a value that is neither stays a mismatch."""
+    from harness.registry import SilentCheck, load_all, spec_silent_point
+
+    ref = load_all()[("", "Clip", 13)].reference
+    x, lo = np.array([-np.inf, np.inf, 0.5]), np.array(np.nan)
+    want = ref(x, lo, None)
+    assert np.isnan(want).all()
+    point = spec_silent_point("Clip.nan")
+    masks = point.masks([x, lo, None], {}, [want], 13)
+    ort = np.array([-np.inf, np.finfo(np.float64).max, 0.5])  # what ONNX Runtime 1.32 gives
+    (holds,) = point.invariants.values()
+    for actual, ok in ((want, True), (ort, True), (np.zeros(3), False), (np.array([-np.inf, np.inf, 0.5]), False)):
+        assert holds(SilentCheck([x, lo, None], {}, [want], [actual], masks, 13, ref)) is ok, actual
+    check = SilentCheck([x, lo, None], {}, [want], [ort], masks, 13, ref)
+    assert np.array_equal(point.readings["a NaN bound clips nothing (a comparison with NaN is false)"](check)[0], ort)

@@ -7,9 +7,10 @@ An absent min/max defaults to numeric_limits::lowest()/max() (Clip-11 spec text)
 infinite input is clipped to the largest finite value even with no bound given; onnx.reference
 leaves it infinite (see crosscheck.toml).
 
-Spec-silent: a NaN input. The spec's "Min(max, Max(input, min))" inherits Max's and Min's
-silence on NaN; we propagate it (IEEE 754-2019 maximum/minimum, numpy.clip); a backend whose
-comparisons skip NaN gives a bound. The edge values hold NaN.
+Spec-silent: a NaN input or bound. The spec's "Min(max, Max(input, min))" inherits Max's and
+Min's silence on NaN; we propagate it (IEEE 754-2019 maximum/minimum, numpy.clip); a backend
+whose comparisons skip NaN gives a bound for a NaN input, and clips nothing with a NaN bound
+(ONNX Runtime: Clip(-inf, min=NaN) is -inf). The edge values hold NaN.
 """
 
 import numpy as np
@@ -27,9 +28,11 @@ op.spec_silent(
     spec="Clip operator limits the given input within an interval.",
     expected="NaN stays NaN: IEEE 754-2019 maximum and minimum propagate it (numpy.clip); Max and Min name no NaN rule",
     where=nan_in_result,
-    invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf)": nan_or_bound},
+    invariants={"a clipped NaN is NaN or a bound (the NaN taken as -inf or +inf); a NaN bound clips nothing or gives NaN":
+                nan_or_bound},
     readings={"the NaN taken as -inf (max(x, min) first lets the bound win)": lambda c: nan_as_bound(c, -np.inf),
-              "the NaN taken as +inf (min(x, max) last lets the upper bound win)": lambda c: nan_as_bound(c, np.inf)})
+              "the NaN taken as +inf (min(x, max) last lets the upper bound win)": lambda c: nan_as_bound(c, np.inf),
+              "a NaN bound clips nothing (a comparison with NaN is false)": lambda c: nan_as_bound(c, None, free=True)})
 FLT_MAX = 3.4028234663852886e38
 
 
