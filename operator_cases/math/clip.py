@@ -87,7 +87,7 @@ def edges_11(dtype, opset):
         Example([x, lo], name="min_only"),
         Example([x], name="no_bounds"),
         Example([np.zeros((2, 0), dtype=x.dtype), lo, hi], name="empty"),
-    ]
+    ] + ([Example([x, np.array(np.nan, dtype=x.dtype), hi], name="nan_min")] if S.is_float(dtype) else [])
 
 
 # -- how it enters a generated graph -------------------------------------------------------
