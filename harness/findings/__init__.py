@@ -450,7 +450,8 @@ def check(record: dict, isolated: bool = True, timeout: float = 120.0) -> tuple[
     (reproduces | fixed | unavailable | error, the line that says why)."""
     if not counted(record):
         return UNAVAILABLE, NOT_RECHECKED
-    if isolated:
+    crashes = bool(record.get("crashes"))
+    if isolated or crashes:  # a record whose runtime dies is never run in this process
         try:
             done = subprocess.run([sys.executable, "-c", script(record)], capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -459,6 +460,8 @@ def check(record: dict, isolated: bool = True, timeout: float = 120.0) -> tuple[
     else:
         code, text = run_here(script(record))
     lines = text.strip().splitlines() or [f"exit {code}, no output"]
+    if crashes and code < 0:  # killed by a signal: the reported crash
+        return REPRODUCES, f"BUG REPRODUCES: the runtime's process died (signal {-code})"
     status = {1: REPRODUCES, 0: FIXED, 2: UNAVAILABLE}.get(code, "error")
     if status == "error":
         return status, f"exit {code}: {lines[-1]}"
