@@ -258,7 +258,10 @@ def finish_nnsmith(proc: Any, seconds: int, root: Path) -> dict:
 #: later step magnifies, no node of it wrong alone, torch within
 ORT_WRONG, TORCH_WRONG, BOTH_OFF, AGREE = "onnxruntime wrong", "torch off", "both off ours", "both within tolerance"
 ROUNDING, MISSING, ORT_ERROR, UNJUDGED = "rounding", "missing kernel", "onnxruntime error", "unjudged"
-VERDICTS = (ORT_WRONG, TORCH_WRONG, BOTH_OFF, ROUNDING, AGREE, MISSING, ORT_ERROR, UNJUDGED)
+#: ONNX Runtime's first diverging node, run alone, keeps a reading and the invariants of the node's
+#: spec-silent points (what our campaign's judge calls ``unspecified``, never a finding)
+SILENT = "spec-silent reading"
+VERDICTS = (ORT_WRONG, TORCH_WRONG, BOTH_OFF, ROUNDING, SILENT, AGREE, MISSING, ORT_ERROR, UNJUDGED)
 
 
 class Judged(NamedTuple):
@@ -331,7 +334,9 @@ def judge_difference(model: Any, inputs: dict[str, Any], torch_outputs: dict[str
     import onnxruntime as ort
 
     from harness.case import Tolerance
+    from harness.compare import Comparator
     from harness.generated.judge import kind_of, symptom_of
+    from harness.registry import spec_silent_points
     from harness.localize import (_all_outputs, _apply, _compare, _graph, _node_info, _one_node, _with_outputs, reference_steps,
                                   value_tolerance)
 
@@ -369,11 +374,33 @@ def judge_difference(model: Any, inputs: dict[str, Any], torch_outputs: dict[str
         dtype = str(np.asarray(env[name]).dtype)
         return (side, f"{info.op}-{info.since}{suffix} {dtype}", v.outcome, kind_of(symptom_of(v.outcome, v.message, v.__dict__)))
 
+    silent: list[tuple[tuple[str, ...], str]] = []
+
     def wrong_alone(name: str) -> Any:
-        """ONNX Runtime's node that makes ``name``, run alone on our values: its divergence, or None."""
-        one, feeds = _one_node(g, producer[name], env)
-        outs = [o for o in g.nodes[producer[name]].output if o]
-        return off(name, ort_run(one.SerializeToString(), outs, feeds)[name])
+        """ONNX Runtime's node that makes ``name``, run alone on our values: its divergence, or
+        None; a divergence at the node's spec-silent points is judged by them, as our campaign's
+        judge does (kept in ``silent`` when a reading and every invariant hold)."""
+        k = producer[name]
+        one, feeds = _one_node(g, k, env)
+        outs = [o for o in g.nodes[k].output if o]
+        got = ort_run(one.SerializeToString(), outs, feeds)
+        v = off(name, got[name])
+        if v is None or v.outcome != "mismatch":
+            return v
+        ref, attrs = steps[k]
+        since = _node_info(g, k, env).since
+        ins = [env[i] if i else None for i in g.nodes[k].input]
+        expected = [env[o] for o in outs]
+        points = [p for p in spec_silent_points(g.nodes[k].op_type, since) if p.reached(ins, attrs, expected, since)]
+        if not points:
+            return v
+        tol = value_tolerance(env[name], g.depth.get(name, 1), Tolerance(0.0, 0.0))
+        with np.errstate(all="ignore"):
+            again = Comparator().spec_silent(v, points, ins, attrs, expected, [got[o] for o in outs], tol, since, ref)
+        if again.outcome == "unspecified":
+            silent.append((root("onnxruntime", name, v, " (spec-silent)"), again.message))
+            return None
+        return again
 
     try:
         theirs = ort_run(model.SerializeToString(), order)
@@ -400,6 +427,8 @@ def judge_difference(model: Any, inputs: dict[str, Any], torch_outputs: dict[str
         return Judged(AGREE, ("-", "-", "pass", "within our tolerance"), "", where, stage)
     if ort_root is not None and torch_bad is None:
         return Judged(ORT_WRONG, ort_root, ort_bad[1].message[:300], where, stage)
+    if silent and ort_root is None and torch_bad is None:
+        return Judged(SILENT, silent[0][0], silent[0][1][:300], where, stage)
     if ort_root is not None:
         return Judged(BOTH_OFF, ("both",) + ort_root[1:], f"onnxruntime: {ort_bad[1].message[:200]}; torch: {torch_bad[1].message[:200]}",
                       where, stage)
@@ -518,7 +547,7 @@ def side_by_side(seconds: int, max_nodes: int, venv: Path | None, keep: Path | N
           f"the time it spent shrinking (NNSmith does not shrink): {ours['gen_rate']:.1f} tests/s; NNSmith's slowest test "
           f"took {theirs['slowest']:.1f} s (it checks its budget between tests)")
     for name, _ in rows:
-        for verdict in (ORT_WRONG, BOTH_OFF, TORCH_WRONG, ROUNDING, MISSING, ORT_ERROR, UNJUDGED):
+        for verdict in (ORT_WRONG, BOTH_OFF, TORCH_WRONG, ROUNDING, SILENT, MISSING, ORT_ERROR, UNJUDGED):
             for key, items in sorted(grouped[name][verdict].items()):
                 print(f"  {name} {verdict}: {' | '.join(key)} ({len(items)} reports, e.g. {items[0].where}): {items[0].detail[:160]}")
 

@@ -217,3 +217,17 @@ def test_parallel_bare_loops_take_each_case_once_in_order(tmp_path):
     first, second = suite._taken_in_turn(cases, str(counter)), suite._taken_in_turn(cases, str(counter))
     taken = [next(first), next(second), next(second), next(first)] + list(first) + list(second)
     assert taken == cases  # each case once, the next one not yet taken, whoever asks
+
+
+def test_a_difference_at_a_spec_silent_point_is_judged_by_the_point():
+    """NNSmith's reports meet the judge our campaign uses: ONNX Runtime's ReduceMax-13 leaves a
+    NaN after the first element out (max of [1, NaN, 2] is 2), one reading of the spec-silent ReduceMax.nan, so the report
+    is a spec-silent reading, not ONNX Runtime wrong (a seed-5 side-by-side report was)."""
+    fuzz = _load("fuzz")
+    graph = helper.make_graph([helper.make_node("ReduceMax", ["x"], ["y"], axes=[1], keepdims=0)], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.DOUBLE, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.DOUBLE, [2])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], ir_version=9)
+    x = np.array([[1.0, np.nan, 2.0], [3.0, 4.0, 5.0]])
+    judged = fuzz.judge_difference(model, {"x": x}, {"y": np.array([np.nan, 5.0])})
+    assert judged.verdict == fuzz.SILENT and judged.root[:2] == ("onnxruntime", "ReduceMax-13 (spec-silent) float64"), judged
