@@ -171,3 +171,21 @@ def test_clip_with_a_nan_bound_may_clip_nothing():
         assert holds(SilentCheck([x, lo, None], {}, [want], [actual], masks, 13, ref)) is ok, actual
     check = SilentCheck([x, lo, None], {}, [want], [ort], masks, 13, ref)
     assert np.array_equal(point.readings["a NaN bound clips nothing (a comparison with NaN is false)"](check)[0], ort)
+
+
+def test_groupnormalization_float32_stage_one_overflows_as_every_float32_evaluation_does():
+    """GroupNormalization-21: 'The floating-point precision used in the first stage is determined by
+    the stash_type attribute' (float32 by default). A side-by-side campaign (seed 7) met a float32
+    group whose squared deviations overflow float32: Var = inf, the normalized values are +-0
+    (ONNX Runtime and onnx.reference give Y = bias); our reference gave float64's values."""
+    from harness.registry import load_all
+
+    ref = load_all()[("", "GroupNormalization", 21)].reference
+    x = np.array([3e19, -2e19, 1.0, 2.5e19, 0.5, -1.0], np.float32).reshape(1, 2, 3)
+    y = ref(x, np.ones(2, np.float32), np.array([0.25, -0.5], np.float32), num_groups=1)
+    assert np.asarray(y).tolist() == [[[0.25, 0.25, 0.25], [-0.5, -0.5, -0.5]]]
+    # a group of ordinary values normalizes as before; a double stash normalizes the big group
+    y = ref(np.array([1.0, 2.0, 3.0, 4.0], np.float32).reshape(1, 2, 2), np.ones(2, np.float32), np.zeros(2, np.float32), num_groups=1)
+    assert np.allclose(y, np.array([-3, -1, 1, 3]).reshape(1, 2, 2) / np.sqrt(5 + 1e-5), atol=1e-6)
+    y = ref(x, np.ones(2, np.float32), np.zeros(2, np.float32), num_groups=1, stash_type=11)
+    assert np.abs(np.asarray(y)).max() > 1

@@ -39,12 +39,21 @@ st = S.st
 VERSIONS = (18, 21)
 
 
-def normalized(x, num_groups, epsilon):
+def normalized(x, num_groups, epsilon, stash_max: float | None = None):
+    """Stage one; ``stash_max``: the largest finite value of stash_type, in which stage one
+    happens (version 21): where a group's squared deviations overflow it, every order of summing
+    them gives a variance of inf, so the normalized values are D * 0 = +-0 (ONNX Runtime and
+    onnx.reference on a float32 group [3e19, -2e19, 1, 2.5e19, 0.5, -1]; float64 normalizes it)."""
     x = np.asarray(x)
     n, c = x.shape[:2]
     g = int(num_groups)
     grouped = wide(x).reshape((n, g, (c // g) * int(np.prod(x.shape[2:]))))
-    return standardize(grouped, (2,), epsilon).reshape(x.shape)
+    y = standardize(grouped, (2,), epsilon)
+    if stash_max is not None and grouped.size:
+        with np.errstate(all="ignore"):
+            d = grouped - grouped.mean(axis=2, keepdims=True)
+            y = np.where((d * d).sum(axis=2, keepdims=True) > stash_max, d * 0.0, y)
+    return y.reshape(x.shape)
 
 
 @op.reference(18)
@@ -58,7 +67,8 @@ def group_normalization_18(x, scale, bias, *, num_groups, epsilon=1e-5):
 @op.reference(21)
 def group_normalization_21(x, scale, bias, *, num_groups, epsilon=1e-5, stash_type=1):
     x = np.asarray(x)
-    stage_one = wide(back(normalized(x, num_groups, epsilon), x))  # "casts the normalized results back"
+    stash_max = S.finite_range(S.label_of(int(stash_type)))[1]
+    stage_one = wide(back(normalized(x, num_groups, epsilon, stash_max), x))  # "casts the normalized results back"
     return back(stage_one * channel_param(scale, x.ndim) + channel_param(bias, x.ndim), x)
 
 
