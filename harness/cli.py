@@ -36,7 +36,8 @@ def _config_from_args(args: argparse.Namespace):
         suites=args.suite or ([] if args.model else ["onnx-node"]), backends=backends, pattern=args.k, opset=args.opset,
         jobs=args.jobs, timeout=args.timeout, store=Path(args.store), corpus=Path(args.corpus),
         expectations=[Path(p) for p in args.expectations], restamp=not args.no_restamp, repeat=args.repeat, timing_budget=args.timing,
-        examples=args.examples, seed=args.seed, recycle_after=args.recycle_after,
+        examples=args.examples, seed=args.seed, regressions=Path(args.regressions) if args.regressions else None,
+        recycle_after=args.recycle_after,
         memory_limit_gib=args.memory_limit, cpu_limit_s=args.cpu_limit, output_limit_mib=args.output_limit,
         max_model_gib=args.max_model_size, models=args.model, dims=args.dim, oracle=args.oracle,
         models_cache=args.models_cache, frameworks=args.framework, rebuild_models=args.rebuild_models, strict=args.strict,
@@ -539,6 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="calibrated timing of each passing case within SECONDS per case and backend (default 1); -j 1 for quiet numbers")
     r.add_argument("--examples", type=int, help="generated examples per op-version and dtype (operators suite)")
     r.add_argument("--seed", type=int, help="seed for generated examples (operators suite)")
+    r.add_argument("--regressions", metavar="DIR", help="generated suite: replay the regression cases a fuzz campaign wrote "
+                   "under DIR (default: the checked-in ones)")
     r.add_argument("--recycle-after", type=int, default=0, help="replace each worker after N cases (0: never)")
     r.add_argument("--model", action="append", default=[], metavar="PATH",
                    help="your own model: a .onnx file, an onnx_test_runner folder, or a folder of models (repeatable)")

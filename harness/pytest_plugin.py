@@ -35,6 +35,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--harness-opset", type=int, help="stamp models at this opset")
     group.addoption("--harness-expectations", action="append", default=[], help="TOML file of known failures")
     group.addoption("--harness-examples", type=int, help="generated examples per op-version and dtype (operators)")
+    group.addoption("--harness-regressions", help="generated suite: replay the regression cases under this folder")
     group.addoption("--harness-store", default="reports/results.sqlite", help="results store")
     group.addoption("--harness-corpus", default="corpus", help="frozen official corpus")
     group.addoption("--harness-k", help="only cases whose id matches this regular expression")
@@ -53,6 +54,7 @@ def _config(config: pytest.Config):
         pattern=opt("harness_k"), opset=opt("harness_opset"), jobs=1, timeout=opt("harness_timeout"),
         store=Path(opt("harness_store")), corpus=Path(opt("harness_corpus")),
         expectations=[Path(p) for p in opt("harness_expectations")], examples=opt("harness_examples"),
+        regressions=Path(opt("harness_regressions")) if opt("harness_regressions") else None,
     )
 
 

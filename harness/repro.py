@@ -185,7 +185,7 @@ def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, ba
         "tolerance": tolerance.to_dict(),
         "tags": case.tags,
         "check": case.check,
-        "restamp_enabled": restamp,
+        "restamp_enabled": restamp and not case.tags.get("keep_opset"),  # whether this case was re-stamped
         "opset": opset,
         "restamp": result.restamp,
     }
@@ -197,6 +197,8 @@ def write_bundle(folder: Path, case: Case, result: Result, backend_spec: str, ba
         meta["random"] = [name for name, r in zip(outputs, random or ()) if r is not None]
     if case.check == "random":
         meta["random"] = outputs
+    if case.tags.get("graph"):  # a generated graph, as a reader sees it
+        (folder / "graph.txt").write_text(case.tags["graph"] + "\n")
     (folder / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True, default=str))
     (folder / "repro.py").write_text(bundle_script(meta))
     return folder

@@ -54,6 +54,8 @@ class RunConfig:
     timing_budget: float = 0.0
     examples: int | None = None
     seed: int | None = None
+    #: generated suite: replay the regression cases under this folder (default: the checked-in ones)
+    regressions: Path | None = None
     recycle_after: int = 0
     memory_limit_gib: float = 8.0
     cpu_limit_s: float | None = None
@@ -169,7 +171,8 @@ def select_cases(config: RunConfig, say: Callable[[str], None], verify: bool = T
         regex = re.compile(config.pattern) if config.pattern else None
     except re.error as exc:
         raise BadPattern(f"bad -k pattern {config.pattern!r}: {exc}") from exc
-    extra = {"models_cache": config.models_cache, "frameworks": config.frameworks, "rebuild": config.rebuild_models}
+    extra = {"models_cache": config.models_cache, "frameworks": config.frameworks, "rebuild": config.rebuild_models,
+             "regressions": config.regressions}
     ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say, extra=extra,
                        pattern=regex, verify=verify)
     sources = [suite_cases(suite, ctx) for suite in config.suites]

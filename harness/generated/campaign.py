@@ -41,18 +41,18 @@ from typing import Any
 import numpy as np
 
 from .. import schema
+from ..case import Case
 from ..worker import Result
 from ..record import Recorder
 from ..run import RunConfig, environment
 from ..runner import BackendSpec
 from ..store import Store, bundles_root
-from ..values import write_value
 from .builder import realize
 from .cases import case_id, graph_case
 from .engine import InProcess, Isolated
 from .graph import Graph, InvalidGraph, check_graph
 from .judge import Failure, Finding, Tester, _size_key
-from .regressions import save_regression
+from .regressions import load_regression, save_regression
 from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
 from .spec import N_KNOBS, N_REFS, GenConfig, GraphSpec, NodeSpec, graph_specs
 
@@ -248,7 +248,7 @@ class Campaign:
                     self.store.record_backend(self.run_id, b.name, False, str(exc), "", {})
                     self.say(f"backend {b.name} unavailable: {exc}")
         bundles = cfg.bundles or (bundles_root(cfg.store) if cfg.store else None)
-        self.recorder = Recorder(self.store, self.run_id or 0, bundles, {b.name: b for b in cfg.backends}, restamp=False)
+        self.recorder = Recorder(self.store, self.run_id or 0, bundles, {b.name: b for b in cfg.backends})
 
     # -- the property ------------------------------------------------------------------------
     def run(self) -> FuzzReport:
@@ -497,12 +497,15 @@ class Campaign:
         self.findings[key] = finding
         if root is not None:
             self.roots[root] = finding
-        self._record(finding)
-        self.say(f"new finding: {finding.summary()}")
+        case = None
         if self.config.regressions is not None and f.outcome != "unsupported":  # a missing kernel is no regression
             folder, new = save_regression(finding, self.config.regressions)
             finding.regression = folder.name
             self.say(f"{'new' if new else 'known'} regression case: {folder}")
+            if new:  # the case `run --suite generated --regressions DIR` replays
+                case = load_regression(folder)
+        self._record(finding, case)
+        self.say(f"new finding: {finding.summary()}")
         if len(g.nodes) == 1 and f.kind != "nan" and self._fails_plainly(g, f.signature):
             self._stop_drawing(g.nodes[0].key, g.dtype, finding)
 
@@ -533,26 +536,36 @@ class Campaign:
         self.excluded.append(f"{key} {dtype} ({finding.group} {finding.kind})")
         self.say(f"not drawn any more: {key} at {dtype} ({finding.group} {finding.kind})")
 
-    def _record(self, finding: Finding) -> None:
+    def _record(self, finding: Finding, case: Case | None = None) -> None:
+        """Store ``finding`` through the one recording step, as ``onnx-harness run`` stores the
+        same case: its regression case (or the graph as a case of the generated suite) run and
+        judged on the backend by the runner's worker code, so a finding, its replay by ``run`` and
+        by the pytest plugin are the same row and bundle. A disagreement between two sessions of
+        one runtime (optimized vs unoptimized) has no oracle case, and a finding the runner's
+        judgement passes (a graph of several nodes judged by its ops' spec-silent invariants): the
+        row is then the campaign's own comparison."""
         g, f = finding.graph, finding.failure
-        case = graph_case(g, tolerance=f.tolerance, expected=f.expected, extra_tags={
-            "symptom": f.symptom, "pattern": finding.pattern, "shrunk": finding.shrunk, "spec_status": finding.spec_status,
-            "family": f.group})
+        result = None if f.symptom.startswith("opt-vs-noopt") else self.executor.judge(f.backend, case or graph_case(g))
+        if result is not None and result.outcome == "pass":  # two judges of one graph disagree: said, and the finding kept
+            self.say(f"{result.case_id} on {f.backend}: the campaign found {f.outcome} ({f.message}) where the runner's "
+                     f"judgement passes it; stored as the campaign found it")
+        if result is None or result.outcome == "pass":
+            case = graph_case(g, tolerance=f.tolerance, expected=f.expected)
+            result = Result(case.id, f.backend, f.outcome, f.message, verdict=f.verdict, tags=dict(case.tags), raw_outcome=f.outcome)
+            result.actual = f.actual
+        else:
+            case = case or graph_case(g)
         finding.case_id = case.id
-        result = Result(case.id, f.backend, f.outcome, f.message, verdict=f.verdict, tags=dict(case.tags), raw_outcome=f.outcome)
-
-        def beside_the_bundle(result: Result) -> None:  # the graph and the backend's outputs
-            if result.bundle:
-                folder = Path(result.bundle)
-                (folder / "graph.txt").write_text(g.describe() + "\n")
-                _write_actual(folder / "actual", f.actual)
-                finding.bundle = result.bundle
-            elif self.recorder.bundles is not None:  # the reason is in the stored message
-                self.say(f"bundle of {case.id} on {f.backend} not written: {result.message.rpartition(' [')[2].rstrip(']')}")
-
-        self.recorder.record(result, case, beside_the_bundle)
+        self.recorder.record(result, case)
+        if result.bundle:
+            finding.bundle = result.bundle
+        elif "[bundle not written:" in result.message:  # the reason, as stored
+            self.say(f"bundle of {case.id} on {f.backend} not written: {result.message.rpartition(' [')[2].rstrip(']')}")
 
     def record_pass(self, g: Graph) -> None:
+        """Keep a passing graph (up to ``keep_passes``) as the campaign judged it: a graph of
+        several nodes may pass by its ops' spec-silent invariants, which its case carries only
+        for one node."""
         if self.store is None or self.passes_kept >= self.config.keep_passes:
             return
         self.passes_kept += 1
@@ -561,16 +574,6 @@ class Campaign:
                 "dtypes": [g.dtype], "nodes": len(g.nodes), "pattern": g.pattern, "spec": g.spec.to_json()}
         for b in self.config.backends:
             self.store.add_result(self.run_id, Result(cid, b.name, "pass", tags=tags, raw_outcome="pass"))
-
-
-def _write_actual(folder: Path, outputs: list[Any] | None) -> None:
-    """The backend's outputs beside the expected ones (``actual/output_K.pb``), in the dtype it
-    returned them in: the evidence of a wrong value, shape or dtype without re-running."""
-    if not outputs:
-        return
-    folder.mkdir(exist_ok=True)
-    for k, value in enumerate(outputs):
-        write_value(folder / f"output_{k}.pb", value, f"output_{k}")
 
 
 def _family(b: BackendSpec) -> str:

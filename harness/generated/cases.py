@@ -36,7 +36,9 @@ def graph_case(g: Graph, model: onnx.ModelProto | None = None, tolerance: Tolera
         "suite": "generated", "ops": sorted({n.op for n in g.nodes}), "op_versions": g.op_versions, "opset": g.opset,
         "dtypes": [g.dtype], "dtype": g.dtype, "nodes": len(g.nodes), "pattern": g.pattern, "nan_inputs": g.nan_mode,
         "edge_values": g.edge,
-        "output_tolerances": [t.to_dict() for t in tols], "spec": g.spec.to_json(),
+        "output_tolerances": [t.to_dict() for t in tols], "spec": g.spec.to_json(), "graph": g.describe(),
+        # drawn at this opset on purpose (the suite sweeps them): run as drawn, never re-stamped
+        "keep_opset": True,
     }
     if len(g.nodes) == 1:  # reports then file the case under its op-version
         tags.update(op=g.nodes[0].op, domain="ai.onnx", since_version=g.nodes[0].since)

@@ -12,7 +12,8 @@ import numpy as np
 import onnx
 
 from .. import forkserver
-from ..worker import _one_line
+from ..case import Case
+from ..worker import Result, _one_line, execute_case
 from ..runner import BackendSpec, _build_backend, received
 
 
@@ -56,6 +57,10 @@ class InProcess:
     def run(self, name: str, model_bytes: bytes, feeds: dict[str, np.ndarray]) -> Outcome:
         return _run_on(self.backends[name], model_bytes, feeds)
 
+    def judge(self, name: str, case: Case) -> Result:
+        """``case`` run and judged on backend ``name`` as ``onnx-harness run`` does (the result it stores)."""
+        return execute_case(self.backends[name], case)
+
     def close(self) -> None:
         pass
 
@@ -71,6 +76,8 @@ def _child_main(conn: Connection, specs: dict[str, BackendSpec]) -> None:
             continue
         if kind == "info":
             conn.send((backend.version(), backend.environment()))
+        elif kind == "case":
+            conn.send(execute_case(backend, payload))
         else:
             conn.send(_run_on(backend, *payload))
 
@@ -117,6 +124,14 @@ class Isolated:
 
     def run(self, name: str, model_bytes: bytes, feeds: dict[str, np.ndarray]) -> Outcome:
         return self._ask(("run", name, (model_bytes, feeds)), self.timeout)
+
+    def judge(self, name: str, case: Case) -> Result:
+        """``case`` run and judged on backend ``name`` as ``onnx-harness run`` does, in the child;
+        a crash or a hang is the result's outcome."""
+        got = self._ask(("case", name, case), self.timeout)
+        if isinstance(got, Outcome):
+            return Result(case.id, name, got.outcome, got.message, tags=dict(case.tags))
+        return got
 
     def _kill(self) -> None:
         if self.proc is not None and self.proc.pid is not None:

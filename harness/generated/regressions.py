@@ -62,7 +62,7 @@ def save_regression(finding: Finding, folder: Path = REGRESSIONS) -> tuple[Path,
     case = graph_case(g)  # the oracle's outputs and tolerances, not what a backend was compared with
     tol = case.tolerance
     tags = {**case.tags, "regression": key, "found_on": finding.group, "kind": finding.kind, "symptom": finding.symptom,
-            "message": finding.message[:500], "graph": g.describe(), "optimizer_patterns": list(g.patterns)}
+            "message": finding.message[:500], "optimizer_patterns": list(g.patterns)}
     meta = {"case_id": SUITE_PREFIX + key, "tags": tags, "tolerance": tol.to_dict(), "seen": 1}
     write_case_folder(target, g.model(), case.data, meta)
     if tol.bound is not None:

@@ -42,7 +42,7 @@ def generated_cases(ctx: Any) -> Iterator[Case]:
     to 10 nodes, drawn from ``--seed`` at ``--opset`` (default: every opset from 13), frozen
     under ``<corpus>/generated/`` so that every backend and later run sees the same graphs; then
     every regression case of ``harness/generated/regressions/`` (the distinct findings of
-    earlier fuzz campaigns) at that opset."""
+    earlier fuzz campaigns; ``--regressions DIR``: those a campaign wrote there) at that opset."""
     n = ctx.examples if ctx.examples is not None else DEFAULT_EXAMPLES
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     config = GenConfig(opsets=(ctx.opset,) if ctx.opset else GenConfig().opsets, max_nodes=SUITE_MAX_NODES)
@@ -56,6 +56,6 @@ def generated_cases(ctx: Any) -> Iterator[Case]:
     yield from load_or_build(file, _suite_fingerprint(), build)
     # the regression cases fuzz campaigns wrote (harness.generated.regressions), every run: those
     # at the run's --opset when it names one, and that its -k selects
-    for case in regression_cases(REGRESSION_FOLDER):
+    for case in regression_cases(ctx.extra.get("regressions") or REGRESSION_FOLDER):
         if (ctx.opset is None or case.tags["opset"] == ctx.opset) and (ctx.pattern is None or ctx.pattern.search(case.id)):
             yield case
