@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import onnx
 import pytest
 
@@ -147,10 +148,10 @@ def test_onnxruntime_fuses_the_qdq_group(name, variant, opset, tmp_path):
         assert verdict.outcome == "pass", (verdict.message, g.describe())
 
 
-@pytest.mark.parametrize("name", sorted(QDQ_OP))
-@pytest.mark.parametrize("variant", NOT_FUSED)
+@pytest.mark.parametrize("name,variant", [(n, v) for n in sorted(QDQ_OP) for v in NOT_FUSED] + [("QDQMatMul", "per-axis-activation")])
 def test_onnxruntime_leaves_a_qdq_group_unfused(name, variant, tmp_path):
-    """The op's output read besides the Q, or 16-bit types: the float op and its Q/DQ stay."""
+    """The op's output read besides the Q, 16-bit types, a MatMul activation quantized per
+    column: the float op and its Q/DQ stay."""
     g = _graph(name, variant, opset=21)
     optimized, _ = _optimized(check_graph(g), tmp_path)
     after = Counter(n.op_type for n in optimized.graph.node)
@@ -179,6 +180,27 @@ def test_onnxruntime_merges_double_qdq_pairs_and_changes_the_result(tmp_path):
     assert Comparator().compare(g.expected(), plain.run(None, g.feeds()), g.tolerances()[0]).outcome == "pass"
 
 
+def test_onnxruntime_fuses_a_per_axis_conv_activation_its_kernel_refuses(tmp_path):
+    """An ONNX Runtime bug the QDQConv pattern's per-axis-activation variant finds: the activation
+    quantized per channel (QuantizeLinear / DequantizeLinear axis 1, a 1-D scale and zero point:
+    valid ONNX) still passes the QDQ Conv selector, which checks types but not that the
+    activation's scale and zero point are scalars, so the group becomes a QLinearConv whose kernel
+    then fails every run ("QLinearConv : input zero point must be a scalar or 1D tensor of size
+    1"). Unoptimized, the same model runs and agrees with the composed reference. Recorded as
+    the behaviour of ONNX Runtime 1.32 (not as right): when this fails, the fusion or the kernel
+    changed."""
+    g = _graph("QDQConv", "per-axis-activation", opset=21)
+    model = check_graph(g)
+    optimized, session = _optimized(model, tmp_path)
+    assert Counter(n.op_type for n in optimized.graph.node)["QLinearConv"] == 1
+    with pytest.raises(Exception, match="input zero point must be a scalar"):
+        session.run(None, g.feeds())
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    plain = ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    assert Comparator().compare(g.expected(), plain.run(None, g.feeds()), g.tolerances()[0]).outcome == "pass"
+
+
 QDQ_PATTERNS = ("QDQConv", "QDQMatMul", "QDQAdd", "QDQPair")
 
 
@@ -201,3 +223,20 @@ def test_a_faulty_qdq_fusion_is_found():
     control = Campaign(config).run()
     assert not control.findings, [f.summary() + "\n" + f.graph.describe() for f in control.findings]
     assert {p.split(":")[0] for p in control.stats.patterns} == set(QDQ_PATTERNS)
+
+
+def test_a_quantization_scale_is_finite_on_edge_values():
+    """An edge-value graph's +-inf (or NaN) gives no scale of inf (x / inf is NaN, a scale no
+    quantized graph means); the scale comes from the finite magnitudes, float32's largest at most."""
+    from operator_cases.quantization.quantize_linear import fuzz_params
+
+    class Knobs:
+        def choice(self, options):
+            return options[0]
+
+        def pick(self, n):
+            return 0
+
+    scale, zp = fuzz_params(Knobs(), np.array([-np.inf, 2.0, np.nan]), "int8")
+    assert (float(scale), zp.dtype) == (np.float32(2.0 / 20.0), np.int8)
+    assert float(fuzz_params(Knobs(), np.array([1e300]), "uint8")[0]) == float(np.finfo(np.float32).max)

@@ -372,7 +372,10 @@ QUANT_TYPES = ("uint8", "int8")
 #: mixed-type rules no longer bite. Each computes through those rewrites too.
 FUSED_ANYWAY = ["extra-consumer", "int8-activation-uint8-weight", "output-type-differs"]
 #: outside variants ONNX Runtime leaves unfused: the op's output has a consumer besides the Q
-#: (CheckQDQNodes: the Qs are all its output edges), 16-bit types (not allowed by default)
+#: (CheckQDQNodes: the Qs are all its output edges), 16-bit types (not allowed by default). A
+#: third, "per-axis-activation" (the activation's Q -> DQ along axis 1: QLinearConv and
+#: QLinearMatMul take a per-tensor one only), ONNX Runtime 1.32 leaves alone for MatMul but
+#: fuses for Conv into a QLinearConv that fails every run: its Conv selector checks types only.
 NOT_FUSED = ["output-extra-consumer", "uint16"]
 
 
@@ -393,12 +396,14 @@ def _params(c: Ctx, x: np.ndarray, to: str, axis_len: int = 0, steps: float | No
     return scale, zp
 
 
-def _qdq(c: Ctx, x: Value, to: str, scale: Value | None = None, expose: bool = False) -> Value:
-    """x quantized to ``to`` and dequantized again, per tensor (an activation's Q -> DQ)."""
-    s, zp = _params(c, x.wide, to)
+def _qdq(c: Ctx, x: Value, to: str, scale: Value | None = None, expose: bool = False, per_axis: bool = False) -> Value:
+    """x quantized to ``to`` and dequantized again (an activation's Q -> DQ), per tensor, or
+    ``per_axis`` along axis 1."""
+    s, zp = _params(c, x.wide, to, x.shape[1] if per_axis else 0)
     s_v = scale if scale is not None else c.const(s)
     z_v = c.const(zp)
-    return node(c, "DequantizeLinear", [node(c, "QuantizeLinear", [x, s_v, z_v]), s_v, z_v], expose=expose)
+    attrs = {"axis": 1} if per_axis else {}
+    return node(c, "DequantizeLinear", [node(c, "QuantizeLinear", [x, s_v, z_v], attrs), s_v, z_v], attrs, expose=expose)
 
 
 def _weight(c: Ctx, shape: tuple[int, ...], to: str, axis: int | None) -> Value:
@@ -440,12 +445,12 @@ def _dynamic_scale(c: Ctx, x: Value) -> Value:
 def qdq_conv(c: Ctx) -> str:
     """DQ(activation), DQ(constant weight, per tensor or per output channel) -> Conv -> Q: one
     QLinearConv (the QDQ Conv selector)."""
-    variant = _variant(c, [*FUSED_ANYWAY, "scale-not-constant", *NOT_FUSED])
+    variant = _variant(c, [*FUSED_ANYWAY, "scale-not-constant", *NOT_FUSED, "per-axis-activation"])
     _float32(c)
     x = _take(c, lambda v: v.rank in (3, 4) and v.shape[1] <= 4)
     act, weight, out = _types(c, variant)
     scale = _dynamic_scale(c, x) if variant == "scale-not-constant" else None
-    xd = _qdq(c, x, act, scale, expose=variant == "extra-consumer")
+    xd = _qdq(c, x, act, scale, expose=variant == "extra-consumer", per_axis=variant == "per-axis-activation")
     channels, n_out = x.shape[1], 1 + c.pick(3)
     kernel = tuple(1 + c.pick(min(2, d)) for d in x.shape[2:])
     w = _weight(c, (n_out, channels, *kernel), weight, c.choice([None, 0]))
@@ -458,11 +463,11 @@ def qdq_conv(c: Ctx) -> str:
 def qdq_matmul(c: Ctx) -> str:
     """DQ(activation), DQ(constant [K, N] weight, per tensor or per column) -> MatMul -> Q: one
     QLinearMatMul (the QDQ MatMul selector)."""
-    variant = _variant(c, [*FUSED_ANYWAY, *NOT_FUSED])
+    variant = _variant(c, [*FUSED_ANYWAY, *NOT_FUSED, "per-axis-activation"])
     _float32(c)
     x = _take(c, lambda v: v.rank == 2)
     act, weight, out = _types(c, variant)
-    xd = _qdq(c, x, act, expose=variant == "extra-consumer")
+    xd = _qdq(c, x, act, expose=variant == "extra-consumer", per_axis=variant == "per-axis-activation")
     k, n = x.shape[-1], 1 + c.pick(4)
     w = _weight(c, (k, n), weight, c.choice([None, 1]))
     _requantize(c, node(c, "MatMul", [xd, w], n_acc=k, expose=variant == "output-extra-consumer"), out)

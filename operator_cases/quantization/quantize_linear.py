@@ -488,11 +488,14 @@ def edges(dtype, opset):
 
 # -- fuzz template ----------------------------------------------------------------------------
 def fuzz_params(c: Ctx, x: np.ndarray, to: str, steps: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """A float32 scale (x's largest magnitude over ``steps`` quantization steps, drawn when not
-    given) and a zero point of type ``to`` near the middle of its range, for quantizing ``x``."""
-    top = float(np.max(np.abs(x))) if np.size(x) else 1.0
+    """A finite float32 scale (x's largest finite magnitude over ``steps`` quantization steps,
+    drawn when not given) and a zero point of type ``to`` near the middle of its range, for
+    quantizing ``x``."""
+    finite = np.abs(np.asarray(x, dtype=np.float64))
+    finite = finite[np.isfinite(finite)]  # an edge-value graph's +-inf or NaN: no scale of inf
+    top = float(np.max(finite)) if finite.size else 1.0
     steps = steps or c.choice([20.0, 50.0, 100.0])
-    scale = np.float32(max(top, 0.1) / steps)
+    scale = np.float32(min(max(top, 0.1) / steps, float(np.finfo(np.float32).max)))
     mid = {"uint8": 128, "uint16": 32768}.get(to, 0)
     return np.array(scale, dtype=np.float32), np.array(mid + c.pick(21) - 10, dtype=S.np_dtype(to))
 
