@@ -55,7 +55,7 @@ class Value:
     """A value of the graph being drawn: its composed float64 reference and error estimate."""
 
     name: str
-    kind: str  # "float" (the graph's dtype, integer or bool too), "int" (int64), "bool"
+    kind: str  # "float" (the graph's dtype, integer or bool too), "int" (int64), "bool", QUANT
     wide: np.ndarray  # float64 for floats: the composed reference; the dtype itself in integer and bool graphs
     err: np.ndarray  # estimated absolute error of a correct implementation (floats; zeros otherwise)
     depth: int
@@ -96,6 +96,11 @@ class Step:
 
 #: the kind of a value only a plan's steps and node see (Ctx.local)
 LOCAL = "local"
+#: the kind of a quantized integer value in a float graph (QuantizeLinear's output, a
+#: DequantizeLinear's input: 8- or 16-bit, or an int32 bias), held in its own dtype; only the
+#: quantization ops and the QDQ patterns (harness.generated.patterns) take one
+QUANT = "quant"
+QUANT_DTYPES = tuple(np.dtype(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32))
 
 
 @dataclass
@@ -223,6 +228,8 @@ class Ctx:
     def const(self, arr: np.ndarray, kind: str | None = None) -> Value:
         """A constant input (initializer); floats are stored in the graph's dtype."""
         arr = np.asarray(arr)
+        if kind is None and arr.dtype in QUANT_DTYPES and not self.exact:
+            kind = QUANT
         if kind is None:
             kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
         if kind == "float" and self.exact:

@@ -721,3 +721,38 @@ class GemmFusionSharedOutput(_Kernels):
         del graph.node[:]
         graph.node.extend(keep + extra)
         return out
+
+
+class QLinearWeightZeroPoint(_Kernels):
+    """A faulty QDQ fusion (the kind ONNX Runtime's QDQ Conv and MatMul selectors make): a
+    DequantizeLinear of a constant weight feeding a Conv or MatMul whose only consumer is a
+    QuantizeLinear is taken into the fused kernel, which ignores the weight's zero point (computes
+    with w_q instead of w_q - w_zero_point). Right wherever that zero point is 0 or no group
+    matches; wrong on the QDQConv and QDQMatMul patterns with their nonzero weight zero points."""
+
+    name = "qlinear-weight-zero-point"
+
+    def rewrite(self, model: onnx.ModelProto) -> onnx.ModelProto:
+        out = onnx.ModelProto()
+        out.CopyFrom(model)
+        graph = out.graph
+        inits = {t.name: t for t in graph.initializer}
+        producer = {o: node for node in graph.node for o in node.output}
+        readers: dict[str, list] = {}
+        for node in graph.node:
+            for name in node.input:
+                readers.setdefault(name, []).append(node)
+        outputs = {o.name for o in graph.output}
+        for node in graph.node:
+            if node.op_type not in ("Conv", "MatMul") or len(node.input) < 2:
+                continue
+            dq = producer.get(node.input[1])
+            after = readers.get(node.output[0], [])
+            if (dq is None or dq.op_type != "DequantizeLinear" or dq.input[0] not in inits or len(dq.input) < 3
+                    or node.output[0] in outputs or [n.op_type for n in after] != ["QuantizeLinear"]):
+                continue
+            zp = onnx.numpy_helper.to_array(inits[dq.input[2]])
+            zero = onnx.numpy_helper.from_array(np.zeros_like(zp), f"{dq.input[2]}_ignored")
+            graph.initializer.append(zero)
+            dq.input[2] = zero.name  # the bug: the fused kernel reads the weight without its zero point
+        return out

@@ -197,6 +197,13 @@ def test_rounding_each_op_in_the_graph_dtype_stays_within_the_tolerances():
 #: onnx.reference (the ``reference`` backend) departs from the spec here; each is a 1-node
 #: finding of the fuzzer (see the report in the fuzzer's pull request)
 KNOWN_REFERENCE_DEFECTS = {
+    ("GridSample", "error:OverflowError"): "reflection with align_corners 1 on a dimension of one pixel: its reflection divides "
+                                           "by the zero span ('cannot convert float infinity to integer'; the mechanism of "
+                                           "operator_cases/crosscheck.toml's GridSample note (3)); drawn once QuantizeLinear "
+                                           "and DequantizeLinear joined the templates",
+    ("ReduceLogSumExp", "nan"): "the log-sum-exp of a single +inf is +inf (exp(inf) = inf, log(inf) = inf), it gives NaN "
+                                "(operator_cases/crosscheck.toml, ReduceLogSumExp note (2)); drawn once the quantization "
+                                "templates moved the seed",
     ("ReduceLogSumExp", "error:TypeError"): "rank-0 input: 'Issues with types' (its kernel cannot reduce a 0-d array)",
     ("Softsign", "error:TypeError"): "rank-0 input: 'Issues with types' (also in operator_cases/crosscheck.toml)",
     ("Mean", "error:ValueError"): "Mean-8+ broadcasts multidirectionally; onnx.reference accumulates in place into the first input",
@@ -485,8 +492,10 @@ def test_fuzz_command(tmp_path, capsys):
     parser = argparse.ArgumentParser(prog="onnx-harness")
     register(parser.add_subparsers(dest="command", required=True))
     store = tmp_path / "results.sqlite"
+    # no edge values: the fault wraps onnx.reference, whose QuantizeLinear (the QDQ patterns') does
+    # not saturate +inf (operator_cases/crosscheck.toml), a second bug beside the seeded one
     args = parser.parse_args(["fuzz", "--backend", FAULTS["slice-end"][0], "--in-process", "--budget", "8s", "--ops", "Slice,Neg",
-                              "--max-nodes", "4", "--seed", "1", "--store", str(store), "--dtypes", "float32",
+                              "--max-nodes", "4", "--seed", "1", "--edge-rate", "0", "--store", str(store), "--dtypes", "float32",
                               "--regressions", str(tmp_path / "regressions"),
                               # patterns onnx.reference (the faulty backend's other ops) gets right: its
                               # BatchNormalization-9 with one output (test mode) mixes the batch's own mean
@@ -574,13 +583,14 @@ def test_run_command_takes_the_generated_suite(tmp_path):
 
     store = tmp_path / "results.sqlite"
     cmd = [sys.executable, "-m", "harness.cli", "run", "--suite", "generated", "--backend", "reference", "--examples", "5",
-           "--seed", "5", "--opset", "17", "-j", "1", "--corpus", str(tmp_path / "corpus"), "--store", str(store)]
+           "--seed", "14", "--opset", "17", "-j", "1", "--corpus", str(tmp_path / "corpus"), "--store", str(store)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     rows = sqlite3.connect(store).execute("SELECT case_id, outcome FROM results").fetchall()
     assert len(rows) == 5 and all(cid.startswith("generated/") and "/opset17/" in cid for cid, _ in rows)
     # onnx.reference agrees with the composed references on these five graphs (none holds an op
-    # of KNOWN_REFERENCE_DEFECTS: seed 5 since the Loop template, seed 2 drawing a Loop without
-    # cond): every case passes and the command says so
+    # of KNOWN_REFERENCE_DEFECTS: seed 14 since the quantization templates, seed 5 drawing a Mean;
+    # seed 5 since the Loop template, seed 2 drawing a Loop without cond): every case passes and
+    # the command says so
     defective = {op for op, _ in KNOWN_REFERENCE_DEFECTS}
     assert not [cid for cid, _ in rows if set(cid.split("/")[1].split("+")) & defective], rows
     assert [outcome for _, outcome in rows] == ["pass"] * 5, rows

@@ -215,6 +215,24 @@ def test_compiled_backend_compiles_in_prepare():
     assert "compile_timing" in backend.environment()
 
 
+@pytest.mark.slow
+def test_compiled_warm_up_does_not_divide_integers_by_zero(tmp_path):
+    """Div(0, x) of int64 with x = [4]: the compile warm-up once ran it on zeros, 0 / 0, which
+    inductor's CPU code turns into a SIGFPE that killed the worker (a pytorch-compile campaign's
+    one finding); the real input divides by 4. Run in a child process: the bug kills it."""
+    import subprocess
+    import sys
+
+    model = _model([helper.make_node("Div", ["a", "x"], ["y"])], [_info("a", TP.INT64, []), _info("x", TP.INT64, [1])],
+                   [_info("y", TP.INT64, [1])], opset=14)
+    model.graph.initializer.append(onnx.numpy_helper.from_array(np.array(0, np.int64), "a"))
+    onnx.save(model, tmp_path / "div.onnx")
+    code = ("import numpy as np, onnx; from harness.backends.pytorch import PyTorchCompileBackend as B; b = B(); b.load(); "
+            f"s = b.prepare(onnx.load({str(tmp_path / 'div.onnx')!r})); print(s.run({{'x': np.array([4], np.int64)}})[0].tolist())")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600)
+    assert (out.returncode, out.stdout.strip().splitlines()[-1:]) == (0, ["[0]"]), out.stderr[-2000:]
+
+
 # -- MelWeightMatrix and RoiAlign: pytorch against the kernels engine ---------------------------
 def _both(model, feeds):
     from harness.backends.kernels import KernelsBackend

@@ -19,6 +19,8 @@ from ..fuzz_api import (
     NAN_ASSUMED,
     NAN_IEEE,
     PERTURB,
+    QUANT,
+    QUANT_DTYPES,
     ROUNDOFF,
     Ctx,
     Plan,
@@ -188,11 +190,13 @@ class Builder:
     def evaluate(self, op: str, since: int, ins: list[Value | None], attrs: dict[str, Any], n_acc: int = 0,
                  n_outputs: int | None = None, index: int = -1, expose: bool = False,
                  out_names: list[str] | None = None, captures: list[Value] = (), steps: list[Step] = (),
-                 then: list[Step] = (), own: list[str] = ()) -> str | None:
+                 then: list[Step] = (), own: list[str] = (), slack: float = 0.0) -> str | None:
         """Evaluate one node on pool values with the reference, check its values and add it
         (and its outputs to the pool); return None, or why it cannot be placed. ``captures``
         (values its subgraphs read by name) are checked and perturbed as inputs after ``ins``;
-        ``steps`` and ``then`` (reading the node's outputs ``own``) are placed before and after it."""
+        ``steps`` and ``then`` (reading the node's outputs ``own``) are placed before and after it.
+        ``slack``: an absolute error its float outputs are allowed beyond their own estimate (the
+        one quantization step a fused quantized kernel may round differently: patterns.py)."""
         tmpl = templates()[op]
         attrs = _as_stored(op, self.opset, attrs)
         ins = list(ins)
@@ -253,6 +257,8 @@ class Builder:
             why = self._check_values(tmpl, ref, plan, ins, ys, errs, nan_in)
             if why:
                 return f"{op}: {why}"
+        if slack:
+            errs = [e + slack if k == "float" else e for e, k in zip(errs, kinds)]
         # a spec-silent point reached (NaN and edge-value graphs): the node's outputs become
         # graph outputs that nothing reads, judged by the point's readings and invariants
         reached: list[str] = []
@@ -270,7 +276,7 @@ class Builder:
             after[-1] = (o, s_, vs, list(outs) + list(outs_[len(outs):]), a)
         depth = 1 + len(step_rows) + len(then_rows) + max([v.depth for v in ins if v is not None] or [0])
         self.nodes.append(Node(op, since, names, outs, dict(attrs), index, n_acc, n_outputs, [v.name for v in captures], rows,
-                               after, list(own) if after else []))
+                               after, list(own) if after else [], slack))
         self.placed = []
         for name, y, e, k in zip(outs, ys, errs, kinds):
             v = Value(name, k, y, e, depth, node=len(self.nodes) - 1)
@@ -553,6 +559,8 @@ def _kind_of(y: Any, dtype: str = "float32") -> str | None:
         return "bool"
     if arr.dtype == np.int64:
         return "int"
+    if arr.dtype in QUANT_DTYPES:
+        return QUANT
     return None
 
 

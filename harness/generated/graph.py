@@ -15,6 +15,7 @@ from .. import schema
 from .. import strategies as S
 from ..case import Tolerance
 from ..fuzz_api import (
+    QUANT,
     ROUNDOFF,
     Template,
     Value,
@@ -46,6 +47,8 @@ class Node:
     then: list[tuple[str, int, list[str], list[str], dict[str, Any]]] = field(default_factory=list)
     #: the node's own output names when ``then`` follows it (values of the plan only)
     own: list[str] = field(default_factory=list)
+    #: absolute error its float outputs are allowed beyond their estimate (Builder.evaluate)
+    slack: float = 0.0
 
     @property
     def key(self) -> str:
@@ -142,7 +145,7 @@ class Graph:
         lines = [f"opset {self.opset}, {self.dtype}{', NaN inputs' if self.nan_mode else ''}"
                  f"{f', {self.edge} edge values' if self.edge else ''}"]
         for v in self.inputs:
-            kind = "" if v.kind == "float" else f" ({'int64' if v.kind == 'int' else 'bool'})"
+            kind = "" if v.kind == "float" else f" ({_narrow(v, self.dtype).dtype})"
             lines.append(f"  input {v.name}: {list(v.shape)}{kind}")
         for name, arr in self.initializers.items():
             lines.append(f"  initializer {name}: {arr.dtype}{list(arr.shape)}" + (f" = {arr.tolist()}" if arr.size <= 8 else ""))
@@ -185,6 +188,8 @@ def _narrow(v: Value, dtype: str) -> np.ndarray:
             return v.wide.astype(S.np_dtype(dtype))
     if v.kind == "int":
         return v.wide.astype(np.int64)
+    if v.kind == QUANT:
+        return v.wide
     return v.wide.astype(bool)
 
 
@@ -264,7 +269,7 @@ def templated_ops() -> list[str]:
 # the ONNX model
 # =============================================================================================
 def _value_info(v: Value, dtype: str) -> onnx.ValueInfoProto:
-    code = S.onnx_code(dtype) if v.kind == "float" else (TensorProto.INT64 if v.kind == "int" else TensorProto.BOOL)
+    code = S.onnx_code(dtype) if v.kind == "float" else helper.np_dtype_to_tensor_dtype(_narrow(v, dtype).dtype)
     return helper.make_tensor_value_info(v.name, code, list(v.shape))
 
 

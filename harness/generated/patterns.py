@@ -5,7 +5,10 @@ A *pattern* places several nodes at once, in the shape an optimizer recognizes a
 ``matmul_scale_fusion``, ``matmul_transpose_fusion``, ``conv_bn_fusion``, ``conv_add_fusion``,
 ``conv_mul_fusion``, ``conv_activation_fusion``, ``gelu_fusion``, ``bias_gelu_fusion``,
 ``layer_norm_fusion``, ``skip_layer_norm_fusion``, the transpose optimizer, ``reshape_fusion``
-and constant folding; a scaled dot-product attention core, which the first three rewrite). Each pattern draws a *variant* from its knobs: ``inside`` variants meet
+and constant folding; a scaled dot-product attention core, which the first three rewrite; and
+the QDQ node groups of ``qdq_transformer/`` (DequantizeLinear -> Conv / MatMul / Add ->
+QuantizeLinear into QLinearConv / QLinearMatMul / QLinearAdd, and double Q -> DQ pairs merged),
+drawn in float32 graphs whose quantized values are ``harness.fuzz_api.QUANT``). Each pattern draws a *variant* from its knobs: ``inside`` variants meet
 the rewrite's preconditions; ``outside`` variants break exactly one (an extra consumer of an
 intermediate, which makes it a graph output; a bias whose shape Gemm cannot broadcast; a
 constant that is not the one the pattern matches; a parameter that is not a constant), so that a
@@ -65,16 +68,16 @@ def pattern(name: str, rewritten_to: tuple[str, ...], removes: tuple[str, ...]) 
 
 # -- placing nodes -------------------------------------------------------------------------------
 def node(c: Ctx, op: str, ins: list[Value | None], attrs: dict[str, Any] | None = None, n_acc: int = 0,
-         expose: bool = False) -> Value:
+         expose: bool = False, slack: float = 0.0) -> Value:
     """Place one node of ``op`` (its op-version in force at the graph's opset) through the
-    engine's own evaluation; its first output, or Skip."""
+    engine's own evaluation; its first output, or Skip. ``slack``: Builder.evaluate's."""
     b = c.b
     sch = schema.schema_at(op, b.opset)
     if sch is None or ("", op, sch.since_version) not in b.registry or b.registry[("", op, sch.since_version)].reference is None:
         raise Skip(f"no {op} at opset {b.opset}")
     if (f"{op}-{sch.since_version}", b.dtype) in b.config.exclude:
         raise Skip(f"{op}-{sch.since_version} not drawn at {b.dtype}")
-    why = b.evaluate(op, sch.since_version, ins, dict(attrs or {}), n_acc, 1, c.index, expose)
+    why = b.evaluate(op, sch.since_version, ins, dict(attrs or {}), n_acc, 1, c.index, expose, slack=slack)
     if why:
         raise Skip(why)
     return b.placed[0]
@@ -341,6 +344,168 @@ def constant_folding(c: Ctx) -> str:
     k = node(c, "Mul", [node(c, "Exp", [c.const(c.floats(shape, -1.0, 1.0))]), c.const(c.floats(shape))])
     node(c, c.choice(["Add", "Mul", "Sub"]), [x, k])
     return "inside"
+
+
+# -- QDQ patterns (float32 graphs) ------------------------------------------------------------
+# ONNX Runtime's QDQ transformers (onnxruntime/core/optimizer/qdq_transformer/: selectors_actions
+# qdq_selectors.cc and qdq_actions.cc, double_qdq_pairs_remover) rewrite DequantizeLinear ->
+# op -> QuantizeLinear node groups into one quantized kernel: each DQ the group's input has the
+# op as its only consumer and gives no graph output, the op's only consumers are the Qs; Conv and
+# MatMul: an int8 activation needs int8 weights, the output Q of the activation's type; binary
+# ops: both inputs and the output of one type.
+#
+# The fused kernels requantize their integer accumulation with a float multiplier
+# (x_scale * w_scale / y_scale, float32) and round it to nearest even, where the composed graph
+# divides its float result by y_scale. QuantizeLinear's text: "The quantization formula is
+# `y = saturate((x / y_scale) + y_zero_point)` ... For `(x / y_scale)`, it rounds to the nearest
+# even." Both are that formula, computed once through float products of different order: where the
+# quotient lies within their rounding of a half step the two round to neighbouring integers, and
+# nowhere else (the engine does not draw an element within the composed graph's own error of a
+# half step, and the multiplier's relative error, a few float32 roundings, is far below one step
+# for |q| <= 255). So the fused result is allowed one quantization step either way: the output
+# DequantizeLinear's value gets the output scale as ``slack`` (+-1 in the quantized domain).
+QUANT_TYPES = ("uint8", "int8")
+#: outside variants that break a selector's literal precondition but that ONNX Runtime fuses all
+#: the same, after passes that restore it: EnsureUniqueDQForNodeUnit gives an activation DQ with
+#: another consumer a copy of its own ("extra-consumer"); QDQS8ToU8Transformer turns an int8
+#: activation's Q -> DQ pair into a uint8 one (zero point + 128), so the int8-activation and
+#: mixed-type rules no longer bite. Each computes through those rewrites too.
+FUSED_ANYWAY = ["extra-consumer", "int8-activation-uint8-weight", "output-type-differs"]
+#: outside variants ONNX Runtime leaves unfused: the op's output has a consumer besides the Q
+#: (CheckQDQNodes: the Qs are all its output edges), 16-bit types (not allowed by default). A
+#: third, "per-axis-activation" (the activation's Q -> DQ along axis 1: QLinearConv and
+#: QLinearMatMul take a per-tensor one only), ONNX Runtime 1.32 leaves alone for MatMul but
+#: fuses for Conv into a QLinearConv that fails every run: its Conv selector checks types only.
+NOT_FUSED = ["output-extra-consumer", "uint16"]
+
+
+def _float32(c: Ctx) -> None:
+    if c.dtype != "float32":
+        raise Skip("QDQ patterns draw float32 graphs (the quantized kernels' scales are float32)")
+
+
+def _params(c: Ctx, x: np.ndarray, to: str, axis_len: int = 0, steps: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A scale and zero point quantizing ``x`` to ``to`` (QuantizeLinear's own fuzz_params), per
+    tensor, or per axis (``axis_len`` of them, each a little apart)."""
+    from operator_cases.quantization.quantize_linear import fuzz_params
+
+    scale, zp = fuzz_params(c, x, to, steps)
+    if axis_len:
+        scale = (scale * np.linspace(0.75, 1.25, axis_len)).astype(np.float32)
+        zp = np.full(axis_len, zp, dtype=zp.dtype)
+    return scale, zp
+
+
+def _qdq(c: Ctx, x: Value, to: str, scale: Value | None = None, expose: bool = False, per_axis: bool = False) -> Value:
+    """x quantized to ``to`` and dequantized again (an activation's Q -> DQ), per tensor, or
+    ``per_axis`` along axis 1."""
+    s, zp = _params(c, x.wide, to, x.shape[1] if per_axis else 0)
+    s_v = scale if scale is not None else c.const(s)
+    z_v = c.const(zp)
+    attrs = {"axis": 1} if per_axis else {}
+    return node(c, "DequantizeLinear", [node(c, "QuantizeLinear", [x, s_v, z_v], attrs), s_v, z_v], attrs, expose=expose)
+
+
+def _weight(c: Ctx, shape: tuple[int, ...], to: str, axis: int | None) -> Value:
+    """A constant quantized weight dequantized, per tensor or per ``axis``."""
+    s, zp = _params(c, np.ones(1), to, shape[axis] if axis is not None else 0, steps=50.0)
+    q = (c.rng.integers(-60, 61, size=shape) + int(zp.reshape(-1)[0])).astype(np.dtype(to))
+    return node(c, "DequantizeLinear", [c.const(q), c.const(s), c.const(zp)], {"axis": axis} if axis is not None else {})
+
+
+def _requantize(c: Ctx, y: Value, to: str) -> Value:
+    """The op's output quantized to ``to`` and dequantized, allowed one step (see above)."""
+    s, zp = _params(c, y.wide, to)
+    q = node(c, "QuantizeLinear", [y, c.const(s), c.const(zp)])
+    return node(c, "DequantizeLinear", [q, c.const(s), c.const(zp)], slack=float(s))
+
+
+def _types(c: Ctx, variant: str) -> tuple[str, str, str]:
+    """(activation, weight, output) types: int8 activations need int8 weights; the output Q
+    has the activation's type; 16-bit types (QuantizeLinear-21 on) are not fused by default."""
+    if variant == "uint16":
+        if c.b.opset < 21:
+            raise Skip("16-bit QuantizeLinear from opset 21")
+        return "uint16", "uint16", "uint16"
+    act = c.choice(QUANT_TYPES)
+    weight = "int8" if act == "int8" else c.choice(QUANT_TYPES)
+    if variant == "int8-activation-uint8-weight":
+        act, weight = "int8", "uint8"
+    out = act if variant != "output-type-differs" else ("int8" if act == "uint8" else "uint8")
+    return act, weight, out
+
+
+def _dynamic_scale(c: Ctx, x: Value) -> Value:
+    """A scale computed from the data (its largest magnitude over 50): not a constant."""
+    top = node(c, "ReduceMax", [node(c, "Abs", [x])], {"keepdims": 0})
+    return node(c, "Mul", [top, scalar(c, 1.0 / 50.0)])
+
+
+@pattern("QDQConv", rewritten_to=("QLinearConv",), removes=("DequantizeLinear", "QuantizeLinear", "Conv"))
+def qdq_conv(c: Ctx) -> str:
+    """DQ(activation), DQ(constant weight, per tensor or per output channel) -> Conv -> Q: one
+    QLinearConv (the QDQ Conv selector)."""
+    variant = _variant(c, [*FUSED_ANYWAY, "scale-not-constant", *NOT_FUSED, "per-axis-activation"])
+    _float32(c)
+    x = _take(c, lambda v: v.rank in (3, 4) and v.shape[1] <= 4)
+    act, weight, out = _types(c, variant)
+    scale = _dynamic_scale(c, x) if variant == "scale-not-constant" else None
+    xd = _qdq(c, x, act, scale, expose=variant == "extra-consumer", per_axis=variant == "per-axis-activation")
+    channels, n_out = x.shape[1], 1 + c.pick(3)
+    kernel = tuple(1 + c.pick(min(2, d)) for d in x.shape[2:])
+    w = _weight(c, (n_out, channels, *kernel), weight, c.choice([None, 0]))
+    y = node(c, "Conv", [xd, w], n_acc=channels * size_of(kernel), expose=variant == "output-extra-consumer")
+    _requantize(c, y, out)
+    return variant
+
+
+@pattern("QDQMatMul", rewritten_to=("QLinearMatMul",), removes=("DequantizeLinear", "QuantizeLinear", "MatMul"))
+def qdq_matmul(c: Ctx) -> str:
+    """DQ(activation), DQ(constant [K, N] weight, per tensor or per column) -> MatMul -> Q: one
+    QLinearMatMul (the QDQ MatMul selector)."""
+    variant = _variant(c, [*FUSED_ANYWAY, *NOT_FUSED, "per-axis-activation"])
+    _float32(c)
+    x = _take(c, lambda v: v.rank == 2)
+    act, weight, out = _types(c, variant)
+    xd = _qdq(c, x, act, expose=variant == "extra-consumer", per_axis=variant == "per-axis-activation")
+    k, n = x.shape[-1], 1 + c.pick(4)
+    w = _weight(c, (k, n), weight, c.choice([None, 1]))
+    _requantize(c, node(c, "MatMul", [xd, w], n_acc=k, expose=variant == "output-extra-consumer"), out)
+    return variant
+
+
+@pattern("QDQAdd", rewritten_to=("QLinearAdd",), removes=("DequantizeLinear", "QuantizeLinear", "Add"))
+def qdq_add(c: Ctx) -> str:
+    """DQ(a), DQ(b) -> Add -> Q, each with its own scale and zero point: one com.microsoft
+    QLinearAdd (the QDQ binary selector: both inputs and the output of one type)."""
+    variant = _variant(c, ["extra-consumer", "mixed-types", *NOT_FUSED])
+    _float32(c)
+    a = _take(c, lambda v: v.rank >= 1)
+    b = c.operand(a)
+    to = _types(c, variant)[0]
+    other = ("int8" if to == "uint8" else "uint8") if variant == "mixed-types" else to
+    ad = _qdq(c, a, to, expose=variant == "extra-consumer")
+    bd = _qdq(c, b, other)
+    _requantize(c, node(c, "Add", [ad, bd] if c.pick(2) == 0 else [bd, ad], expose=variant == "output-extra-consumer"), to)
+    return variant
+
+
+@pattern("QDQPair", rewritten_to=(), removes=("DequantizeLinear", "QuantizeLinear"))
+def qdq_pair(c: Ctx) -> str:
+    """Q -> DQ -> Q -> DQ, the middle DQ -> Q pair with the same scale and zero point (an identity
+    on the integers): one Q -> DQ pair (double_qdq_pairs_remover). Outside: the second pair's scale
+    differs, so the pair requantizes and is no identity."""
+    variant = _variant(c, ["other-scale"])
+    _float32(c)
+    x = _take(c, lambda v: v.rank >= 1)
+    to = c.choice(QUANT_TYPES)
+    s, zp = _params(c, x.wide, to)
+    s2 = s * np.float32(1.5) if variant == "other-scale" else s
+    s_v, z_v = c.const(s), c.const(zp)
+    d = node(c, "DequantizeLinear", [node(c, "QuantizeLinear", [x, s_v, z_v]), s_v, z_v])
+    s2_v = c.const(s2) if variant == "other-scale" else s_v
+    node(c, "DequantizeLinear", [node(c, "QuantizeLinear", [d, s2_v, z_v]), s2_v, z_v])
+    return variant
 
 
 def placeable(name: str) -> bool:

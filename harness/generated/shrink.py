@@ -10,6 +10,8 @@ import numpy as np
 from .. import strategies as S
 from ..fuzz_api import (
     LOCAL,
+    QUANT,
+    QUANT_DTYPES,
     ROUNDOFF,
     Step,
     Value,
@@ -104,6 +106,7 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
             wide = arr
         else:
             kind = "float" if arr.dtype.kind == "f" else ("bool" if arr.dtype == bool else "int")
+            kind = QUANT if arr.dtype in QUANT_DTYPES else kind
             wide = arr.astype(np.float64) if kind == "float" else arr
         names[name] = Value(name, kind, wide, np.zeros(arr.shape), 0, const=True)
         b.initializers[name] = arr
@@ -125,7 +128,7 @@ def _reevaluate(g: Graph, drop: set[int], extra_inputs: list[Value] = ()) -> Bui
             then = [Step(op, [value(i) for i in si], list(so), dict(sa)) for op, _, si, so, sa in node.then]
             why = b.evaluate(node.op, node.since, ins, node.attrs, node.n_acc, node.n_outputs, node.spec_index,
                              out_names=list(node.outputs), captures=[names[i] for i in node.captures], steps=steps,
-                             then=then, own=list(node.own))
+                             then=then, own=list(node.own), slack=node.slack)
             if why:
                 return None
             names.update({v.name: v for v in b.placed})

@@ -27,8 +27,8 @@
   ``output_dtype`` (float8e8m0 is no output type: without one the model is invalid); the drawn
   cases keep their float32 and float16 scales (their frozen ids).
 
-No fuzz template: a generated graph holds values of one float dtype, int64 and bool
-(harness.fuzz_api.Value.kind); this op's input (a quantized integer or small-float tensor) has no kind there, so it cannot sensibly enter one.
+Fuzz template (float32 graphs): a quantized pool value (``harness.fuzz_api.QUANT``, what
+QuantizeLinear's template gives) dequantized per tensor with a scale and zero point of its own.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ import onnx
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import QUANT, Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
 from .._quant_util import expand, f64, in_type, per_axis_choice, values
@@ -259,3 +260,16 @@ def edges(dtype, opset):
             Example([x2, e8(np.nan)], {"output_dtype": code("float32")}, name="float8e8m0_scale_nan"),
         ]
     return out
+
+
+# -- fuzz template ----------------------------------------------------------------------------
+@op.fuzz(type_param=None)
+def fuzz(c: Ctx) -> Plan | None:
+    if c.dtype != "float32":
+        return None
+    x = c.take(QUANT, 0, lambda v: v.size > 0 and v.wide.dtype in (np.uint8, np.int8))
+    if x is None:
+        return None
+    scale = np.array(c.choice([0.01, 0.05, 0.25]), dtype=np.float32)
+    zp = np.array(c.pick(7) - 3 + (128 if x.wide.dtype == np.uint8 else 0), dtype=x.wide.dtype)
+    return Plan([x, c.const(scale), c.const(zp)])

@@ -30,8 +30,11 @@
 * NaN to float6e2m3 / float6e3m2 (28), types with no NaN: spec-silent ``nan_to_float6``; ours is
   the largest value as for Cast, ml_dtypes' -0 (onnx.reference's) the other reading.
 
-No fuzz template: a generated graph holds values of one float dtype, int64 and bool
-(harness.fuzz_api.Value.kind); this op's output (a quantized integer or small-float tensor) has no kind there, so it cannot sensibly enter one.
+Fuzz template (float32 graphs): a pool value quantized per tensor to uint8 or int8, its scale a
+fraction of its largest magnitude (so the integers span tens of steps), the zero point near the
+middle of the type; the output is a quantized value (``harness.fuzz_api.QUANT``) that only
+DequantizeLinear and the QDQ patterns of harness/generated/patterns.py take. The rounding jumps:
+an element within its error of a half step is not drawn (``jumps``).
 """
 
 from __future__ import annotations
@@ -43,6 +46,7 @@ import onnx
 
 from harness import schema
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
 from .._quant_util import (SMALL_FLOATS, draw_scale_values, draw_units, expand, f64, in_type, per_axis_choice,
@@ -480,3 +484,28 @@ def edges(dtype, opset):
         out.append(_ex(f4, sv(np.array([[0.5, 1.0]] * 3) if flt else np.array([[2, 4]] * 3)), values("float4e2m1", np.zeros((3, 2))),
                        {"axis": -1, "block_size": 2}, "to_float4e2m1_blocked", since))
     return out
+
+
+# -- fuzz template ----------------------------------------------------------------------------
+def fuzz_params(c: Ctx, x: np.ndarray, to: str, steps: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A finite float32 scale (x's largest finite magnitude over ``steps`` quantization steps,
+    drawn when not given) and a zero point of type ``to`` near the middle of its range, for
+    quantizing ``x``."""
+    finite = np.abs(np.asarray(x, dtype=np.float64))
+    finite = finite[np.isfinite(finite)]  # an edge-value graph's +-inf or NaN: no scale of inf
+    top = float(np.max(finite)) if finite.size else 1.0
+    steps = steps or c.choice([20.0, 50.0, 100.0])
+    scale = np.float32(min(max(top, 0.1) / steps, float(np.finfo(np.float32).max)))
+    mid = {"uint8": 128, "uint16": 32768}.get(to, 0)
+    return np.array(scale, dtype=np.float32), np.array(mid + c.pick(21) - 10, dtype=S.np_dtype(to))
+
+
+@op.fuzz(jumps=True, type_param="T1")
+def fuzz(c: Ctx) -> Plan | None:
+    if c.dtype != "float32":
+        return None
+    x = c.take("float", 0, lambda v: v.size > 0)
+    if x is None:
+        return None
+    scale, zp = fuzz_params(c, x.wide, c.choice(["uint8", "int8"]))
+    return Plan([x, c.const(scale), c.const(zp)])

@@ -76,14 +76,14 @@ class CompiledSession(TorchSession):
         self.warmup_error = ""
 
     def warm_up(self) -> None:
-        args = _zeros_for(self.graph, self.device, self.torch)
+        args = _ones_for(self.graph, self.device, self.torch)
         if args is None:
             return
         t0 = time.perf_counter()
         try:
             with self.torch.no_grad():
                 self.compiled(*args)
-        except Exception as exc:  # zeros may be invalid input (e.g. a shape); the real run decides
+        except Exception as exc:  # ones may be invalid input (e.g. a shape); the real run decides
             self.warmup_error = f"{type(exc).__name__}: {exc}"[:300]
         self.compile_s = time.perf_counter() - t0
 
@@ -94,8 +94,10 @@ class CompiledSession(TorchSession):
             return self.outputs(self.compiled(*args))
 
 
-def _zeros_for(graph: Any, device: Any, torch: Any) -> list[Any] | None:
-    """Zeros in every declared input shape and type, or None when a shape or type is unknown."""
+def _ones_for(graph: Any, device: Any, torch: Any) -> list[Any] | None:
+    """Ones in every declared input shape and type, or None when a shape or type is unknown.
+    Not zeros: an integer Div or Mod by a zero input is a SIGFPE in inductor's compiled CPU code
+    (eager raises ZeroDivisionError), which killed the worker before the real inputs ran."""
     from . import dtypes
 
     args = []
@@ -111,7 +113,7 @@ def _zeros_for(graph: Any, device: Any, torch: Any) -> list[Any] | None:
         code = tp.tensor_type.elem_type
         if code not in dtypes.CARRIER:
             return None
-        args.append(torch.zeros([d.dim_value for d in dims], dtype=dtypes.CARRIER[code], device=device))
+        args.append(torch.ones([d.dim_value for d in dims], dtype=dtypes.CARRIER[code], device=device))
     return args
 
 
@@ -163,7 +165,7 @@ class PyTorchCompileBackend(PyTorchBackend):
         env.setdefault("compile_backend", self.options.get("compile_backend", "inductor"))
         env.setdefault("mode", self.options.get("mode") or "default")
         env.setdefault("dynamic", bool(self.options.get("dynamic", False)))
-        env["compile_timing"] = "compile happens in prepare (warm-up on zeros of the declared input shapes); prepare_s includes it"
+        env["compile_timing"] = "compile happens in prepare (warm-up on ones of the declared input shapes); prepare_s includes it"
         return env
 
     def prepare(self, model: onnx.ModelProto) -> Session:
