@@ -72,6 +72,51 @@ op.spec_silent(
     readings={"0 (the schema's function body: 1e-9 added to the deviation)": lambda c: [np.zeros_like(np.asarray(c.expected[0]))]})
 
 
+# -- squares beyond float32 (a kernel campaign: x = 2e21; onnx.reference and PyTorch NaN, ONNX Runtime 0) ----------
+def _in_float32(x: np.ndarray, axes: tuple[int, ...], body: bool) -> np.ndarray:
+    """Every step in float32: the versions' function body (``body``: E(X^2) - (EX)^2, then
+    (X - EX) / (Sqrt(Variance) + 1e-9)), or the formula's two passes (E((X - EX)^2))."""
+    x = np.asarray(x, dtype=np.float32)
+    with np.errstate(all="ignore"):
+        ex = np.mean(x, axis=axes, keepdims=True, dtype=np.float32)
+        d = x - ex
+        if body:
+            var = np.mean(x * x, axis=axes, keepdims=True, dtype=np.float32) - ex * ex
+            return d / (np.sqrt(var) + np.float32(1e-9))
+        return d / np.sqrt(np.mean(d * d, axis=axes, keepdims=True, dtype=np.float32))
+
+
+def overflowing_groups(inputs, attrs, expected, since):
+    """Open: the float32 groups our value normalizes where the function body, in float32, does not
+    (its squares overflow)."""
+    x = np.asarray(inputs[0])
+    if x.dtype != np.float32 or x.size == 0:
+        return [None]
+    axes = _axes(x, attrs)
+    lost = np.isfinite(np.asarray(expected[0], dtype=np.float64)) & ~np.isfinite(_in_float32(x, axes, body=True))
+    return [np.broadcast_to(lost.any(axis=axes, keepdims=True), x.shape)]
+
+
+op.spec_silent(
+    "float32_squares", VERSIONS,
+    spec={9: "Perform mean variance normalization on the input tensor X using formula: <br/> ``` (X-EX)/sqrt(E(X-EX)^2) ```",
+          13: "Perform mean variance normalization on the input tensor X using formula: `(X-EX)/sqrt(E(X-EX)^2)`"},
+    expected="the formula's value, evaluated wide and rounded once: finite wherever X is, though X^2 overflows float32 "
+             "(the text names no working precision)",
+    where=overflowing_groups,
+    invariants={"each element is NaN, 0, or the formula's value": lambda c: _nan_zero_or_ours(c)},
+    readings={"the function body in float32: E(X^2) overflows, inf - inf = NaN (onnx.reference, PyTorch)":
+              lambda c: [_in_float32(c.inputs[0], _axes(c.inputs[0], c.attrs), body=True)],
+              "two passes in float32: E((X-EX)^2) overflows, (X-EX) / inf = 0 (ONNX Runtime)":
+              lambda c: [_in_float32(c.inputs[0], _axes(c.inputs[0], c.attrs), body=False)]})
+
+
+def _nan_zero_or_ours(c: SilentCheck) -> bool:
+    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
+    ours = np.asarray(c.expected[0]).astype(np.float64)[c.masks[0]]
+    return bool(np.all(np.isnan(got) | (got == 0) | np.isclose(got, ours, rtol=1e-5, atol=0)))
+
+
 @op.reference(*VERSIONS)
 def mean_variance_normalization(x, *, axes=(0, 2, 3)):
     x = np.asarray(x)
@@ -117,6 +162,8 @@ def edges(dtype, opset):
         Example([a(np.zeros((2, 0, 2, 2)))], default, name="empty_channels"),
         Example([sp["constant_channel"]], {"axes": [2, 3]}, name="constant_group"),
         Example([mixed], default, name="subnormal_signed_zero"),
+        # one value whose square overflows float32 (MeanVarianceNormalization.float32_squares)
+        Example([np.where(np.arange(x.size).reshape(x.shape) == 5, 2e21, x).astype(x.dtype)], default, name="float32_squares"),
     ]
     return out
 
