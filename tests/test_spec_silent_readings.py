@@ -42,6 +42,8 @@ SOURCED: dict[tuple[str, str], str] = {
     # onnx.reference keep a float64 X wide
     ("RMSNormalization.stash_cast", "X cast to float32 first (Cast: +-inf out of range), as the kernel engine and PyTorch do"):
         "the spec's own text: 'if `stash_type` is 1, this operator casts all input variables to 32-bit float'",
+    ("LayerNormalization.stash_cast", "X cast to float32 first (Cast: +-inf out of range), as PyTorch does"):
+        "the spec's own text: 'if `stash_type` is 1, this operator casts all input variables to 32-bit float'",
     # CastLike's out-of-range casts reach ONNX Runtime and onnx.reference only from float8e8m0, which both refuse;
     # the same readings are taken by ONNX Runtime for Cast (Cast.float_to_int_out_of_range)
     ("CastLike.float_to_int_out_of_range", "the C conversion on x86-64: truncation toward zero through a 32-bit integer "
