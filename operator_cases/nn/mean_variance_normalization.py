@@ -87,13 +87,17 @@ def _in_float32(x: np.ndarray, axes: tuple[int, ...], body: bool) -> np.ndarray:
 
 
 def overflowing_groups(inputs, attrs, expected, since):
-    """Open: the float32 groups our value normalizes where the function body, in float32, does not
-    (its squares overflow)."""
+    """Open: the float32 groups where the function body, in float32, departs from the formula:
+    its squares overflow (not finite where ours is), or E(X^2) - (EX)^2 cancels (off by more than
+    2^-10 relative: a group of tiny variance beside its mean; a kernel campaign met 1.4 %)."""
     x = np.asarray(inputs[0])
     if x.dtype != np.float32 or x.size == 0:
         return [None]
     axes = _axes(x, attrs)
-    lost = np.isfinite(np.asarray(expected[0], dtype=np.float64)) & ~np.isfinite(_in_float32(x, axes, body=True))
+    e = np.asarray(expected[0], dtype=np.float64)
+    body = _in_float32(x, axes, body=True).astype(np.float64)
+    with np.errstate(all="ignore"):
+        lost = np.isfinite(e) & (~np.isfinite(body) | (np.abs(body - e) > 2.0 ** -10 * np.maximum(np.abs(e), 1.0)))
     return [np.broadcast_to(lost.any(axis=axes, keepdims=True), x.shape)]
 
 
@@ -102,19 +106,17 @@ op.spec_silent(
     spec={9: "Perform mean variance normalization on the input tensor X using formula: <br/> ``` (X-EX)/sqrt(E(X-EX)^2) ```",
           13: "Perform mean variance normalization on the input tensor X using formula: `(X-EX)/sqrt(E(X-EX)^2)`"},
     expected="the formula's value, evaluated wide and rounded once: finite wherever X is, though X^2 overflows float32 "
-             "(the text names no working precision)",
+             "or E(X^2) - (EX)^2 cancels there (the text names no working precision)",
     where=overflowing_groups,
-    invariants={"each element is NaN, 0, or the formula's value": lambda c: _nan_zero_or_ours(c)},
+    invariants={"no element is +-inf (the formula's value is finite there; a float32 evaluation gives a finite value or NaN)": lambda c: _no_inf(c)},
     readings={"the function body in float32: E(X^2) overflows, inf - inf = NaN (onnx.reference, PyTorch)":
               lambda c: [_in_float32(c.inputs[0], _axes(c.inputs[0], c.attrs), body=True)],
               "two passes in float32: E((X-EX)^2) overflows, (X-EX) / inf = 0 (ONNX Runtime)":
               lambda c: [_in_float32(c.inputs[0], _axes(c.inputs[0], c.attrs), body=False)]})
 
 
-def _nan_zero_or_ours(c: SilentCheck) -> bool:
-    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
-    ours = np.asarray(c.expected[0]).astype(np.float64)[c.masks[0]]
-    return bool(np.all(np.isnan(got) | (got == 0) | np.isclose(got, ours, rtol=1e-5, atol=0)))
+def _no_inf(c: SilentCheck) -> bool:
+    return not np.isinf(np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]).any()
 
 
 @op.reference(*VERSIONS)
@@ -164,6 +166,8 @@ def edges(dtype, opset):
         Example([mixed], default, name="subnormal_signed_zero"),
         # one value whose square overflows float32 (MeanVarianceNormalization.float32_squares)
         Example([np.where(np.arange(x.size).reshape(x.shape) == 5, 2e21, x).astype(x.dtype)], default, name="float32_squares"),
+        # a group of tiny spread beside its mean: E(X^2) - (EX)^2 cancels in float32 (the same point)
+        Example([a(1000.0 + np.arange(24).reshape(2, 3, 2, 2) % 4 * 2.0 ** -10)], default, name="float32_cancellation"),
     ]
     return out
 
