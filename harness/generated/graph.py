@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 from .. import schema
 from .. import strategies as S
