@@ -230,3 +230,41 @@ def scaled_bound(norm: np.ndarray, norm_err: np.ndarray, s: Any, b: Any, like: n
         y = n_ours * s + (0.0 if b is None else b)
         err = np.abs(s) * norm_err + k * u * np.abs(norm * s) + (k + 1) * TINY[S.label_of(dtype)] / 2
     return rounded_reach(y, np.where(np.isfinite(err), err, 0.0), like)
+
+
+# -- a float64 X beyond float32's range with stash_type 1 (LayerNormalization-17, RMSNormalization-23) ------------
+STASH_TEXT = ("Depending on `stash_type` attribute, the actual computation must happen in different floating-point "
+              "precision. For example, if `stash_type` is 1, this operator casts all input variables to 32-bit float, "
+              "perform the computation, and finally cast `Normalized` back to the original type of `X`.")
+
+
+def stash_cast_point(op: Operator, version: int, reference: Callable, ours: str, taken_by: str) -> None:
+    """Declare ``<Op>.stash_cast``: the groups (in every output) of a float64 X holding a finite
+    value that the default float32 stash cannot hold. Kept wide (``ours``: what X / inf gives), or
+    X cast to float32 first as the text's example reads (Cast: "+/- infinity if OOR"), so that
+    value's Normalized is inf / inf = NaN (``taken_by``: the runtimes that read it so)."""
+
+    def where(inputs, attrs, expected, since):
+        x = np.asarray(inputs[0])
+        if x.dtype != np.float64 or int(attrs.get("stash_type", 1)) != 1 or x.size == 0:
+            return [None]
+        axis = int(attrs.get("axis", -1)) % x.ndim
+        beyond = (np.isfinite(x) & (np.abs(x) > np.finfo(np.float32).max)).any(axis=tuple(range(axis, x.ndim)), keepdims=True)
+        return [np.broadcast_to(beyond, np.shape(e)) for e in expected]
+
+    def in_float32(c) -> list:
+        x32 = np.asarray(c.inputs[0]).astype(np.float32).astype(np.float64)
+        return as_list(reference(x32, *c.inputs[1:], **c.attrs))[:len(c.expected)]
+
+    def y_nan_or_ours(c) -> bool:
+        got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
+        mine = np.asarray(c.expected[0]).astype(np.float64)[c.masks[0]]
+        return bool(np.all(np.isnan(got) | np.isclose(got, mine, rtol=1e-7, atol=0)))
+
+    op.spec_silent(
+        "stash_cast", (version,), spec=STASH_TEXT,
+        expected=f"stage one in at least the stash type's precision: a float64 X is not narrowed, {ours} (ONNX Runtime "
+                 "and onnx.reference agree); the text's example is a cast up from float16, it names no narrowing of a wider X",
+        where=where,
+        invariants={"each Y element of such a group is NaN or ours": y_nan_or_ours},
+        readings={f"X cast to float32 first (Cast: +-inf out of range), as {taken_by}": in_float32})

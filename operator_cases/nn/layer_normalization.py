@@ -40,7 +40,7 @@ from harness.registry import Example, Operator
 from .._accumulate_util import add_examples
 from .._common import back, wide
 from .._common import rounded_reach
-from ._norm_util import scaled_bound, stage_one_bound, take_with_axis
+from ._norm_util import scaled_bound, stage_one_bound, stash_cast_point, take_with_axis
 
 op = Operator("LayerNormalization")
 st = S.st
@@ -78,42 +78,8 @@ def _stash_max(stash_type) -> float:
     return S.finite_range(S.label_of(int(stash_type)))[1]
 
 
-# -- a float64 X beyond float32's range with stash_type 1 (a PyTorch campaign: |x| = 6e169) -------------------
-def _beyond_stash(inputs, attrs, expected, since):
-    """The groups (in Y, Mean and InvStdDev) of a float64 X holding a finite value the float32
-    stash cannot hold."""
-    x = np.asarray(inputs[0])
-    if x.dtype != np.float64 or int(attrs.get("stash_type", 1)) != 1 or x.size == 0:
-        return [None]
-    axis = int(attrs.get("axis", -1)) % x.ndim
-    beyond = (np.isfinite(x) & (np.abs(x) > np.finfo(np.float32).max)).any(axis=tuple(range(axis, x.ndim)), keepdims=True)
-    return [np.broadcast_to(beyond, np.shape(e)) for e in expected]
-
-
-def _in_float32(c) -> list:
-    """The text's computation taken literally: X cast to float32 ("+/- infinity if OOR", Cast),
-    so Mean = +-inf, D = X - Mean is inf or NaN and the group's Y and InvStdDev are NaN."""
-    x32 = np.asarray(c.inputs[0]).astype(np.float32).astype(np.float64)
-    return layer_normalization(x32, *c.inputs[1:], **c.attrs)[:len(c.expected)]
-
-
-def _y_nan_or_ours(c) -> bool:
-    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
-    ours = np.asarray(c.expected[0]).astype(np.float64)[c.masks[0]]
-    return bool(np.all(np.isnan(got) | np.isclose(got, ours, rtol=1e-7, atol=0)))
-
-
-op.spec_silent(
-    "stash_cast", (17,),
-    spec="Depending on `stash_type` attribute, the actual computation must happen in different floating-point "
-         "precision. For example, if `stash_type` is 1, this operator casts all input variables to 32-bit float, "
-         "perform the computation, and finally cast `Normalized` back to the original type of `X`.",
-    expected="stage one in at least the stash type's precision: a float64 X is not narrowed, Var overflows to inf, "
-             "InvStdDev = 0 and Y = B (ONNX Runtime and onnx.reference agree); the text's example is a cast up from "
-             "float16, it names no narrowing of a wider X",
-    where=_beyond_stash,
-    invariants={"each Y element of such a group is NaN or ours (B)": _y_nan_or_ours},
-    readings={"X cast to float32 first (Cast: +-inf out of range), as PyTorch does": _in_float32})
+# a float64 X beyond float32's range with stash_type 1 (a PyTorch campaign: |x| = 6e169)
+stash_cast_point(op, 17, layer_normalization, "Var overflows to inf, InvStdDev = 0 and Y = B", "PyTorch does")
 
 
 def rounding_bound(inputs, attrs, since) -> list[np.ndarray]:

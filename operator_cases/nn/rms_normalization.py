@@ -29,7 +29,7 @@ from harness.registry import Example, Operator
 
 from .._accumulate_util import add_examples
 from .._common import back, wide
-from ._norm_util import arr, draw_epsilon, f32, standardized_bound, take_with_axis
+from ._norm_util import arr, draw_epsilon, f32, stash_cast_point, standardized_bound, take_with_axis
 
 op = Operator("RMSNormalization")
 st = S.st
@@ -112,39 +112,8 @@ def _axes(x, attrs):
     return tuple(range(int(attrs.get("axis", -1)) % x.ndim, x.ndim))
 
 
-# -- a float64 X beyond float32's range with stash_type 1 (a kernel campaign: [[-1.02, -7.9e169]]) ---------
-def _beyond_stash(inputs, attrs, expected, since):
-    """The groups of a float64 X holding a finite value that the float32 stash cannot hold."""
-    x = np.asarray(inputs[0])
-    if x.dtype != np.float64 or int(attrs.get("stash_type", 1)) != 1 or x.size == 0:
-        return [None]
-    beyond = np.isfinite(x) & (np.abs(x) > np.finfo(np.float32).max)
-    return [np.broadcast_to(beyond.any(axis=_axes(x, attrs), keepdims=True), x.shape)]
-
-
-def _in_float32(c) -> list:
-    """The text's computation taken literally: X cast to float32 ("+/- infinity if OOR", Cast),
-    so RMS = inf and the value beyond the range gives inf / inf = NaN, the others +-0."""
-    x32 = np.asarray(c.inputs[0]).astype(np.float32).astype(np.float64)
-    return [rms_normalization(x32, c.inputs[1], **c.attrs)]
-
-
-def _zero_or_nan(c) -> bool:
-    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
-    return bool(np.all(np.isnan(got) | (got == 0)))
-
-
-op.spec_silent(
-    "stash_cast", (23,),
-    spec="Depending on `stash_type` attribute, the actual computation must happen in different floating-point "
-         "precision. For example, if `stash_type` is 1, this operator casts all input variables to 32-bit float, "
-         "perform the computation, and finally cast `Normalized` back to the original type of `X`.",
-    expected="stage one in at least the stash type's precision: a float64 X is not narrowed, RMS overflows to inf "
-             "and Normalized = X / inf = +-0 (ONNX Runtime and onnx.reference agree); the text's example is a cast "
-             "up from float16, it names no narrowing of a wider X",
-    where=_beyond_stash,
-    invariants={"each element of such a group is +-0 or NaN": _zero_or_nan},
-    readings={"X cast to float32 first (Cast: +-inf out of range), as the kernel engine and PyTorch do": _in_float32})
+# a float64 X beyond float32's range with stash_type 1 (a kernel campaign: [[-1.02, -7.9e169]])
+stash_cast_point(op, 23, rms_normalization, "RMS overflows to inf and Normalized = X / inf = +-0", "the kernel engine and PyTorch do")
 
 
 def _scale(ins, x):
