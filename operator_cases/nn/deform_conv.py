@@ -21,10 +21,13 @@ take the literal zero; the invariant is that each such output is the result unde
 or the other. Farther out both readings give 0 (every neighbour is padding or beyond).
 
 Not drawn: ranks other than 2 (the mask's N-D shape in the text, ``offset_group * k1 * ... * kn
-* n``, contradicts its 2-D shape ``offset_group * kH * kW``; ONNX Runtime implements 2-D only);
-infinities next to a tap whose interpolation weight is 0 (0 * inf is NaN in a weighted sum, but
-an interpolation at a whole location is the cell itself: the NaN/inf example samples at half
-offsets, where every weight is 1/4).
+* n``, contradicts its 2-D shape ``offset_group * kH * kW``; ONNX Runtime implements 2-D only).
+
+Spec-silent: a NaN or an infinity beside a whole sampling location (``weight_zero_neighbour``).
+Interpolation there is the cell itself (ours: neighbours of weight 0 skipped); a weighted sum
+over every in-range neighbour makes 0 * NaN = NaN (ONNX Runtime, onnx.reference and the kernel
+engine). Both are readings, the example ``nan_beside_whole_location`` reaches it; the NaN/inf
+example ``nan_inf_half_offsets`` samples at half offsets, where every weight is 1/4.
 
 A location wholly outside the padded input gives 0 whatever the input holds (the text says so):
 ``nan_cell_not_sampled`` puts a NaN in a corner cell that only such locations touch, where
@@ -77,7 +80,7 @@ def locations(x, offset, kernel, strides, dilations, pads, offset_group):
 
 
 def deform(x, w, offset, b=None, mask=None, *, dilations=None, group=1, kernel_shape=None, offset_group=1, pads=None,
-           strides=None, literal=True):
+           strides=None, literal=True, weight_zero_taps=False):
     x, w = np.asarray(x), np.asarray(w)
     kernel = list(kernel_shape) if kernel_shape is not None else list(w.shape[2:])
     sp, _, _, p, out = _geometry(x, kernel, strides, dilations, pads)
@@ -99,7 +102,7 @@ def deform(x, w, offset, b=None, mask=None, *, dilations=None, group=1, kernel_s
             weight = weight * (frac if corner[i] else 1 - frac)
             valid &= (idx >= 0) & (idx < sp[i])
             flat = flat * sp[i] + np.clip(idx, 0, sp[i] - 1).astype(np.int64)
-        use = valid & (weight != 0)
+        use = valid if weight_zero_taps else valid & (weight != 0)
         if not size or not n:
             continue
         taken = np.take_along_axis(xg, np.broadcast_to(flat.reshape(n, og, 1, -1), (n, og, c // og, flat[0, 0].size)), axis=3)
@@ -160,6 +163,41 @@ op.spec_silent(
     invariants={"each such output is the literal result or the one interpolating with zeros beyond the border": either_reading},
     readings={"bilinear interpolation with zeros beyond the unpadded border (within one cell of it), as the papers' "
               "implementations sample": lambda c: [_interpolating(c)]})
+
+
+def _nonfinite_at_weight_zero(inputs: list, attrs: dict, expected: list, since: int) -> list:
+    """Open: outputs whose value changes when the in-range neighbours of weight 0 are taken too
+    (a NaN or an infinity beside a whole sampling location: 0 * NaN and 0 * inf are NaN)."""
+    x = np.asarray(inputs[0])
+    if not S.is_float(S.label_of(x.dtype)) or x.size == 0 or np.isfinite(x.astype(np.float64)).all():
+        return [None]
+    ins = list(inputs) + [None] * (5 - len(inputs))
+    with np.errstate(all="ignore"):
+        skipped, taken = (np.asarray(deform(*ins[:5], **attrs, weight_zero_taps=z), dtype=np.float64) for z in (False, True))
+    return [~np.isclose(skipped, taken, rtol=0, atol=0, equal_nan=True)]
+
+
+op.spec_silent(
+    "weight_zero_neighbour", VERSIONS,
+    spec="Performs deformable convolution as described in https://arxiv.org/abs/1703.06211 and https://arxiv.org/abs/1811.11168.",
+    expected="the cell itself at a whole sampling location: bilinear interpolation there is the cell's value, its "
+             "neighbours of weight 0 take no part (the text names no weighted sum that would make 0 * NaN count)",
+    where=_nonfinite_at_weight_zero,
+    invariants={"each such output is NaN or the value without the weight-0 neighbours": lambda c: _nan_or_ours(c)},
+    readings={"every in-range neighbour weighted, 0 included: 0 * NaN = 0 * inf = NaN (ONNX Runtime, onnx.reference)":
+              lambda c: [_weighted_all(c)]})
+
+
+def _weighted_all(c: SilentCheck) -> np.ndarray:
+    ins = list(c.inputs) + [None] * (5 - len(c.inputs))
+    with np.errstate(all="ignore"):
+        return back(deform(*ins[:5], **c.attrs, weight_zero_taps=True), np.asarray(c.inputs[0]))
+
+
+def _nan_or_ours(c: SilentCheck) -> bool:
+    got = np.asarray(c.actual[0]).astype(np.float64)[c.masks[0]]
+    ours = np.asarray(c.expected[0]).astype(np.float64)[c.masks[0]]
+    return bool(np.all(np.isnan(got) | np.isclose(got, ours, rtol=1e-2, atol=1e-3, equal_nan=True)))
 
 
 def _interpolating(c: SilentCheck) -> np.ndarray:
@@ -244,6 +282,11 @@ def edges(dtype, opset):
     lone = np.array([[[[np.nan, 1], [2, 3]]]]).astype(t)
     out.append(Example([lone, np.ones((1, 1, 1, 1), dtype=t), np.full((1, 2, 4, 4), -0.5, dtype=t)], {"pads": [1, 1, 1, 1]},
                        name="nan_cell_not_sampled"))
+    # a NaN beside whole sampling locations (DeformConv.weight_zero_neighbour): zero offsets, a 1x1 kernel
+    beside = ramp(np.float64, (1, 1, 3, 3))
+    beside[0, 0, 1, 1] = np.nan
+    out.append(Example([beside.astype(t), np.ones((1, 1, 1, 1), dtype=t), np.zeros((1, 2, 3, 3), dtype=t)], {},
+                       name="nan_beside_whole_location"))
     out.append(Example([sub_normal(x), w, half], {}, name="subnormal_signed_zero"))
     out.append(Example([np.zeros((0, 2, 4, 4), dtype=t), w, np.zeros((0, 8, 3, 3), dtype=t)], {}, name="empty_batch"))
     return out
