@@ -15,7 +15,7 @@ from harness.backends.reference import ReferenceBackend
 from harness.coverage import spec_silent_rows, spec_silent_toml
 from harness.worker import FAILURES, OUTCOMES, Result, execute_case
 from harness.expectations import Expectation, apply
-from harness.registry import REGISTRY, SPEC_SILENT, Example, load_all
+from harness.registry import REGISTRY, SPEC_SILENT, Example, load_all, spec_silent_points
 from harness.report import write_all
 from harness.report.diff import REGRESSION_KINDS, classify_change
 from harness.report.matrix import build_report
@@ -215,3 +215,19 @@ def test_pad_default_value_in_float8e8m0_is_the_zero_pattern_or_nan_nothing_else
     got = np.array([fill, 1.0, 2.0]).astype(e8m0)
     kernel = type("FixedPad", (_Kernels,), {"name": "fixed-pad", "kernels": (_kernel("Pad", lambda self, x, pads, *rest, mode=None: (got,)),)})
     assert execute_case(kernel(), case).outcome == outcome
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "bfloat16"])
+def test_reduce_l2_of_values_whose_squares_underflow_reaches_the_accumulation_point(dtype):
+    """ONNX Runtime-style in-type squaring gives 0 for values below the square root of the smallest
+    subnormal (then 0 / 0 = NaN in a graph's Div); ours is exact. The point opens that row, and
+    only that row: a plain input reaches nothing."""
+    load_all()
+    (point,) = [p for p in spec_silent_points("ReduceL2", 18) if p.id == "ReduceL2.narrow_accumulation"]
+    (ex,) = [e for e in REGISTRY[("", "ReduceL2", 18)].edges(dtype, 18) if e.name == "narrow_underflow"]
+    v = float(np.asarray(ex.inputs[0], dtype=np.float64)[0, 0])
+    ours = np.array([2 * v, np.sqrt(5.25 + v * v)]).astype(ex.inputs[0].dtype)  # exact, rounded once
+    assert point.reached(ex.inputs, ex.attrs, [ours], 18)
+    assert point.where(ex.inputs, ex.attrs, [ours], 18)[0].tolist() == [True, False]
+    plain = [np.array([[3, 4, 0], [5, 0, 12]]).astype(ex.inputs[0].dtype), *ex.inputs[1:]]
+    assert not point.reached(plain, ex.attrs, [np.array([5, 13]).astype(plain[0].dtype)], 18)
