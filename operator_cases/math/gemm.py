@@ -41,7 +41,10 @@ def gemm(a, b, c, alpha, beta, trans_a, trans_b):
     if aa.dtype == object:  # integer-valued alpha and beta (see the strategy)
         alpha, beta = int(alpha), int(beta)
     y = alpha * np.matmul(aa, bb)
-    if c is not None:
+    # beta = 0 leaves C out, a NaN or an infinity in it too: the text points to BLAS Level 3, whose
+    # GEMM reads "when BETA is supplied as zero then C need not be set on input" (ONNX Runtime and
+    # onnx.reference agree; operator_cases/crosscheck.toml, Gemm)
+    if c is not None and beta != 0:
         y = y + beta * exact(c)
     return to_dtype(np.broadcast_to(y, (aa.shape[0], bb.shape[1])), np.asarray(a).dtype)
 
@@ -134,6 +137,8 @@ def edges(dtype, opset):
         ident = np.array([[1.0, 0.0], [0.0, 1.0]], dtype=t)
         out.append(Example([special, ident, np.array([[0.0, inf], [1.0, 1.0], [-0.0, 0.0]], dtype=t)], name="nan_inf"))
         out.append(Example([special, ident, np.zeros((3, 2), dtype=t)], {"beta": 0.0}, name="beta_zero"))
+        # beta = 0 with NaN and infinities in C: C is not read (a kernel campaign's Gemm(x, x, NaN; beta=0))
+        out.append(Example([ident, ident, np.array([[nan, inf], [-inf, 1.0]], dtype=t)], {"beta": 0.0}, name="beta_zero_nonfinite_c"))
         big = float(S.finite_range(dtype)[1])
         out.append(Example([np.array([[big, big]], dtype=t), np.array([[1.0], [1.0]], dtype=t), np.zeros((1, 1), dtype=t)],
                            name="overflow"))
