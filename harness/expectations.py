@@ -69,15 +69,27 @@ class Entries(list):
         index = getattr(self, "_index", None)
         if index is None or index[0] != len(self):
             index = self._index = (len(self), _build_index(self))
-        by_prefix, lengths = index[1]
-        found = [hit for size in lengths.get(backend, ()) if size <= len(case_id)
-                 for hit in by_prefix.get((backend, case_id[:size]), ())]
-        return [entry for _, entry, match in sorted(found, key=lambda hit: hit[0]) if match(case_id)]
+        by_head, by_prefix, lengths = index[1]
+        head = _head(case_id)
+        found = [hit for hit in by_head.get((backend, head), ()) if case_id.startswith(hit[3])]
+        # a prefix with no head that starts this id is shorter than the id's head
+        longest = len(head) - 1 if head else len(case_id)
+        found += [hit for size in lengths.get(backend, ()) if size <= longest for hit in by_prefix.get((backend, case_id[:size]), ())]
+        return [entry for _, entry, match, _ in sorted(found, key=lambda hit: hit[0]) if match(case_id)]
 
 
-def _build_index(entries: list[Expectation]) -> tuple[dict, dict]:
-    """Entries by (backend, the literal prefix of their pattern), and per backend the prefix lengths
-    in use: a case id can only match a pattern whose literal prefix it starts with."""
+def _head(case_id: str) -> str:
+    """A case id up to its second ``/`` (its suite and op-version or test: ``operators/Add-14/``),
+    or "" where it has fewer."""
+    second = case_id.find("/", case_id.find("/") + 1)
+    return case_id[:second + 1] if second > 0 else ""
+
+
+def _build_index(entries: list[Expectation]) -> tuple[dict, dict, dict]:
+    """Entries by (backend, the head of their pattern's literal prefix) where that prefix holds a
+    head, else by (backend, the literal prefix) with per backend the prefix lengths in use: a case
+    id can only match a pattern whose literal prefix it starts with."""
+    by_head: dict[tuple[str, str], list] = {}
     by_prefix: dict[tuple[str, str], list] = {}
     lengths: dict[str, set[int]] = {}
     for order, entry in enumerate(entries):
@@ -85,9 +97,12 @@ def _build_index(entries: list[Expectation]) -> tuple[dict, dict]:
         prefix = entry.case[:glob.start()] if glob else entry.case
         # a glob is compiled when a case id first reaches it (fnmatch caches it): most never are
         match = functools.partial(fnmatchcase, pat=entry.case) if glob else entry.case.__eq__
-        by_prefix.setdefault((entry.backend, prefix), []).append((order, entry, match))
-        lengths.setdefault(entry.backend, set()).add(len(prefix))
-    return by_prefix, lengths
+        if _head(prefix):
+            by_head.setdefault((entry.backend, _head(prefix)), []).append((order, entry, match, prefix))
+        else:
+            by_prefix.setdefault((entry.backend, prefix), []).append((order, entry, match, prefix))
+            lengths.setdefault(entry.backend, set()).add(len(prefix))
+    return by_head, by_prefix, lengths
 
 
 def matching(entries: list[Expectation], backend: str, case_id: str) -> list[Expectation]:

@@ -10,6 +10,7 @@ external data escaping the folder) is refused by :func:`harness.case.load_model_
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -78,11 +79,15 @@ def _nbytes(type_proto: onnx.TypeProto) -> int | None:
         if not dim.HasField("dim_value"):
             return None
         n *= max(dim.dim_value, 0)
+    return n * _itemsize(type_proto.tensor_type.elem_type)
+
+
+@functools.lru_cache(maxsize=None)
+def _itemsize(elem_type: int) -> int:
     try:
-        item = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(type_proto.tensor_type.elem_type)).itemsize
-    except Exception:
-        item = 8
-    return n * item
+        return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).itemsize
+    except Exception:  # a type numpy has no dtype for (a string): counted as 8 bytes an element
+        return 8
 
 
 def _check_sizes(model: onnx.ModelProto, limits: Limits) -> None:

@@ -269,3 +269,21 @@ def test_bit_cast_pairs_types_of_the_same_width_only():
     assert sorted(targets("int2", 26)) == ["int2", "uint2"]
     assert "float8e8m0" in targets("uint8", 26) and "int2" not in targets("uint8", 26)
     assert width("uint2") == 2 and width("float8e8m0") == 8 and width("int4") == 4
+
+
+@pytest.mark.parametrize("pattern", [
+    r"^operators/(Add-14|Clip-13)/", r"Clip-11/opset11/float32/edge_values$", r"/float16/3$", r"^operators/Relu-14/opset14/int8/",
+    r"Clip-13/.*oracle", r"edge_values\Z", r"^operators/Clip-13/opset13/float32/0(?!\s)", r"(?<!\n)operators/Relu-6/", r"\Aoperators/Add-7/",
+    r"nothing-matches-this", r"(?i)CLIP-12/",
+])
+def test_a_k_pattern_selects_an_op_version_exactly_when_it_matches_one_of_its_ids(pattern):
+    # the selection searches an op-version's ids all at once; it must agree with id-by-id search
+    import re
+
+    from harness.suites.operators import case_ids, may_match
+
+    regex = re.compile(pattern)
+    for opv in [v for k, v in load_all().items() if k[1] in ("Add", "Clip", "Relu")]:
+        for opset in (opv.since, opv.since + 1):
+            one_by_one = any(regex.search(i) for i in case_ids(opv, opset, 5))
+            assert may_match(regex, opv, opset, 5) == one_by_one, (pattern, opv.key, opset)
