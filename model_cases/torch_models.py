@@ -20,12 +20,11 @@ from __future__ import annotations
 import io
 import logging
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ._common import BuiltModel, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
+from ._common import BuiltModel, ExportSpec, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
 
 FRAMEWORK = "torch"
 DISTRIBUTIONS = ("torch", "onnxscript")
@@ -42,16 +41,7 @@ def missing() -> str | None:
     return None
 
 
-@dataclass
-class _Spec:
-    name: str
-    module: Any
-    #: input names, and per input {axis: dimension name} for the dynamic axes
-    input_names: tuple[str, ...]
-    dynamic: tuple[dict[int, str], ...]
-    sample: tuple[np.ndarray, ...]
-    input_sets: list[tuple[np.ndarray, ...]]
-    seq_axis: int | None = None
+_Spec = ExportSpec
 
 
 def _float(rng: np.random.Generator, *shape: int) -> np.ndarray:

@@ -42,7 +42,7 @@ import numpy as np
 
 from harness.case import Tolerance
 
-from ._common import FLOAT32_MODEL, BuiltModel, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
+from ._common import FLOAT32_MODEL, BuiltModel, ExportSpec, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
 
 FRAMEWORK = "transformers"
 DISTRIBUTIONS = ("transformers", "torch", "onnxscript")
@@ -62,19 +62,11 @@ def missing() -> str | None:
 
 
 @dataclass
-class _Spec:
-    name: str
-    module: Any
-    input_names: tuple[str, ...]
-    #: per input, {axis: dimension name}
-    dynamic: tuple[dict[int, str], ...]
-    sample: tuple[np.ndarray, ...]
-    input_sets: list[tuple[np.ndarray, ...]]
+class _Spec(ExportSpec):
     output_names: tuple[str, ...] = ("y",)
     tolerance: Tolerance = FLOAT32_MODEL
     tags: dict[str, Any] = field(default_factory=dict)
-    #: the sequence axis of the first input, for the seq_len tags (None: no sequence)
-    seq_axis: int | None = 1
+    seq_axis: int | None = 1  # the token axis
 
 
 def _ids_and_mask(rng: np.random.Generator, batch: int, length: int, pad: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -189,7 +181,7 @@ def _specs(torch: Any) -> list[_Spec]:
 
     outputs = ("logits",) + tuple(f"present_{kind}_{layer}" for layer in range(LAYERS) for kind in ("key", "value"))
     specs.append(_Spec("gpt2_decoder_kv_cache", CachedStep(gpt2).eval(), names, dynamic, step(3, 7),
-                       [step(1, 4), step(3, 20), step(2, 90)], outputs, seq_axis=None))
+                       [step(1, 4), step(3, 20), step(2, 90)], output_names=outputs, seq_axis=None))
 
     t5 = _perturb(torch, tf.T5ForConditionalGeneration(tf.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS,
                                                                    d_ff=2 * HIDDEN, num_layers=LAYERS, num_heads=HEADS,

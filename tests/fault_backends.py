@@ -34,48 +34,33 @@ class _Faulty(ReferenceBackend):
         raise NotImplementedError
 
 
-class Segfault(_Faulty):
-    name = "segfault"
-
-    def fault(self):
-        ctypes.string_at(0)
+def _faulty(cls: str, name: str, fault) -> type:
+    """A backend named ``name`` that calls ``fault()`` on a triggered case."""
+    return type(cls, (_Faulty,), {"__module__": __name__, "name": name, "fault": staticmethod(fault)})
 
 
-class Abort(_Faulty):
-    name = "abort"
-
-    def fault(self):
-        os.abort()
+def _raise():
+    raise RuntimeError("deliberate failure")
 
 
-class Exit(_Faulty):
-    name = "exit"
+def _unsupported():
+    from harness.backends.base import Unsupported as U
 
-    def fault(self):
-        os._exit(3)
-
-
-class Hang(_Faulty):
-    name = "hang"
-
-    def fault(self):
-        time.sleep(3600)
+    raise U("no kernel for Fault-1")
 
 
-class Raise(_Faulty):
-    name = "raise"
-
-    def fault(self):
-        raise RuntimeError("deliberate failure")
+def _threads():
+    for _ in range(50):
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
 
-class Unsupported(_Faulty):
-    name = "unsupported-op"
-
-    def fault(self):
-        from harness.backends.base import Unsupported as U
-
-        raise U("no kernel for Fault-1")
+Segfault = _faulty("Segfault", "segfault", lambda: ctypes.string_at(0))
+Abort = _faulty("Abort", "abort", os.abort)
+Exit = _faulty("Exit", "exit", lambda: os._exit(3))
+Hang = _faulty("Hang", "hang", lambda: time.sleep(3600))
+Raise = _faulty("Raise", "raise", _raise)
+Unsupported = _faulty("Unsupported", "unsupported-op", _unsupported)
+Threads = _faulty("Threads", "threads", _threads)
 
 
 class WrongValue(ReferenceBackend):
@@ -93,14 +78,6 @@ class WrongValue(ReferenceBackend):
                 return [o + 1 if hit and hasattr(o, "dtype") and o.dtype.kind == "f" else o for o in outs]
 
         return S(session.evaluator)
-
-
-class Threads(_Faulty):
-    name = "threads"
-
-    def fault(self):
-        for _ in range(50):
-            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
 
 class Pids(ReferenceBackend):

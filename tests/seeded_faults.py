@@ -141,36 +141,30 @@ class _Kernels(ReferenceBackend):
         return model
 
 
+def _faulty(cls: str, name: str, op: str, run) -> type:
+    """A backend named ``name``: onnx.reference with its ``op`` kernel replaced by ``run``."""
+    return type(cls, (_Kernels,), {"__module__": __name__, "name": name, "kernels": (_kernel(op, run),)})
+
+
 def _swapped_sub(self, a, b):
     return np.subtract(b, a).astype(a.dtype),  # the bug: operands in the wrong order
 
 
-class SwappedSub(_Kernels):
-    """Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
-    middle of a long graph)."""
+# Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
+# middle of a long graph).
+SwappedSub = _faulty("SwappedSub", "swapped-sub", "Sub", _swapped_sub)
 
-    name = "swapped-sub"
-    kernels = (_kernel("Sub", _swapped_sub),)
+# Add of two operands of one rank and different shapes repeats their data instead of broadcasting.
+BroadcastAdd = _faulty("BroadcastAdd", "broadcast-add", "Add", _bad_add)
 
+# Max drops a NaN (fmax): the other operand wins where the spec propagates the NaN.
+NanDroppingMax = _faulty("NanDroppingMax", "nan-dropping-max", "Max", _nan_dropping_max)
 
-class BroadcastAdd(_Kernels):
-    name = "broadcast-add"
-    kernels = (_kernel("Add", _bad_add),)
+# Max by one comparison: with a NaN on either side the later operand wins.
+NanOrderMax = _faulty("NanOrderMax", "nan-order-max", "Max", _nan_order_max)
 
-
-class NanDroppingMax(_Kernels):
-    name = "nan-dropping-max"
-    kernels = (_kernel("Max", _nan_dropping_max),)
-
-
-class NanOrderMax(_Kernels):
-    name = "nan-order-max"
-    kernels = (_kernel("Max", _nan_order_max),)
-
-
-class SliceEnd(_Kernels):
-    name = "slice-end"
-    kernels = (_kernel("Slice", _slice_end),)
+# Slice with a positive step and an end at or past the axis stops one element short.
+SliceEnd = _faulty("SliceEnd", "slice-end", "Slice", _slice_end)
 
 
 class FusedAddRelu(_Kernels):
@@ -225,42 +219,23 @@ class SlowFusedAddRelu(FusedAddRelu):
         return session
 
 
-class FloorDiv(_Kernels):
-    """Integer Div rounds toward -inf (Python's ``//``); Div-7 on: "For integer inputs, the
-    result is computed using truncating division (rounding toward zero)". Only integer graphs."""
+# Integer Div rounds toward -inf (Python's ``//``); Div-7 on: "For integer inputs, the
+# result is computed using truncating division (rounding toward zero)". Only integer graphs.
+FloorDiv = _faulty("FloorDiv", "floor-div", "Div", _floor_div)
 
-    name = "floor-div"
-    kernels = (_kernel("Div", _floor_div),)
+# Integer Mod with fmod=0 takes the dividend's sign (C ``%``) instead of the divisor's
+# (Mod: "the sign of the remainder is the same as that of the Divisor"). Only integer graphs.
+CMod = _faulty("CMod", "c-mod", "Mod", _c_mod)
 
+# Bool Xor is Or: wrong where both operands are true.
+OrXor = _faulty("OrXor", "or-xor", "Xor", _or_xor)
 
-class CMod(_Kernels):
-    """Integer Mod with fmod=0 takes the dividend's sign (C ``%``) instead of the divisor's
-    (Mod: "the sign of the remainder is the same as that of the Divisor"). Only integer graphs."""
+# ArgMax returns the last maximum without select_last_index: wrong only on ties.
+LastArgMax = _faulty("LastArgMax", "last-argmax", "ArgMax", _last_argmax)
 
-    name = "c-mod"
-    kernels = (_kernel("Mod", _c_mod),)
-
-
-class OrXor(_Kernels):
-    """Bool Xor is Or: wrong where both operands are true."""
-
-    name = "or-xor"
-    kernels = (_kernel("Xor", _or_xor),)
-
-
-class LastArgMax(_Kernels):
-    """ArgMax returns the last maximum without select_last_index: wrong only on ties."""
-
-    name = "last-argmax"
-    kernels = (_kernel("ArgMax", _last_argmax),)
-
-
-class EmptyAdd(_Kernels):
-    """Add with an empty operand returns the other operand (a fast path for "nothing to add"):
-    wrong (in shape) only on empty inputs, which broadcast to an empty result."""
-
-    name = "empty-add"
-    kernels = (_kernel("Add", _empty_add),)
+# Add with an empty operand returns the other operand (a fast path for "nothing to add"):
+# wrong (in shape) only on empty inputs, which broadcast to an empty result.
+EmptyAdd = _faulty("EmptyAdd", "empty-add", "Add", _empty_add)
 
 
 class NoFloat16Neg(_Kernels):
@@ -542,63 +517,32 @@ class Unfaulty(_Kernels):
     name = "unfaulty"
 
 
-class WhereRelu(_Kernels):
-    """Relu as ``x > 0 ? x : 0``: NaN (which compares false) becomes 0."""
+# Relu as ``x > 0 ? x : 0``: NaN (which compares false) becomes 0.
+WhereRelu = _faulty("WhereRelu", "where-relu", "Relu", _where_relu)
 
-    name = "where-relu"
-    kernels = (_kernel("Relu", _where_relu),)
+# Sign as x / |x| with 0 kept apart: NaN at +-inf.
+QuotientSign = _faulty("QuotientSign", "quotient-sign", "Sign", _quotient_sign)
 
+# Reciprocal as (x < 0 ? -1 : 1) / |x|: 1 / -0 gives +inf, not -inf.
+ComparedSignReciprocal = _faulty("ComparedSignReciprocal", "compared-sign-reciprocal", "Reciprocal", _compared_sign_reciprocal)
 
-class QuotientSign(_Kernels):
-    """Sign as x / |x| with 0 kept apart: NaN at +-inf."""
+# Log with denormals-are-zero (the DAZ/FTZ CPU mode): a subnormal input gives -inf.
+DazLog = _faulty("DazLog", "daz-log", "Log", _daz_log)
 
-    name = "quotient-sign"
-    kernels = (_kernel("Sign", _quotient_sign),)
+# MatMul accumulates wide and narrows with saturation: a result beyond the type's range is
+# its largest finite value instead of inf.
+SaturatingMatMul = _faulty("SaturatingMatMul", "saturating-matmul", "MatMul", _saturating_matmul)
 
+# Gather clamps indices to [0, dim) before counting negative ones from the back: a
+# negative index reads element 0.
+ClampedGather = _faulty("ClampedGather", "clamped-gather", "Gather", _clamped_gather)
 
-class ComparedSignReciprocal(_Kernels):
-    """Reciprocal as (x < 0 ? -1 : 1) / |x|: 1 / -0 gives +inf, not -inf."""
+# Pow with an integral exponent by repeated multiplication that forgets the reciprocal of a
+# negative exponent: 2 ** -1 gives 2.
+UnsignedExponentPow = _faulty("UnsignedExponentPow", "unsigned-exponent-pow", "Pow", _unsigned_exponent_pow)
 
-    name = "compared-sign-reciprocal"
-    kernels = (_kernel("Reciprocal", _compared_sign_reciprocal),)
-
-
-class DazLog(_Kernels):
-    """Log with denormals-are-zero (the DAZ/FTZ CPU mode): a subnormal input gives -inf."""
-
-    name = "daz-log"
-    kernels = (_kernel("Log", _daz_log),)
-
-
-class SaturatingMatMul(_Kernels):
-    """MatMul accumulates wide and narrows with saturation: a result beyond the type's range is
-    its largest finite value instead of inf."""
-
-    name = "saturating-matmul"
-    kernels = (_kernel("MatMul", _saturating_matmul),)
-
-
-class ClampedGather(_Kernels):
-    """Gather clamps indices to [0, dim) before counting negative ones from the back: a
-    negative index reads element 0."""
-
-    name = "clamped-gather"
-    kernels = (_kernel("Gather", _clamped_gather),)
-
-
-class UnsignedExponentPow(_Kernels):
-    """Pow with an integral exponent by repeated multiplication that forgets the reciprocal of a
-    negative exponent: 2 ** -1 gives 2."""
-
-    name = "unsigned-exponent-pow"
-    kernels = (_kernel("Pow", _unsigned_exponent_pow),)
-
-
-class DefaultAlphaLeakyRelu(_Kernels):
-    """LeakyRelu with alpha fixed at its default 0.01 (the attribute never read)."""
-
-    name = "default-alpha-leaky-relu"
-    kernels = (_kernel("LeakyRelu", _default_alpha_leaky_relu),)
+# LeakyRelu with alpha fixed at its default 0.01 (the attribute never read).
+DefaultAlphaLeakyRelu = _faulty("DefaultAlphaLeakyRelu", "default-alpha-leaky-relu", "LeakyRelu", _default_alpha_leaky_relu)
 
 
 #: edge class (as ``harness.coverage.EDGE_CLASSES`` names it) -> (faulty backend, op-version
