@@ -30,13 +30,18 @@ def schema_at(op_type: str, opset: int, domain: str = "") -> onnx.defs.OpSchema 
         return None
 
 
-@functools.lru_cache(maxsize=None)
 def since_versions(op_type: str, domain: str = "") -> tuple[int, ...]:
     """Every ``since_version`` of an operator, oldest first."""
-    domain = canonical_domain(domain)
-    return tuple(
-        sorted(s.since_version for s in onnx.defs.get_all_schemas_with_history() if s.name == op_type and s.domain == domain)
-    )
+    return _since_index().get((op_type, canonical_domain(domain)), ())
+
+
+@functools.lru_cache(maxsize=1)
+def _since_index() -> dict[tuple[str, str], tuple[int, ...]]:
+    """(op, domain) -> its since_versions, oldest first: every schema read once."""
+    index: dict[tuple[str, str], list[int]] = {}
+    for s in onnx.defs.get_all_schemas_with_history():
+        index.setdefault((s.name, s.domain), []).append(s.since_version)
+    return {key: tuple(sorted(versions)) for key, versions in index.items()}
 
 
 def all_op_versions(domain: str = "") -> list[tuple[str, int]]:

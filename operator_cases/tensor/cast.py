@@ -536,7 +536,13 @@ def _representable(q, label: str) -> bool:
 
 def edge_source(src: str, to: str) -> np.ndarray:
     """Hand-picked source values for casting ``src`` to ``to`` (only those with a defined
-    result)."""
+    result): a fresh array of the values worked out once per pair (every op-version of Cast and
+    CastLike at every opset asks for them)."""
+    return _edge_source(src, to).copy()
+
+
+@functools.lru_cache(maxsize=None)
+def _edge_source(src: str, to: str) -> np.ndarray:
     if src == "bool":
         return np.array([False, True])
     if src == "string":
