@@ -34,48 +34,47 @@ class _Faulty(ReferenceBackend):
         raise NotImplementedError
 
 
-class Segfault(_Faulty):
-    name = "segfault"
+def misbehaving(name: str):
+    """Makes a misbehaviour into the backend (``name`` its backend name) that shows it on the
+    cases its trigger word picks. The backend class takes the function's name and docstring."""
 
-    def fault(self):
-        ctypes.string_at(0)
+    def backend(fault) -> type:
+        attrs = {"__doc__": fault.__doc__, "__module__": fault.__module__, "name": name, "fault": staticmethod(fault)}
+        return type(fault.__name__, (_Faulty,), attrs)
 
-
-class Abort(_Faulty):
-    name = "abort"
-
-    def fault(self):
-        os.abort()
+    return backend
 
 
-class Exit(_Faulty):
-    name = "exit"
-
-    def fault(self):
-        os._exit(3)
+@misbehaving("segfault")
+def Segfault():
+    ctypes.string_at(0)
 
 
-class Hang(_Faulty):
-    name = "hang"
-
-    def fault(self):
-        time.sleep(3600)
+@misbehaving("abort")
+def Abort():
+    os.abort()
 
 
-class Raise(_Faulty):
-    name = "raise"
-
-    def fault(self):
-        raise RuntimeError("deliberate failure")
+@misbehaving("exit")
+def Exit():
+    os._exit(3)
 
 
-class Unsupported(_Faulty):
-    name = "unsupported-op"
+@misbehaving("hang")
+def Hang():
+    time.sleep(3600)
 
-    def fault(self):
-        from harness.backends.base import Unsupported as U
 
-        raise U("no kernel for Fault-1")
+@misbehaving("raise")
+def Raise():
+    raise RuntimeError("deliberate failure")
+
+
+@misbehaving("unsupported-op")
+def Unsupported():
+    from harness.backends.base import Unsupported as U
+
+    raise U("no kernel for Fault-1")
 
 
 class WrongValue(ReferenceBackend):
@@ -95,12 +94,10 @@ class WrongValue(ReferenceBackend):
         return S(session.evaluator)
 
 
-class Threads(_Faulty):
-    name = "threads"
-
-    def fault(self):
-        for _ in range(50):
-            threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
+@misbehaving("threads")
+def Threads():
+    for _ in range(50):
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
 
 class Pids(ReferenceBackend):
@@ -147,41 +144,32 @@ class Slow(ReferenceBackend):
         return super().prepare(model)
 
 
-class Allocate(_Faulty):
+@misbehaving("allocate")
+def Allocate():
     """Allocates without bound."""
+    import numpy as np
 
-    name = "allocate"
-
-    def fault(self):
-        import numpy as np
-
-        hoard = []
-        while True:
-            hoard.append(np.ones(1 << 27))  # 1 GiB at a time, touched
+    hoard = []
+    while True:
+        hoard.append(np.ones(1 << 27))  # 1 GiB at a time, touched
 
 
-class Chatty(_Faulty):
+@misbehaving("chatty")
+def Chatty():
     """Prints megabytes."""
+    import sys
 
-    name = "chatty"
-
-    def fault(self):
-        import sys
-
-        line = "x" * 1023 + "\n"
-        for _ in range(200 * 1024):
-            sys.stdout.write(line)
-        sys.stdout.flush()
+    line = "x" * 1023 + "\n"
+    for _ in range(200 * 1024):
+        sys.stdout.write(line)
+    sys.stdout.flush()
 
 
-class Spin(_Faulty):
+@misbehaving("spin")
+def Spin():
     """Burns CPU forever."""
-
-    name = "spin"
-
-    def fault(self):
-        while True:
-            pass
+    while True:
+        pass
 
 
 class AlwaysWrong(ReferenceBackend):
@@ -266,17 +254,14 @@ class DieOnLoad(ReferenceBackend):
         os._exit(7)
 
 
-class KillHost(_Faulty):
+@misbehaving("kill-host")
+def KillHost():
     """Kills the Ray worker process that hosts the runner (the parent of its forkserver), as a
     dying node would; refuses anywhere else, so that it never kills a local controller."""
-
-    name = "kill-host"
-
-    def fault(self):
-        with open(f"/proc/{os.getppid()}/stat") as f:
-            host = int(f.read().rsplit(")", 1)[1].split()[1])
-        with open(f"/proc/{host}/cmdline", "rb") as f:
-            if not f.read().startswith(b"ray::"):  # a Ray worker names itself ray::<task>
-                raise RuntimeError("kill-host runs only under a Ray worker")
-        os.kill(host, 9)
-        time.sleep(60)
+    with open(f"/proc/{os.getppid()}/stat") as f:
+        host = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{host}/cmdline", "rb") as f:
+        if not f.read().startswith(b"ray::"):  # a Ray worker names itself ray::<task>
+            raise RuntimeError("kill-host runs only under a Ray worker")
+    os.kill(host, 9)
+    time.sleep(60)
