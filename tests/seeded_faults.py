@@ -16,7 +16,8 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   is forgotten again by the next operand: Max(1, NaN, 0) is 0, neither NaN nor the max of the
   other inputs. It breaks the invariant of the spec-silent point, a ``mismatch``.
 - ``SliceEnd``: Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim``
-  (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
+  (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice. (It
+  hands our Slice reference the clamped ends, so it is built on ``OurReferences``.)
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
@@ -112,29 +113,6 @@ def NanOrderMax(self, *xs):
     for x in xs[1:]:
         out = np.where(out > x, out, x)  # the bug: with a NaN on either side the later operand wins
     return np.asarray(out).astype(xs[0].dtype),
-
-
-@replaces("Slice", "slice-end")
-def SliceEnd(self, data, starts, ends, axes=None, steps=None):
-    """Slice clamps an end beyond the dimension to ``dim - 1``: "to the end" drops the last element."""
-    starts, ends = np.asarray(starts).reshape(-1), np.asarray(ends).reshape(-1).copy()
-    axes = np.arange(len(starts)) if axes is None else np.asarray(axes).reshape(-1)
-    steps = np.ones(len(starts), np.int64) if steps is None else np.asarray(steps).reshape(-1)
-    index = [slice(None)] * data.ndim
-    for s, e, a, k in zip(starts, ends, axes, steps):
-        a = int(a) % data.ndim
-        dim = data.shape[a]
-        if k > 0 and e >= dim:
-            e = dim - 1  # the bug: "to the end" stops one short
-        s, e = int(s), int(e)
-        s = s + dim if s < 0 else s
-        e = e + dim if e < 0 else e
-        if k > 0:
-            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
-        else:
-            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
-        index[a] = slice(s, e if e >= 0 else None, int(k))
-    return (data[tuple(index)].copy(),)
 
 
 class FusedAddRelu(_Kernels):
@@ -339,6 +317,25 @@ def wrapping(*ops: str, name: str):
         return type(fault.__name__, (OurReferences,), attrs)
 
     return backend
+
+
+@wrapping("Slice", name="slice-end")
+def SliceEnd(ref):
+    """Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim`` (for positive
+    steps): "to the end" drops the last element. Our reference, handed the clamped ends."""
+
+    def faulty(data, starts, ends, axes=None, steps=None):
+        ends = np.array(ends).reshape(-1)  # a copy, in the ends' own dtype
+        axes_or_all = range(len(ends)) if axes is None else np.asarray(axes).reshape(-1)
+        steps_or_ones = np.ones(len(ends), np.int64) if steps is None else np.asarray(steps).reshape(-1)
+        for i, (a, k) in enumerate(zip(axes_or_all, steps_or_ones)):
+            dim = data.shape[int(a) % data.ndim]
+            if k > 0 and ends[i] >= dim:
+                ends[i] = dim - 1  # the bug: "to the end" stops one short
+        # by keyword: Slice-1 takes starts, ends and axes as (keyword) attributes and has no steps
+        return ref(data, starts=starts, ends=ends, axes=axes, **({} if steps is None else {"steps": steps}))
+
+    return faulty
 
 
 @wrapping("Loop", name="loop-one-short")
