@@ -34,33 +34,47 @@ class _Faulty(ReferenceBackend):
         raise NotImplementedError
 
 
-def _faulty(cls: str, name: str, fault) -> type:
-    """A backend named ``name`` that calls ``fault()`` on a triggered case."""
-    return type(cls, (_Faulty,), {"__module__": __name__, "name": name, "fault": staticmethod(fault)})
+def misbehaving(name: str):
+    """Makes a misbehaviour into the backend (``name`` its backend name) that shows it on the
+    cases its trigger word picks. The backend class takes the function's name and docstring."""
+
+    def backend(fault) -> type:
+        attrs = {"__doc__": fault.__doc__, "__module__": fault.__module__, "name": name, "fault": staticmethod(fault)}
+        return type(fault.__name__, (_Faulty,), attrs)
+
+    return backend
 
 
-def _raise():
+@misbehaving("segfault")
+def Segfault():
+    ctypes.string_at(0)
+
+
+@misbehaving("abort")
+def Abort():
+    os.abort()
+
+
+@misbehaving("exit")
+def Exit():
+    os._exit(3)
+
+
+@misbehaving("hang")
+def Hang():
+    time.sleep(3600)
+
+
+@misbehaving("raise")
+def Raise():
     raise RuntimeError("deliberate failure")
 
 
-def _unsupported():
+@misbehaving("unsupported-op")
+def Unsupported():
     from harness.backends.base import Unsupported as U
 
     raise U("no kernel for Fault-1")
-
-
-def _threads():
-    for _ in range(50):
-        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
-
-
-Segfault = _faulty("Segfault", "segfault", lambda: ctypes.string_at(0))
-Abort = _faulty("Abort", "abort", os.abort)
-Exit = _faulty("Exit", "exit", lambda: os._exit(3))
-Hang = _faulty("Hang", "hang", lambda: time.sleep(3600))
-Raise = _faulty("Raise", "raise", _raise)
-Unsupported = _faulty("Unsupported", "unsupported-op", _unsupported)
-Threads = _faulty("Threads", "threads", _threads)
 
 
 class WrongValue(ReferenceBackend):
@@ -78,6 +92,12 @@ class WrongValue(ReferenceBackend):
                 return [o + 1 if hit and hasattr(o, "dtype") and o.dtype.kind == "f" else o for o in outs]
 
         return S(session.evaluator)
+
+
+@misbehaving("threads")
+def Threads():
+    for _ in range(50):
+        threading.Thread(target=time.sleep, args=(600,), daemon=True).start()
 
 
 class Pids(ReferenceBackend):
@@ -124,41 +144,32 @@ class Slow(ReferenceBackend):
         return super().prepare(model)
 
 
-class Allocate(_Faulty):
+@misbehaving("allocate")
+def Allocate():
     """Allocates without bound."""
+    import numpy as np
 
-    name = "allocate"
-
-    def fault(self):
-        import numpy as np
-
-        hoard = []
-        while True:
-            hoard.append(np.ones(1 << 27))  # 1 GiB at a time, touched
+    hoard = []
+    while True:
+        hoard.append(np.ones(1 << 27))  # 1 GiB at a time, touched
 
 
-class Chatty(_Faulty):
+@misbehaving("chatty")
+def Chatty():
     """Prints megabytes."""
+    import sys
 
-    name = "chatty"
-
-    def fault(self):
-        import sys
-
-        line = "x" * 1023 + "\n"
-        for _ in range(200 * 1024):
-            sys.stdout.write(line)
-        sys.stdout.flush()
+    line = "x" * 1023 + "\n"
+    for _ in range(200 * 1024):
+        sys.stdout.write(line)
+    sys.stdout.flush()
 
 
-class Spin(_Faulty):
+@misbehaving("spin")
+def Spin():
     """Burns CPU forever."""
-
-    name = "spin"
-
-    def fault(self):
-        while True:
-            pass
+    while True:
+        pass
 
 
 class AlwaysWrong(ReferenceBackend):
@@ -243,17 +254,14 @@ class DieOnLoad(ReferenceBackend):
         os._exit(7)
 
 
-class KillHost(_Faulty):
+@misbehaving("kill-host")
+def KillHost():
     """Kills the Ray worker process that hosts the runner (the parent of its forkserver), as a
     dying node would; refuses anywhere else, so that it never kills a local controller."""
-
-    name = "kill-host"
-
-    def fault(self):
-        with open(f"/proc/{os.getppid()}/stat") as f:
-            host = int(f.read().rsplit(")", 1)[1].split()[1])
-        with open(f"/proc/{host}/cmdline", "rb") as f:
-            if not f.read().startswith(b"ray::"):  # a Ray worker names itself ray::<task>
-                raise RuntimeError("kill-host runs only under a Ray worker")
-        os.kill(host, 9)
-        time.sleep(60)
+    with open(f"/proc/{os.getppid()}/stat") as f:
+        host = int(f.read().rsplit(")", 1)[1].split()[1])
+    with open(f"/proc/{host}/cmdline", "rb") as f:
+        if not f.read().startswith(b"ray::"):  # a Ray worker names itself ray::<task>
+            raise RuntimeError("kill-host runs only under a Ray worker")
+    os.kill(host, 9)
+    time.sleep(60)

@@ -16,7 +16,8 @@ Each wraps ``onnx.reference`` and replaces one kernel (through ``ReferenceEvalua
   is forgotten again by the next operand: Max(1, NaN, 0) is 0, neither NaN nor the max of the
   other inputs. It breaks the invariant of the spec-silent point, a ``mismatch``.
 - ``SliceEnd``: Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim``
-  (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice.
+  (for positive steps), so "to the end" drops the last element. Minimal graph: one Slice. (It
+  hands our Slice reference the clamped ends, so it is built on ``OurReferences``.)
 - ``FusedAddRelu``: an Add whose only consumer is a Relu is fused with it, and the fused
   kernel forgets the Add's second operand (the "bias"). Minimal graph: Add then Relu.
 
@@ -54,78 +55,16 @@ def _kernel(name: str, run) -> type:
     return type(name, (OpRun,), {"op_domain": "", "_run": run})
 
 
-def _bad_add(self, a, b):
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    if a.ndim == b.ndim and a.shape != b.shape:
-        # the bug: operands are stretched by repeating their data, not by broadcasting
-        return (np.resize(a, shape) + np.resize(b, shape)).astype(a.dtype),
-    return np.add(a, b).astype(a.dtype),
+def replaces(op: str, name: str):
+    """Makes a faulty kernel function into the backend whose one fault it is: onnx.reference
+    with its ``op`` kernel replaced by the function. The backend class (``name`` its backend name)
+    takes the function's name and docstring, so ``tests.seeded_faults:<function>`` names it."""
 
+    def backend(run) -> type:
+        attrs = {"__doc__": run.__doc__, "__module__": run.__module__, "name": name, "kernels": (_kernel(op, run),)}
+        return type(run.__name__, (_Kernels,), attrs)
 
-def _nan_dropping_max(self, *xs):
-    out = xs[0]
-    for x in xs[1:]:
-        out = np.fmax(out, x)
-    return np.asarray(out).astype(xs[0].dtype),
-
-
-def _nan_order_max(self, *xs):
-    out = xs[0]
-    for x in xs[1:]:
-        out = np.where(out > x, out, x)  # the bug: with a NaN on either side the later operand wins
-    return np.asarray(out).astype(xs[0].dtype),
-
-
-def _slice_end(self, data, starts, ends, axes=None, steps=None):
-    starts, ends = np.asarray(starts).reshape(-1), np.asarray(ends).reshape(-1).copy()
-    axes = np.arange(len(starts)) if axes is None else np.asarray(axes).reshape(-1)
-    steps = np.ones(len(starts), np.int64) if steps is None else np.asarray(steps).reshape(-1)
-    index = [slice(None)] * data.ndim
-    for s, e, a, k in zip(starts, ends, axes, steps):
-        a = int(a) % data.ndim
-        dim = data.shape[a]
-        if k > 0 and e >= dim:
-            e = dim - 1  # the bug: "to the end" stops one short
-        s, e = int(s), int(e)
-        s = s + dim if s < 0 else s
-        e = e + dim if e < 0 else e
-        if k > 0:
-            s, e = min(max(s, 0), dim), min(max(e, 0), dim)
-        else:
-            s, e = min(max(s, 0), dim - 1), min(max(e, -1), dim - 1)
-        index[a] = slice(s, e if e >= 0 else None, int(k))
-    return (data[tuple(index)].copy(),)
-
-
-def _floor_div(self, a, b):
-    if a.dtype.kind in "iu":
-        return (a // b).astype(a.dtype),  # the bug: integers rounded toward -inf, not truncated
-    return (a / b).astype(a.dtype),
-
-
-def _c_mod(self, a, b, fmod=None):
-    if a.dtype.kind in "iu" or fmod:
-        return np.fmod(a, b).astype(a.dtype),  # the bug: fmod=0 gets C's sign rule (the dividend's)
-    return np.mod(a, b).astype(a.dtype),
-
-
-def _or_xor(self, a, b):
-    return np.logical_or(a, b),  # the bug: a Xor that forgets the both-true case
-
-
-def _last_argmax(self, data, axis=None, keepdims=None, select_last_index=None):
-    axis = 0 if axis is None else int(axis)
-    axis = axis % data.ndim
-    # the bug: the last maximum always wins (a reverse scan), whatever select_last_index says
-    idx = data.shape[axis] - 1 - np.argmax(np.flip(data, axis), axis=axis)
-    idx = np.expand_dims(idx, axis) if keepdims is None or keepdims else idx
-    return idx.astype(np.int64),
-
-
-def _empty_add(self, a, b):
-    if a.size == 0 or b.size == 0:
-        return (b if a.size == 0 else a).copy(),  # the bug: "nothing to add" returns the other operand
-    return np.add(a, b).astype(a.dtype),
+    return backend
 
 
 class _Kernels(ReferenceBackend):
@@ -141,30 +80,39 @@ class _Kernels(ReferenceBackend):
         return model
 
 
-def _faulty(cls: str, name: str, op: str, run) -> type:
-    """A backend named ``name``: onnx.reference with its ``op`` kernel replaced by ``run``."""
-    return type(cls, (_Kernels,), {"__module__": __name__, "name": name, "kernels": (_kernel(op, run),)})
-
-
-def _swapped_sub(self, a, b):
+@replaces("Sub", "swapped-sub")
+def SwappedSub(self, a, b):
+    """Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
+    middle of a long graph)."""
     return np.subtract(b, a).astype(a.dtype),  # the bug: operands in the wrong order
 
 
-# Sub computes b - a: wrong in every Sub node and only there (for localize: one Sub in the
-# middle of a long graph).
-SwappedSub = _faulty("SwappedSub", "swapped-sub", "Sub", _swapped_sub)
+@replaces("Add", "broadcast-add")
+def BroadcastAdd(self, a, b):
+    """Add stretches an operand by repeating its data instead of broadcasting."""
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    if a.ndim == b.ndim and a.shape != b.shape:
+        # the bug: operands are stretched by repeating their data, not by broadcasting
+        return (np.resize(a, shape) + np.resize(b, shape)).astype(a.dtype),
+    return np.add(a, b).astype(a.dtype),
 
-# Add of two operands of one rank and different shapes repeats their data instead of broadcasting.
-BroadcastAdd = _faulty("BroadcastAdd", "broadcast-add", "Add", _bad_add)
 
-# Max drops a NaN (fmax): the other operand wins where the spec propagates the NaN.
-NanDroppingMax = _faulty("NanDroppingMax", "nan-dropping-max", "Max", _nan_dropping_max)
+@replaces("Max", "nan-dropping-max")
+def NanDroppingMax(self, *xs):
+    """Max is ``np.fmax``: a NaN operand gives the other one (IEEE 754-2019 maximumNumber)."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.fmax(out, x)
+    return np.asarray(out).astype(xs[0].dtype),
 
-# Max by one comparison: with a NaN on either side the later operand wins.
-NanOrderMax = _faulty("NanOrderMax", "nan-order-max", "Max", _nan_order_max)
 
-# Slice with a positive step and an end at or past the axis stops one element short.
-SliceEnd = _faulty("SliceEnd", "slice-end", "Slice", _slice_end)
+@replaces("Max", "nan-order-max")
+def NanOrderMax(self, *xs):
+    """Max keeps the running value only when it is strictly larger: a NaN but last is forgotten."""
+    out = xs[0]
+    for x in xs[1:]:
+        out = np.where(out > x, out, x)  # the bug: with a NaN on either side the later operand wins
+    return np.asarray(out).astype(xs[0].dtype),
 
 
 class FusedAddRelu(_Kernels):
@@ -219,23 +167,48 @@ class SlowFusedAddRelu(FusedAddRelu):
         return session
 
 
-# Integer Div rounds toward -inf (Python's ``//``); Div-7 on: "For integer inputs, the
-# result is computed using truncating division (rounding toward zero)". Only integer graphs.
-FloorDiv = _faulty("FloorDiv", "floor-div", "Div", _floor_div)
+@replaces("Div", "floor-div")
+def FloorDiv(self, a, b):
+    """Integer Div rounds toward -inf (Python's ``//``); Div-7 on: "For integer inputs, the
+    result is computed using truncating division (rounding toward zero)". Only integer graphs."""
+    if a.dtype.kind in "iu":
+        return (a // b).astype(a.dtype),  # the bug: integers rounded toward -inf, not truncated
+    return (a / b).astype(a.dtype),
 
-# Integer Mod with fmod=0 takes the dividend's sign (C ``%``) instead of the divisor's
-# (Mod: "the sign of the remainder is the same as that of the Divisor"). Only integer graphs.
-CMod = _faulty("CMod", "c-mod", "Mod", _c_mod)
 
-# Bool Xor is Or: wrong where both operands are true.
-OrXor = _faulty("OrXor", "or-xor", "Xor", _or_xor)
+@replaces("Mod", "c-mod")
+def CMod(self, a, b, fmod=None):
+    """Integer Mod with fmod=0 takes the dividend's sign (C ``%``) instead of the divisor's
+    (Mod: "the sign of the remainder is the same as that of the Divisor"). Only integer graphs."""
+    if a.dtype.kind in "iu" or fmod:
+        return np.fmod(a, b).astype(a.dtype),  # the bug: fmod=0 gets C's sign rule (the dividend's)
+    return np.mod(a, b).astype(a.dtype),
 
-# ArgMax returns the last maximum without select_last_index: wrong only on ties.
-LastArgMax = _faulty("LastArgMax", "last-argmax", "ArgMax", _last_argmax)
 
-# Add with an empty operand returns the other operand (a fast path for "nothing to add"):
-# wrong (in shape) only on empty inputs, which broadcast to an empty result.
-EmptyAdd = _faulty("EmptyAdd", "empty-add", "Add", _empty_add)
+@replaces("Xor", "or-xor")
+def OrXor(self, a, b):
+    """Bool Xor is Or: wrong where both operands are true."""
+    return np.logical_or(a, b),  # the bug: a Xor that forgets the both-true case
+
+
+@replaces("ArgMax", "last-argmax")
+def LastArgMax(self, data, axis=None, keepdims=None, select_last_index=None):
+    """ArgMax returns the last maximum without select_last_index: wrong only on ties."""
+    axis = 0 if axis is None else int(axis)
+    axis = axis % data.ndim
+    # the bug: the last maximum always wins (a reverse scan), whatever select_last_index says
+    idx = data.shape[axis] - 1 - np.argmax(np.flip(data, axis), axis=axis)
+    idx = np.expand_dims(idx, axis) if keepdims is None or keepdims else idx
+    return idx.astype(np.int64),
+
+
+@replaces("Add", "empty-add")
+def EmptyAdd(self, a, b):
+    """Add with an empty operand returns the other operand (a fast path for "nothing to add"):
+    wrong (in shape) only on empty inputs, which broadcast to an empty result."""
+    if a.size == 0 or b.size == 0:
+        return (b if a.size == 0 else a).copy(),  # the bug: "nothing to add" returns the other operand
+    return np.add(a, b).astype(a.dtype),
 
 
 class NoFloat16Neg(_Kernels):
@@ -269,6 +242,23 @@ EDGE_FAULTS = {
 }
 
 
+class _NodeByNode:
+    """A session that computes a graph node by node: each step is handed the values so far
+    (initializers, feeds, the outputs of the steps before it) and returns its node's outputs."""
+
+    def __init__(self, model: onnx.ModelProto, steps):
+        self.inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+        self.outputs = [o.name for o in model.graph.output]
+        self.steps = steps
+
+    def run(self, feeds):
+        env = {**self.inits, **feeds}
+        with np.errstate(all="ignore"):
+            for step in self.steps:
+                env.update(step(env))
+        return [env[o] for o in self.outputs]
+
+
 class OurReferences(ReferenceBackend):
     """No fault: every node is computed by our own per-op-version reference with inputs and
     outputs in the graph's types (so intermediates are rounded as a correct float32 or float16
@@ -295,25 +285,18 @@ class OurReferences(ReferenceBackend):
                 attrs[a.name] = value.decode() if isinstance(value, bytes) else value
             scoped = any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS) for a in node.attribute)
             ref = self.wrap(node.op_type, registry[("", node.op_type, since)].reference)
-            steps.append((ref, list(node.input), list(node.output), attrs, scoped))
-        inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
-        outputs = [o.name for o in model.graph.output]
 
-        class Session:
-            def run(self, feeds):
-                env = {**inits, **feeds}
-                with np.errstate(all="ignore"):
-                    for ref, ins, outs, attrs, scoped in steps:
-                        # a node with a subgraph sees the values in scope (the convention of
-                        # operator_cases._control_util.run_graph); a sequence flows on as the
-                        # value a reference is given (SeqList), a tensor in the graph's type
-                        extra = {"_outer": dict(env), "_opset": opset} if scoped else {}
-                        ys = ref(*[env[i] if i else None for i in ins], **attrs, **extra)
-                        ys = [ys] if isinstance(ys, Typed) else (list(ys) if isinstance(ys, (list, tuple)) else [ys])
-                        env.update({name: reference_value(y) if isinstance(y, Typed) else np.asarray(y) for name, y in zip(outs, ys)})
-                return [env[o] for o in outputs]
+            def step(env, ref=ref, ins=list(node.input), outs=list(node.output), attrs=attrs, scoped=scoped):
+                # a node with a subgraph sees the values in scope (the convention of
+                # operator_cases._control_util.run_graph); a sequence flows on as the
+                # value a reference is given (SeqList), a tensor in the graph's type
+                extra = {"_outer": dict(env), "_opset": opset} if scoped else {}
+                ys = ref(*[env[i] if i else None for i in ins], **attrs, **extra)
+                ys = [ys] if isinstance(ys, Typed) else (list(ys) if isinstance(ys, (list, tuple)) else [ys])
+                return {name: reference_value(y) if isinstance(y, Typed) else np.asarray(y) for name, y in zip(outs, ys)}
 
-        return Session()
+            steps.append(step)
+        return _NodeByNode(model, steps)
 
 
     def wrap(self, op: str, ref):
@@ -321,48 +304,62 @@ class OurReferences(ReferenceBackend):
         return ref
 
 
-class LoopOneShort(OurReferences):
+def wrapping(*ops: str, name: str):
+    """Makes a fault into the backend that is ``OurReferences`` but for the nodes of ``ops``: the
+    fault is handed the reference of such a node and returns what computes it instead. The
+    backend class (``name`` its backend name) takes the fault's name and docstring."""
+
+    def backend(fault) -> type:
+        def wrap(self, op, ref):
+            return fault(ref) if op in ops else ref
+
+        attrs = {"__doc__": fault.__doc__, "__module__": fault.__module__, "name": name, "wrap": wrap}
+        return type(fault.__name__, (OurReferences,), attrs)
+
+    return backend
+
+
+@wrapping("Slice", name="slice-end")
+def SliceEnd(ref):
+    """Slice clamps an end beyond the dimension to ``dim - 1`` instead of ``dim`` (for positive
+    steps): "to the end" drops the last element. Our reference, handed the clamped ends."""
+
+    def faulty(data, starts, ends, axes=None, steps=None):
+        ends = np.array(ends).reshape(-1)  # a copy, in the ends' own dtype
+        axes_or_all = range(len(ends)) if axes is None else np.asarray(axes).reshape(-1)
+        steps_or_ones = np.ones(len(ends), np.int64) if steps is None else np.asarray(steps).reshape(-1)
+        for i, (a, k) in enumerate(zip(axes_or_all, steps_or_ones)):
+            dim = data.shape[int(a) % data.ndim]
+            if k > 0 and ends[i] >= dim:
+                ends[i] = dim - 1  # the bug: "to the end" stops one short
+        # by keyword: Slice-1 takes starts, ends and axes as (keyword) attributes and has no steps
+        return ref(data, starts=starts, ends=ends, axes=axes, **({} if steps is None else {"steps": steps}))
+
+    return faulty
+
+
+@wrapping("Loop", name="loop-one-short")
+def LoopOneShort(ref):
     """Loop runs one iteration fewer than its trip count M (an off-by-one in the loop bound)."""
-
-    name = "loop-one-short"
-
-    def wrap(self, op, ref):
-        if op != "Loop":
-            return ref
-        return lambda M=None, *rest, **kw: ref(None if M is None else np.maximum(np.asarray(M) - 1, 0), *rest, **kw)
+    return lambda M=None, *rest, **kw: ref(None if M is None else np.maximum(np.asarray(M) - 1, 0), *rest, **kw)
 
 
-class IfElseAlways(OurReferences):
+@wrapping("If", name="if-else-always")
+def IfElseAlways(ref):
     """If always runs else_branch (a condition read as false)."""
-
-    name = "if-else-always"
-
-    def wrap(self, op, ref):
-        if op != "If":
-            return ref
-        return lambda cond, **kw: ref(np.zeros_like(np.asarray(cond, dtype=bool)), **kw)
+    return lambda cond, **kw: ref(np.zeros_like(np.asarray(cond, dtype=bool)), **kw)
 
 
-class RnnNoBias(OurReferences):
+@wrapping("LSTM", "GRU", "RNN", name="rnn-no-bias")
+def RnnNoBias(ref):
     """LSTM, GRU and RNN drop the recurrence bias B (Wb and Rb)."""
-
-    name = "rnn-no-bias"
-
-    def wrap(self, op, ref):
-        if op not in ("LSTM", "GRU", "RNN"):
-            return ref
-        return lambda X, W, R, B=None, *rest, **kw: ref(X, W, R, None, *rest, **kw)
+    return lambda X, W, R, B=None, *rest, **kw: ref(X, W, R, None, *rest, **kw)
 
 
-class ConcatFromSequenceFirst(OurReferences):
+@wrapping("ConcatFromSequence", name="concat-first")
+def ConcatFromSequenceFirst(ref):
     """ConcatFromSequence gives the first item repeated (it reads item 0 for every one)."""
-
-    name = "concat-first"
-
-    def wrap(self, op, ref):
-        if op != "ConcatFromSequence":
-            return ref
-        return lambda seq, **kw: ref([seq[0]] * len(seq), **kw)
+    return lambda seq, **kw: ref([seq[0]] * len(seq), **kw)
 
 
 class SymmetricPads(OurReferences):
@@ -432,43 +429,50 @@ class PlainNumpy(ReferenceBackend):
         steps = []
         for node in model.graph.node:
             attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-            steps.append((NUMPY_OPS[node.op_type], list(node.input), list(node.output), attrs))
-        inits = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
-        outputs = [o.name for o in model.graph.output]
 
-        class Session:
-            def run(self, feeds):
-                env = {**inits, **feeds}
-                with np.errstate(all="ignore"):
-                    for fn, ins, outs, attrs in steps:
-                        env[outs[0]] = np.asarray(fn(*[env[i] for i in ins], **attrs))
-                return [env[o] for o in outputs]
+            def step(env, fn=NUMPY_OPS[node.op_type], ins=list(node.input), out=node.output[0], attrs=attrs):
+                return {out: np.asarray(fn(*[env[i] for i in ins], **attrs))}
 
-        return Session()
+            steps.append(step)
+        return _NodeByNode(model, steps)
 
 
 # -- faults only an edge class reaches, for the operators suite (issue 17) ----------------------
 # Each replaces one onnx.reference kernel with what a real runtime's fast path, fused kernel or
 # assumed default computes; each is right everywhere but on its edge class. ``Unfaulty`` is the
 # same wrapping with no kernel replaced: the control.
-def _where_relu(self, x):
+class Unfaulty(_Kernels):
+    """The control: onnx.reference through the same wrapping, no kernel replaced."""
+
+    name = "unfaulty"
+
+
+@replaces("Relu", "where-relu")
+def WhereRelu(self, x):
+    """Relu as ``x > 0 ? x : 0``: NaN (which compares false) becomes 0."""
     return np.where(x > 0, x, np.zeros_like(x)),  # the bug: a compare-and-select Relu sends NaN to 0
 
 
-def _quotient_sign(self, x):
+@replaces("Sign", "quotient-sign")
+def QuotientSign(self, x):
+    """Sign as x / |x| with 0 kept apart: NaN at +-inf."""
     with np.errstate(all="ignore"):
         q = (x / np.abs(x)).astype(x.dtype) if x.dtype.kind == "f" or "float" in x.dtype.name else np.sign(x)
     # the bug: sign as x / |x| (0 kept apart) is inf / inf = NaN at +-inf
     return np.where(x == 0, np.zeros_like(x), q).astype(x.dtype),
 
 
-def _compared_sign_reciprocal(self, x):
+@replaces("Reciprocal", "compared-sign-reciprocal")
+def ComparedSignReciprocal(self, x):
+    """Reciprocal as (x < 0 ? -1 : 1) / |x|: 1 / -0 gives +inf, not -inf."""
     with np.errstate(all="ignore"):
         sign = np.where(x < 0, -1, 1).astype(x.dtype)  # the bug: -0 < 0 is false, so 1 / -0 is +inf
         return (sign / np.abs(x)).astype(x.dtype),
 
 
-def _daz_log(self, x):
+@replaces("Log", "daz-log")
+def DazLog(self, x):
+    """Log with denormals-are-zero (the DAZ/FTZ CPU mode): a subnormal input gives -inf."""
     import ml_dtypes
 
     tiny = float(ml_dtypes.finfo(x.dtype).smallest_normal)
@@ -477,7 +481,10 @@ def _daz_log(self, x):
         return np.log(flushed.astype(np.float64)).astype(x.dtype),
 
 
-def _saturating_matmul(self, a, b):
+@replaces("MatMul", "saturating-matmul")
+def SaturatingMatMul(self, a, b):
+    """MatMul accumulates wide and narrows with saturation: a result beyond the type's range is
+    its largest finite value instead of inf."""
     if a.dtype.kind in "iu":
         return np.matmul(a, b),
     out = np.matmul(a.astype(np.float64), b.astype(np.float64))
@@ -489,13 +496,19 @@ def _saturating_matmul(self, a, b):
     return np.where(np.isfinite(out), np.clip(out, -top, top), out).astype(a.dtype),
 
 
-def _clamped_gather(self, data, indices, axis=None):
+@replaces("Gather", "clamped-gather")
+def ClampedGather(self, data, indices, axis=None):
+    """Gather clamps indices to [0, dim) before counting negative ones from the back: a
+    negative index reads element 0."""
     axis = 0 if axis is None else int(axis)
     indices = np.maximum(indices, 0)  # the bug: indices clamped into [0, dim) as a bounds guard, before wrapping
     return np.take(data, indices, axis=axis),
 
 
-def _unsigned_exponent_pow(self, x, y):
+@replaces("Pow", "unsigned-exponent-pow")
+def UnsignedExponentPow(self, x, y):
+    """Pow with an integral exponent by repeated multiplication that forgets the reciprocal of a
+    negative exponent: 2 ** -1 gives 2."""
     if x.dtype.kind == "f" or "float" in x.dtype.name:
         yw = y.astype(np.float64)
         integral = np.isfinite(yw) & (yw == np.round(yw))
@@ -507,42 +520,10 @@ def _unsigned_exponent_pow(self, x, y):
     return np.power(x, y).astype(x.dtype),
 
 
-def _default_alpha_leaky_relu(self, x, alpha=None):
+@replaces("LeakyRelu", "default-alpha-leaky-relu")
+def DefaultAlphaLeakyRelu(self, x, alpha=None):
+    """LeakyRelu with alpha fixed at its default 0.01 (the attribute never read)."""
     return np.where(x < 0, x * np.array(0.01, x.dtype), x).astype(x.dtype),  # the bug: alpha assumed 0.01
-
-
-class Unfaulty(_Kernels):
-    """The control: onnx.reference through the same wrapping, no kernel replaced."""
-
-    name = "unfaulty"
-
-
-# Relu as ``x > 0 ? x : 0``: NaN (which compares false) becomes 0.
-WhereRelu = _faulty("WhereRelu", "where-relu", "Relu", _where_relu)
-
-# Sign as x / |x| with 0 kept apart: NaN at +-inf.
-QuotientSign = _faulty("QuotientSign", "quotient-sign", "Sign", _quotient_sign)
-
-# Reciprocal as (x < 0 ? -1 : 1) / |x|: 1 / -0 gives +inf, not -inf.
-ComparedSignReciprocal = _faulty("ComparedSignReciprocal", "compared-sign-reciprocal", "Reciprocal", _compared_sign_reciprocal)
-
-# Log with denormals-are-zero (the DAZ/FTZ CPU mode): a subnormal input gives -inf.
-DazLog = _faulty("DazLog", "daz-log", "Log", _daz_log)
-
-# MatMul accumulates wide and narrows with saturation: a result beyond the type's range is
-# its largest finite value instead of inf.
-SaturatingMatMul = _faulty("SaturatingMatMul", "saturating-matmul", "MatMul", _saturating_matmul)
-
-# Gather clamps indices to [0, dim) before counting negative ones from the back: a
-# negative index reads element 0.
-ClampedGather = _faulty("ClampedGather", "clamped-gather", "Gather", _clamped_gather)
-
-# Pow with an integral exponent by repeated multiplication that forgets the reciprocal of a
-# negative exponent: 2 ** -1 gives 2.
-UnsignedExponentPow = _faulty("UnsignedExponentPow", "unsigned-exponent-pow", "Pow", _unsigned_exponent_pow)
-
-# LeakyRelu with alpha fixed at its default 0.01 (the attribute never read).
-DefaultAlphaLeakyRelu = _faulty("DefaultAlphaLeakyRelu", "default-alpha-leaky-relu", "LeakyRelu", _default_alpha_leaky_relu)
 
 
 #: edge class (as ``harness.coverage.EDGE_CLASSES`` names it) -> (faulty backend, op-version
@@ -563,62 +544,37 @@ OPERATOR_FAULTS = {
 }
 
 
-class ScanForwardOnly(OurReferences):
+@wrapping("Scan", name="scan-forward-only")
+def ScanForwardOnly(ref):
     """Scan ignores scan_input_directions and scan_output_directions (every input scanned and
     every output stacked forward)."""
-
-    name = "scan-forward-only"
-
-    def wrap(self, op, ref):
-        if op != "Scan":
-            return ref
-        drop = ("scan_input_directions", "scan_output_directions")
-        return lambda *ins, **kw: ref(*ins, **{k: v for k, v in kw.items() if k not in drop})
+    drop = ("scan_input_directions", "scan_output_directions")
+    return lambda *ins, **kw: ref(*ins, **{k: v for k, v in kw.items() if k not in drop})
 
 
-class SequenceInsertAtBack(OurReferences):
+@wrapping("SequenceInsert", name="sequence-insert-at-back")
+def SequenceInsertAtBack(ref):
     """SequenceInsert ignores its position: the tensor always goes to the back."""
-
-    name = "sequence-insert-at-back"
-
-    def wrap(self, op, ref):
-        if op != "SequenceInsert":
-            return ref
-        return lambda seq, tensor, position=None, **kw: ref(seq, tensor, **kw)
+    return lambda seq, tensor, position=None, **kw: ref(seq, tensor, **kw)
 
 
-class SequenceEraseLast(OurReferences):
+@wrapping("SequenceErase", name="sequence-erase-last")
+def SequenceEraseLast(ref):
     """SequenceErase ignores its position: the last tensor is always erased."""
-
-    name = "sequence-erase-last"
-
-    def wrap(self, op, ref):
-        if op != "SequenceErase":
-            return ref
-        return lambda seq, position=None, **kw: ref(seq, **kw)
+    return lambda seq, position=None, **kw: ref(seq, **kw)
 
 
-class SequenceLengthOfFirst(OurReferences):
+@wrapping("SequenceLength", name="sequence-length-of-first")
+def SequenceLengthOfFirst(ref):
     """SequenceLength gives the length of the first tensor's first axis, not the number of
     tensors (a sequence read as the tensor it holds)."""
-
-    name = "sequence-length-of-first"
-
-    def wrap(self, op, ref):
-        if op != "SequenceLength":
-            return ref
-        return lambda seq, **kw: np.array(len(seq[0]) if len(seq) and np.ndim(seq[0]) else len(seq), dtype=np.int64)
+    return lambda seq, **kw: np.array(len(seq[0]) if len(seq) and np.ndim(seq[0]) else len(seq), dtype=np.int64)
 
 
-class SequenceMapFirst(OurReferences):
+@wrapping("SequenceMap", name="sequence-map-first")
+def SequenceMapFirst(ref):
     """SequenceMap runs its body on the first sample at every position."""
-
-    name = "sequence-map-first"
-
-    def wrap(self, op, ref):
-        if op != "SequenceMap":
-            return ref
-        return lambda seq, *extra, **kw: ref([seq[0]] * len(seq), *extra, **kw)
+    return lambda seq, *extra, **kw: ref([seq[0]] * len(seq), *extra, **kw)
 
 
 class GemmFusionSharedOutput(_Kernels):

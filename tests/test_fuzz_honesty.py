@@ -30,35 +30,28 @@ from harness.generated.cases import draw_graphs
 from harness.generated.graph import check_graph, templates
 from harness.generated.spec import GenConfig
 from harness.runner import BackendSpec
-from tests.seeded_faults import FAULTS, _kernel, _Kernels
+from tests.seeded_faults import FAULTS, _kernel, replaces
 
 ROOT = Path(__file__).resolve().parents[1]
 HERE = "tests.test_fuzz_honesty"
 
 
 # -- backends with faults that only an honest replay shows ------------------------------------
-def _slightly_off_add(self, a, b):
-    # 4e-5 relative: beyond the fuzzer's float32 tolerance for one Add, within the loose
-    # whole-model tolerance a --model case gets when it ignores the bundle's own
+@replaces("Add", "slightly-off-add")
+def SlightlyOffAdd(self, a, b):
+    """Add 4e-5 relative too large: beyond the fuzzer's float32 tolerance for one Add, within the
+    loose whole-model tolerance a --model case gets when it ignores the bundle's own."""
     return (np.add(a, b) * np.float32(1 + 4e-5)).astype(a.dtype),
 
 
-def _wrong_add(self, a, b):
+@replaces("Add", "wrong-add")
+def WrongAdd(self, a, b):
+    """Add subtracts."""
     return np.subtract(a, b).astype(a.dtype),
 
 
 def _wrong_neg(self, x):
     return np.abs(x),
-
-
-class SlightlyOffAdd(_Kernels):
-    name = "slightly-off-add"
-    kernels = (_kernel("Add", _slightly_off_add),)
-
-
-class WrongAdd(_Kernels):
-    name = "wrong-add"
-    kernels = (_kernel("Add", _wrong_add),)
 
 
 class NewOpsetNeg(ReferenceBackend):

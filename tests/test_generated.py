@@ -274,18 +274,25 @@ FAULT_RUNS = {
 }
 
 
-@pytest.mark.parametrize("fault", sorted(FAULTS))
-def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
-    backend, ops, nodes = FAULTS[fault]
-    draw_ops, nan_rate, seed = FAULT_RUNS[fault]
-    config = FuzzConfig(backends=[BackendSpec(backend)], gen=GenConfig(opsets=OPSETS, ops=draw_ops, max_nodes=10, nan_rate=nan_rate),
-                          budget_s=90, seed=seed, max_graphs=600, max_findings=1, isolate=False, shrink_s=60,
-                          store=tmp_path / "results.sqlite")
+def _found_and_shrunk(fault: str, table: dict, gen: GenConfig, seed: int, max_graphs: int, store: Path):
+    """The first finding of a campaign against the fault's backend (``table``: fault -> (backend,
+    ops of its minimal graph, their count)), checked to be shrunk to exactly that graph."""
+    backend, ops, nodes = table[fault]
+    config = FuzzConfig(backends=[BackendSpec(backend)], gen=gen, budget_s=90, seed=seed, max_graphs=max_graphs,
+                        max_findings=1, isolate=False, shrink_s=60, store=store)
     report = Campaign(config).run()
     assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
     finding = report.findings[0]
     assert {n.op for n in finding.graph.nodes} == ops, finding.graph.describe()
     assert len(finding.graph.nodes) == nodes, finding.graph.describe()
+    return finding
+
+
+@pytest.mark.parametrize("fault", sorted(FAULTS))
+def test_seeded_fault_is_found_and_shrunk_to_its_core(fault, tmp_path):
+    draw_ops, nan_rate, seed = FAULT_RUNS[fault]
+    finding = _found_and_shrunk(fault, FAULTS, GenConfig(opsets=OPSETS, ops=draw_ops, max_nodes=10, nan_rate=nan_rate),
+                                seed=seed, max_graphs=600, store=tmp_path / "results.sqlite")
     # the finding is stored, with a bundle that re-runs it
     bundle = Path(finding.bundle)
     assert (bundle / "model.onnx").exists() and (bundle / "repro.py").exists() and (bundle / "graph.txt").exists()
@@ -363,17 +370,9 @@ EDGE_FAULT_RUNS = {
 @pytest.mark.slow  # 8 to 35 s each
 @pytest.mark.parametrize("fault", sorted(EDGE_FAULTS))
 def test_edge_class_fault_is_found_and_shrunk(fault, tmp_path):
-    backend, ops, nodes = EDGE_FAULTS[fault]
     draw_ops, dtypes = EDGE_FAULT_RUNS[fault]
-    config = FuzzConfig(backends=[BackendSpec(backend)],
-                          gen=GenConfig(opsets=OPSETS, ops=draw_ops, dtypes=dtypes, max_nodes=10, nan_rate=0.0),
-                          budget_s=90, seed=1, max_graphs=400, max_findings=1, isolate=False, shrink_s=60,
-                          store=tmp_path / "results.sqlite")
-    report = Campaign(config).run()
-    assert report.findings, f"{fault} not found in {report.stats.tested} graphs"
-    finding = report.findings[0]
-    assert {n.op for n in finding.graph.nodes} == ops, finding.graph.describe()
-    assert len(finding.graph.nodes) == nodes, finding.graph.describe()
+    finding = _found_and_shrunk(fault, EDGE_FAULTS, GenConfig(opsets=OPSETS, ops=draw_ops, dtypes=dtypes, max_nodes=10, nan_rate=0.0),
+                                seed=1, max_graphs=400, store=tmp_path / "results.sqlite")
     g = finding.graph
     if fault in ("floor-div", "c-mod"):
         assert is_exact(g.dtype), g.describe()  # integer-only faults: found on an integer graph

@@ -20,6 +20,8 @@ torch = pytest.importorskip("torch", reason="torch is not installed (pip install
 from harness.backends.base import Unavailable, Unsupported  # noqa: E402
 from harness.backends.pytorch import PyTorchBackend, PyTorchCompileBackend  # noqa: E402
 
+from .util import check_scan_8_pads_a_shorter_batch_entry  # noqa: E402
+
 
 @pytest.fixture(scope="module")
 def backend():
@@ -377,17 +379,7 @@ def test_recurrent_version_1_softplus_and_thresholded_relu(backend):
 
 
 def test_scan_8_pads_a_shorter_batch_entry(backend):
-    # batch 2, max length 3; sequence_lens [1, 3]: state += element; batch 0 stops after one step
-    F = TP.FLOAT
-    body = helper.make_graph([helper.make_node("Add", ["s", "e"], ["s_out"]), helper.make_node("Identity", ["s_out"], ["y"])],
-                             "body", [_info("s", F, [1]), _info("e", F, [1])], [_info("s_out", F, [1]), _info("y", F, [1])])
-    model = _model([helper.make_node("Scan", ["lens", "s0", "x"], ["s", "y"], body=body, num_scan_inputs=1)],
-                   [_info("lens", TP.INT64, [2]), _info("s0", F, [2, 1]), _info("x", F, [2, 3, 1])],
-                   [_info("s", F, [2, 1]), _info("y", F, [2, 3, 1])], opset=8, ir=3)
-    x = np.array([[[1], [2], [3]], [[10], [20], [30]]], np.float32)
-    s, y = backend.prepare(model).run({"lens": np.array([1, 3], np.int64), "s0": np.zeros((2, 1), np.float32), "x": x})
-    assert s.ravel().tolist() == [1, 60]
-    assert y.shape == (2, 3, 1) and y[0, 0, 0] == 1 and y[1].ravel().tolist() == [10, 30, 60]
+    check_scan_8_pads_a_shorter_batch_entry(backend)
 
 
 # -- the lowering, corrected by the operators suite's findings ------------------------------------

@@ -8,7 +8,7 @@ from onnx import TensorProto, helper
 from harness.backends import load_backend_class
 from harness.backends.tract import TractBackend
 
-from .util import reduce_sum_with_axes_input
+from .util import col2im_model, reduce_sum_with_axes_input
 
 pytest.importorskip("tract", reason="tract is not installed (pip install 'onnx-harness[tract]')")
 
@@ -42,10 +42,8 @@ def test_runs_a_model_feeding_inputs_by_name(backend):
 
 
 def test_an_operator_tract_lacks_is_unsupported_with_tracts_message(backend):
-    model = _model([helper.make_node("Col2Im", ["x", "s", "b"], ["y"])], [("x", [1, 4, 4])], [("y", [1, 1, 3, 3])], opset=18)
-    model.graph.initializer.extend([helper.make_tensor("s", TensorProto.INT64, [2], [3, 3]), helper.make_tensor("b", TensorProto.INT64, [2], [2, 2])])
     with pytest.raises(Exception) as info:
-        backend.prepare(model)
+        backend.prepare(col2im_model())
     assert backend.classify_error(info.value, "prepare") == "unsupported"
     assert "Unimplemented(Col2Im)" in str(info.value)
     assert "Stack backtrace" not in str(info.value)  # tract's words, without the Rust frames

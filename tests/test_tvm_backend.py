@@ -7,7 +7,7 @@ from onnx import TensorProto, helper
 from harness.backends import load_backend_class
 from harness.backends.tvm import TvmBackend
 
-from .util import reduce_sum_with_axes_input
+from .util import col2im_model, reduce_sum_with_axes_input
 
 pytest.importorskip("tvm", reason="apache-tvm is not installed (pip install 'onnx-harness[tvm]')")
 
@@ -55,10 +55,8 @@ def test_a_compiled_model_is_cached_by_its_hash(backend):
 
 
 def test_an_operator_the_frontend_lacks_is_unsupported(backend):
-    model = _model([helper.make_node("Col2Im", ["x", "s", "b"], ["y"])], [("x", [1, 4, 4])], [("y", [1, 1, 3, 3])], opset=18)
-    model.graph.initializer.extend([helper.make_tensor("s", TensorProto.INT64, [2], [3, 3]), helper.make_tensor("b", TensorProto.INT64, [2], [2, 2])])
     with pytest.raises(Exception) as info:
-        backend.prepare(model)
+        backend.prepare(col2im_model())
     assert backend.classify_error(info.value, "prepare") == "unsupported"
     assert "Col2Im" in str(info.value)
 
