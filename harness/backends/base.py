@@ -17,6 +17,7 @@ run by raising :class:`Rejected` or :class:`Unsupported`, or by mapping its own 
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 from typing import Any, ClassVar
 
@@ -37,6 +38,15 @@ class Unsupported(BackendError):
 
 class Unavailable(BackendError):
     """The backend cannot be loaded on this machine; the message says why."""
+
+
+def import_runtime(module: str, package: str | None = None) -> Any:
+    """The runtime module a backend's ``load`` needs, imported; :class:`Unavailable` naming
+    the package (default: the module) and the import error when it cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise Unavailable(f"{package or module} cannot be imported: {exc}") from exc
 
 
 def invalid_model_reason(model: onnx.ModelProto) -> str:

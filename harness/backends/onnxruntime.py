@@ -26,7 +26,7 @@ import numpy as np
 import onnx
 
 from ..values import dtype_to_onnx, plain_value
-from .base import Backend, Rejected, Session, Unavailable, Unsupported, _dist_version, refuse_if_invalid
+from .base import Backend, Rejected, Session, Unsupported, _dist_version, import_runtime, refuse_if_invalid
 
 _OPT_LEVELS = {"disable": "ORT_DISABLE_ALL", "disabled": "ORT_DISABLE_ALL", "basic": "ORT_ENABLE_BASIC", "extended": "ORT_ENABLE_EXTENDED", "all": "ORT_ENABLE_ALL"}
 # sub-byte types: element type -> (dtype, bits per element); packed low bits first (onnx/IR.md)
@@ -147,10 +147,7 @@ class OnnxRuntimeBackend(Backend):
     takes_threads: ClassVar[bool] = True
 
     def load(self) -> None:
-        try:
-            import onnxruntime
-        except ImportError as exc:
-            raise Unavailable(f"onnxruntime cannot be imported: {exc}") from exc
+        onnxruntime = import_runtime("onnxruntime")
         self.ort = onnxruntime
         onnxruntime.set_default_logger_severity(4)
 

@@ -23,7 +23,7 @@ import numpy as np
 import onnx
 
 from ..values import plain_value
-from .base import Backend, Session, Unavailable, Unsupported
+from .base import Backend, Session, Unsupported, import_runtime
 
 # numpy kinds and sizes tract's binding converts (tract.tensor.dt_numpy_to_tract, minus complex)
 _KINDS = {"b": (1,), "u": (1, 2, 4, 8), "i": (1, 2, 4, 8), "f": (2, 4, 8)}
@@ -84,11 +84,7 @@ class TractBackend(Backend):
     packages = ("tract",)
 
     def load(self) -> None:
-        try:
-            import tract
-        except ImportError as exc:
-            raise Unavailable(f"tract cannot be imported: {exc}") from exc
-        self.tract = tract
+        self.tract = import_runtime("tract")
 
     def prepare(self, model: onnx.ModelProto) -> Session:
         fd, path = tempfile.mkstemp(suffix=".onnx", prefix="harness-tract-")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import onnx
 
-from harness.backends.base import Backend, Session, Unavailable, Unsupported
+from harness.backends.base import Backend, Session, Unsupported, import_runtime
 
 
 class OpenVinoSession(Session):
@@ -40,12 +40,8 @@ class OpenVinoBackend(Backend):
     # float32 models in bfloat16, which is a performance setting, not what the model says).
 
     def load(self) -> None:
-        try:
-            import openvino
-        except ImportError as exc:
-            raise Unavailable(f"openvino cannot be imported: {exc}") from exc
-        self.ov = openvino
-        self.core = openvino.Core()
+        self.ov = import_runtime("openvino")
+        self.core = self.ov.Core()
 
     def environment(self) -> dict[str, Any]:
         env = super().environment()

@@ -51,6 +51,12 @@ def widen(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.dtype in ML_FLOATS or x.dtype in ML_INTS else x
 
 
+def float32_if_ml(x: np.ndarray) -> np.ndarray:
+    """An ml_dtypes float (bfloat16, float8, float4) as float32, which holds each exactly, for
+    numpy to compute in; any other array unchanged."""
+    return x.astype(np.float32) if x.dtype in ML_FLOATS else x
+
+
 def normalize_axis(axis: int, rank: int) -> int:
     if not -rank <= axis < max(rank, 1):
         raise ValueError(f"axis {axis} is out of range for rank {rank}")

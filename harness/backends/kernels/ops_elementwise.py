@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ._util import ML_FLOATS, broadcasting, normalize_axis
+from ._util import ML_FLOATS, broadcasting, float32_if_ml, normalize_axis
 from .registry import register
 
 # -- erf ------------------------------------------------------------------------------------
@@ -166,8 +166,7 @@ def erf_kernel(node):
 @register("IsNaN", since=9)
 def isnan(node):
     def run(x):
-        if x.dtype in ML_FLOATS:
-            x = x.astype(np.float32)
+        x = float32_if_ml(x)
         return (np.isnan(x),)
 
     return run
@@ -179,8 +178,7 @@ def isinf(node):
     pos = node.attrs.get("detect_positive", 1)
 
     def run(x):
-        if x.dtype in ML_FLOATS:
-            x = x.astype(np.float32)
+        x = float32_if_ml(x)
         if neg and pos:
             return (np.isinf(x),)
         if pos:
@@ -279,8 +277,7 @@ def mod(node):
 
     def run(a, b):
         dt = a.dtype
-        if dt in ML_FLOATS:
-            a, b = a.astype(np.float32), b.astype(np.float32)
+        a, b = float32_if_ml(a), float32_if_ml(b)
         if fmod:
             r = np.fmod(a, b)
         elif dt.kind in "iu":
@@ -454,8 +451,7 @@ def leaky_relu(node):
 def prelu(node):
     def run(x, slope):
         dt = x.dtype
-        if dt in ML_FLOATS:
-            x, slope = x.astype(np.float32), slope.astype(np.float32)
+        x, slope = float32_if_ml(x), float32_if_ml(slope)
         if slope.ndim and slope.ndim < x.ndim and node.opset < 7 and slope.shape[0] == x.shape[1]:
             # PRelu-6 and earlier: a 1-D slope of size C applies per channel
             slope = slope.reshape((-1,) + (1,) * (x.ndim - 2))
@@ -543,8 +539,7 @@ def swiglu(node):
 
     def run(a, b):
         dt = a.dtype
-        if dt in ML_FLOATS:
-            a, b = a.astype(np.float32), b.astype(np.float32)
+        a, b = float32_if_ml(a), float32_if_ml(b)
         return ((_times_gate(a, _sigmoid(a * a.dtype.type(alpha))) * b).astype(dt, copy=False),)
 
     return run

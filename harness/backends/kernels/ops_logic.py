@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._util import ML_FLOATS, broadcasting
+from ._util import broadcasting, float32_if_ml
 from .registry import register
 
 
 def _comparison(ufunc):
     def run(a, b):
-        if a.dtype in ML_FLOATS:
-            a, b = a.astype(np.float32), b.astype(np.float32)
+        a, b = float32_if_ml(a), float32_if_ml(b)
         if a.dtype == object or b.dtype == object:
             return (np.asarray(ufunc(a, b), dtype=bool),)
         return (ufunc(a, b),)

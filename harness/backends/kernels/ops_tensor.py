@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ._util import ML_FLOATS, STRING, ints, normalize_axes, normalize_axis, scalar
+from ._util import ML_FLOATS, STRING, float32_if_ml, ints, normalize_axes, normalize_axis, scalar
 from .registry import register
 
 
@@ -417,8 +417,7 @@ def compress(node):
 @register("NonZero", since=9)
 def non_zero(node):
     def run(x):
-        if x.dtype in ML_FLOATS:
-            x = x.astype(np.float32)
+        x = float32_if_ml(x)
         if x.ndim == 0:
             return (np.zeros((0, int(bool(x))), dtype=np.int64),)
         return (np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1),)
@@ -430,7 +429,7 @@ def topk(x: np.ndarray, k: int, axis: int, largest: bool):
     """Values and indices of the k largest (smallest) entries along axis, always sorted (an
     unsorted order is "undefined" in the spec, so sorted is a valid one)."""
     ax = normalize_axis(axis, x.ndim)
-    keys = x.astype(np.float32) if x.dtype in ML_FLOATS else x
+    keys = float32_if_ml(x)
     if largest:
         if keys.dtype.kind == "u":
             keys = keys.astype(np.int64) if keys.dtype.itemsize < 8 else keys.astype(np.float64)
@@ -469,7 +468,7 @@ def unique(node):
     sort = node.attrs.get("sorted", 1)
 
     def run(x):
-        data = x.astype(np.float32) if x.dtype in ML_FLOATS else x
+        data = float32_if_ml(x)
         if axis is None:
             data = data.reshape(-1)
             ax = None

@@ -29,7 +29,7 @@ from typing import Any, ClassVar
 
 import onnx
 
-from ..base import Backend, Session, Unavailable
+from ..base import Backend, Session, Unavailable, import_runtime
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
 OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_matrix", "ops_cast", "ops_rnn",
@@ -124,10 +124,7 @@ class PyTorchBackend(Backend):
     takes_threads: ClassVar[bool] = True
 
     def load(self) -> None:
-        try:
-            import torch
-        except ImportError as exc:
-            raise Unavailable(f"torch cannot be imported: {exc}") from exc
+        torch = import_runtime("torch")
         device = str(self.options.get("device", "cpu"))
         if device.startswith("cuda") and not torch.cuda.is_available():
             raise Unavailable(f"device {device!r} asked for, but torch sees no CUDA GPU here")

@@ -25,7 +25,7 @@ import onnx
 
 import onnx.shape_inference
 
-from ..base import Backend, Session, Unavailable, Unsupported
+from ..base import Backend, Session, Unsupported, import_runtime
 
 #: the operator-family modules; importing them fills registry.LOWERINGS
 OP_MODULES = ("ops_elementwise", "ops_tensor", "ops_reduce", "ops_nn", "ops_attention", "ops_control", "ops_resize", "ops_grid", "ops_quant", "ops_rnn", "ops_signal", "ops_misc", "ops_extra")
@@ -78,10 +78,7 @@ class TensorFlowBackend(Backend):
         return tf.__version__
 
     def load(self) -> None:
-        try:
-            import tensorflow as tf
-        except ImportError as exc:
-            raise Unavailable(f"tensorflow cannot be imported: {exc}") from exc
+        tf = import_runtime("tensorflow")
         threads = int(self.options.get("threads", 0))
         if threads:
             tf.config.threading.set_intra_op_parallelism_threads(threads)
