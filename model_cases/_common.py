@@ -134,21 +134,6 @@ def quiet_output() -> Iterator[None]:
             os.close(saved[1])
 
 
-@dataclass
-class ExportSpec:
-    """A PyTorch module to export: its input names, per input {axis: dimension name} for the
-    dynamic axes, the sample it is traced with, the input sets it is run on, and the sequence
-    axis of its first input for the seq_len tags (None: no sequence)."""
-
-    name: str
-    module: Any
-    input_names: tuple[str, ...]
-    dynamic: tuple[dict[int, str], ...]
-    sample: tuple[np.ndarray, ...]
-    input_sets: list[tuple[np.ndarray, ...]]
-    seq_axis: int | None = None
-
-
 class ExportDefect(ValueError):
     """The exporter returned a model, but not the one asked for: another opset, or a dynamic
     axis frozen to the sample's size. The export failed; no runtime is to blame."""

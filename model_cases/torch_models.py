@@ -17,14 +17,13 @@ of size 0 or 1.
 
 from __future__ import annotations
 
-import io
-import logging
 from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
 
-from ._common import BuiltModel, ExportSpec, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
+from ._common import BuiltModel, Say, built, check_export, data_set, dist_version, one_line, shape_tags
+from ._torch_util import TORCH_PIN, TorchSpec, export
 
 FRAMEWORK = "torch"
 DISTRIBUTIONS = ("torch", "onnxscript")
@@ -37,11 +36,8 @@ SEED = 20261122
 
 def missing() -> str | None:
     if dist_version("torch") is None:
-        return "torch is not installed (pip install torch==2.13.0: the CPU build; an unpinned torch pulls a CUDA build)"
+        return f"torch is not installed ({TORCH_PIN})"
     return None
-
-
-_Spec = ExportSpec
 
 
 def _float(rng: np.random.Generator, *shape: int) -> np.ndarray:
@@ -56,7 +52,7 @@ def _tokens(rng: np.random.Generator, batch: int, length: int, vocab: int) -> np
     return ids
 
 
-def _specs(torch: Any) -> list[_Spec]:
+def _specs(torch: Any) -> list[TorchSpec]:
     from torch import nn
 
     class MLP(nn.Module):
@@ -125,7 +121,7 @@ def _specs(torch: Any) -> list[_Spec]:
     vocab = 50
     batch = {0: "batch"}
     batch_seq = {0: "batch", 1: "seq"}
-    specs: list[_Spec] = []
+    specs: list[TorchSpec] = []
 
     def add(name, make, feature, dynamic, train_batch, seq_axis=None, sets=None):
         torch.manual_seed(SEED)
@@ -134,8 +130,8 @@ def _specs(torch: Any) -> list[_Spec]:
         with torch.no_grad():
             out_shape = tuple(module(x).shape)
         _train(torch, module, x, torch.from_numpy(rng.standard_normal(out_shape).astype(np.float32)))
-        specs.append(_Spec(name, module, ("x",), (dynamic,), (feature(3) if seq_axis is None else sets["sample"],),
-                           [(s,) for s in sets["sets"]] if sets else [(feature(n),) for n in (1, 16)], seq_axis))
+        specs.append(TorchSpec(name, module, ("x",), (dynamic,), (feature(3) if seq_axis is None else sets["sample"],),
+                           [(s,) for s in sets["sets"]] if sets else [(feature(n),) for n in (1, 16)], seq_axis=seq_axis))
 
     add("mlp", MLP, lambda n: _float(rng, n, 16), batch, 64)
     add("cnn_residual", ResidualCNN, lambda n: _float(rng, n, 3, 16, 16), batch, 32)
@@ -160,27 +156,6 @@ def _train(torch: Any, module: Any, x: Any, target: Any) -> None:
         loss.backward()
         optimizer.step()
     module.eval()
-
-
-def _export(torch: Any, spec: _Spec, exporter: str, opset: int) -> Any:
-    import onnx
-
-    sample = tuple(torch.from_numpy(a) for a in spec.sample)
-    # Exports run with gradients on: in eval mode without them, TransformerEncoderLayer takes
-    # its fused fast path, which is an inference kernel and not what an exporter should trace.
-    for logger in ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript"):
-        logging.getLogger(logger).setLevel(logging.CRITICAL)
-    with quiet_output():
-        if exporter == "torchscript":
-            buffer = io.BytesIO()
-            torch.onnx.export(spec.module, sample, buffer, dynamo=False, opset_version=opset, input_names=list(spec.input_names),
-                              output_names=["y"], dynamic_axes={n: dict(d) for n, d in zip(spec.input_names, spec.dynamic) if d})
-            return onnx.load_model_from_string(buffer.getvalue())
-        dims: dict[str, Any] = {}
-        shapes = tuple({axis: dims.setdefault(label, torch.export.Dim(label)) for axis, label in d.items()} or None for d in spec.dynamic)
-        program = torch.onnx.export(spec.module, sample, dynamo=True, opset_version=opset, input_names=list(spec.input_names),
-                                    output_names=["y"], dynamic_shapes=shapes, verbose=False)
-        return program.model_proto
 
 
 def _opsets(torch: Any) -> dict[str, list[int]]:
@@ -210,7 +185,7 @@ def build(say: Say) -> Iterator[BuiltModel]:
                         "dynamic_axes": {n: sorted(d.values()) for n, d in zip(spec.input_names, spec.dynamic)},
                         **shape_tags(spec.input_sets, spec.seq_axis)}
                 try:
-                    model = _export(torch, spec, exporter, opset)
+                    model = export(torch, spec, exporter, opset)
                     check_export(model, opset, spec.input_sets)
                     data = [data_set(model, inputs, outputs) for inputs, outputs in zip(spec.input_sets, expected)]
                 except Exception as exc:

@@ -32,17 +32,16 @@ norm put such differences at a few ulps, so 1e-2 (about ten ulps) is the margin;
 from __future__ import annotations
 
 import copy
-import io
-import logging
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from harness.case import Tolerance
 
-from ._common import FLOAT32_MODEL, BuiltModel, ExportSpec, Say, built, check_export, data_set, dist_version, one_line, quiet_output, shape_tags
+from ._common import BuiltModel, Say, built, check_export, data_set, dist_version, one_line, shape_tags
+from ._torch_util import TORCH_PIN, TorchSpec, export
 
 FRAMEWORK = "transformers"
 DISTRIBUTIONS = ("transformers", "torch", "onnxscript")
@@ -56,17 +55,15 @@ FLOAT16_MODEL = Tolerance(rtol=1e-2, atol=1e-2)
 def missing() -> str | None:
     for dist in ("torch", "transformers"):
         if dist_version(dist) is None:
-            pin = " (pip install torch==2.13.0: the CPU build; an unpinned torch pulls a CUDA build)" if dist == "torch" else ""
+            pin = f" ({TORCH_PIN})" if dist == "torch" else ""
             return f"{dist} is not installed{pin}; pip install '.[transformers]'"
     return None
 
 
 @dataclass
-class _Spec(ExportSpec):
-    output_names: tuple[str, ...] = ("y",)
-    tolerance: Tolerance = FLOAT32_MODEL
-    tags: dict[str, Any] = field(default_factory=dict)
-    seq_axis: int | None = 1  # the token axis
+class _Spec(TorchSpec):
+    #: the transformer models' first input is (batch, sequence, ...) unless said otherwise
+    seq_axis: int | None = 1
 
 
 def _ids_and_mask(rng: np.random.Generator, batch: int, length: int, pad: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -181,7 +178,7 @@ def _specs(torch: Any) -> list[_Spec]:
 
     outputs = ("logits",) + tuple(f"present_{kind}_{layer}" for layer in range(LAYERS) for kind in ("key", "value"))
     specs.append(_Spec("gpt2_decoder_kv_cache", CachedStep(gpt2).eval(), names, dynamic, step(3, 7),
-                       [step(1, 4), step(3, 20), step(2, 90)], output_names=outputs, seq_axis=None))
+                       [step(1, 4), step(3, 20), step(2, 90)], outputs, seq_axis=None))
 
     t5 = _perturb(torch, tf.T5ForConditionalGeneration(tf.T5Config(vocab_size=VOCAB, d_model=HIDDEN, d_kv=HIDDEN // HEADS,
                                                                    d_ff=2 * HIDDEN, num_layers=LAYERS, num_heads=HEADS,
@@ -204,28 +201,6 @@ def _specs(torch: Any) -> list[_Spec]:
 
     specs.append(_Spec("vit_encoder", Vision(vit).eval(), ("pixels",), ({0: "batch"},), images(3), [images(1), images(8)], seq_axis=None))
     return specs
-
-
-def _export(torch: Any, spec: _Spec, exporter: str, opset: int) -> Any:
-    import onnx
-
-    sample = tuple(torch.from_numpy(a) for a in spec.sample)
-    for logger in ("torch.onnx", "torch.export", "torch._dynamo", "onnxscript", "transformers"):
-        logging.getLogger(logger).setLevel(logging.CRITICAL)
-    with quiet_output():
-        if exporter == "torchscript":
-            buffer = io.BytesIO()
-            torch.onnx.export(spec.module, sample, buffer, dynamo=False, opset_version=opset, input_names=list(spec.input_names),
-                              output_names=list(spec.output_names), dynamic_axes=dict(zip(spec.input_names, spec.dynamic)))
-            model = onnx.load_model_from_string(buffer.getvalue())
-        else:
-            dims: dict[str, Any] = {}
-            shapes = tuple({axis: dims.setdefault(label, torch.export.Dim(label)) for axis, label in d.items()} for d in spec.dynamic)
-            model = torch.onnx.export(spec.module, sample, dynamo=True, opset_version=opset, input_names=list(spec.input_names),
-                                      output_names=list(spec.output_names), dynamic_shapes=shapes, verbose=False).model_proto
-    # torch.onnx.export puts the module back in the mode it found it in; the oracle needs eval
-    spec.module.eval()
-    return model
 
 
 def _outputs(torch: Any, spec: _Spec, inputs: tuple[np.ndarray, ...]) -> list[np.ndarray]:
@@ -258,7 +233,7 @@ def build(say: Say) -> Iterator[BuiltModel]:
                 name = f"{spec.name}/{exporter}/opset{opset}"
                 case_tags = {**tags, "exporter": exporter, "exporter_version": exporter_versions[exporter], "opset": opset}
                 try:
-                    model = _export(torch, spec, exporter, opset)
+                    model = export(torch, spec, exporter, opset, ("transformers",))
                     check_export(model, opset, spec.input_sets)
                     data = [data_set(model, inputs, outputs) for inputs, outputs in zip(spec.input_sets, expected[spec.name])]
                 except Exception as exc:  # the exporter's failure is this case's result: export-failed

@@ -135,3 +135,27 @@ def per_axis_choice(d, shape: tuple[int, ...], blocked: bool, per_axis: bool = T
     pshape = list(shape)
     pshape[ax] = -(-shape[ax] // bs)
     return attr, tuple(pshape), bs
+
+
+# -- spec-silent points whose readings are whole alternative results -------------------------
+def same(a, b) -> np.ndarray:
+    """Where ``a`` and ``b`` hold the same value (compared as float64; a NaN is the same as a NaN)."""
+    a64, b64 = f64(a), f64(b)
+    return (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
+
+
+def where_readings_differ(readings: list[np.ndarray]) -> list:
+    """A point's ``where``: the elements on which some reading differs from the first (None: none does)."""
+    differ = np.zeros(np.shape(readings[0]), dtype=bool)
+    for r in readings[1:]:
+        differ |= ~same(readings[0], r)
+    return [differ if differ.any() else None]
+
+
+def each_one_of(readings: list[np.ndarray], actual) -> np.ndarray:
+    """Where ``actual`` is the value of one of ``readings``."""
+    a = np.asarray(actual)
+    ok = np.zeros(a.shape, dtype=bool)
+    for r in readings:
+        ok |= same(r, a)
+    return ok

@@ -42,7 +42,7 @@ from harness import strategies as S
 from harness.fuzz_api import QUANT, Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
-from .._quant_util import expand, f64, in_type, per_axis_choice, values
+from .._quant_util import each_one_of, expand, f64, in_type, per_axis_choice, values, where_readings_differ
 
 op = Operator("DequantizeLinear")
 st = S.st
@@ -96,23 +96,12 @@ def _readings(inputs: list, attrs: dict, since: int) -> list[np.ndarray]:
     return [dequantize(inputs[0], inputs[1], zp, since=since, reading=k, **kw) for k in range(3)]
 
 
-def _same(a, b) -> np.ndarray:
-    a64, b64 = f64(a), f64(b)
-    return (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
-
-
 def _open(inputs, attrs, expected, since):
-    r = _readings(inputs, attrs, since)
-    differ = ~_same(r[0], r[1]) | ~_same(r[0], r[2])
-    return [differ if differ.any() else None]
+    return where_readings_differ(_readings(inputs, attrs, since))
 
 
 def _one_of(c: SilentCheck) -> bool:
-    a = np.asarray(c.actual[0])
-    ok = np.zeros(a.shape, dtype=bool)
-    for r in _readings(c.inputs, c.attrs, c.since):
-        ok |= _same(r, a)
-    return bool(ok[c.masks[0]].all())
+    return bool(each_one_of(_readings(c.inputs, c.attrs, c.since), c.actual[0])[c.masks[0]].all())
 
 
 op.spec_silent(

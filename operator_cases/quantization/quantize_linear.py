@@ -49,8 +49,8 @@ from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
-from .._quant_util import (SMALL_FLOATS, draw_scale_values, draw_units, expand, f64, in_type, per_axis_choice,
-                          to_quantized, type_max, values)
+from .._quant_util import (SMALL_FLOATS, draw_scale_values, draw_units, each_one_of, expand, f64, in_type, per_axis_choice,
+                          to_quantized, type_max, values, where_readings_differ)
 
 op = Operator("QuantizeLinear")
 st = S.st
@@ -130,26 +130,12 @@ def _candidates(inputs: list, attrs: dict, since: int) -> list[np.ndarray]:
     return [quantize(x, s, zp, since=since, quotient=k, **_attrs(attrs)) for k in range(n)]
 
 
-def _same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a64, b64 = f64(a), f64(b)
-    return (a64 == b64) | (np.isnan(a64) & np.isnan(b64))
-
-
 def _precision_open(inputs, attrs, expected, since):
-    cands = _candidates(inputs, attrs, since)
-    differ = np.zeros(cands[0].shape, dtype=bool)
-    for c in cands[1:]:
-        differ |= ~_same(cands[0], c)
-    return [differ if differ.any() else None]
+    return where_readings_differ(_candidates(inputs, attrs, since))
 
 
 def _one_of_the_readings(c: SilentCheck) -> bool:
-    cands = _candidates(c.inputs, c.attrs, c.since)
-    a = np.asarray(c.actual[0])
-    ok = np.zeros(a.shape, dtype=bool)
-    for cand in cands:
-        ok |= _same(cand, a)
-    return bool(ok[c.masks[0]].all())
+    return bool(each_one_of(_candidates(c.inputs, c.attrs, c.since), c.actual[0])[c.masks[0]].all())
 
 
 op.spec_silent(
