@@ -86,7 +86,7 @@ def _nbytes(type_proto: onnx.TypeProto) -> int | None:
 def _itemsize(elem_type: int) -> int:
     try:
         return np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)).itemsize
-    except Exception:  # a type numpy has no dtype for (a string): counted as 8 bytes an element
+    except KeyError:  # an element type onnx maps to no numpy dtype (UNDEFINED, an unknown number): 8 bytes an element
         return 8
 
 
