@@ -193,11 +193,16 @@ def deciding(hits: list[Expectation], outcome: str) -> Expectation | None:
     return next((e for e in hits if e.outcome == outcome), hits[0] if hits else None)
 
 
-def apply(result: Result, entries: list[Expectation]) -> Result:
+def apply(result: Result, entries: list[Expectation], usage: Usage | None = None) -> Result:
+    """Judge ``result`` by the entries (its outcome becomes ``xfail`` or ``xpass`` or stays; the
+    raw outcome is kept); with ``usage``, what the entries matched is noted there."""
     result.raw_outcome = result.outcome
+    found = matching(entries, result.backend, result.case_id)
+    if usage is not None:
+        usage.note(found, result.outcome)
     if result.outcome == "skip":  # not run: no expectation can be met or missed
         return result
-    entry = deciding(matching(entries, result.backend, result.case_id), result.outcome)
+    entry = deciding(found, result.outcome)
     if entry is not None:
         if result.outcome == "pass":
             result.outcome = "pass" if entry.nondeterministic else "xpass"
@@ -205,6 +210,35 @@ def apply(result: Result, entries: list[Expectation]) -> Result:
             result.outcome = "xfail"
         result.reason = ("todo: " if entry.triage == "todo" else "") + entry.reason + (f" ({entry.link})" if entry.link else "")
     return result
+
+
+class Usage:
+    """What a run's results made of the entries, noted as each result is judged, so that the
+    stale entries are known at the end without matching every result again."""
+
+    def __init__(self) -> None:
+        self.used: set[int] = set()  # entries that decided a result that ran
+        self.ran: set[int] = set()  # entries matching a result that ran
+        self.skipped: set[int] = set()  # entries matching a skipped result
+
+    def note(self, found: list[Expectation], raw_outcome: str) -> None:
+        hits = [id(e) for e in found]
+        if raw_outcome == "skip":
+            self.skipped.update(hits)
+        elif hits:
+            self.used.add(id(deciding(found, raw_outcome)))
+            self.ran.update(hits)
+
+    def stale(self, entries: list[Expectation], suites: set[str], narrowed: bool) -> list[Expectation]:
+        """The entries that matched no result (see :func:`stale`)."""
+        def is_stale(e: Expectation) -> bool:
+            if id(e) in self.used:
+                return False
+            if id(e) in self.ran:
+                return True  # shadowed by an earlier entry
+            return id(e) not in self.skipped and not narrowed and any(fnmatchcase(s, e.case.split("/", 1)[0]) for s in suites)
+
+        return [e for e in entries if is_stale(e)]
 
 
 def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suites: set[str], narrowed: bool) -> list[Expectation]:
@@ -215,23 +249,7 @@ def stale(entries: list[Expectation], results: list[tuple[str, str, str]], suite
     An entry shadowed by an earlier one is stale. One that names no case of the run is stale only
     when the run held every case of that entry's suite (not narrowed); one matching only skipped
     cases is not."""
-    used: set[int] = set()
-    ran: set[int] = set()  # entries matching a result that ran
-    skipped: set[int] = set()  # entries matching a skipped result
+    usage = Usage()
     for backend, case_id, outcome in results:
-        found = matching(entries, backend, case_id)
-        hits = [id(e) for e in found]
-        if outcome == "skip":
-            skipped.update(hits)
-        elif hits:
-            used.add(id(deciding(found, outcome)))
-            ran.update(hits)
-
-    def is_stale(e: Expectation) -> bool:
-        if id(e) in used:
-            return False
-        if id(e) in ran:
-            return True  # shadowed by an earlier entry
-        return id(e) not in skipped and not narrowed and any(fnmatchcase(s, e.case.split("/", 1)[0]) for s in suites)
-
-    return [e for e in entries if is_stale(e)]
+        usage.note(matching(entries, backend, case_id), outcome)
+    return usage.stale(entries, suites, narrowed)

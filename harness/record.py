@@ -34,13 +34,14 @@ class Recorder:
     batched: bool = False
 
     def __post_init__(self) -> None:
+        self.usage = expectations.Usage()  # what the entries matched: the stale ones at the end
         self.batch = ResultBatch(self.store, self.run_id) if self.batched and self.store is not None else None
 
     def record(self, result: Result, case: Case, evidence: Callable[[Result], None] | None = None) -> Result:
         """Apply the expectations, write the bundle, add the caller's ``evidence(result)`` (what
         else it keeps beside the bundle or in the verdict), store the result. A bundle that
         cannot be written is said in the result's message: it is evidence, not the verdict."""
-        expectations.apply(result, self.entries)
+        expectations.apply(result, self.entries, self.usage)
         # a failed export has no model; a known failure's bundle is made on demand (``repro``)
         if self.bundles is not None and result.outcome not in ("pass", "skip", "export-failed", "xfail"):
             spec = self.specs[result.backend]

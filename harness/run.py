@@ -345,7 +345,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     tasks = [(case, name) for case in ordered for name in live if (case.id, name) not in done]
     bundles = config.bundles or bundles_root(config.store)
     counts: dict[str, Counter] = {name: Counter() for name in live}
-    for row in store.results(run_id):
+    for row in store.summary_rows(run_id):
         if row["backend"] in counts:
             counts[row["backend"]][row["outcome"]] += 1
     tick = progress(len(tasks)) if progress else None
@@ -383,9 +383,12 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         getattr(tick, "close", lambda: None)()
     store.finish_run(run_id, "interrupted" if interrupted else "complete")
     _record_end_load(store, run_id)
-    rows = list(store.results(run_id))
-    stale = [] if interrupted else expectations.stale(
-        entries, [(r["backend"], r["case_id"], r.get("raw_outcome") or r["outcome"]) for r in rows], {c.id.split("/", 1)[0] for c in cases},
-        narrowed=bool(config.pattern) or config.opset is not None)
+    rows = list(store.summary_rows(run_id))  # what the end needs, without parsing each result's JSON
+    for r in rows if done else ():  # a resumed run: what its earlier part's results matched
+        if (r["case_id"], r["backend"]) in done:
+            raw = r["raw_outcome"] or r["outcome"]
+            recorder.usage.note(expectations.matching(entries, r["backend"], r["case_id"]), raw)
+    stale = [] if interrupted else recorder.usage.stale(entries, {c.id.split("/", 1)[0] for c in cases},
+                                                        narrowed=bool(config.pattern) or config.opset is not None)
     files = dict(Counter(e.source for e in entries))
     return RunOutcome(run_id, infos, counts, stale, interrupted, files, unexpected_results(config, infos, rows, stale))

@@ -6,6 +6,7 @@ import pytest
 
 from harness import expectations as X
 from harness.cli import main
+from harness.store import Store
 from harness.suites import onnx_official as official
 
 WRONG = "tests.fault_backends:AlwaysWrong"  # every float output + 1: each expand_shape case is a mismatch
@@ -82,6 +83,25 @@ def test_a_stale_expectation_is_reported_and_unexpected_with_strict(corpus, tmp_
     assert code == 0 and not any("matched nothing" in l for l in lines), lines
     code, lines = _run(corpus, tmp_path, capsys, "--strict", *args[:-1], str(_expect(tmp_path / "k2.toml", CASES + ["onnx-simple/test_expand_shape_*"])))
     assert code == 1 and lines[-1].startswith(f"exit 1: 1 unexpected result: {WRONG} onnx-simple/test_expand_shape_* stale expectation")
+
+
+def test_a_resumed_run_counts_what_its_earlier_part_matched(corpus, tmp_path, capsys):
+    """An entry whose cases all finished before the interruption decided them: it is not stale
+    after --resume, whose own part never meets those cases."""
+    known = _expect(tmp_path / "known.toml", CASES)
+    store_path = tmp_path / "r.sqlite"
+    code = main(["run", "--suite", "onnx-simple", "--backend", WRONG, "--expectations", str(known), "-j", "1", "--corpus", str(corpus),
+                 "--store", str(store_path), "--exit-zero"])
+    assert code == 0
+    capsys.readouterr()
+    store = Store(store_path)
+    # as if interrupted when only the expand_shape cases had finished
+    store.db.execute("DELETE FROM results WHERE run_id = 1 AND case_id NOT LIKE 'onnx-simple/test_expand_shape_%'")
+    store.finish_run(1, "interrupted")
+    code = main(["run", "--resume", "1", "--store", str(store_path), "--strict", "--exit-zero"])
+    out = capsys.readouterr().out
+    assert code == 0 and "resuming run 1: 4 results already stored" in out
+    assert "matched nothing" not in out and "stale expectation" not in out, out
 
 
 def _e(case, backend="b"):
