@@ -70,13 +70,20 @@ def _matches(entry: dict[str, Any], case: Case) -> bool:
     return "case" not in entry or fnmatchcase(case.id, entry["case"])
 
 
+@functools.lru_cache(maxsize=None)
+def _candidates(path: str, op: str | None) -> tuple[dict[str, Any], ...]:
+    """The overrides of a file that can match a case of ``op``, in file order: those naming
+    that op and those naming none (most name another op)."""
+    return tuple(entry for entry in load_table(path).get("override", []) if "backend" in entry or entry.get("op", op) == op)
+
+
 def _override(case: Case, files: tuple[str, ...]) -> tuple[str, dict[str, Any]] | None:
+    op = case.tags.get("op")
     for path in (*files, str(BUILTIN)):
-        table = load_table(path)
-        exact = _exact(table, case) if case.tags.get("op") else None
+        exact = _exact(load_table(path), case) if op else None
         if exact:
             return path, exact
-        for entry in table.get("override", []):
+        for entry in _candidates(path, op):
             if _matches(entry, case):
                 return path, entry
     return None

@@ -176,35 +176,45 @@ def _random_node(node: onnx.NodeProto, known: dict[str, Any], opset: int) -> Ran
 class Sessions:
     """A worker's sessions of recent in-memory models, so that cases differing only in their
     inputs (one op-version's draws with the same shapes and attributes) share one model and one
-    session: the last ``size`` by (backend, model bytes, how they were stamped). Models holding a
-    random op or a Dropout are not shared (a session's generator state would carry from one case
-    to the next), nor models above ``largest`` bytes."""
+    session: the last ``size`` by (backend, model bytes, how they were stamped), each held with
+    the model as checked at intake and as stamped (:class:`Prepared`: a later case of the same
+    bytes skips both). Models holding a random op or a Dropout are not shared (a session's
+    generator state would carry from one case to the next), nor models above ``largest`` bytes."""
 
     def __init__(self, size: int = 16, largest: int = 1 << 20) -> None:
         from collections import OrderedDict
 
         self.size, self.largest = size, largest
-        self.held: OrderedDict[tuple, Any] = OrderedDict()
+        self.held: OrderedDict[tuple, Prepared] = OrderedDict()
 
-    def key(self, backend: Backend, case: Case, model: onnx.ModelProto, options: ExecOptions) -> tuple | None:
+    def key(self, backend: Backend, case: Case, options: ExecOptions) -> tuple | None:
         if case.model_bytes is None or len(case.model_bytes) > self.largest or not backend.reusable_sessions:
-            return None
-        if any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") for n in iter_nodes(model.graph)):
             return None
         return backend.name, case.model_bytes, options.restamp and not case.tags.get("keep_opset"), options.opset
 
-    def get(self, key: tuple | None) -> Any:
+    def get(self, key: tuple | None) -> Prepared | None:
         if key is None or key not in self.held:
             return None
         self.held.move_to_end(key)
         return self.held[key]
 
-    def put(self, key: tuple | None, session: Any) -> None:
-        if key is None:
+    def put(self, key: tuple | None, prepared: Prepared) -> None:
+        if key is None or any((n.op_type in RANDOM_OPS or n.op_type == "Dropout") for n in iter_nodes(prepared.model.graph)):
             return
-        self.held[key] = session
+        self.held[key] = prepared
         while len(self.held) > self.size:
             self.held.popitem(last=False)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A model past intake, as loaded (its data sets are read against it), as stamped for the
+    backend, what the stamping changed, and the backend's session of it."""
+
+    model: onnx.ModelProto
+    stamped: onnx.ModelProto
+    restamp: dict[str, Any]
+    session: Any
 
 
 def model_as_run(case: Case, model: onnx.ModelProto, options: ExecOptions) -> tuple[onnx.ModelProto | None, dict[str, Any], str]:
@@ -242,9 +252,12 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     except CorpusError as exc:  # not a verdict on the backend: the run stops on it (harness.run)
         result.tags["corpus_mismatch"] = True
         return _fail(result, "error", str(exc))
+    key = sessions.key(backend, case, options) if sessions is not None else None
+    held = sessions.get(key) if sessions is not None else None  # an earlier case's model of the same bytes
     try:
-        model = case.load_model()
-        check_model(model, options.limits, case.model_size())
+        model = held.model if held else case.load_model()
+        if not held:
+            check_model(model, options.limits, case.model_size())
         data = case.load_data(model)
     except ModelIntakeError as exc:
         return _fail(result, "rejected", f"intake: {exc}")
@@ -253,21 +266,16 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
     missing = _no_oracle(case, data, model)
     if missing:
         return _fail(result, "error", missing)
-    stamped, result.restamp, why = model_as_run(case, model, options)
-    if stamped is None:
-        return _fail(result, "skip", f"not applicable at opset {options.opset}: {why}")
-    model = stamped
-    if options.opset is not None:
-        result.tags["opset"] = options.opset
-
-    key = sessions.key(backend, case, model, options) if sessions is not None else None
-    session = sessions.get(key) if sessions is not None else None
-    if session is not None:
+    if held:
+        model, result.restamp, session = held.stamped, dict(held.restamp), held.session
         result.timing["session"] = "shared"  # prepared for an earlier case of the same model
     else:
+        stamped, result.restamp, why = model_as_run(case, model, options)
+        if stamped is None:
+            return _fail(result, "skip", f"not applicable at opset {options.opset}: {why}")
         t0 = time.perf_counter()
         try:
-            session = backend.prepare(model)
+            session = backend.prepare(stamped)
         except Exception as exc:
             result.prepare_s = time.perf_counter() - t0
             if data:  # what the model would have been fed: shapes and dtypes (the bundle has the values)
@@ -275,7 +283,10 @@ def execute_case(backend: Backend, case: Case, options: ExecOptions | None = Non
             return _fail(result, backend.classify_error(exc, "prepare"), _one_line(exc), exc)
         result.prepare_s = time.perf_counter() - t0
         if sessions is not None:
-            sessions.put(key, session)
+            sessions.put(key, Prepared(model, stamped, dict(result.restamp), session))
+        model = stamped
+    if options.opset is not None:
+        result.tags["opset"] = options.opset
 
     comparator = Comparator()
     tolerance = effective_tolerance(case)
