@@ -156,7 +156,7 @@ def test_an_operator_module_that_fails_to_import_is_a_result(tmp_path, monkeypat
     cases = list(operator_cases_of(tmp_path, re.compile("zz_broken")))
     assert [c.id for c in cases] == ["operators/operator_cases.zz_broken_op/oracle-error"]
     assert cases[0].tags["oracle_error"] == "ImportError: needs a library that is not here"
-    assert not (tmp_path / "operators").exists()  # -k matched no op-version: nothing drawn
+    assert not list(tmp_path.glob("operators/seed*/*"))  # -k matched no op-version: nothing drawn (edge names only)
     from harness.backends.reference import ReferenceBackend
     from harness.worker import execute_case
 
@@ -287,3 +287,55 @@ def test_a_k_pattern_selects_an_op_version_exactly_when_it_matches_one_of_its_id
         for opset in (opv.since, opv.since + 1):
             one_by_one = any(regex.search(i) for i in case_ids(opv, opset, 5))
             assert may_match(regex, opv, opset, 5) == one_by_one, (pattern, opv.key, opset)
+
+
+def test_edge_names_are_kept_under_the_op_versions_fingerprint_and_worked_out_again_when_it_changes(tmp_path, monkeypatch):
+    from dataclasses import replace
+
+    from harness.suites import operators as O
+
+    opv = next(v for k, v in load_all().items() if k[1] == "Clip" and k[2] == 13)
+    calls = []
+
+    def edges(dtype, opset):
+        calls.append((dtype, opset))
+        return opv.edges(dtype, opset)
+
+    counted = replace(opv, edges=edges)
+    file = tmp_path / "edge-names.json"
+    built = tuple(ex.name or f"edge{k}" for k, ex in enumerate(opv.edges("float32", 13)))
+
+    def names_in_a_new_process():  # what another run reads: the file, not this process's cache
+        O._edge_names.cache_clear()
+        return O.EdgeNames(file)
+
+    first = names_in_a_new_process()
+    assert first.names(counted, "float32", 13) == built and len(calls) == 1
+    assert names_in_a_new_process().names(counted, "float32", 13) == built and len(calls) == 2, "not kept before save()"
+    first.save()
+    assert names_in_a_new_process().names(counted, "float32", 13) == built and len(calls) == 2, "kept: the edges are not built"
+    monkeypatch.setattr(O, "_fingerprint", lambda v: "another fingerprint")  # its module or a helper changed
+    changed = names_in_a_new_process()
+    assert changed.names(counted, "float32", 13) == built and len(calls) == 3
+    file.write_text("{ cut sho")  # a garbled file is worked out again, then rewritten whole
+    again = names_in_a_new_process()
+    assert again.names(counted, "float32", 13) == built and len(calls) == 4
+    again.save()
+    assert names_in_a_new_process().names(counted, "float32", 13) == built and len(calls) == 4
+
+
+def test_edge_examples_that_fail_to_build_are_not_kept(tmp_path):
+    from dataclasses import replace
+
+    from harness.suites import operators as O
+
+    opv = next(v for k, v in load_all().items() if k[1] == "Clip" and k[2] == 13)
+
+    def broken(dtype, opset):
+        raise ValueError("a bug in the edge examples")
+
+    O._edge_names.cache_clear()
+    names = O.EdgeNames(tmp_path / "edge-names.json")
+    assert names.names(replace(opv, edges=broken), "float32", 13) is None and names.added == {}
+    ids = list(O.case_ids(replace(opv, edges=broken), 13, 2, names))
+    assert ids and all(i.rsplit("/", 1)[1] in ("0", "1", O.ORACLE_ERROR_INDEX) for i in ids), "no edge ids, the drawn ones stay"

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import math
 import os
 import re
@@ -351,10 +352,11 @@ def build_op_version(opv: OpVersion, opset: int, n: int, seed: int) -> list[Case
     return cases
 
 
-def case_ids(opv: OpVersion, opset: int, n: int) -> Iterator[str]:
+def case_ids(opv: OpVersion, opset: int, n: int, names: EdgeNames | None = None) -> Iterator[str]:
     """Every id ``build_op_version`` can give this op-version, without drawing (a superset: a
     draw can give fewer than ``n``): what ``-k`` is tested against before anything is drawn.
-    The ids that need the edge examples' names (costly for some ops) come last."""
+    The ids that need the edge examples' names (costly for some ops; ``names`` keeps them from
+    one run to the next) come last."""
     dtypes = dtypes_for(opv, opset)
     for dtype in dtypes:
         head = case_id(opv, opset, dtype, "")
@@ -362,8 +364,49 @@ def case_ids(opv: OpVersion, opset: int, n: int) -> Iterator[str]:
         yield from map(head.__add__, map(str, range(n)))
     for dtype in dtypes:
         if opv.edges:
-            yield from map(case_id(opv, opset, dtype, "").__add__, _edge_names(opv.edges, dtype, opset))
+            found = names.names(opv, dtype, opset) if names is not None else _edge_names(opv.edges, dtype, opset)
+            yield from map(case_id(opv, opset, dtype, "").__add__, found or ())
 
+
+class EdgeNames:
+    """The names of op-versions' edge examples, kept in the corpus (``edge-names.json``) under each
+    op-version's fingerprint, the key its frozen cases are kept under: selecting by ``-k`` needs
+    every op-version's case ids, and some ops build costly edge examples (forests of 300 trees)
+    only to learn their names. Names whose examples failed to build are not kept."""
+
+    def __init__(self, file: Path) -> None:
+        self.file, self.added = file, {}
+        self.known = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            known = json.loads(self.file.read_text())
+        except FileNotFoundError:
+            return {}
+        except ValueError:  # cut short or garbled: the names are worked out again and the file rewritten
+            return {}
+        return known if isinstance(known, dict) else {}
+
+    def names(self, opv: OpVersion, dtype: str, opset: int) -> tuple[str, ...] | None:
+        key, fingerprint = f"{opv.key}/{dtype}/{opset}", _fingerprint(opv)
+        kept = self.known.get(key)
+        if isinstance(kept, list) and len(kept) == 2 and kept[0] == fingerprint:
+            return tuple(kept[1])
+        found = _edge_names(opv.edges, dtype, opset)
+        if found is not None:
+            self.known[key] = self.added[key] = [fingerprint, list(found)]
+        return found
+
+    def save(self) -> None:
+        """Write the names worked out in this run, beside those another process wrote meanwhile."""
+        if not self.added:
+            return
+        known = {**self._read(), **self.added}
+        self.file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.file.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(known, sort_keys=True))
+        os.replace(tmp, self.file)
+        self.added = {}
 
 
 # a -k pattern searched in all of an op-version's ids at once, one id a line, finds a match
@@ -371,11 +414,11 @@ def case_ids(opv: OpVersion, opset: int, n: int) -> Iterator[str]:
 _PER_ID = re.compile(r"\\[AZ]|\(\?<?!")
 
 
-def may_match(pattern: re.Pattern, opv: OpVersion, opset: int, n: int) -> bool:
+def may_match(pattern: re.Pattern, opv: OpVersion, opset: int, n: int, names: EdgeNames | None = None) -> bool:
     """Whether ``pattern`` (``-k``, searched in each case id) can match an id of this
     op-version: one search over every id, one a line (a match across two lines only draws an
     op-version whose cases the pattern then leaves out), or id by id where a line would not do."""
-    ids = case_ids(opv, opset, n)
+    ids = case_ids(opv, opset, n, names)
     if _PER_ID.search(pattern.pattern) or isinstance(pattern.pattern, bytes):
         return any(pattern.search(i) for i in ids)
     return _multiline(pattern).search("\n".join(ids)) is not None
@@ -387,11 +430,13 @@ def _multiline(pattern: re.Pattern) -> re.Pattern:
 
 
 @functools.lru_cache(maxsize=None)
-def _edge_names(edges: Any, dtype: str, opset: int) -> tuple[str, ...]:
+def _edge_names(edges: Any, dtype: str, opset: int) -> tuple[str, ...] | None:
+    """None where the edge examples fail to build (``build_op_version`` then gives this dtype
+    its oracle-error case alone)."""
     try:
         return tuple(ex.name or f"edge{k}" for k, ex in enumerate(edges(dtype, opset)))
-    except Exception:  # build_op_version gives this dtype its oracle-error case alone
-        return ()
+    except Exception:  # shown as that oracle-error case when the op-version is drawn
+        return None
 
 
 def _fingerprint(opv: OpVersion) -> str:
@@ -403,8 +448,13 @@ def _fingerprint(opv: OpVersion) -> str:
     used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
     sources = [Path(__file__), Path(S.__file__)]
     sources += sorted(Path(sys.modules[m].__file__) for m in used if m and registry.is_operator_module(m) and m in sys.modules)
-    sources += registry.source_files(shared_only=True)
+    sources += _shared_sources()
     return digest(sources, onnx.__version__, harness.__version__)
+
+
+@functools.lru_cache(maxsize=1)
+def _shared_sources() -> tuple[Path, ...]:
+    return tuple(registry.source_files(shared_only=True))
 
 
 def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path) -> list[Case]:
@@ -422,12 +472,17 @@ def operator_cases(ctx: Any) -> Iterator[Case]:
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     root = Path(ctx.corpus) / "operators" / f"seed{seed}-examples{n}"
     pattern = ctx.pattern
+    names = EdgeNames(Path(ctx.corpus) / "operators" / "edge-names.json") if pattern is not None else None
     for module, error in sorted(broken_modules().items()):
         yield module_error_case(module, error)
-    for opv, opset in iter_op_versions(ctx):
-        if pattern is not None and not may_match(pattern, opv, opset, n):
-            continue
-        yield from frozen_op_version(opv, opset, n, seed, root)
+    try:
+        for opv, opset in iter_op_versions(ctx):
+            if pattern is not None and not may_match(pattern, opv, opset, n, names):
+                continue
+            yield from frozen_op_version(opv, opset, n, seed, root)
+    finally:
+        if names is not None:
+            names.save()
 
 
 def module_error_case(module: str, error: str) -> Case:
