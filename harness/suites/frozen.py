@@ -9,7 +9,6 @@ content does not match its sha256 is refused.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import pickle
@@ -49,15 +48,8 @@ def digest(sources: Iterable[Path], *versions: str) -> str:
     """The key of a frozen file: the bytes of ``sources`` and the ``versions`` given."""
     h = hashlib.sha256("/".join(versions).encode())
     for source in sources:
-        stat = source.stat()
-        h.update(_source_bytes(source, stat.st_mtime_ns, stat.st_size))
+        h.update(source.read_bytes())
     return h.hexdigest()
-
-
-@functools.lru_cache(maxsize=1024)
-def _source_bytes(path: Path, mtime_ns: int, size: int) -> bytes:
-    """A source file's bytes, read again only when it changed (many op-versions share helpers)."""
-    return path.read_bytes()
 
 
 def load_or_build(file: Path, key: str, build: Callable[[], T]) -> T:

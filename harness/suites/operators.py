@@ -439,22 +439,25 @@ def _edge_names(edges: Any, dtype: str, opset: int) -> tuple[str, ...] | None:
         return None
 
 
+#: fingerprints by operator module, and "" for what all share: worked out once per selection
+_FINGERPRINTS: dict[str, str] = {}
+
+
 def _fingerprint(opv: OpVersion) -> str:
-    """What a frozen op-version depends on: its module, the shared helpers, the builder, onnx."""
+    """What a frozen op-version depends on: its module and the operator modules it draws on
+    (CastLike uses cast.py), then what every op-version shares: the shared helpers, this builder,
+    the strategies, onnx and the harness."""
     import harness
 
-    module = sys.modules[opv.module]
-    # the op's module and every operator module it draws on (CastLike uses cast.py)
-    used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
-    sources = [Path(__file__), Path(S.__file__)]
-    sources += sorted(Path(sys.modules[m].__file__) for m in used if m and registry.is_operator_module(m) and m in sys.modules)
-    sources += _shared_sources()
-    return digest(sources, onnx.__version__, harness.__version__)
-
-
-@functools.lru_cache(maxsize=1)
-def _shared_sources() -> tuple[Path, ...]:
-    return tuple(registry.source_files(shared_only=True))
+    if "" not in _FINGERPRINTS:
+        _FINGERPRINTS[""] = digest([Path(__file__), Path(S.__file__), *registry.source_files(shared_only=True)],
+                                   onnx.__version__, harness.__version__)
+    if opv.module not in _FINGERPRINTS:
+        module = sys.modules[opv.module]
+        used = {opv.module} | {getattr(v, "__module__", None) or getattr(v, "__name__", "") for v in vars(module).values()}
+        sources = sorted(Path(sys.modules[m].__file__) for m in used if m and registry.is_operator_module(m) and m in sys.modules)
+        _FINGERPRINTS[opv.module] = digest(sources, _FINGERPRINTS[""])
+    return _FINGERPRINTS[opv.module]
 
 
 def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path) -> list[Case]:
@@ -472,6 +475,7 @@ def operator_cases(ctx: Any) -> Iterator[Case]:
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     root = Path(ctx.corpus) / "operators" / f"seed{seed}-examples{n}"
     pattern = ctx.pattern
+    _FINGERPRINTS.clear()  # the sources are read again for each selection
     names = EdgeNames(Path(ctx.corpus) / "operators" / "edge-names.json") if pattern is not None else None
     for module, error in sorted(broken_modules().items()):
         yield module_error_case(module, error)
