@@ -37,10 +37,15 @@ ENTRY_POINT_GROUP = "harness.backends"
 
 def known_backends() -> dict[str, str]:
     """Name -> "module:attr" for the built-in backends and every installed plug-in."""
+    return {name: target for name, target in _targets().items() if _module_exists(target)}
+
+
+def _targets() -> dict[str, str]:
+    """Every backend name, built-in or a plug-in's entry point, whether its module is there or not."""
     table = dict(BUILTIN)
     for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
         table.setdefault(ep.name, ep.value)
-    return {name: target for name, target in table.items() if _module_exists(target)}
+    return table
 
 
 def _module_exists(target: str) -> bool:
@@ -74,7 +79,7 @@ def load_backend_class(spec: str) -> type[Backend]:
         from .onnxruntime import OnnxRuntimeProviderBackend
 
         return OnnxRuntimeProviderBackend.for_provider(spec.partition(":")[2])
-    target = known_backends().get(spec)
+    target = _targets().get(spec)  # a plug-in whose module is gone fails to import below, saying so
     if target is None:
         if ":" not in spec:
             names = ", ".join(sorted(known_backends()))
