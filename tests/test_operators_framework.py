@@ -322,6 +322,12 @@ def test_edge_names_are_kept_under_the_op_versions_fingerprint_and_worked_out_ag
     assert again.names(counted, "float32", 13) == built and len(calls) == 4
     again.save()
     assert names_in_a_new_process().names(counted, "float32", 13) == built and len(calls) == 4
+    (tmp_path / "a file").write_text("")
+    unwritable = O.EdgeNames(tmp_path / "a file" / "edge-names.json")  # its folder cannot be made
+    unwritable.names(counted, "float32", 13)
+    said = []
+    unwritable.save(said.append)
+    assert len(said) == 1 and said[0].startswith("edge example names not kept in ") and "works them out again" in said[0]
 
 
 def test_edge_examples_that_fail_to_build_are_not_kept(tmp_path):

@@ -381,9 +381,7 @@ class EdgeNames:
     def _read(self) -> dict[str, Any]:
         try:
             known = json.loads(self.file.read_text())
-        except FileNotFoundError:
-            return {}
-        except ValueError:  # cut short or garbled: the names are worked out again and the file rewritten
+        except (OSError, ValueError):  # none yet, unreadable or cut short: worked out again (save() says a failed write)
             return {}
         return known if isinstance(known, dict) else {}
 
@@ -397,15 +395,19 @@ class EdgeNames:
             self.known[key] = self.added[key] = [fingerprint, list(found)]
         return found
 
-    def save(self) -> None:
-        """Write the names worked out in this run, beside those another process wrote meanwhile."""
+    def save(self, say: Any = print) -> None:
+        """Write the names worked out in this run, beside those another process wrote meanwhile
+        (a corpus that cannot be written to keeps none, said, and the run goes on: they are a cache)."""
         if not self.added:
             return
         known = {**self._read(), **self.added}
-        self.file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.file.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(known, sort_keys=True))
-        os.replace(tmp, self.file)
+        try:
+            self.file.parent.mkdir(parents=True, exist_ok=True)
+            tmp.write_text(json.dumps(known, sort_keys=True))
+            os.replace(tmp, self.file)
+        except OSError as exc:
+            say(f"edge example names not kept in {self.file} ({exc}): the next -k selection works them out again")
         self.added = {}
 
 
@@ -486,7 +488,7 @@ def operator_cases(ctx: Any) -> Iterator[Case]:
             yield from frozen_op_version(opv, opset, n, seed, root)
     finally:
         if names is not None:
-            names.save()
+            names.save(getattr(ctx, "say", print))
 
 
 def module_error_case(module: str, error: str) -> Case:
