@@ -201,6 +201,24 @@ def test_diff_results_keys_on_backend_name():
     assert d.allow(["x:a"]) == [] and d.regressions == []
 
 
+def test_a_case_an_expectation_marks_nondeterministic_may_change_between_allowed_outcomes_only():
+    from harness.expectations import Entries, Expectation
+
+    varying = Expectation("ort", "op/LSTM-14/*/seq_length_0", "mismatch", "output uninitialized where no step runs", nondeterministic=True)
+    steady = Expectation("ort", "op/Gather-13/*", "mismatch", "a real bug")
+    entries = Entries([varying, steady])
+    rows = lambda *outcomes: [{"case_id": c, "backend": "ort", "outcome": o} for c, o in zip(CASES, outcomes)]  # noqa: E731
+    CASES = ["op/LSTM-14/f16/seq_length_0", "op/LSTM-14/f32/seq_length_0", "op/LSTM-14/f64/seq_length_0", "op/Gather-13/f32/1"]
+    d = diff_results(rows("unspecified", "pass", "xfail", "pass"), rows("xfail", "xfail", "crash", "xfail"))
+    assert [c.kind for c in d.changes] == ["pass-to-xfail", "pass-to-xfail", "pass-to-xfail", "xfail-to-failure"]
+    assert d.allow_varying(entries) == 2
+    allowed = {c.case_id: c.allowed for c in d.changes}
+    # unspecified -> expected mismatch and pass -> expected mismatch: what the entry says varies
+    assert allowed == {CASES[0]: True, CASES[1]: True, CASES[2]: False, CASES[3]: False}, "a crash or another op's change stays a regression"
+    assert sorted(c.case_id for c in d.regressions) == sorted([CASES[2], CASES[3]])
+    assert "varies from run to run" in next(c for c in d.changes if c.case_id == CASES[0]).allowed_by
+
+
 def test_diff_of_different_suites_says_so_instead_of_listing_every_case(tmp_path, capsys):
     path = tmp_path / "r.sqlite"
     s = Store(path)

@@ -106,6 +106,8 @@ class Change:
     message: str = ""
     bundle: str = ""
     allowed: bool = False
+    #: why it is allowed, when an expectation allows it (``--allow`` says nothing more)
+    allowed_by: str = ""
 
     @property
     def regression(self) -> bool:
@@ -182,6 +184,25 @@ class RunDiff:
             if not hit:
                 unused.append(pattern)
         return unused
+
+    def allow_varying(self, entries: Any) -> int:
+        """Accept the changes of cases that an expectation marks ``nondeterministic`` (the backend's
+        output there varies from run to run; the entry names why) while both outcomes are ones the
+        entry allows: a pass, unspecified, or an expected failure. Another failure, a skip or a
+        case gone is still a regression. Returns how many were accepted."""
+        from ..expectations import matching
+
+        allowed_classes = {"pass", "unspecified", "xfail"}
+        accepted = 0
+        for change in self.changes:
+            if not change.regression or change.allowed:
+                continue
+            if {outcome_class(change.before), outcome_class(change.after)} <= allowed_classes:
+                varying = [e for e in matching(entries, change.backend, change.case_id) if e.nondeterministic]
+                if varying:
+                    change.allowed, change.allowed_by = True, f"varies from run to run (nondeterministic in {varying[0].source}): {varying[0].reason}"
+                    accepted += 1
+        return accepted
 
     def to_dict(self) -> dict[str, Any]:
         out = {"base": self.base, "new": self.new, "counts": dict(self.counts()), "changes": [c.to_dict() for c in self.changes]}
