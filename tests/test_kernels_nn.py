@@ -610,6 +610,27 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
     np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("block_channels", [1, 2, 5])
+def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, monkeypatch):
+    # the channels go through in blocks of the cache budget: 5 channels in blocks of 1, of
+    # 2 (the last block one channel) and all at once give the brute-force sums
+    from harness.backends.kernels import nn_conv
+
+    rng = np.random.default_rng(8)
+    N, C, K = 3, 5, 3 * 3
+    x = rng.standard_normal((N, C, 6, 7)).astype(np.float32)
+    w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
+    out_positions = 7 * (7 + 2 + 2)  # output rows of the padded width
+    monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_channels * (K + 1) * N * out_positions * 4)
+    blocks = []
+    matmul = np.matmul
+    monkeypatch.setattr(nn_conv.np, "matmul", lambda a, b, **kw: blocks.append(a.shape[0]) or matmul(a, b, **kw))
+    (y,) = run_node("Conv", [x, w], group=C, pads=[2, 1, 1, 3], dilations=[1, 2])
+    expected = brute_conv(x, w, None, C, [1, 1], [1, 2], [2, 1], [1, 3])
+    assert blocks == [block_channels] * (C // block_channels) + ([C % block_channels] if C % block_channels else [])
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("spatial", [(11,), (5, 4, 6)])
 def test_depthwise_conv_in_one_and_three_dimensions_is_a_conv_per_channel(spatial):
     rng = np.random.default_rng(4)

@@ -57,9 +57,9 @@ def conv_core(x, w, group, strides, dilations, begin, out):
         else:
             y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
         return y.reshape((N, M) + tuple(out))
-    xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
     if group == C == M and K > 1 and all(s == 1 for s in strides) and P:
-        return _depthwise_unstrided(xp, w, kernel, out, dilations)
+        return _depthwise_unstrided(x, w, kernel, out, begin, dilations)
+    xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
     item = x.dtype.itemsize
     if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
         cols = im2col(xp, kernel, out, strides, dilations)
@@ -101,30 +101,54 @@ def conv_core(x, w, group, strides, dilations, begin, out):
     return y.reshape((N, M) + tuple(out))
 
 
-def _depthwise_unstrided(xp, w, kernel, out, dilations):
-    """Conv with one filter per channel (group = C = M) and unit strides, on the padded input
-    flattened per channel: every kernel position's window is then one contiguous run (rows
-    keep the padded width; the columns past each output row are computed and dropped), so
-    im2col copies whole runs instead of one short row at a time. The products are the same
-    stacked (1 x K) @ (K x P) matmul as the general path's."""
-    N, C = xp.shape[:2]
-    sp = xp.shape[2:]
-    nsp = len(sp)
-    K = prod(kernel)
-    row = [prod(sp[i + 1:]) for i in range(nsp)]  # flat stride of each spatial axis
-    # the output grid laid on the padded one: out[0] x sp[1] x ... positions, the last ones cut
-    grid = (out[0],) + tuple(sp[1:])
-    span = sum((out[i] - 1) * row[i] for i in range(nsp)) + 1
-    flat = xp.reshape(N, C, prod(sp)).transpose(1, 0, 2)  # (C, N, positions)
-    cols = np.empty((C, K, N, prod(grid)), dtype=xp.dtype)
-    cols[..., span:] = 0  # positions past the last output: computed, then dropped
-    for k, off in enumerate(kernel_offsets(kernel)):
-        start = sum(off[i] * dilations[i] * row[i] for i in range(nsp))
-        cols[:, k, :, :span] = flat[:, :, start : start + span]
-    # one (1 x K) @ (K x N*P) product per channel, the batch side by side
-    y = np.matmul(w.reshape(C, 1, K), cols.reshape(C, K, N * prod(grid))).reshape((C, N) + grid)
-    y = y[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])]
-    return np.ascontiguousarray(y.transpose((1, 0) + tuple(range(2, 2 + nsp))))
+#: the depthwise kernel works through blocks of channels whose columns take about this much
+#: memory, so that a block's columns are still in cache when its products read them
+_DEPTHWISE_BLOCK_BYTES = 1 << 20
+
+
+def _depthwise_unstrided(x, w, kernel, out, begin, dilations):
+    """Conv with one filter per channel (group = C = M) and unit strides.
+
+    The channels go through in blocks whose im2col columns stay in cache. A block is padded
+    into a zeroed buffer laid out channel-major (C, N, padded plane) and flattened per plane;
+    every output row then keeps the padded width (the columns past each output row are
+    computed and dropped), so each kernel position's window of a whole plane is one
+    contiguous run and im2col copies whole runs. The products are one stacked (1 x K) @
+    (K x N * positions) GEMM per channel, the batch side by side."""
+    N, C = x.shape[:2]
+    nsp = len(out)
+    dt = x.dtype
+    padded = [out[i] + (kernel[i] - 1) * dilations[i] for i in range(nsp)]
+    row = [prod(padded[i + 1:]) for i in range(nsp)]  # flat stride of each padded axis
+    plane = prod(padded)
+    span = out[0] * row[0]  # the output grid laid on the padded one: out[0] x padded[1:]
+    starts = [sum(off[i] * dilations[i] * row[i] for i in range(nsp)) for off in kernel_offsets(kernel)]
+    K = len(starts)
+    cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
+    # the last run of a plane reads up to starts[-1] past the plane's end (into dropped columns)
+    buf = np.zeros((cb, N, plane + starts[-1]), dtype=dt)
+    block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
+    # the part of x inside the padded frame (a negative end pad crops it)
+    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(nsp)]
+    src = (slice(None),) + tuple(slice(0, s) for s in size)
+    dst = (slice(None),) + tuple(slice(b, b + s) for b, s in zip(begin, size))
+    channel_major = (1, 0) + tuple(range(2, 2 + nsp))
+    xt = x.transpose(channel_major)
+    wc = w.reshape(C, 1, K)
+    cols = np.empty((cb, K, N, span), dtype=dt)
+    prods = np.empty((cb, 1, N * span), dtype=dt)
+    y = np.empty((N, C) + tuple(out), dtype=dt)
+    grid = (out[0],) + tuple(padded[1:])
+    keep = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
+    for c0 in range(0, C, cb):
+        n = min(cb, C - c0)
+        if all(size):
+            block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
+        for k, start in enumerate(starts):
+            cols[:n, k] = buf[:n, :, start : start + span]
+        res = np.matmul(wc[c0 : c0 + n], cols[:n].reshape(n, K, N * span), out=prods[:n])
+        y[:, c0 : c0 + n] = res.reshape((n, N) + grid)[keep].transpose(channel_major)
+    return y
 
 
 def _conv_params(attrs, nsp, w_shape):
