@@ -596,8 +596,8 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
     from harness.backends.kernels import nn_conv
 
     calls = []
-    depthwise = nn_conv._depthwise_unstrided
-    monkeypatch.setattr(nn_conv, "_depthwise_unstrided", lambda *a: calls.append(1) or depthwise(*a))
+    depthwise = nn_conv._depthwise
+    monkeypatch.setattr(nn_conv, "_depthwise", lambda *a: calls.append(1) or depthwise(*a))
     rng = np.random.default_rng(3)
     C = 5
     x = rng.standard_normal((2, C, 9, 8)).astype(dtype)
@@ -611,22 +611,28 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("block_channels", [1, 2, 5])
-def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, monkeypatch):
+@pytest.mark.parametrize("strides", [(1, 1), (2, 3)])
+def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, strides, monkeypatch):
     # the channels go through in blocks of the cache budget: 5 channels in blocks of 1, of
-    # 2 (the last block one channel) and all at once give the brute-force sums
+    # 2 (the last block one channel) and all at once give the brute-force sums; unit strides
+    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) the 4 x 2
+    # outputs, the last input column in no window
     from harness.backends.kernels import nn_conv
 
     rng = np.random.default_rng(8)
     N, C, K = 3, 5, 3 * 3
-    x = rng.standard_normal((N, C, 6, 7)).astype(np.float32)
+    x = rng.standard_normal((N, C, 6, 9)).astype(np.float32)
     w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
-    out_positions = 7 * (7 + 2 + 2)  # output rows of the padded width
+    unit = strides == (1, 1)
+    pads = [2, 1, 1, 3] if unit else [2, 0, 1, 0]
+    out_positions = 7 * 13 if unit else 4 * 2
     monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_channels * (K + 1) * N * out_positions * 4)
     blocks = []
     matmul = np.matmul
     monkeypatch.setattr(nn_conv.np, "matmul", lambda a, b, **kw: blocks.append(a.shape[0]) or matmul(a, b, **kw))
-    (y,) = run_node("Conv", [x, w], group=C, pads=[2, 1, 1, 3], dilations=[1, 2])
-    expected = brute_conv(x, w, None, C, [1, 1], [1, 2], [2, 1], [1, 3])
+    (y,) = run_node("Conv", [x, w], group=C, pads=pads, dilations=[1, 2], strides=list(strides))
+    expected = brute_conv(x, w, None, C, list(strides), [1, 2], pads[:2], pads[2:])
+    assert y.shape == expected.shape == (N, C) + ((7, 9) if unit else (4, 2))
     assert blocks == [block_channels] * (C // block_channels) + ([C % block_channels] if C % block_channels else [])
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 

@@ -57,8 +57,8 @@ def conv_core(x, w, group, strides, dilations, begin, out):
         else:
             y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
         return y.reshape((N, M) + tuple(out))
-    if group == C == M and K > 1 and all(s == 1 for s in strides) and P:
-        return _depthwise_unstrided(x, w, kernel, out, begin, dilations)
+    if group == C == M and K > 1 and P:
+        return _depthwise(x, w, kernel, out, begin, strides, dilations)
     xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
     item = x.dtype.itemsize
     if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
@@ -106,27 +106,38 @@ def conv_core(x, w, group, strides, dilations, begin, out):
 _DEPTHWISE_BLOCK_BYTES = 1 << 20
 
 
-def _depthwise_unstrided(x, w, kernel, out, begin, dilations):
-    """Conv with one filter per channel (group = C = M) and unit strides.
+def _depthwise(x, w, kernel, out, begin, strides, dilations):
+    """Conv with one filter per channel (group = C = M).
 
-    The channels go through in blocks whose im2col columns stay in cache. A block is padded
-    into a zeroed buffer laid out channel-major (C, N, padded plane) and flattened per plane;
-    every output row then keeps the padded width (the columns past each output row are
-    computed and dropped), so each kernel position's window of a whole plane is one
-    contiguous run and im2col copies whole runs. The products are one stacked (1 x K) @
+    The channels go through in blocks whose im2col columns stay in cache (and whose buffers,
+    reused from block to block, stay small: a fresh large block of memory is faulted in page
+    by page on every run). A block is padded into a zeroed buffer laid out channel-major
+    (C, N, padded plane). With unit strides the plane is flattened and every output row keeps
+    the padded width (the columns past each output row are computed and dropped), so each
+    kernel position's window of a whole plane is one contiguous run and im2col copies whole
+    runs; with strides it copies the strided window. The products are one stacked (1 x K) @
     (K x N * positions) GEMM per channel, the batch side by side."""
     N, C = x.shape[:2]
     nsp = len(out)
     dt = x.dtype
-    padded = [out[i] + (kernel[i] - 1) * dilations[i] for i in range(nsp)]
-    row = [prod(padded[i + 1:]) for i in range(nsp)]  # flat stride of each padded axis
+    padded = [(out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(nsp)]
+    unit = all(s == 1 for s in strides)
+    offsets = list(kernel_offsets(kernel))
+    K = len(offsets)
+    if unit:
+        row = [prod(padded[i + 1:]) for i in range(nsp)]  # flat stride of each padded axis
+        grid = (out[0],) + tuple(padded[1:])  # the output grid laid on the padded one
+        starts = [sum(off[i] * dilations[i] * row[i] for i in range(nsp)) for off in offsets]
+        tail = starts[-1]  # the last run of a plane reads this far past its end (dropped columns)
+    else:
+        grid = tuple(out)
+        windows = [tuple(slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(off, dilations, out, strides))
+                   for off in offsets]
+        tail = 0
+    span = prod(grid)
     plane = prod(padded)
-    span = out[0] * row[0]  # the output grid laid on the padded one: out[0] x padded[1:]
-    starts = [sum(off[i] * dilations[i] * row[i] for i in range(nsp)) for off in kernel_offsets(kernel)]
-    K = len(starts)
     cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
-    # the last run of a plane reads up to starts[-1] past the plane's end (into dropped columns)
-    buf = np.zeros((cb, N, plane + starts[-1]), dtype=dt)
+    buf = np.zeros((cb, N, plane + tail), dtype=dt)
     block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
     # the part of x inside the padded frame (a negative end pad crops it)
     size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(nsp)]
@@ -136,16 +147,20 @@ def _depthwise_unstrided(x, w, kernel, out, begin, dilations):
     xt = x.transpose(channel_major)
     wc = w.reshape(C, 1, K)
     cols = np.empty((cb, K, N, span), dtype=dt)
+    cols_grid = cols.reshape((cb, K, N) + grid)
     prods = np.empty((cb, 1, N * span), dtype=dt)
     y = np.empty((N, C) + tuple(out), dtype=dt)
-    grid = (out[0],) + tuple(padded[1:])
     keep = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
     for c0 in range(0, C, cb):
         n = min(cb, C - c0)
         if all(size):
             block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
-        for k, start in enumerate(starts):
-            cols[:n, k] = buf[:n, :, start : start + span]
+        if unit:
+            for k, start in enumerate(starts):
+                cols[:n, k] = buf[:n, :, start : start + span]
+        else:
+            for k, window in enumerate(windows):
+                cols_grid[:n, k] = block[(slice(0, n), slice(None)) + window]
         res = np.matmul(wc[c0 : c0 + n], cols[:n].reshape(n, K, N * span), out=prods[:n])
         y[:, c0 : c0 + n] = res.reshape((n, N) + grid)[keep].transpose(channel_major)
     return y
