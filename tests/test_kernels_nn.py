@@ -745,37 +745,37 @@ def _conv_paths(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("pads, spatial", [([1, 1, 1, 1], (14, 14)), ([0, 2, 1, 0], (13, 11)), ([2, 2, 2, 2], (9, 16))])
 def test_winograd_conv_matches_im2col_within_float_rounding(dtype, pads, spatial, monkeypatch):
-    # 3x3, unit strides, group 1, 32+ channels: Winograd's F(2x2, 3x3), odd and even output
+    # 3x3, unit strides, group 1, 64+ channels: Winograd's F(2x2, 3x3), odd and even output
     # sizes (the last tile row or column cut), asymmetric pads, a bias; against the float64
     # im2col sum, within what float rounding of a sum of C * 9 products gives either path
     from harness.backends.kernels import nn_conv
 
     taken = _conv_paths(monkeypatch)
     rng = np.random.default_rng(12)
-    x = rng.standard_normal((2, 40) + spatial).astype(dtype)
-    w = rng.standard_normal((36, 40, 3, 3)).astype(dtype)
-    b = rng.standard_normal(36).astype(dtype)
+    x = rng.standard_normal((2, 70) + spatial).astype(dtype)
+    w = rng.standard_normal((66, 70, 3, 3)).astype(dtype)
+    b = rng.standard_normal(66).astype(dtype)
     (y,) = run_node("Conv", [x, w, b], pads=pads)
     out, begin, _ = nn_conv.spatial_geometry(spatial, [3, 3], [1, 1], [1, 1], pads)
     exact = nn_conv.conv_core(x.astype(np.float64), w.astype(np.float64), 1, [1, 1], [1, 1], begin, out) + b.reshape(1, -1, 1, 1)
     plain = nn_conv.conv_core(x, w, 1, [1, 1], [1, 1], begin, out) + b.reshape(1, -1, 1, 1)
-    assert taken[0] == "winograd" and y.dtype == dtype and y.shape == exact.shape == (2, 36) + tuple(out)
+    assert taken[0] == "winograd" and y.dtype == dtype and y.shape == exact.shape == (2, 66) + tuple(out)
     assert y.flags.c_contiguous
-    bound = np.abs(x).max() * np.abs(w).max() * 40 * 9 * np.finfo(dtype).eps * 4
+    bound = np.abs(x).max() * np.abs(w).max() * 70 * 9 * np.finfo(dtype).eps * 4
     assert np.abs(y - exact).max() <= bound
     assert np.abs(plain - exact).max() <= bound  # the im2col path is held to the same bound
 
 
 @pytest.mark.parametrize("change", [
-    dict(strides=[2, 2]), dict(dilations=[2, 1]), dict(group=2), dict(channels=16), dict(kernel=(3, 2)), dict(spatial=(7, 7)),
+    dict(strides=[2, 2]), dict(dilations=[2, 1]), dict(group=2), dict(channels=32), dict(kernel=(3, 2)), dict(spatial=(7, 7)),
 ])
 def test_winograd_is_not_taken_outside_its_case(change, monkeypatch):
-    # strides, dilations, groups, fewer than 32 channels, another kernel, or fewer than 48 2x2
+    # strides, dilations, groups, fewer than 64 channels, another kernel, or fewer than 48 2x2
     # output tiles (7 x 7 at batch 1: 16) go through im2col
     taken = _conv_paths(monkeypatch)
     rng = np.random.default_rng(13)
     group = change.get("group", 1)
-    channels = change.get("channels", 32)
+    channels = change.get("channels", 64)
     x = rng.standard_normal((1, channels) + change.get("spatial", (14, 14))).astype(np.float32)
     w = rng.standard_normal((channels, channels // group) + change.get("kernel", (3, 3))).astype(np.float32)
     attrs = {k: v for k, v in change.items() if k in ("strides", "dilations", "group")}

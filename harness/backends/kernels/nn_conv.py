@@ -210,10 +210,13 @@ def crop_or_pad(y, starts, sizes):
 #: Winograd's F(2x2, 3x3) is used for unit-stride 3x3 convolutions (group 1) with at least
 #: this many input and output channels, where its 16 products of (M x C) @ (C x tiles) (2.25
 #: times fewer multiplications than im2col's) outweigh its transforms (measured 10-35% faster
-#: from 32 channels on, on ResNet's, VGG's, Inception's and DenseNet's 3x3 layers)
-_WINOGRAD_MIN_CHANNELS = 32
-#: the tile rows of a band: its transformed input (16 x C x tiles) takes about this much memory
-_WINOGRAD_BAND_BYTES = 1 << 20
+#: on ResNet's, VGG's and Inception's 3x3 layers of 64 channels and more; slower with 16 or 32
+#: on either side: SqueezeNet's 16 -> 64, DenseNet's 128 -> 32)
+_WINOGRAD_MIN_CHANNELS = 64
+#: the tile rows of a band: its buffers (transformed input 16 x C x tiles, products 16 x M x
+#: tiles, ...) take about this much memory, reused from band to band (a fresh large buffer is
+#: faulted in page by page on every run, and falls out of cache)
+_WINOGRAD_BAND_BYTES = 1 << 21
 #: ... and at least this many 2 x 2 output tiles (a convolution with fewer is left to im2col),
 #: so that each of the band's 16 GEMMs stays efficient (ResNet's 512-channel 7 x 7 layers at
 #: batch 1, 16 tiles: slower than im2col)
@@ -254,7 +257,9 @@ def conv_winograd(x, u, begin, out):
     xp = np.zeros((C, N, hp, wp), dtype=dt)  # padded, channel-major (GEMM's C x tiles)
     hs, ws = max(0, min(H, hp - begin[0])), max(0, min(W, wp - begin[1]))
     xp[:, :, begin[0] : begin[0] + hs, begin[1] : begin[1] + ws] = x[:, :, :hs, :ws].transpose(1, 0, 2, 3)
-    tb = max(1, min(th, max(_WINOGRAD_BAND_BYTES // (16 * C * N * tw * dt.itemsize), -(-_WINOGRAD_MIN_TILES // (N * tw)))))
+    # a tile row's share of the band's buffers: rows, transformed input, products, output sums
+    row_bytes = (4 * C * wp / tw + 16 * C + 16 * M + 9 * M) * N * tw * dt.itemsize
+    tb = max(1, min(th, max(int(_WINOGRAD_BAND_BYTES // row_bytes), -(-_WINOGRAD_MIN_TILES // (N * tw)))))
     rows = np.empty((4, C, N, tb, wp), dtype=dt)
     v = np.empty((4, 4, C, N, tb, tw), dtype=dt)
     m = np.empty((16, M, N * tb * tw), dtype=dt)
@@ -264,14 +269,16 @@ def conv_winograd(x, u, begin, out):
     blocks = y.reshape(N, M, th, 2, tw, 2).transpose(3, 5, 1, 0, 2, 4)  # (2, 2, M, N, th, tw)
     for t0 in range(0, th, tb):
         b = min(tb, th - t0)
-        rb, vb, sb, tt = rows[:, :, :, :b], v[..., :b, :], s[..., :b, :], t[:, :, :b]
-        if b < tb:  # the last band: contiguous buffers of its own size for the GEMM
-            vb = np.empty((4, 4, C, N, b, tw), dtype=dt)
+        T = N * b * tw
+        # the GEMM's operands as contiguous leading parts of their buffers (a shorter last
+        # band too: a strided operand or output takes numpy's matmul off BLAS)
+        vb = v.reshape(-1)[: 16 * C * T].reshape(4, 4, C, N, b, tw)
+        mb = m.reshape(-1)[: 16 * M * T].reshape(16, M, T)
+        rb, sb, tt = rows[:, :, :, :b], s[..., :b, :], t[:, :, :b]
         _winograd_rows([xp[:, :, 2 * t0 + i : 2 * t0 + i + 2 * b : 2] for i in range(4)], rb)
         for i in range(4):
             _winograd_rows([rb[i][..., j : j + 2 * tw : 2] for j in range(4)], vb[i])
-        T = N * b * tw
-        prods = np.matmul(u, vb.reshape(16, C, T), out=m[:, :, :T]).reshape(4, 4, M, N, b, tw)
+        prods = np.matmul(u, vb.reshape(16, C, T), out=mb).reshape(4, 4, M, N, b, tw)
         # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] on the rows, then on the columns
         np.add(prods[0], prods[1], out=sb[0])
         sb[0] += prods[2]
