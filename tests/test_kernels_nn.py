@@ -781,3 +781,37 @@ def test_winograd_is_not_taken_outside_its_case(change, monkeypatch):
     attrs = {k: v for k, v in change.items() if k in ("strides", "dilations", "group")}
     (y,) = run_node("Conv", [x, w], pads=[1, 1, 1, 1], **attrs)
     assert taken == ["im2col"]
+
+
+@pytest.mark.parametrize("pads, dilations", [([1, 1, 1, 1], [1, 1]), ([2, 0, 0, 3], [2, 1])])
+def test_conv_with_twice_as_many_inputs_as_outputs_sums_shifted_products(pads, dilations, monkeypatch):
+    # group 1, unit strides, C >= 2M (DenseNet's 128 -> 32): the sum over kernel positions of
+    # W_k @ the shifted input, per image, no im2col; against the brute-force sums
+    from harness.backends.kernels import nn_conv
+
+    taken = []
+    shifted, im2col = nn_conv._conv_shifted, nn_conv.im2col
+    monkeypatch.setattr(nn_conv, "_conv_shifted", lambda *a: taken.append("shifted") or shifted(*a))
+    monkeypatch.setattr(nn_conv, "im2col", lambda *a: taken.append("im2col") or im2col(*a))
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 8, 7, 9)).astype(np.float32)
+    w = rng.standard_normal((4, 8, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    (y,) = run_node("Conv", [x, w, b], pads=pads, dilations=dilations)
+    expected = brute_conv(x, w, b, 1, [1, 1], dilations, pads[:2], pads[2:])
+    assert taken == ["shifted"] and y.shape == expected.shape and y.flags.c_contiguous
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    # fewer than twice as many inputs, or strides: im2col
+    taken.clear()
+    run_node("Conv", [x[:, :7], w[:, :7]], pads=pads)
+    run_node("Conv", [x, w], pads=pads, strides=[1, 2])
+    assert taken == ["im2col", "im2col"]
+
+
+@pytest.mark.parametrize("group, channels_out", [(4, 4), (1, 2), (1, 4)])
+def test_conv_of_an_empty_batch_is_empty(group, channels_out):
+    # depthwise, shifted-product and im2col paths with N = 0: an empty (0, M, H, W) result
+    x = np.zeros((0, 4, 5, 6), dtype=np.float32)
+    w = np.ones((channels_out, 4 // group, 3, 3), dtype=np.float32)
+    (y,) = run_node("Conv", [x, w], group=group, pads=[1, 1, 1, 1])
+    assert y.shape == (0, channels_out, 5, 6) and y.dtype == np.float32

@@ -57,8 +57,10 @@ def conv_core(x, w, group, strides, dilations, begin, out):
         else:
             y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
         return y.reshape((N, M) + tuple(out))
-    if group == C == M and K > 1 and P:
+    if group == C == M and K > 1 and N * P:
         return _depthwise(x, w, kernel, out, begin, strides, dilations)
+    if group == 1 and len(out) == 2 and K > 1 and C >= 2 * M and all(s == 1 for s in strides) and N * P:
+        return _conv_shifted(x, w, kernel, out, begin, dilations)
     xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
     item = x.dtype.itemsize
     if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
@@ -163,6 +165,42 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
                 cols_grid[:n, k] = block[(slice(0, n), slice(None)) + window]
         res = np.matmul(wc[c0 : c0 + n], cols[:n].reshape(n, K, N * span), out=prods[:n])
         y[:, c0 : c0 + n] = res.reshape((n, N) + grid)[keep].transpose(channel_major)
+    return y
+
+
+def _conv_shifted(x, w, kernel, out, begin, dilations):
+    """2-D convolution, group 1, unit strides, with at least twice as many input as output
+    channels (DenseNet's 128 -> 32 3x3 layers), without im2col: per image, the sum over kernel
+    positions k of W_k (M x C) @ the input shifted by k (C x positions). The padded image is
+    flattened per channel and every output row keeps the padded width (the columns past each
+    output row are computed and dropped), so each shifted input is a strided view that BLAS
+    reads in place. Adding up K products of M rows costs less than copying K shifted copies of
+    C rows when C > M."""
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    dt = x.dtype
+    padded = [out[i] + (kernel[i] - 1) * dilations[i] for i in range(2)]
+    row = padded[1]
+    plane = padded[0] * row
+    span = out[0] * row
+    starts = [off[0] * dilations[0] * row + off[1] * dilations[1] for off in kernel_offsets(kernel)]
+    # the last row of a plane reads up to starts[-1] past its end (into dropped columns)
+    buf = np.zeros((C, plane + starts[-1]), dtype=dt)
+    image = buf[:, :plane].reshape(C, *padded)
+    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(2)]
+    inside = (slice(None), slice(begin[0], begin[0] + size[0]), slice(begin[1], begin[1] + size[1]))
+    wk = np.ascontiguousarray(w.reshape(M, C, len(starts)).transpose(2, 0, 1))  # (K, M, C)
+    acc = np.empty((M, span), dtype=dt)
+    prod_k = np.empty((M, span), dtype=dt)
+    y = np.empty((N, M) + tuple(out), dtype=dt)
+    for n in range(N):
+        if all(size):
+            image[inside] = x[n, :, : size[0], : size[1]]
+        np.matmul(wk[0], buf[:, starts[0] : starts[0] + span], out=acc)
+        for k in range(1, len(starts)):
+            np.matmul(wk[k], buf[:, starts[k] : starts[k] + span], out=prod_k)
+            acc += prod_k
+        y[n] = acc.reshape(M, out[0], row)[:, :, : out[1]]
     return y
 
 
