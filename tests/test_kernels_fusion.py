@@ -1,7 +1,8 @@
 """The kernels engine's compile-time fusion of per-channel affine chains (Conv -> BatchNormalization
--> Mul -> Add folded into the Conv; BatchNormalization -> Mul -> Add into one step): where it is
-taken it gives the unfused plan's numbers within float32 rounding on random inputs, and it is
-not taken where one of its assumptions fails."""
+-> Mul -> Add folded into the Conv; BatchNormalization -> Mul -> Add into one step) and of the
+Relu after them: where it is taken it gives the unfused plan's numbers within float32 rounding
+on random inputs (the Relu: the same bits), and it is not taken where one of its assumptions
+fails."""
 
 from __future__ import annotations
 
@@ -93,8 +94,7 @@ def test_batch_norm_mul_add_without_a_conv_is_one_affine_step_with_the_same_numb
              helper.make_node("Relu", ["r"], ["y"])]
     x = rng.standard_normal((3, C, 4, 6)).astype(np.float32)
     fused, (y,), (expected,) = _both(_model(nodes, inits, [3, C, 4, 6]), {"x": x})
-    assert [label.split("(")[0] for label in _labels(fused)] == ["BatchNormalization", "Relu"]
-    assert "Mul" in _labels(fused)[0] and "Add" in _labels(fused)[0]
+    assert _labels(fused) == ["BatchNormalization(n)+Mul(p)+Add(r)+Relu(y)"]
     _close(y, expected)
 
 
@@ -174,3 +174,37 @@ def test_a_lone_batch_norm_stays_as_it_is():
     inits = dict(zip(("s", "bb", "m", "v"), _params(rng, 4)))
     nodes = [helper.make_node("BatchNormalization", ["x", "s", "bb", "m", "v"], ["n"]), helper.make_node("Relu", ["n"], ["y"])]
     _unfused(_model(nodes, inits, [2, 4, 7, 6]), {"x": X})
+
+
+def _conv_relu(rng, dtype=np.float32):
+    w = (rng.standard_normal((6, 4, 3, 3)) * 0.3).astype(dtype)
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c"], ["y"])]
+    return nodes, {"w": w}
+
+
+def test_a_relu_after_a_conv_runs_in_its_step_with_the_same_bits():
+    nodes, inits = _conv_relu(np.random.default_rng(RNG_SEED))
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [2, 4, 7, 6]), {"x": X})
+    assert _labels(fused) == ["Conv(c)+Relu(y)"]
+    assert (y == 0).any() and (y > 0).any()
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_a_relu_after_a_fused_chain_runs_in_its_step():
+    nodes, inits = _conv_chain(np.random.default_rng(RNG_SEED))
+    nodes[-1].output[0] = "r"
+    nodes.append(helper.make_node("Relu", ["r"], ["y"]))
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [2, 4, 7, 6]), {"x": X})
+    assert _labels(fused) == ["Conv(c)+BatchNormalization(n)+Mul(p)+Add(r)+Relu(y)"]
+    _close(y, expected)
+
+
+def test_a_relu_is_not_taken_when_the_conv_output_has_another_reader():
+    nodes, inits = _conv_relu(np.random.default_rng(RNG_SEED))
+    nodes.append(helper.make_node("Neg", ["c"], ["z"]))
+    _unfused(_model(nodes, inits, [2, 4, 7, 6], outputs=("y", "z")), {"x": X})
+
+
+def test_a_relu_is_not_taken_in_float16():
+    nodes, inits = _conv_relu(np.random.default_rng(RNG_SEED), np.float16)
+    _unfused(_model(nodes, inits, [2, 4, 7, 6], elem=TensorProto.FLOAT16), {"x": X.astype(np.float16)})

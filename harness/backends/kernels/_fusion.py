@@ -11,6 +11,9 @@ one affine map, folded at prepare time in float64:
 - elsewhere, when the chain has two or more steps, into one step computing ``x * scale +
   shift`` (DenseNet's BatchNormalization -> Mul -> Add before its ReLUs).
 
+A Relu that is the only reader of a Conv's output, or of a fused chain's, of float32 or float64
+values, runs in place inside that step (the same bits as the separate step).
+
 The result differs from the unfused steps by float rounding only (the map is computed once in
 float64 and rounded to the value's type; the unfused steps round after each step). Nothing is
 fused where an assumption fails: a BatchNormalization in training mode, one with more than
@@ -27,6 +30,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .nn_util import IdentityCache
+from .ops_elementwise import relu_in_place
 
 #: the value types chains are fused for: float rounding of the folded map stays within what
 #: the unfused steps round anyway
@@ -140,6 +144,22 @@ class _Fuser:
                 return k
         return None
 
+    def relu_after(self, k: int, steps: list[tuple], gone: set[int]) -> None:
+        """Step ``k`` (a Conv or a fused chain, of a float32 or float64 value, which it computes
+        into an array of its own) takes the Relu that is the only reader of its output: the
+        Relu then runs in place on that array inside the same step."""
+        fn, ins, outs, label = steps[k]
+        if len(outs) != 1 or self.readers.get(outs[0]) != 1:
+            return
+        r = self.next_reader(outs[0])
+        node = self.nodes[r] if r is not None else None
+        if node is None or r in gone or node.op_type != "Relu" or node.domain not in ("", "ai.onnx"):
+            return
+        if len(steps[r][2]) != 1 or steps[r][1] != (outs[0],):
+            return
+        steps[k] = (then_relu(fn), ins, steps[r][2], f"{label}+{steps[r][3]}")
+        gone.add(r)
+
     def new_const(self, value: np.ndarray) -> int:
         self.template.append(value)
         slot = len(self.template) - 1
@@ -161,18 +181,16 @@ class _Fuser:
                 if len(ins) > 2 and ins[2] and (not isinstance(b, np.ndarray) or b.shape != (w.shape[0],) or b.dtype != w.dtype):
                     continue
                 found = self.chain(outs[0], w.shape[0], w.ndim, w.dtype)
-                if found is None:
-                    continue
-                ks, scale, shift = found
-                with np.errstate(all="ignore"):
-                    w2 = (w.astype(np.float64) * scale.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
-                    b2 = ((b.astype(np.float64) if b is not None else 0.0) * scale + shift).astype(w.dtype)
-                if not (np.isfinite(w2).all() and np.isfinite(b2).all()):
-                    continue
-                last = steps[ks[-1]]
-                steps[k] = (fn, (ins[0], self.new_const(w2), self.new_const(b2)), last[2],
-                            "+".join([label, *(steps[j][3] for j in ks)]))
-                gone.update(ks)
+                if found is not None:
+                    ks, scale, shift = found
+                    with np.errstate(all="ignore"):
+                        w2 = (w.astype(np.float64) * scale.reshape((-1,) + (1,) * (w.ndim - 1))).astype(w.dtype)
+                        b2 = ((b.astype(np.float64) if b is not None else 0.0) * scale + shift).astype(w.dtype)
+                    if np.isfinite(w2).all() and np.isfinite(b2).all():
+                        steps[k] = (fn, (ins[0], self.new_const(w2), self.new_const(b2)), steps[ks[-1]][2],
+                                    "+".join([label, *(steps[j][3] for j in ks)]))
+                        gone.update(ks)
+                self.relu_after(k, steps, gone)
             elif node.op_type == "BatchNormalization" and len(outs) == 1:
                 shape, dtype = self.type_of(ins[0])
                 if dtype not in _FLOATS or shape is None:
@@ -188,7 +206,20 @@ class _Fuser:
                 steps[k] = (channel_affine(), (ins[0], self.new_const(s), self.new_const(t)), steps[ks[-1]][2],
                             "+".join([label, *(steps[j][3] for j in ks)]))
                 gone.update(ks)
+                self.relu_after(k, steps, gone)
         return [s for k, s in enumerate(steps) if k not in gone]
+
+
+def then_relu(fn: Callable) -> Callable:
+    """``fn`` (a kernel returning one array of its own), then ReLU in place on its result."""
+
+    def run(*args):
+        (y,) = fn(*args)
+        return (relu_in_place(y),)
+
+    if hasattr(fn, "inplace"):
+        run.inplace = lambda *args: (relu_in_place(fn.inplace(*args)[0]),)
+    return run
 
 
 def channel_affine() -> Callable:

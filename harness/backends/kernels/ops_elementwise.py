@@ -420,7 +420,7 @@ def relu(node):
         if x.dtype in ML_FLOATS:
             return run(x)
         if x.dtype in _RELU_BY_MASK:
-            return (_zero_where_not_positive(x),)
+            return (relu_in_place(x),)
         return (np.maximum(x, x.dtype.type(0), out=x),)
 
     run.inplace = run_inplace
@@ -432,7 +432,7 @@ def relu(node):
 _RELU_BY_MASK = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
 
 
-def _zero_where_not_positive(x):
+def relu_in_place(x):
     """max(0, x) in place: every element <= 0 (-0.0 too) becomes +0.0; NaN, compared false,
     stays as it is, sign and payload (what np.maximum gives as well)."""
     zero = x.dtype.type(0)
