@@ -11,6 +11,8 @@ list of value slots. Everything that can be decided once is decided at prepare t
   filled in for the attributes it leaves out; an op without a kernel whose schema has a
   function body runs that body as a compiled sub-plan;
 - nodes whose inputs are all constants folded (random ops excepted);
+- per-channel affine chains (Conv -> BatchNormalization -> Mul -> Add, ...) folded into the
+  Conv's weights or one step, and a Relu after them run inside their step (``_fusion``);
 - each intermediate released after its last consumer; a kernel may offer an in-place
   variant (``run.inplace``, a callable that may overwrite and return its first argument),
   used when that argument is an intermediate dying at this node that nothing else aliases.

@@ -2,6 +2,10 @@
 
 Conv is im2col (one strided copy per kernel position, never a loop over output pixels)
 followed by a single (grouped) GEMM; 1x1 unstrided unpadded convolutions are a plain matmul.
+Three shapes take their own path: depthwise convolutions (group = C = M) go through
+cache-sized blocks of channels; unit-stride 2-D convolutions with twice as many input as output
+channels sum shifted GEMMs without im2col; unit-stride 3x3 convolutions with 64+ channels on
+each side run Winograd's F(2x2, 3x3).
 ConvTranspose is the mirror image: one GEMM, then a col2im scatter-add per kernel position.
 """
 
