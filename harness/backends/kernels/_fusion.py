@@ -36,13 +36,16 @@ from .ops_elementwise import relu_in_place
 #: the unfused steps round anyway
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 
-_DEFAULT_EPSILON = 1e-5
 
-
-def _attrs(node) -> dict[str, Any]:
+def _attrs(node, opset: int) -> dict[str, Any]:
+    """The node's attributes over its schema's defaults (at ``opset``)."""
     import onnx
 
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+    schema = onnx.defs.get_schema(node.op_type, opset, "")  # only ai.onnx nodes are fused
+    attrs = {name: onnx.helper.get_attribute_value(spec.default_value)
+             for name, spec in schema.attributes.items() if spec.default_value.name}
+    attrs.update((a.name, onnx.helper.get_attribute_value(a)) for a in node.attribute)
+    return attrs
 
 
 class _Fuser:
@@ -97,7 +100,7 @@ class _Fuser:
         return None
 
     def _batch_norm(self, node, ins, x, channels, dtype):
-        attrs = _attrs(node)
+        attrs = _attrs(node, self.opset)
         if self.opset < 7 or attrs.get("training_mode", 0) != 0 or attrs.get("spatial", 1) != 1:
             return None
         if len(ins) != 5 or ins[0] != x:
@@ -110,7 +113,7 @@ class _Fuser:
             return None
         if len({p.shape for p in params}) != 1:
             return None
-        eps = float(np.float32(attrs.get("epsilon", _DEFAULT_EPSILON)))
+        eps = float(np.float32(attrs["epsilon"]))
         with np.errstate(all="ignore"):
             inv = scale / np.sqrt(var + eps)
         return inv, bias - mean * inv
