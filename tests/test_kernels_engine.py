@@ -454,3 +454,21 @@ def test_freed_memory_is_kept_for_the_next_run(keep):
         assert kept_mib >= 60 and allocator.startswith("glibc malloc keeps freed blocks"), (kept_mib, allocator)
     else:
         assert kept_mib < 8 and "as it is" in allocator, (kept_mib, allocator)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_in_place_gives_maximums_bits(dtype):
+    # the in-place ReLU zeroes through a mask: the same bits as np.maximum(x, 0) everywhere,
+    # NaN's sign and payload, -0.0 and -inf included
+    from harness.backends.kernels.ops_elementwise import relu
+
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal(1000).astype(dtype)
+    x[:8] = [np.nan, -np.nan, -0.0, 0.0, -np.inf, np.inf, 1e-45, -1e-45]
+    x[8] = np.frombuffer(np.array(0x7FC01234 if dtype == np.float32 else 0x7FF8000000001234,
+                                  dtype=np.uint32 if dtype == np.float32 else np.uint64).tobytes(), dtype=dtype)[0]
+    expected = np.maximum(x, dtype(0))
+    mine = x.copy()
+    (y,) = relu(None).inplace(mine)
+    assert y is mine
+    np.testing.assert_array_equal(y.view(f"u{y.itemsize}"), expected.view(f"u{y.itemsize}"))

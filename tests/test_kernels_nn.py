@@ -596,8 +596,8 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
     from harness.backends.kernels import nn_conv
 
     calls = []
-    depthwise = nn_conv._depthwise_unstrided
-    monkeypatch.setattr(nn_conv, "_depthwise_unstrided", lambda *a: calls.append(1) or depthwise(*a))
+    depthwise = nn_conv._depthwise
+    monkeypatch.setattr(nn_conv, "_depthwise", lambda *a: calls.append(1) or depthwise(*a))
     rng = np.random.default_rng(3)
     C = 5
     x = rng.standard_normal((2, C, 9, 8)).astype(dtype)
@@ -608,6 +608,33 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
     assert calls == [1] and y.dtype == dtype and y.shape == expected.shape
     tol = 1e-2 if dtype == np.float16 else 1e-5
     np.testing.assert_allclose(y.astype(np.float64), expected, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("block_channels", [1, 2, 5])
+@pytest.mark.parametrize("strides", [(1, 1), (2, 3)])
+def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, strides, monkeypatch):
+    # the channels go through in blocks of the cache budget: 5 channels in blocks of 1, of
+    # 2 (the last block one channel) and all at once give the brute-force sums; unit strides
+    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) the 4 x 2
+    # outputs, the last input column in no window
+    from harness.backends.kernels import nn_conv
+
+    rng = np.random.default_rng(8)
+    N, C, K = 3, 5, 3 * 3
+    x = rng.standard_normal((N, C, 6, 9)).astype(np.float32)
+    w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
+    unit = strides == (1, 1)
+    pads = [2, 1, 1, 3] if unit else [2, 0, 1, 0]
+    out_positions = 7 * 13 if unit else 4 * 2
+    monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_channels * (K + 1) * N * out_positions * 4)
+    blocks = []
+    matmul = np.matmul
+    monkeypatch.setattr(nn_conv.np, "matmul", lambda a, b, **kw: blocks.append(a.shape[0]) or matmul(a, b, **kw))
+    (y,) = run_node("Conv", [x, w], group=C, pads=pads, dilations=[1, 2], strides=list(strides))
+    expected = brute_conv(x, w, None, C, list(strides), [1, 2], pads[:2], pads[2:])
+    assert y.shape == expected.shape == (N, C) + ((7, 9) if unit else (4, 2))
+    assert blocks == [block_channels] * (C // block_channels) + ([C % block_channels] if C % block_channels else [])
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("spatial", [(11,), (5, 4, 6)])
@@ -702,3 +729,89 @@ def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kin
         count = np.array([2, 3, 3, 3, 2], np.float32)[:, None] * np.array([2, 3, 3, 3, 3, 2], np.float32)
         expected = sums / count
     np.testing.assert_array_equal(y, expected)
+
+
+def _conv_paths(monkeypatch):
+    """Records which path each Conv call takes: 'winograd' or 'im2col'."""
+    from harness.backends.kernels import nn_conv
+
+    taken = []
+    winograd, core = nn_conv.conv_winograd, nn_conv.conv_core
+    monkeypatch.setattr(nn_conv, "conv_winograd", lambda *a: taken.append("winograd") or winograd(*a))
+    monkeypatch.setattr(nn_conv, "conv_core", lambda *a: taken.append("im2col") or core(*a))
+    return taken
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("pads, spatial", [([1, 1, 1, 1], (14, 14)), ([0, 2, 1, 0], (13, 11)), ([2, 2, 2, 2], (9, 16))])
+def test_winograd_conv_matches_im2col_within_float_rounding(dtype, pads, spatial, monkeypatch):
+    # 3x3, unit strides, group 1, 64+ channels: Winograd's F(2x2, 3x3), odd and even output
+    # sizes (the last tile row or column cut), asymmetric pads, a bias; against the float64
+    # im2col sum, within what float rounding of a sum of C * 9 products gives either path
+    from harness.backends.kernels import nn_conv
+
+    taken = _conv_paths(monkeypatch)
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, 70) + spatial).astype(dtype)
+    w = rng.standard_normal((66, 70, 3, 3)).astype(dtype)
+    b = rng.standard_normal(66).astype(dtype)
+    (y,) = run_node("Conv", [x, w, b], pads=pads)
+    out, begin, _ = nn_conv.spatial_geometry(spatial, [3, 3], [1, 1], [1, 1], pads)
+    exact = nn_conv.conv_core(x.astype(np.float64), w.astype(np.float64), 1, [1, 1], [1, 1], begin, out) + b.reshape(1, -1, 1, 1)
+    plain = nn_conv.conv_core(x, w, 1, [1, 1], [1, 1], begin, out) + b.reshape(1, -1, 1, 1)
+    assert taken[0] == "winograd" and y.dtype == dtype and y.shape == exact.shape == (2, 66) + tuple(out)
+    assert y.flags.c_contiguous
+    bound = np.abs(x).max() * np.abs(w).max() * 70 * 9 * np.finfo(dtype).eps * 4
+    assert np.abs(y - exact).max() <= bound
+    assert np.abs(plain - exact).max() <= bound  # the im2col path is held to the same bound
+
+
+@pytest.mark.parametrize("change", [
+    dict(strides=[2, 2]), dict(dilations=[2, 1]), dict(group=2), dict(channels=32), dict(kernel=(3, 2)), dict(spatial=(7, 7)),
+])
+def test_winograd_is_not_taken_outside_its_case(change, monkeypatch):
+    # strides, dilations, groups, fewer than 64 channels, another kernel, or fewer than 48 2x2
+    # output tiles (7 x 7 at batch 1: 16) go through im2col
+    taken = _conv_paths(monkeypatch)
+    rng = np.random.default_rng(13)
+    group = change.get("group", 1)
+    channels = change.get("channels", 64)
+    x = rng.standard_normal((1, channels) + change.get("spatial", (14, 14))).astype(np.float32)
+    w = rng.standard_normal((channels, channels // group) + change.get("kernel", (3, 3))).astype(np.float32)
+    attrs = {k: v for k, v in change.items() if k in ("strides", "dilations", "group")}
+    (y,) = run_node("Conv", [x, w], pads=[1, 1, 1, 1], **attrs)
+    assert taken == ["im2col"]
+
+
+@pytest.mark.parametrize("pads, dilations", [([1, 1, 1, 1], [1, 1]), ([2, 0, 0, 3], [2, 1])])
+def test_conv_with_twice_as_many_inputs_as_outputs_sums_shifted_products(pads, dilations, monkeypatch):
+    # group 1, unit strides, C >= 2M (DenseNet's 128 -> 32): the sum over kernel positions of
+    # W_k @ the shifted input, per image, no im2col; against the brute-force sums
+    from harness.backends.kernels import nn_conv
+
+    taken = []
+    shifted, im2col = nn_conv._conv_shifted, nn_conv.im2col
+    monkeypatch.setattr(nn_conv, "_conv_shifted", lambda *a: taken.append("shifted") or shifted(*a))
+    monkeypatch.setattr(nn_conv, "im2col", lambda *a: taken.append("im2col") or im2col(*a))
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 8, 7, 9)).astype(np.float32)
+    w = rng.standard_normal((4, 8, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    (y,) = run_node("Conv", [x, w, b], pads=pads, dilations=dilations)
+    expected = brute_conv(x, w, b, 1, [1, 1], dilations, pads[:2], pads[2:])
+    assert taken == ["shifted"] and y.shape == expected.shape and y.flags.c_contiguous
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+    # fewer than twice as many inputs, or strides: im2col
+    taken.clear()
+    run_node("Conv", [x[:, :7], w[:, :7]], pads=pads)
+    run_node("Conv", [x, w], pads=pads, strides=[1, 2])
+    assert taken == ["im2col", "im2col"]
+
+
+@pytest.mark.parametrize("group, channels_out", [(4, 4), (1, 2), (1, 4)])
+def test_conv_of_an_empty_batch_is_empty(group, channels_out):
+    # depthwise, shifted-product and im2col paths with N = 0: an empty (0, M, H, W) result
+    x = np.zeros((0, 4, 5, 6), dtype=np.float32)
+    w = np.ones((channels_out, 4 // group, 3, 3), dtype=np.float32)
+    (y,) = run_node("Conv", [x, w], group=group, pads=[1, 1, 1, 1])
+    assert y.shape == (0, channels_out, 5, 6) and y.dtype == np.float32

@@ -11,6 +11,8 @@ list of value slots. Everything that can be decided once is decided at prepare t
   filled in for the attributes it leaves out; an op without a kernel whose schema has a
   function body runs that body as a compiled sub-plan;
 - nodes whose inputs are all constants folded (random ops excepted);
+- per-channel affine chains (Conv -> BatchNormalization -> Mul -> Add, ...) folded into the
+  Conv's weights or one step, and a Relu after them run inside their step (``_fusion``);
 - each intermediate released after its last consumer; a kernel may offer an in-place
   variant (``run.inplace``, a callable that may overwrite and return its first argument),
   used when that argument is an intermediate dying at this node that nothing else aliases.
@@ -37,6 +39,7 @@ from onnx import numpy_helper
 
 from ..base import Rejected, Unsupported
 from ..lowering import attribute_value, sparse_to_dense
+from ._fusion import fuse_affine_chains
 from ._util import np_dtype, onnx_elem_type
 from .registry import NodeInfo, lookup
 
@@ -310,8 +313,10 @@ class _OuterCall:
 class Compiler:
     """Compiles graphs that share one opset map (a model, or one function body)."""
 
-    def __init__(self, opsets: dict[str, int], overridable: bool = True):
+    def __init__(self, opsets: dict[str, int], overridable: bool = True, fuse: bool = True):
         self.opsets = opsets
+        #: whether per-channel affine chains are fused (see ``_fusion``); off only to compare
+        self.fuse = fuse
         #: whether an initializer that is also a graph input is only a default value; below
         #: IR version 4 every initializer had to be listed as an input, and (as ONNX Runtime
         #: does) we then treat them as constants
@@ -364,6 +369,7 @@ class Compiler:
         type_infos: dict[str, tuple] = {}
 
         steps: list[tuple] = []
+        step_nodes: list[onnx.NodeProto | None] = []  # the node of each step (None: with subgraphs)
         for node, subgraphs, outer_names in nodes:
             in_names, out_names = list(node.input), list(node.output)
             fn = self.bind(node, types, type_infos, in_names, out_names)
@@ -388,8 +394,17 @@ class Compiler:
                         consts.add(o)
                     continue
             steps.append((fn, tuple(ins), tuple(outs), label))
+            step_nodes.append(None if subgraphs else node)
 
         output_slots = [slot(o.name) for o in graph.output]
+        if self.fuse and "" in self.opsets:
+            name_of = {s: n for n, s in slot_of.items()}
+
+            def type_of(s: int) -> tuple:
+                t = types.get(name_of.get(s, ""))
+                return _type_info(t) if t is not None else _NO_TYPE
+
+            steps = fuse_affine_chains(steps, step_nodes, template, consts, output_slots, self.opsets[""], type_of)
         return self._finish(template, inputs, output_slots, steps, consts, required)
 
     @staticmethod
@@ -723,7 +738,9 @@ def _used_domains(graph: onnx.GraphProto) -> set[str]:
     return used
 
 
-def compile_model(model: onnx.ModelProto) -> Plan:
+def compile_model(model: onnx.ModelProto, fuse: bool = True) -> Plan:
+    """The model's plan; ``fuse=False`` leaves per-channel affine chains unfused (the plain
+    path a fused plan is compared with)."""
     opsets = validate(model)
     if model.functions:
         model = onnx.inliner.inline_local_functions(model)
@@ -732,4 +749,4 @@ def compile_model(model: onnx.ModelProto) -> Plan:
     except Exception:  # shapes are an optimisation hint only
         pass
     with np.errstate(all="ignore"):  # constant folding runs kernels
-        return Compiler(opsets, overridable=model.ir_version >= 4).compile_graph(model.graph)
+        return Compiler(opsets, overridable=model.ir_version >= 4, fuse=fuse).compile_graph(model.graph)

@@ -2,6 +2,10 @@
 
 Conv is im2col (one strided copy per kernel position, never a loop over output pixels)
 followed by a single (grouped) GEMM; 1x1 unstrided unpadded convolutions are a plain matmul.
+Three shapes take their own path: depthwise convolutions (group = C = M) go through
+cache-sized blocks of channels; unit-stride 2-D convolutions with twice as many input as output
+channels sum shifted GEMMs without im2col; unit-stride 3x3 convolutions with 64+ channels on
+each side run Winograd's F(2x2, 3x3).
 ConvTranspose is the mirror image: one GEMM, then a col2im scatter-add per kernel position.
 """
 
@@ -57,9 +61,11 @@ def conv_core(x, w, group, strides, dilations, begin, out):
         else:
             y = np.matmul(w.reshape(group, Mg, Cg), x.reshape(N, group, Cg, P))
         return y.reshape((N, M) + tuple(out))
+    if group == C == M and K > 1 and N * P:
+        return _depthwise(x, w, kernel, out, begin, strides, dilations)
+    if group == 1 and len(out) == 2 and K > 1 and C >= 2 * M and all(s == 1 for s in strides) and N * P:
+        return _conv_shifted(x, w, kernel, out, begin, dilations)
     xp = pad_to_windows(x, out, begin, strides, dilations, kernel, 0)
-    if group == C == M and K > 1 and all(s == 1 for s in strides) and P:
-        return _depthwise_unstrided(xp, w, kernel, out, dilations)
     item = x.dtype.itemsize
     if N * C * K * P * item <= _COLS_CHUNK_BYTES or P == 0:
         cols = im2col(xp, kernel, out, strides, dilations)
@@ -101,30 +107,105 @@ def conv_core(x, w, group, strides, dilations, begin, out):
     return y.reshape((N, M) + tuple(out))
 
 
-def _depthwise_unstrided(xp, w, kernel, out, dilations):
-    """Conv with one filter per channel (group = C = M) and unit strides, on the padded input
-    flattened per channel: every kernel position's window is then one contiguous run (rows
-    keep the padded width; the columns past each output row are computed and dropped), so
-    im2col copies whole runs instead of one short row at a time. The products are the same
-    stacked (1 x K) @ (K x P) matmul as the general path's."""
-    N, C = xp.shape[:2]
-    sp = xp.shape[2:]
-    nsp = len(sp)
-    K = prod(kernel)
-    row = [prod(sp[i + 1:]) for i in range(nsp)]  # flat stride of each spatial axis
-    # the output grid laid on the padded one: out[0] x sp[1] x ... positions, the last ones cut
-    grid = (out[0],) + tuple(sp[1:])
-    span = sum((out[i] - 1) * row[i] for i in range(nsp)) + 1
-    flat = xp.reshape(N, C, prod(sp)).transpose(1, 0, 2)  # (C, N, positions)
-    cols = np.empty((C, K, N, prod(grid)), dtype=xp.dtype)
-    cols[..., span:] = 0  # positions past the last output: computed, then dropped
-    for k, off in enumerate(kernel_offsets(kernel)):
-        start = sum(off[i] * dilations[i] * row[i] for i in range(nsp))
-        cols[:, k, :, :span] = flat[:, :, start : start + span]
-    # one (1 x K) @ (K x N*P) product per channel, the batch side by side
-    y = np.matmul(w.reshape(C, 1, K), cols.reshape(C, K, N * prod(grid))).reshape((C, N) + grid)
-    y = y[(slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])]
-    return np.ascontiguousarray(y.transpose((1, 0) + tuple(range(2, 2 + nsp))))
+#: the depthwise kernel works through blocks of channels whose columns take about this much
+#: memory, so that a block's columns are still in cache when its products read them
+_DEPTHWISE_BLOCK_BYTES = 1 << 20
+
+
+def _depthwise(x, w, kernel, out, begin, strides, dilations):
+    """Conv with one filter per channel (group = C = M).
+
+    The channels go through in blocks whose im2col columns stay in cache (and whose buffers,
+    reused from block to block, stay small: a fresh large block of memory is faulted in page
+    by page on every run). A block is padded into a zeroed buffer laid out channel-major
+    (C, N, padded plane). With unit strides the plane is flattened and every output row keeps
+    the padded width (the columns past each output row are computed and dropped), so each
+    kernel position's window of a whole plane is one contiguous run and im2col copies whole
+    runs; with strides it copies the strided window. The products are one stacked (1 x K) @
+    (K x N * positions) GEMM per channel, the batch side by side."""
+    N, C = x.shape[:2]
+    nsp = len(out)
+    dt = x.dtype
+    padded = [(out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(nsp)]
+    unit = all(s == 1 for s in strides)
+    offsets = list(kernel_offsets(kernel))
+    K = len(offsets)
+    if unit:
+        row = [prod(padded[i + 1:]) for i in range(nsp)]  # flat stride of each padded axis
+        grid = (out[0],) + tuple(padded[1:])  # the output grid laid on the padded one
+        starts = [sum(off[i] * dilations[i] * row[i] for i in range(nsp)) for off in offsets]
+        tail = starts[-1]  # the last run of a plane reads this far past its end (dropped columns)
+    else:
+        grid = tuple(out)
+        windows = [tuple(slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(off, dilations, out, strides))
+                   for off in offsets]
+        tail = 0
+    span = prod(grid)
+    plane = prod(padded)
+    cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
+    buf = np.zeros((cb, N, plane + tail), dtype=dt)
+    block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
+    # the part of x inside the padded frame (a negative end pad crops it)
+    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(nsp)]
+    src = (slice(None),) + tuple(slice(0, s) for s in size)
+    dst = (slice(None),) + tuple(slice(b, b + s) for b, s in zip(begin, size))
+    channel_major = (1, 0) + tuple(range(2, 2 + nsp))
+    xt = x.transpose(channel_major)
+    wc = w.reshape(C, 1, K)
+    cols = np.empty((cb, K, N, span), dtype=dt)
+    cols_grid = cols.reshape((cb, K, N) + grid)
+    prods = np.empty((cb, 1, N * span), dtype=dt)
+    y = np.empty((N, C) + tuple(out), dtype=dt)
+    keep = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
+    for c0 in range(0, C, cb):
+        n = min(cb, C - c0)
+        if all(size):
+            block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
+        if unit:
+            for k, start in enumerate(starts):
+                cols[:n, k] = buf[:n, :, start : start + span]
+        else:
+            for k, window in enumerate(windows):
+                cols_grid[:n, k] = block[(slice(0, n), slice(None)) + window]
+        res = np.matmul(wc[c0 : c0 + n], cols[:n].reshape(n, K, N * span), out=prods[:n])
+        y[:, c0 : c0 + n] = res.reshape((n, N) + grid)[keep].transpose(channel_major)
+    return y
+
+
+def _conv_shifted(x, w, kernel, out, begin, dilations):
+    """2-D convolution, group 1, unit strides, with at least twice as many input as output
+    channels (DenseNet's 128 -> 32 3x3 layers), without im2col: per image, the sum over kernel
+    positions k of W_k (M x C) @ the input shifted by k (C x positions). The padded image is
+    flattened per channel and every output row keeps the padded width (the columns past each
+    output row are computed and dropped), so each shifted input is a strided view that BLAS
+    reads in place. Adding up K products of M rows costs less than copying K shifted copies of
+    C rows when C > M."""
+    N, C = x.shape[:2]
+    M = w.shape[0]
+    dt = x.dtype
+    padded = [out[i] + (kernel[i] - 1) * dilations[i] for i in range(2)]
+    row = padded[1]
+    plane = padded[0] * row
+    span = out[0] * row
+    starts = [off[0] * dilations[0] * row + off[1] * dilations[1] for off in kernel_offsets(kernel)]
+    # the last row of a plane reads up to starts[-1] past its end (into dropped columns)
+    buf = np.zeros((C, plane + starts[-1]), dtype=dt)
+    image = buf[:, :plane].reshape(C, *padded)
+    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(2)]
+    inside = (slice(None), slice(begin[0], begin[0] + size[0]), slice(begin[1], begin[1] + size[1]))
+    wk = np.ascontiguousarray(w.reshape(M, C, len(starts)).transpose(2, 0, 1))  # (K, M, C)
+    acc = np.empty((M, span), dtype=dt)
+    prod_k = np.empty((M, span), dtype=dt)
+    y = np.empty((N, M) + tuple(out), dtype=dt)
+    for n in range(N):
+        if all(size):
+            image[inside] = x[n, :, : size[0], : size[1]]
+        np.matmul(wk[0], buf[:, starts[0] : starts[0] + span], out=acc)
+        for k in range(1, len(starts)):
+            np.matmul(wk[k], buf[:, starts[k] : starts[k] + span], out=prod_k)
+            acc += prod_k
+        y[n] = acc.reshape(M, out[0], row)[:, :, : out[1]]
+    return y
 
 
 def _conv_params(attrs, nsp, w_shape):
@@ -168,6 +249,95 @@ def crop_or_pad(y, starts, sizes):
 # --------------------------------------------------------------------------- Conv
 
 
+#: Winograd's F(2x2, 3x3) is used for unit-stride 3x3 convolutions (group 1) with at least
+#: this many input and output channels, where its 16 products of (M x C) @ (C x tiles) (2.25
+#: times fewer multiplications than im2col's) outweigh its transforms (measured 10-35% faster
+#: on ResNet's, VGG's and Inception's 3x3 layers of 64 channels and more; slower with 16 or 32
+#: on either side: SqueezeNet's 16 -> 64, DenseNet's 128 -> 32)
+_WINOGRAD_MIN_CHANNELS = 64
+#: the tile rows of a band: its buffers (transformed input 16 x C x tiles, products 16 x M x
+#: tiles, ...) take about this much memory, reused from band to band (a fresh large buffer is
+#: faulted in page by page on every run, and falls out of cache)
+_WINOGRAD_BAND_BYTES = 1 << 21
+#: ... and at least this many 2 x 2 output tiles (a convolution with fewer is left to im2col),
+#: so that each of the band's 16 GEMMs stays efficient (ResNet's 512-channel 7 x 7 layers at
+#: batch 1, 16 tiles: slower than im2col)
+_WINOGRAD_MIN_TILES = 48
+
+#: G of F(2x2, 3x3): the filter transform U = G g G^T (Lavin and Gray, "Fast Algorithms for
+#: Convolutional Neural Networks", 2015)
+_WINOGRAD_G = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.5], [0.5, -0.5, 0.5], [0.0, 0.0, 1.0]])
+
+
+def winograd_filters(w):
+    """(M, C, 3, 3) filters -> their F(2x2, 3x3) transforms (16, M, C), computed in float64."""
+    M, C = w.shape[:2]
+    u = np.einsum("ik,mckl,jl->ijmc", _WINOGRAD_G, w.astype(np.float64), _WINOGRAD_G)
+    return np.ascontiguousarray(u.reshape(16, M, C).astype(w.dtype))
+
+
+def _winograd_rows(d, out):
+    """B^T applied along a list of four inputs (the rows or columns of 4 x 4 tiles), into
+    ``out[0..3]``: d0 - d2, d1 + d2, d2 - d1, d1 - d3."""
+    np.subtract(d[0], d[2], out=out[0])
+    np.add(d[1], d[2], out=out[1])
+    np.subtract(d[2], d[1], out=out[2])
+    np.subtract(d[1], d[3], out=out[3])
+
+
+def conv_winograd(x, u, begin, out):
+    """3x3 correlation, unit strides, group 1, of ``x`` (N, C, H, W) with transformed filters
+    ``u`` (16, M, C), as Winograd's F(2x2, 3x3): every 2 x 2 output block is A^T [U . (B^T d B)] A
+    of the 4 x 4 input tile d under it. Tiles go through in bands of tile rows whose
+    transforms stay in cache; the 16 element-wise products over C are 16 GEMMs per band."""
+    N, C, H, W = x.shape
+    M = u.shape[1]
+    dt = x.dtype
+    oh, ow = out
+    th, tw = -(-oh // 2), -(-ow // 2)
+    hp, wp = 2 * th + 2, 2 * tw + 2
+    xp = np.zeros((C, N, hp, wp), dtype=dt)  # padded, channel-major (GEMM's C x tiles)
+    hs, ws = max(0, min(H, hp - begin[0])), max(0, min(W, wp - begin[1]))
+    xp[:, :, begin[0] : begin[0] + hs, begin[1] : begin[1] + ws] = x[:, :, :hs, :ws].transpose(1, 0, 2, 3)
+    # a tile row's share of the band's buffers: rows, transformed input, products, output sums
+    row_bytes = (4 * C * wp / tw + 16 * C + 16 * M + 9 * M) * N * tw * dt.itemsize
+    tb = max(1, min(th, max(int(_WINOGRAD_BAND_BYTES // row_bytes), -(-_WINOGRAD_MIN_TILES // (N * tw)))))
+    rows = np.empty((4, C, N, tb, wp), dtype=dt)
+    v = np.empty((4, 4, C, N, tb, tw), dtype=dt)
+    m = np.empty((16, M, N * tb * tw), dtype=dt)
+    s = np.empty((2, 4, M, N, tb, tw), dtype=dt)
+    t = np.empty((M, N, tb, tw), dtype=dt)
+    y = np.empty((N, M, 2 * th, 2 * tw), dtype=dt)
+    blocks = y.reshape(N, M, th, 2, tw, 2).transpose(3, 5, 1, 0, 2, 4)  # (2, 2, M, N, th, tw)
+    for t0 in range(0, th, tb):
+        b = min(tb, th - t0)
+        T = N * b * tw
+        # the GEMM's operands as contiguous leading parts of their buffers (a shorter last
+        # band too: a strided operand or output takes numpy's matmul off BLAS)
+        vb = v.reshape(-1)[: 16 * C * T].reshape(4, 4, C, N, b, tw)
+        mb = m.reshape(-1)[: 16 * M * T].reshape(16, M, T)
+        rb, sb, tt = rows[:, :, :, :b], s[..., :b, :], t[:, :, :b]
+        _winograd_rows([xp[:, :, 2 * t0 + i : 2 * t0 + i + 2 * b : 2] for i in range(4)], rb)
+        for i in range(4):
+            _winograd_rows([rb[i][..., j : j + 2 * tw : 2] for j in range(4)], vb[i])
+        prods = np.matmul(u, vb.reshape(16, C, T), out=mb).reshape(4, 4, M, N, b, tw)
+        # A^T = [[1, 1, 1, 0], [0, 1, -1, -1]] on the rows, then on the columns
+        np.add(prods[0], prods[1], out=sb[0])
+        sb[0] += prods[2]
+        np.subtract(prods[1], prods[2], out=sb[1])
+        sb[1] -= prods[3]
+        for i in range(2):
+            np.add(sb[i, 0], sb[i, 1], out=tt)
+            tt += sb[i, 2]
+            blocks[i, 0, :, :, t0 : t0 + b] = tt
+            np.subtract(sb[i, 1], sb[i, 2], out=tt)
+            tt -= sb[i, 3]
+            blocks[i, 1, :, :, t0 : t0 + b] = tt
+    if (oh, ow) != (2 * th, 2 * tw):
+        return np.ascontiguousarray(y[:, :, :oh, :ow])
+    return y
+
+
 @register("Conv", since=1)
 def conv(node):
     attrs = node.attrs
@@ -184,10 +354,19 @@ def conv(node):
         if geo is None:
             kernel, strides, dilations = _conv_params(attrs, nsp, w.shape)
             out, begin, _ = spatial_geometry(x.shape[2:], kernel, strides, dilations, pads_attr, auto_pad)
-            geo = geo_cache[key] = (strides, dilations, begin, out)
-        strides, dilations, begin, out = geo
-        wc = wcache.get(as_compute, w)
-        y = conv_core(as_compute(x), wc, group, strides, dilations, begin, out)
+            winograd = (
+                group == 1 and nsp == 2 and kernel == [3, 3] and tuple(w.shape[2:]) == (3, 3)
+                and strides == [1, 1] and dilations == [1, 1] and min(w.shape[:2]) >= _WINOGRAD_MIN_CHANNELS
+                and x.shape[1] == w.shape[1] and x.shape[0] * -(-out[0] // 2) * -(-out[1] // 2) >= _WINOGRAD_MIN_TILES
+            )
+            geo = geo_cache[key] = (strides, dilations, begin, out, winograd)
+        strides, dilations, begin, out, winograd = geo
+        xc = as_compute(x)
+        if winograd and xc.dtype.kind == "f":
+            u = wcache.get(lambda w: winograd_filters(as_compute(w)), w, key="winograd")
+            y = conv_winograd(xc, u, begin, out)
+        else:
+            y = conv_core(xc, wcache.get(as_compute, w), group, strides, dilations, begin, out)
         if b is not None:
             y += b.astype(y.dtype).reshape((1, -1) + (1,) * nsp)
         return (y.astype(x.dtype, copy=False),)

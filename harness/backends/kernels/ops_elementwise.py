@@ -419,10 +419,25 @@ def relu(node):
     def run_inplace(x):
         if x.dtype in ML_FLOATS:
             return run(x)
+        if x.dtype in _RELU_BY_MASK:
+            return (relu_in_place(x),)
         return (np.maximum(x, x.dtype.type(0), out=x),)
 
     run.inplace = run_inplace
     return run
+
+
+#: float types whose ReLU writes zeros through a mask: numpy's float maximum (NaN-aware) runs
+#: at a fraction of a comparison's and a masked copy's speed
+_RELU_BY_MASK = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+
+
+def relu_in_place(x):
+    """max(0, x) in place: every element <= 0 (-0.0 too) becomes +0.0; NaN, compared false,
+    stays as it is, sign and payload (what np.maximum gives as well)."""
+    zero = x.dtype.type(0)
+    np.copyto(x, zero, where=np.less_equal(x, zero))
+    return x
 
 
 @register("Sigmoid", since=1)
