@@ -202,3 +202,21 @@ def test_a_float_difference_still_takes_the_elementwise_analysis():
     v = Comparator().compare([e], [a], Tolerance(rtol=0.0, atol=0.0))
     assert (v.outcome, v.bad_count, v.max_abs, v.first_bad) == ("mismatch", 1, 0.5, "[1]")
     assert Comparator().compare([e], [e.copy()], Tolerance(rtol=-1.0, atol=0.0)).outcome == "mismatch"  # a negative rtol accepts nothing
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64", "bfloat16"])
+def test_the_all_finite_path_gives_what_the_general_path_gives(dtype):
+    # one NaN appended sends the same values through the general path; every array is per element
+    from harness.case import Tolerance
+    from harness.compare import _float_bad
+    rng = np.random.default_rng(3)
+    t = np.dtype(ml_dtypes.bfloat16) if dtype == "bfloat16" else np.dtype(dtype)
+    e = (rng.standard_normal(300) * 10.0 ** rng.integers(-6, 6, 300)).astype(t)
+    a = np.where(rng.random(300) < 0.5, e, (e.astype(np.float64) * (1 + rng.standard_normal(300) * 1e-3)).astype(t)).astype(t)
+    e[:3], a[:3] = [0.0, -0.0, 1.0], [-0.0, 0.0, 0.0]
+    for tol in (Tolerance(rtol=1e-3, atol=1e-5), Tolerance(rtol=0, atol=0, ulp=2), Tolerance(rtol=1e-4, atol=0, bound=None)):
+        fast = _float_bad(e, a, tol)
+        general = _float_bad(np.append(e, t.type(np.nan)), np.append(a, t.type(1.0)), tol)
+        for got, want in zip(fast, general):
+            assert got.dtype == want.dtype and np.array_equal(got, want[:-1], equal_nan=True)
+    assert _float_bad(e[:0], a[:0], Tolerance())[5].shape == (0,)
