@@ -286,23 +286,35 @@ def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callab
                   recycle_after=config.recycle_after, limits=config.worker_limits())
 
 
-def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], None]) -> tuple[list[Case], dict[str, BackendInfo]]:
-    """The run's cases and its backends' infos. The local runner's workers start and load their
-    backends in a thread while this one selects the cases; they stay, backends loaded, for the
-    run. No case selected, or a failure of either: the workers are stopped."""
+def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], None]
+                          ) -> tuple[list[Case], dict[str, BackendInfo], expectations.Entries]:
+    """The run's cases, its backends' infos and the expectations of those that loaded. The local
+    runner's workers start and load their backends in a thread while this one selects the cases
+    and reads the expectations; they stay, backends loaded, for the run. No case selected, or a
+    failure of either: the workers are stopped."""
+    names = [b.name for b in config.backends]
+    said: list[str] = []  # what reading the files has to say, said once the backends that loaded are known
     if not isinstance(runner, Runner):
-        cases = _selected(config, say)
-        return cases, runner.probe()
-    with ThreadPoolExecutor(1, thread_name_prefix="probe") as pool:
-        probing = pool.submit(runner.probe, keep=True)
-        try:
-            cases = _selected(config, say)
-            infos = probing.result()
-        except BaseException:
-            wait([probing])  # the probe kills its own workers when it fails
-            runner.close()
-            raise
-    return cases, infos
+        cases, infos = _selected(config, say), runner.probe()
+        entries = expectations.load(names, config.expectations, say=said.append)
+    else:
+        with ThreadPoolExecutor(1, thread_name_prefix="probe") as pool:
+            probing = pool.submit(runner.probe, keep=True)
+            try:
+                cases = _selected(config, say)
+                entries = expectations.load(names, config.expectations, say=said.append)
+                entries.matching("", "")  # its index built while the workers still load
+                infos = probing.result()
+            except BaseException:
+                wait([probing])  # the probe kills its own workers when it fails
+                runner.close()
+                raise
+    live = [name for name in names if infos[name].available]
+    if live != names:  # the entries of the backends that loaded, and a file naming none of them said so
+        return cases, infos, expectations.load(live, config.expectations)
+    for message in said:
+        print(message, file=sys.stderr)
+    return cases, infos, entries
 
 
 def _selected(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
@@ -324,7 +336,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     policy = options.timing_policy()
     timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
     runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
-    cases, infos = _select_while_probing(config, runner, say)
+    cases, infos, entries = _select_while_probing(config, runner, say)
     env = environment(config)
     if run_id is None:
         run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
@@ -336,7 +348,6 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         if not info.available:
             say(f"backend {name} unavailable: {info.reason}")
     live = [b.name for b in config.backends if infos[b.name].available]
-    entries = expectations.load(live, config.expectations)
     specs = {b.name: b for b in config.backends}
     by_id = {c.id: c for c in cases}
     # biggest models first, so that no worker is left with a long case at the end; cases of one
