@@ -303,7 +303,6 @@ def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], N
             try:
                 cases = _selected(config, say)
                 entries = expectations.load(names, config.expectations, say=said.append)
-                entries.matching("", "")  # its index built while the workers still load
                 infos = probing.result()
             except BaseException:
                 wait([probing])  # the probe kills its own workers when it fails
