@@ -600,7 +600,7 @@ def _float_bad(e: np.ndarray, a: np.ndarray, tol: Tolerance) -> tuple[np.ndarray
         ulps = np.where(finite, ulp_distance(ez, az), 0.0)
         if tol.ulp is not None:
             close |= ulps <= tol.ulp
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # over a subnormal a difference is inf relative
         rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
     bad = nan_bad | inf_bad | (finite & ~close)
     return bad, nan_bad, inf_bad, diff, rel, ulps
@@ -620,7 +620,7 @@ def _finite_bad(e: np.ndarray, a: np.ndarray, e64: np.ndarray, a64: np.ndarray, 
     ulps = ulp_distance(e, a) if e.size else np.zeros(e.shape)
     if tol.ulp is not None:
         close |= ulps <= tol.ulp
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(e64 != 0, diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
     none = np.zeros(e.shape, bool)
     return ~close, none, none.copy(), diff, rel, ulps

@@ -220,3 +220,16 @@ def test_the_all_finite_path_gives_what_the_general_path_gives(dtype):
         for got, want in zip(fast, general):
             assert got.dtype == want.dtype and np.array_equal(got, want[:-1], equal_nan=True)
     assert _float_bad(e[:0], a[:0], Tolerance())[5].shape == (0,)
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_a_difference_over_a_subnormal_is_an_infinite_relative_error_without_a_warning(nan):
+    import warnings
+
+    from harness.compare import _float_bad
+
+    e, a = np.array([1e-310, np.nan if nan else 2.0]), np.array([1.0, np.nan if nan else 2.0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        rel = _float_bad(e, a, Tolerance())[4]
+    assert rel[0] == np.inf and rel[1] == 0.0
