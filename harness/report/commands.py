@@ -101,6 +101,8 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     from tabulate import tabulate
 
+    from .. import expectations
+
     from .diff import diff_results
     from .selection import like_for_like, ref_selections
     from .sources import RunRef, load_rows, portable_text, resolve_source
@@ -126,8 +128,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if diff.disjoint:  # two different suites (or backends): "15,581 new, 3,768 removed" would say nothing
         return _err(diff.scope())
     unused = diff.allow(args.allow)
-    from .. import expectations
-
     diff.allow_varying(expectations.load(sorted({c.backend for c in diff.changes})))
     perf_regressions = _perf_section(args, base_rows, new_rows, base, new, unused)
     for kind in CHANGE_KINDS:  # one section per kind, regressions first
@@ -144,7 +144,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
             rows.append([c.case_id + (" (allowed)" if c.allowed else ""), c.backend, c.before or "-", c.after or "-",
                          message[:90] + ("…" if len(message) > 90 else "")])
             if c.allowed_by:
-                rows.append(["", "", "", "", f"allowed: {c.allowed_by}"[:100] + "…"])
+                why = f"allowed: {c.allowed_by}"
+                rows.append(["", "", "", "", why[:100] + ("…" if len(why) > 100 else "")])
         print(tabulate(rows, headers=["case", "backend", base.label, new.label, "message"], tablefmt="github"))
         if len(changes) > limit:
             print(f"... {len(changes) - limit:,} more {kind} (list them all with --all)")
