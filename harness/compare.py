@@ -575,55 +575,39 @@ def _identical_floats(e: np.ndarray, a: np.ndarray, tol: Tolerance) -> bool:
 
 def _float_bad(e: np.ndarray, a: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, ...]:
     """Floats of one dtype: per element, bad (outside rtol/atol and ulp, NaN against a number, an
-    infinity against another value), then NaN-bad, infinity-bad, abs and rel difference, ulps."""
+    infinity against another value), then NaN-bad, infinity-bad, abs and rel difference, ulps.
+    Most outputs hold no NaN or infinity on either side: they skip the masking."""
     e64, a64 = e.astype(np.float64), a.astype(np.float64)
-    if np.isfinite(e64).all() and np.isfinite(a64).all():  # most outputs: no NaN or infinity on either side
-        return _finite_bad(e, a, e64, a64, tol)
-    e_nan, a_nan = np.isnan(e64), np.isnan(a64)
-    nan_bad = e_nan != a_nan
-    e_inf, a_inf = np.isinf(e64), np.isinf(a64)
-    inf_bad = (e_inf | a_inf) & ~(e_nan | a_nan) & (e64 != a64)
-    finite = ~(e_nan | a_nan | e_inf | a_inf)
-    diff = np.where(finite, np.abs(a64 - e64), 0.0)
-    allowed = tol.atol + tol.rtol * np.abs(np.where(finite, e64, 0.0))
+    if np.isfinite(e64).all() and np.isfinite(a64).all():
+        finite = None
+        nan_bad, inf_bad = np.zeros(e.shape, bool), np.zeros(e.shape, bool)
+        diff, ez, az = np.abs(a64 - e64), e, a
+    else:
+        e_nan, a_nan = np.isnan(e64), np.isnan(a64)
+        nan_bad = e_nan != a_nan
+        e_inf, a_inf = np.isinf(e64), np.isinf(a64)
+        inf_bad = (e_inf | a_inf) & ~(e_nan | a_nan) & (e64 != a64)
+        finite = ~(e_nan | a_nan | e_inf | a_inf)
+        diff = np.where(finite, np.abs(a64 - e64), 0.0)
+        e64 = np.where(finite, e64, 0.0)
+        ez, az = np.where(finite, e, 0).astype(e.dtype), np.where(finite, a, 0).astype(a.dtype)
+    allowed = tol.atol + tol.rtol * np.abs(e64)
     extra = getattr(tol, "elementwise", None)  # a bound derived per element (harness/tolerances.py)
     if extra is not None:
         if np.shape(extra) != e.shape:
             raise ValueError(f"a tolerance bound of shape {list(np.shape(extra))} for an output of shape {list(e.shape)}")
-        allowed = allowed + np.where(finite, np.asarray(extra, dtype=np.float64), 0.0)
+        extra = np.asarray(extra, dtype=np.float64)
+        allowed = allowed + (extra if finite is None else np.where(finite, extra, 0.0))
     close = diff <= allowed
     ulps = np.zeros(e.shape)
-    if finite.any():
-        ez, az = e.copy(), a.copy()
-        ez[~finite] = 0
-        az[~finite] = 0
-        ulps = np.where(finite, ulp_distance(ez, az), 0.0)
+    if e.size and (finite is None or finite.any()):
+        ulps = ulp_distance(ez, az) if finite is None else np.where(finite, ulp_distance(ez, az), 0.0)
         if tol.ulp is not None:
             close |= ulps <= tol.ulp
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # over a subnormal a difference is inf relative
-        rel = np.where(finite & (e64 != 0), diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
-    bad = nan_bad | inf_bad | (finite & ~close)
-    return bad, nan_bad, inf_bad, diff, rel, ulps
-
-
-def _finite_bad(e: np.ndarray, a: np.ndarray, e64: np.ndarray, a64: np.ndarray, tol: Tolerance) -> tuple[np.ndarray, ...]:
-    """:func:`_float_bad` where every value of both sides is finite: the same arrays, computed
-    without masking out NaN and infinities."""
-    diff = np.abs(a64 - e64)
-    allowed = tol.atol + tol.rtol * np.abs(e64)
-    extra = getattr(tol, "elementwise", None)
-    if extra is not None:
-        if np.shape(extra) != e.shape:
-            raise ValueError(f"a tolerance bound of shape {list(np.shape(extra))} for an output of shape {list(e.shape)}")
-        allowed = allowed + np.asarray(extra, dtype=np.float64)
-    close = diff <= allowed
-    ulps = ulp_distance(e, a) if e.size else np.zeros(e.shape)
-    if tol.ulp is not None:
-        close |= ulps <= tol.ulp
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         rel = np.where(e64 != 0, diff / np.abs(e64), np.where(diff > 0, np.inf, 0.0))
-    none = np.zeros(e.shape, bool)
-    return ~close, none, none.copy(), diff, rel, ulps
+    bad = nan_bad | inf_bad | (~close if finite is None else finite & ~close)
+    return bad, nan_bad, inf_bad, diff, rel, ulps
 
 
 def _any_mask(masks: list[Any], shape: tuple[int, ...]) -> np.ndarray:
