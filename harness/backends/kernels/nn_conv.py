@@ -107,6 +107,20 @@ def conv_core(x, w, group, strides, dilations, begin, out):
     return y.reshape((N, M) + tuple(out))
 
 
+def _frame(x_shape, padded, begin):
+    """Where the part of an (N, C, *spatial) input inside a padded frame lands: the source and
+    destination slices of its spatial axes (a negative end pad crops it), and whether any of it
+    does."""
+    size = [max(0, min(x_shape[2 + i], padded[i] - begin[i])) for i in range(len(padded))]
+    return tuple(slice(0, n) for n in size), tuple(slice(b, b + n) for b, n in zip(begin, size)), all(size)
+
+
+def _flat_starts(kernel, dilations, padded):
+    """On a padded frame flattened per channel, where each kernel position's window starts."""
+    row = [prod(padded[i + 1:]) for i in range(len(padded))]  # the flat stride of each axis
+    return [sum(off[i] * dilations[i] * row[i] for i in range(len(padded))) for off in kernel_offsets(kernel)]
+
+
 #: the depthwise kernel works through blocks of channels whose columns take about this much
 #: memory, so that a block's columns are still in cache when its products read them
 _DEPTHWISE_BLOCK_BYTES = 1 << 20
@@ -131,9 +145,8 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     offsets = list(kernel_offsets(kernel))
     K = len(offsets)
     if unit:
-        row = [prod(padded[i + 1:]) for i in range(nsp)]  # flat stride of each padded axis
+        starts = _flat_starts(kernel, dilations, padded)
         grid = (out[0],) + tuple(padded[1:])  # the output grid laid on the padded one
-        starts = [sum(off[i] * dilations[i] * row[i] for i in range(nsp)) for off in offsets]
         tail = starts[-1]  # the last run of a plane reads this far past its end (dropped columns)
     else:
         grid = tuple(out)
@@ -145,10 +158,8 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
     buf = np.zeros((cb, N, plane + tail), dtype=dt)
     block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
-    # the part of x inside the padded frame (a negative end pad crops it)
-    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(nsp)]
-    src = (slice(None),) + tuple(slice(0, s) for s in size)
-    dst = (slice(None),) + tuple(slice(b, b + s) for b, s in zip(begin, size))
+    src, dst, any_inside = _frame(x.shape, padded, begin)
+    src, dst = (slice(None),) + src, (slice(None),) + dst
     channel_major = (1, 0) + tuple(range(2, 2 + nsp))
     xt = x.transpose(channel_major)
     wc = w.reshape(C, 1, K)
@@ -159,7 +170,7 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     keep = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
     for c0 in range(0, C, cb):
         n = min(cb, C - c0)
-        if all(size):
+        if any_inside:
             block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
         if unit:
             for k, start in enumerate(starts):
@@ -187,19 +198,18 @@ def _conv_shifted(x, w, kernel, out, begin, dilations):
     row = padded[1]
     plane = padded[0] * row
     span = out[0] * row
-    starts = [off[0] * dilations[0] * row + off[1] * dilations[1] for off in kernel_offsets(kernel)]
+    starts = _flat_starts(kernel, dilations, padded)
     # the last row of a plane reads up to starts[-1] past its end (into dropped columns)
     buf = np.zeros((C, plane + starts[-1]), dtype=dt)
     image = buf[:, :plane].reshape(C, *padded)
-    size = [max(0, min(x.shape[2 + i], padded[i] - begin[i])) for i in range(2)]
-    inside = (slice(None), slice(begin[0], begin[0] + size[0]), slice(begin[1], begin[1] + size[1]))
+    src, dst, any_inside = _frame(x.shape, padded, begin)
     wk = np.ascontiguousarray(w.reshape(M, C, len(starts)).transpose(2, 0, 1))  # (K, M, C)
     acc = np.empty((M, span), dtype=dt)
     prod_k = np.empty((M, span), dtype=dt)
     y = np.empty((N, M) + tuple(out), dtype=dt)
     for n in range(N):
-        if all(size):
-            image[inside] = x[n, :, : size[0], : size[1]]
+        if any_inside:
+            image[(slice(None),) + dst] = x[(n, slice(None)) + src]
         np.matmul(wk[0], buf[:, starts[0] : starts[0] + span], out=acc)
         for k in range(1, len(starts)):
             np.matmul(wk[k], buf[:, starts[k] : starts[k] + span], out=prod_k)
@@ -297,8 +307,8 @@ def conv_winograd(x, u, begin, out):
     th, tw = -(-oh // 2), -(-ow // 2)
     hp, wp = 2 * th + 2, 2 * tw + 2
     xp = np.zeros((C, N, hp, wp), dtype=dt)  # padded, channel-major (GEMM's C x tiles)
-    hs, ws = max(0, min(H, hp - begin[0])), max(0, min(W, wp - begin[1]))
-    xp[:, :, begin[0] : begin[0] + hs, begin[1] : begin[1] + ws] = x[:, :, :hs, :ws].transpose(1, 0, 2, 3)
+    src, dst, _ = _frame(x.shape, (hp, wp), begin)
+    xp[(slice(None), slice(None)) + dst] = x[(slice(None), slice(None)) + src].transpose(1, 0, 2, 3)
     # a tile row's share of the band's buffers: rows, transformed input, products, output sums
     row_bytes = (4 * C * wp / tw + 16 * C + 16 * M + 9 * M) * N * tw * dt.itemsize
     tb = max(1, min(th, max(int(_WINOGRAD_BAND_BYTES // row_bytes), -(-_WINOGRAD_MIN_TILES // (N * tw)))))
