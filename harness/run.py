@@ -9,6 +9,7 @@ repeating a stored result.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import platform
@@ -287,33 +288,26 @@ def _runner(config: RunConfig, timeout: float, options: ExecOptions, say: Callab
 
 
 def _select_while_probing(config: RunConfig, runner: Any, say: Callable[[str], None]
-                          ) -> tuple[list[Case], dict[str, BackendInfo], expectations.Entries]:
-    """The run's cases, its backends' infos and the expectations of those that loaded. The local
-    runner's workers start and load their backends in a thread while this one selects the cases
-    and reads the expectations; they stay, backends loaded, for the run. No case selected, or a
-    failure of either: the workers are stopped."""
-    names = [b.name for b in config.backends]
-    said: list[str] = []  # what reading the files has to say, said once the backends that loaded are known
+                          ) -> tuple[list[Case], dict[str, BackendInfo], Callable[[], expectations.Entries]]:
+    """The run's cases, its backends' infos, and what reads the expectations of those that
+    loaded (once, when first asked: a run asks on its first result, so the workers start on the
+    first cases meanwhile). The local runner's workers start and load their backends in a thread
+    while this one selects the cases; they stay, backends loaded, for the run. No case selected,
+    or a failure of either: the workers are stopped."""
     if not isinstance(runner, Runner):
         cases, infos = _selected(config, say), runner.probe()
-        entries = expectations.load(names, config.expectations, say=said.append)
     else:
         with ThreadPoolExecutor(1, thread_name_prefix="probe") as pool:
             probing = pool.submit(runner.probe, keep=True)
             try:
                 cases = _selected(config, say)
-                entries = expectations.load(names, config.expectations, say=said.append)
                 infos = probing.result()
             except BaseException:
                 wait([probing])  # the probe kills its own workers when it fails
                 runner.close()
                 raise
-    live = [name for name in names if infos[name].available]
-    if live != names:  # the entries of the backends that loaded, and a file naming none of them said so
-        return cases, infos, expectations.load(live, config.expectations)
-    for message in said:
-        print(message, file=sys.stderr)
-    return cases, infos, entries
+    live = [b.name for b in config.backends if infos[b.name].available]
+    return cases, infos, functools.cache(lambda: expectations.load(live, config.expectations, say=lambda m: print(m, file=sys.stderr)))
 
 
 def _selected(config: RunConfig, say: Callable[[str], None]) -> list[Case]:
@@ -335,7 +329,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     policy = options.timing_policy()
     timeout = config.timeout * (1 + policy.max_warmups + policy.min_samples) + 10 * policy.budget_s if policy else config.timeout
     runner = _runner(config, timeout, options, say)  # before the run is stored: a missing executor leaves no run behind
-    cases, infos, entries = _select_while_probing(config, runner, say)
+    cases, infos, load_entries = _select_while_probing(config, runner, say)
     env = environment(config)
     if run_id is None:
         run_id = store.start_run(env["command"], config.to_json(), env, env.get("corpus_sha256"))
@@ -360,7 +354,7 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
             counts[row["backend"]][row["outcome"]] += 1
     tick = progress(len(tasks)) if progress else None
     budget = {"left": config.localize}
-    recorder = Recorder(store, run_id, bundles, specs, entries, config.restamp, config.opset, batched=True)
+    recorder = Recorder(store, run_id, bundles, specs, [], config.restamp, config.opset, batched=True)
 
     def localize_here(result: Result) -> None:
         if config.localize and budget["left"] > 0:
@@ -369,6 +363,8 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
     def on_result(result: Result) -> None:
         if result.tags.get("corpus_mismatch"):  # the corpus cannot be trusted: the run stops, naming the case
             raise CorpusError(result.message)
+        if not recorder.entries:  # read on the first result: the workers have their first cases meanwhile
+            recorder.entries = load_entries()
         recorder.record(result, by_id[result.case_id], localize_here)
         counts[result.backend][result.outcome] += 1
         if tick:
@@ -389,11 +385,16 @@ def execute_run(config: RunConfig, store: Store, run_id: int | None = None, say:
         store.finish_run(run_id, "interrupted")  # what it finished stays
         raise CorpusError(f"{exc}; run {run_id} keeps the results it finished: once the corpus is rebuilt, "
                           f"continue with 'onnx-harness run --resume {run_id} --store {config.store}'") from exc
+    except expectations.ExpectationError as exc:  # read on the first result: the run has started
+        store.finish_run(run_id, "interrupted")
+        raise expectations.ExpectationError(f"{exc}; run {run_id} stored no result: once the file is mended, continue with "
+                                            f"'onnx-harness run --resume {run_id} --store {config.store}'") from exc
     finally:
         getattr(tick, "close", lambda: None)()
     store.finish_run(run_id, "interrupted" if interrupted else "complete")
     _record_end_load(store, run_id)
     rows = list(store.summary_rows(run_id))  # what the end needs, without parsing each result's JSON
+    entries = load_entries()
     for r in rows if done else ():  # a resumed run: what its earlier part's results matched
         if (r["case_id"], r["backend"]) in done:
             raw = r["raw_outcome"] or r["outcome"]

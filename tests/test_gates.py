@@ -136,3 +136,19 @@ def test_a_known_rejection_stays_out_of_the_pass_rate_denominator(tmp_path):
     assert (entry["total"], entry["loadable"], entry["pass_rate"]) == (4, 2, 0.5)
     summary = build_report([RunRef(tmp_path / "r.sqlite", run)], history=False).backends[0]
     assert (summary.total, summary.loadable, summary.pass_rate) == (4, 2, 0.5)
+
+
+def test_a_malformed_expectations_file_ends_the_run_naming_it_and_how_to_resume(corpus, tmp_path, capsys):
+    # the file is read on the first result (the workers start on the first cases meanwhile): the
+    # run it ended is stored as interrupted, with no result, and resumes once the file is mended
+    known = tmp_path / "known.toml"
+    known.write_text(f'[[expect]]\nbackend = "{WRONG}"\ncase = "{CASES[0]}"\noutcome = "mismatch"\n')  # no reason
+    code = main(["run", "--suite", "onnx-simple", "-k", "expand_shape", "-j", "1", "--corpus", str(corpus),
+                 "--store", str(tmp_path / "r.sqlite"), "--backend", WRONG, "--expectations", str(known)])
+    err = capsys.readouterr().err
+    assert code == 2 and "reason" in err and "--resume 1" in err and "stored no result" in err
+    store = Store(tmp_path / "r.sqlite")
+    assert store.run(1)["status"] == "interrupted" and list(store.summary_rows(1)) == []
+    _expect(known, CASES)
+    code, lines = _run(corpus, tmp_path, capsys, "--resume", "1")
+    assert code == 0 and len(list(store.summary_rows(1))) == 4
