@@ -67,11 +67,12 @@ def cpu_seconds() -> float:
 
 
 def warm_forkserver() -> None:
-    """Start the runner's fork server and let it finish its imports (numpy, onnx, the harness), as
-    the command line does first thing: the clock of our side starts after them, as the bare
-    loop's starts after its own imports."""
+    """Start the runner's fork server and let it finish its imports (numpy, onnx, the harness,
+    ONNX Runtime), as the command line does first thing: the clock of our side starts after them,
+    as the bare loop's starts after its own imports."""
     from harness import forkserver
 
+    forkserver.start(["onnxruntime"])
     process = forkserver.context().Process(target=len, args=((),))
     process.start()
     process.join()

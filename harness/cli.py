@@ -88,7 +88,8 @@ def _progress(total: int):
 def cmd_run(args: argparse.Namespace) -> int:
     from .forkserver import start
 
-    start()  # the workers' fork server imports on another core while this process does
+    # the workers' fork server imports on another core while this process does, the backends' runtimes too
+    start(args.backend or ["reference"])
     from .run import RunConfig, execute_run
     from .store import Store
 

@@ -17,7 +17,9 @@ from typing import Any
 #: tests: scipy.stats would cost half a second and no worker needs it for a plain run; hypothesis
 #: because judging a case at a spec-silent point imports its operator module, which draws on it:
 #: a quarter second per worker otherwise, more than a thousand small cases take)
-PRELOAD = ["harness.worker", "numpy", "onnx", "scipy.special", "hypothesis"]
+PRELOAD = ["harness.worker", "numpy", "onnx", "scipy.special", "hypothesis", "harness.backends.preload"]
+#: the backends whose runtimes ``harness.backends.preload`` imports in the fork server (JSON list)
+BACKENDS_ENV = "ONNX_HARNESS_PRELOAD_BACKENDS"
 
 
 def context() -> Any:
@@ -40,10 +42,17 @@ def last_lines(path: str, size: int = 600) -> list[str]:
     return [line.strip() for line in text.splitlines() if line.strip()]
 
 
-def start() -> None:
-    """Launch the fork server now if this platform has one (a no-op when it runs already)."""
+def start(backends: list[str] | None = None) -> None:
+    """Launch the fork server now if this platform has one (a no-op when it runs already); it
+    also imports the runtimes of ``backends`` (each backend class's ``preload``), so that no
+    worker forked from it pays for that import itself."""
     if sys.platform == "linux":
+        import json
         from multiprocessing import forkserver
 
         context()
-        forkserver.ensure_running()
+        os.environ[BACKENDS_ENV] = json.dumps(backends or [])  # read by the server only: removed once it started
+        try:
+            forkserver.ensure_running()
+        finally:
+            del os.environ[BACKENDS_ENV]

@@ -127,6 +127,23 @@ def test_a_worker_starts_with_hypothesis_imported(tmp_path):
     assert out.read_text().split() == ["hypothesis", "numpy", "onnx"]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers come from a fork server on Linux only")
+@pytest.mark.parametrize("backends, imported", [(["onnxruntime"], "onnxruntime"), (["reference", "exec:a,b", "no-such"], "")])
+def test_a_fork_server_started_for_a_run_imports_its_backends_runtimes_once(backends, imported, tmp_path):
+    """``onnx-harness run`` starts the fork server naming the run's backends: a worker forked from
+    it finds ONNX Runtime imported, and a run without it (or naming what cannot load) does not."""
+    import subprocess
+
+    pytest.importorskip("onnxruntime")
+    out = tmp_path / "imported"
+    code = f"import sys; open({str(out)!r}, 'w').write(' '.join(m for m in ('onnxruntime',) if m in sys.modules))"
+    script = (f"from harness import forkserver\nforkserver.start({backends!r})\n"
+              f"p = forkserver.context().Process(target=exec, args=({code!r},)); p.start(); p.join(60)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert out.read_text() == imported
+
+
 def test_a_worker_gets_its_queued_tasks_in_one_message_and_answers_each(monkeypatch):
     from harness import runner as runner_module
 

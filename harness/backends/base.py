@@ -103,6 +103,10 @@ class Backend:
     #: ``harness.findings.RUNTIMES``); None: the backend is the harness's own code (a lowering, the
     #: kernel engine), run through the harness. A subclass that changes what runs sets it back to None.
     repro_runtime: ClassVar[str | None] = None
+    #: modules ``load`` imports that the workers' fork server may import once ahead of them
+    #: (:func:`harness.forkserver.start`): only modules safe to fork after importing (no threads,
+    #: no device handles at import)
+    preload: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, **options: Any) -> None:
         self.options = options

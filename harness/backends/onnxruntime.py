@@ -145,6 +145,8 @@ class OnnxRuntimeBackend(Backend):
     repro_runtime: ClassVar[str | None] = "onnxruntime"
     #: the runner fills ``threads`` from -j when the user left it unset
     takes_threads: ClassVar[bool] = True
+    #: importing it starts no thread (its pools come with the first session)
+    preload: ClassVar[tuple[str, ...]] = ("onnxruntime",)
 
     def load(self) -> None:
         onnxruntime = import_runtime("onnxruntime")
