@@ -79,7 +79,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     if report.bench:
         print(f"benchmark: {len(report.bench):,} results (performance section; not conformance)")
     if report.diff is not None:
-        print(f"against {report.diff.base}: {counts_line(report.diff)}" if not report.diff.disjoint else report.diff.scope())
+        print(f"against {report.diff.base}: {report.diff.counts_line()}" if not report.diff.disjoint else report.diff.scope())
         if report.diff.scope() and not report.diff.disjoint:
             print(f"  ({report.diff.scope()})")
     for path in paths:
@@ -156,8 +156,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         print(f"not compared: {n.text()}")
     for pattern in unused:
         print(f"--allow {pattern!r} matched no change", file=sys.stderr)
-    allowed = sum(1 for c in diff.changes if c.allowed and c.regression)
-    print(f"\n{base.label} -> {new.label}: {counts_line(diff)}" + (f" ({allowed:,} regressions allowed)" if allowed else ""))
+    print(f"\n{base.label} -> {new.label}: {diff.counts_line()}")
     if diff.regressions or perf_regressions:
         kinds = Counter(c.kind for c in diff.regressions)
         kinds.update({"perf-regressed": perf_regressions} if perf_regressions else {})
@@ -229,12 +228,6 @@ def _stored_run(ref: Any) -> tuple[dict, dict[str, str]] | None:
         return None
     store = open_store(ref.store)
     return store.run(ref.run_id), {b["name"]: b["version"] for b in store.backends(ref.run_id)}
-
-
-def counts_line(diff) -> str:
-    """``3 regressed, 1 removed, 2 improved``: the count of every kind that occurs, or ``no change``."""
-    counts = diff.counts()
-    return ", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "no change"
 
 
 def _expand_stores(paths: list[str]) -> list[Path]:

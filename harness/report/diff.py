@@ -172,6 +172,13 @@ class RunDiff:
     def counts(self) -> Counter:
         return Counter(c.kind for c in self.changes)
 
+    def counts_line(self) -> str:
+        """``3 regressed (1 allowed), 1 removed, 2 improved``: the count of every kind that occurs
+        (with the regressions an ``--allow`` pattern or an expectation accepts), or ``no change``."""
+        counts, allowed = self.counts(), Counter(c.kind for c in self.changes if c.allowed and c.regression)
+        return ", ".join(f"{counts[k]:,} {k}" + (f" ({allowed[k]:,} allowed)" if allowed[k] else "")
+                         for k in CHANGE_KINDS if counts[k]) or "no change"
+
     def allow(self, patterns: Iterable[str]) -> list[str]:
         """Mark the changes matching ``[BACKEND:]CASE-GLOB`` as accepted; returns the patterns that
         matched nothing."""

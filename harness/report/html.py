@@ -355,7 +355,9 @@ def page_data(report: Report) -> dict[str, Any]:
                 "k": [kinds[c.kind] for c in d.changes], "c": [S(c.case_id) for c in d.changes],
                 "b": [S(c.backend) for c in d.changes],
                 "o0": [oidx.get(c.before, -1) if c.before else -1 for c in d.changes],
-                "o1": [oidx.get(c.after, -1) if c.after else -1 for c in d.changes]}
+                "o1": [oidx.get(c.after, -1) if c.after else -1 for c in d.changes],
+                # the changes an expectation allows (index, why): shown, not counted as regressions
+                "allowed": [[n, S(c.allowed_by)] for n, c in enumerate(d.changes) if c.allowed]}
 
     return {
         "v": 1,

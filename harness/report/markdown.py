@@ -17,7 +17,7 @@ from tabulate import tabulate
 from ..worker import OUTCOMES
 from .html import fmt_pct, fmt_ratio
 from .export_matrix import ExportMatrix
-from .diff import CHANGE_KINDS, Change, KINDS, REGRESSION_KINDS
+from .diff import Change, KINDS, REGRESSION_KINDS
 from .matrix import Report
 from .sources import relative_link
 
@@ -90,17 +90,23 @@ def render(report: Report, folder: Path) -> str:
 
     by_pair = {(r["case_id"], r["backend"]): r for r in report.results}
     if report.diff is not None:
-        counts = report.diff.counts()
-        lines.append("**Changes:** " + (", ".join(f"{counts[k]:,} {k}" for k in CHANGE_KINDS if counts[k]) or "none")
+        lines.append("**Changes:** " + report.diff.counts_line()
                      + (f" ({_cell(report.diff.scope(), 600)})" if report.diff.scope() else ""))
         lines.append("")
         for kind in REGRESSION_KINDS:  # each kind of regression in its own section
-            regressed = report.diff.of_kind(kind)
+            regressed = [c for c in report.diff.of_kind(kind) if not c.allowed]
             if regressed:
                 lines.append(f"### Regressions: {kind}, {KINDS[kind]} ({len(regressed):,})")
                 lines.append("")
                 lines.append(_changes_table(regressed[: LIMITS["regressed"]], by_pair, folder))
                 lines.append(_more(len(regressed), LIMITS["regressed"], kind))
+        allowed = [c for c in report.diff.changes if c.regression and c.allowed]
+        if allowed:
+            lines.append(f"### Regressions allowed ({len(allowed):,}): not counted against the run")
+            lines.append("")
+            lines.append(tabulate([[_code(c.case_id), _cell(c.backend), f"{c.before or '(not run)'} → {c.after or '(not run)'}", _cell(c.allowed_by, 160)]
+                                   for c in allowed[: LIMITS["regressed"]]], headers=["case", "backend", "outcome", "why allowed"], tablefmt="github"))
+            lines.append(_more(len(allowed), LIMITS["regressed"], "allowed"))
         improved = report.diff.of_kind("improved")
         if improved:
             lines.append(f"### Improvements ({len(improved):,})")

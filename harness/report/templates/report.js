@@ -637,8 +637,10 @@
   function buildDiff() {
     if (!D.diff) return;
     const el = $("diff-kinds");
+    const allowed = new Map();  // per kind, the changes an expectation allows
+    for (const [n] of D.diff.allowed || []) allowed.set(D.diff.k[n], (allowed.get(D.diff.k[n]) || 0) + 1);
     el.innerHTML = D.kinds.map((k, n) => "<button type='button' class='on' data-k='" + n + "'><span class='k-" + k + "'>" + k + "</span> " +
-      (D.diff.counts[k] || 0).toLocaleString("en-US") + "</button>").join("");
+      (D.diff.counts[k] || 0).toLocaleString("en-US") + (allowed.get(n) ? " (" + allowed.get(n).toLocaleString("en-US") + " allowed)" : "") + "</button>").join("");
     el.addEventListener("click", (ev) => {
       const t = ev.target.closest("button[data-k]");
       if (!t) return;
@@ -651,7 +653,7 @@
   }
   function renderDiff() {
     if (!D.diff) return;
-    const X = D.diff, rows = [];
+    const X = D.diff, rows = [], allowed = new Map((X.allowed || []).map(([n, why]) => [n, str(why)]));
     for (let n = 0; n < X.k.length; n++) {
       if (!state.kinds.has(X.k[n])) continue;
       const id = str(X.c[n]).toLowerCase();
@@ -665,7 +667,9 @@
       const d = rows[n], id = str(X.c[d]), c = caseIndex.get(id), name = str(X.b[d]);
       const b = B.findIndex((x) => x.name === name);
       const i = c !== undefined && b >= 0 ? byCase[c * NB + b] : -1;
-      h += "<tr><td class='k-" + D.kinds[X.k[d]] + "'>" + D.kinds[X.k[d]] + "</td><td class='case'>" + (i >= 0 ? "<a href='#' data-r='" + i + "'>" + esc(id) + "</a>" : esc(id)) +
+      const why = allowed.get(d);
+      h += "<tr><td class='k-" + D.kinds[X.k[d]] + "'" + (why !== undefined ? " title='" + esc(why) + "'" : "") + ">" + D.kinds[X.k[d]] +
+        (why !== undefined ? " <span class='muted'>(allowed: " + esc(why) + ")</span>" : "") + "</td><td class='case'>" + (i >= 0 ? "<a href='#' data-r='" + i + "'>" + esc(id) + "</a>" : esc(id)) +
         "</td><td>" + esc(name) + "</td><td>" + oc(X.o0[d]) + "</td><td>" + oc(X.o1[d]) + "</td></tr>";
     }
     $("diff-table").innerHTML = h + "</tbody></table>";
