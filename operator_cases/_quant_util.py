@@ -13,11 +13,13 @@ correctly rounded result (53 >= 2 * 24 + 2 bits: no double-rounding error).
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 import ml_dtypes
 import numpy as np
 
 from harness import strategies as S
+from harness.registry import Reading, SilentCheck
 
 from .tensor.cast import to_float
 
@@ -159,3 +161,22 @@ def each_one_of(readings: list[np.ndarray], actual) -> np.ndarray:
     for r in readings:
         ok |= same(r, a)
     return ok
+
+
+class WholeReadings:
+    """A spec-silent point's pieces when ``results(inputs, attrs, since)`` computes every reading
+    as a whole first output, ours first: the point's ``where`` (the elements on which a reading
+    differs from ours), the invariant that each such element is one reading's value, and the
+    k-th reading."""
+
+    def __init__(self, results: Callable[[list, dict, int], list[np.ndarray]]) -> None:
+        self.results = results
+
+    def where(self, inputs, attrs, expected, since) -> list:
+        return where_readings_differ(self.results(inputs, attrs, since))
+
+    def one_of(self, c: SilentCheck) -> bool:
+        return bool(each_one_of(self.results(c.inputs, c.attrs, c.since), c.actual[0])[c.masks[0]].all())
+
+    def reading(self, k: int) -> Reading:
+        return lambda c: [self.results(c.inputs, c.attrs, c.since)[k]]

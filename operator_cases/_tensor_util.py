@@ -8,6 +8,7 @@ import ml_dtypes
 import numpy as np
 
 from harness import strategies as S
+from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example
 
 st = S.st
@@ -45,17 +46,36 @@ def edge_data(dtype: str) -> list[tuple[str, np.ndarray]]:
 
 
 # -- DepthToSpace / SpaceToDepth ----------------------------------------------------------------
-def block_input(d, dtype: str, blocksize: int, depth: bool) -> np.ndarray:
-    """An [N, C, H, W] tensor for a ``blocksize`` move: C a multiple of blocksize**2 (``depth``,
-    DepthToSpace) or H and W multiples of blocksize (SpaceToDepth); N or a spatial dim is
-    sometimes 0."""
-    b2 = blocksize * blocksize
+def draw_block(d, dtype: str, depth: bool, modes: bool) -> Example:
+    """A drawn blocksize move: DepthToSpace's (``depth``: C a multiple of blocksize**2) or
+    SpaceToDepth's (H and W multiples of blocksize) [N, C, H, W] input, N or a spatial dim
+    sometimes 0, and sometimes a ``mode`` where the version has the attribute (``modes``)."""
+    bs = d(st.sampled_from([2, 1, 3, 2]))
+    attrs = {"blocksize": bs}
+    if modes and d(st.booleans()):
+        attrs["mode"] = d(st.sampled_from(["CRD", "DCR"]))
     n = side(d, 2)
     if depth:
-        c, h, w = b2 * d(st.integers(1, 2)), side(d, 3), side(d, 3)
+        c, h, w = bs * bs * d(st.integers(1, 2)), side(d, 3), side(d, 3)
     else:
-        c, h, w = d(st.integers(1, 2)), blocksize * side(d, 2), blocksize * side(d, 2)
-    return S.arrays(d, dtype, shape=(n, c, h, w))
+        c, h, w = d(st.integers(1, 2)), bs * side(d, 2), bs * side(d, 2)
+    return Example([S.arrays(d, dtype, shape=(n, c, h, w))], attrs)
+
+
+def block_plan(c: Ctx, depth: bool, modes: bool) -> Plan | None:
+    """A blocksize move in a generated graph: a rank-4 value that fits blocksize 2 or 1 (as in
+    :func:`draw_block`), CRD sometimes where the version has ``mode``."""
+    bs = c.choice([2, 1])
+    if depth:
+        x = c.take("float", 0, lambda v: v.rank == 4 and v.shape[1] % (bs * bs) == 0)
+    else:
+        x = c.take("float", 0, lambda v: v.rank == 4 and v.shape[2] % bs == 0 and v.shape[3] % bs == 0)
+    if x is None:
+        return None
+    attrs = {"blocksize": bs}
+    if modes and c.pick(2):
+        attrs["mode"] = "CRD"
+    return Plan([x], attrs)
 
 
 #: the dtypes that see the structural edge examples (attribute values, shapes) of an op that only

@@ -41,9 +41,9 @@ from fractions import Fraction
 import numpy as np
 
 from harness import strategies as S
-from harness.registry import Example, Operator, SilentCheck
+from harness.registry import Example, Operator
 
-from .._quant_util import each_one_of, f64, in_type, to_quantized, values, where_readings_differ
+from .._quant_util import WholeReadings, f64, in_type, to_quantized, values
 
 op = Operator("QLinearMatMul")
 st = S.st
@@ -124,16 +124,7 @@ def reference(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zer
     return qlinear_matmul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point)
 
 
-def _readings(inputs):
-    return [qlinear_matmul(*inputs, reading=k) for k in range(4)]
-
-
-def _open(inputs, attrs, expected, since):
-    return where_readings_differ(_readings(inputs))
-
-
-def _one_of(c: SilentCheck) -> bool:
-    return bool(each_one_of(_readings(c.inputs), c.actual[0])[c.masks[0]].all())
+_REQUANTIZE = WholeReadings(lambda inputs, attrs, since: [qlinear_matmul(*inputs, reading=k) for k in range(4)])
 
 
 op.spec_silent(
@@ -143,9 +134,9 @@ op.spec_silent(
     expected="acc * a_scale * b_scale / y_scale computed exactly, then rounded half to even: the text names no "
              "precision; a float32 multiplier (a_scale * b_scale / y_scale), one in the scales' type (float16) or float32 "
              "steps can cross a near-tie",
-    where=_open,
-    invariants={"each such element is the result of the exact, float32-multiplier, float32 left-to-right or scale-type-multiplier reading": _one_of},
-    readings={name: (lambda k: lambda c: [_readings(c.inputs)[k]])(k) for k, name in
+    where=_REQUANTIZE.where,
+    invariants={"each such element is the result of the exact, float32-multiplier, float32 left-to-right or scale-type-multiplier reading": _REQUANTIZE.one_of},
+    readings={name: _REQUANTIZE.reading(k) for k, name in
               ((1, "a float32 multiplier (a_scale * b_scale / y_scale)"), (2, "float32 steps, left to right"),
                (3, "a multiplier in the scales' type"))})
 

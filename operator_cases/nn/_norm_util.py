@@ -172,6 +172,21 @@ def take_with_axis(c: Ctx) -> tuple[Any, int] | None:
     return x, c.pick(x.rank) - (x.rank if c.pick(2) else 0)
 
 
+def scaled_plan(c: Ctx, bias: bool) -> Plan | None:
+    """LayerNormalization's (``bias``) and RMSNormalization's plan in a generated graph: X and an
+    axis (:func:`take_with_axis`), a scale over the normalized axes (LayerNormalization: half the
+    time a bias too), epsilon 1e-5 or 1e-2."""
+    taken = take_with_axis(c)
+    if taken is None:
+        return None
+    x, axis = taken
+    norm_shape = x.shape[axis:]
+    ins = [x, c.const(c.floats(norm_shape, 0.5, 1.5))]
+    if bias and c.pick(2):
+        ins.append(c.const(c.floats(norm_shape)))
+    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=size_of(norm_shape), n_outputs=1)
+
+
 def edge(inputs: list, attrs: dict | None = None, name: str = "") -> Example:
     return Example(list(inputs), dict(attrs or {}), name=name)
 

@@ -55,6 +55,17 @@ BUDGET = 256
 
 
 # -- edge examples -------------------------------------------------------------------------------
+def pool_grids(t: type, corner: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """AveragePool's and LpPool's edge inputs in type ``t``: [1, 1, 4, 4] and [1, 1, 5, 5] grids of
+    distinct values around 0, and a [1, 1, 4, 4] grid with NaN, +-inf and -0.0 in its 2 x 2 windows,
+    ``corner`` (an infinity) at the start of its third row."""
+    x = ((np.arange(16).reshape(1, 1, 4, 4) * 7) % 16 - 8).astype(t)
+    five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - 12).astype(t)
+    inf, nan = np.inf, np.nan
+    special = np.array([[[[nan, 1, inf, -inf], [2, 3, 0, 1], [corner, 1, -0.0, -0.0], [2, 0, -0.0, -0.0]]]]).astype(t)
+    return x, five, special
+
+
 def batch_edges(dtype: str, example: Example, *, overflow: bool = False) -> list[Example]:
     """Variants of a plain edge example of a windowed op (its first input is N x C x spatial):
     the batch empty (N = 0); for float types the data scaled to subnormals with its zeros made

@@ -38,7 +38,7 @@ from harness.registry import Example, Operator
 
 from .._common import back, wide
 from .._reduce_util import float_grid
-from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_template, resolve
+from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_grids, pool_template, resolve
 
 op = Operator("AveragePool")
 st = S.st
@@ -106,11 +106,7 @@ def draw(d, dtype, opset):
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     since = schema.schema_at("AveragePool", opset).since_version
-    t = S.np_dtype(dtype)
-    x = ((np.arange(16).reshape(1, 1, 4, 4) * 7) % 16 - 8).astype(t)
-    five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - 12).astype(t)
-    inf, nan = np.inf, np.nan
-    special = np.array([[[[nan, 1, inf, -inf], [2, 3, 0, 1], [inf, 1, -0.0, -0.0], [2, 0, -0.0, -0.0]]]]).astype(t)
+    x, five, special = pool_grids(S.np_dtype(dtype), corner=np.inf)
     out = [
         Example([special], {"kernel_shape": [2, 2], "strides": [2, 2]}, name="nan_inf"),
         Example([x], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, name="exclude_pad"),

@@ -34,13 +34,13 @@ from collections.abc import Callable
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import NAN_ASSUMED, ROUNDOFF, Ctx, Plan, as_list, size_of
+from harness.fuzz_api import NAN_ASSUMED, ROUNDOFF, Ctx, Plan, as_list
 from harness.registry import Example, Operator
 
 from .._accumulate_util import add_examples
 from .._common import back, wide
 from .._common import rounded_reach
-from ._norm_util import scaled_bound, stage_one_bound, stash_cast_point, take_with_axis
+from ._norm_util import scaled_bound, scaled_plan, stage_one_bound, stash_cast_point
 
 op = Operator("LayerNormalization")
 st = S.st
@@ -217,16 +217,7 @@ def layernorm_bound(ref: Callable, ins: list, attrs: dict) -> np.ndarray:
 @op.fuzz(nan=NAN_ASSUMED, ulps=16.0, type_param="T", compute_u=ROUNDOFF["float32"],
          bound=layernorm_bound)
 def fuzz(c: Ctx) -> Plan | None:
-    taken = take_with_axis(c)
-    if taken is None:
-        return None
-    x, axis = taken
-    norm_shape = x.shape[axis:]
-    scale = c.const(c.floats(norm_shape, 0.5, 1.5))
-    ins = [x, scale]
-    if c.pick(2):
-        ins.append(c.const(c.floats(norm_shape)))
-    return Plan(ins, {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])}, n_acc=size_of(norm_shape), n_outputs=1)
+    return scaled_plan(c, bias=True)
 
 
 # -- accumulation width (issue 32): stage one happens in stash_type (float32 by default), so a float16 row whose

@@ -28,7 +28,7 @@ from harness.registry import Example, Operator
 
 from .._common import back
 from ._pool_util import draw_p, lp_norm, lp_pool_template, narrow_accumulation, p_values
-from ._window_util import batch_edges, draw_input_shape, draw_window, gather, resolve, window_attrs
+from ._window_util import batch_edges, draw_input_shape, draw_window, gather, pool_grids, resolve, window_attrs
 
 op = Operator("LpPool")
 st = S.st
@@ -73,11 +73,7 @@ def draw(d, dtype, opset):
 @op.edges(*VERSIONS)
 def edges(dtype, opset):
     since = schema.schema_at("LpPool", opset).since_version
-    t = S.np_dtype(dtype)
-    x = ((np.arange(16).reshape(1, 1, 4, 4) * 7) % 16 - 8).astype(t)
-    five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - 12).astype(t)
-    inf, nan = np.inf, np.nan
-    special = np.array([[[[nan, 1, inf, -inf], [2, 3, 0, 1], [-inf, 1, -0.0, -0.0], [2, 0, -0.0, -0.0]]]]).astype(t)
+    x, five, special = pool_grids(S.np_dtype(dtype), corner=-np.inf)
     ps = p_values(since)
     out = [
         Example([special], {"kernel_shape": [2, 2], "strides": [2, 2]}, name="nan_inf"),

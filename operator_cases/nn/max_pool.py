@@ -137,6 +137,7 @@ def edges(dtype, opset):
     ramp = np.arange(16).reshape(1, 1, 4, 4)
     x = ((ramp * 7) % 16 - (8 if signed else 0)).astype(t)  # distinct values
     neg = (-1 - ramp).astype(t) if signed else ramp.astype(t)
+    five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - (12 if signed else 0)).astype(t)
     out = [
         Example([neg], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]}, name="negative_values_padded", outputs=one),
         Example([x], {"kernel_shape": [1, 1], "strides": [2, 2]}, name="kernel_1x1_strided", outputs=one),
@@ -169,7 +170,6 @@ def edges(dtype, opset):
             neg_inf = np.array([[[[-np.inf, 1], [2, 3]]]]).astype(t)
             out.append(Example([neg_inf], {"kernel_shape": [2, 2], "pads": [1, 1, 1, 1]}, name="indices_neg_inf_padded", outputs=2))
     if since >= 10:
-        five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - (12 if signed else 0)).astype(t)
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, name="ceil_mode", outputs=one))
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [2, 2], "ceil_mode": 1}, name="ceil_mode_indices", outputs=2))
         out.append(Example([five], {"kernel_shape": [2, 2], "dilations": [2, 2], "pads": [1, 1, 1, 1]}, name="dilated_padded", outputs=2))
@@ -181,7 +181,6 @@ def edges(dtype, opset):
         out.append(Example([x.reshape(1, 2, 8)], {"kernel_shape": [3], "dilations": [2], "pads": [2, 1]}, name="indices_pool1d_dilated",
                            outputs=2))
     if since >= 22:
-        five = ((np.arange(25).reshape(1, 1, 5, 5) * 11) % 25 - (12 if signed else 0)).astype(t)
         out.append(Example([five], {"kernel_shape": [2, 2], "strides": [3, 3], "pads": [0, 0, 1, 1], "ceil_mode": 1},
                            name="ceil_mode_window_in_right_pad", outputs=2))
         out.append(Example([five[:, :, 0].copy()], {"kernel_shape": [1], "strides": [3], "ceil_mode": 1}, name="ceil_mode_window_past_end",

@@ -24,12 +24,12 @@ the text's ``Mul(Normalized, Scale)`` of a T and a V value is no valid ONNX node
 import numpy as np
 
 from harness import strategies as S
-from harness.fuzz_api import NAN_IEEE, ROUNDOFF, Ctx, Plan, size_of
+from harness.fuzz_api import NAN_IEEE, ROUNDOFF, Ctx, Plan
 from harness.registry import Example, Operator
 
 from .._accumulate_util import add_examples
 from .._common import back, wide
-from ._norm_util import arr, draw_epsilon, f32, stash_cast_point, standardized_bound, take_with_axis
+from ._norm_util import arr, draw_epsilon, f32, scaled_plan, stash_cast_point, standardized_bound
 
 op = Operator("RMSNormalization")
 st = S.st
@@ -134,13 +134,7 @@ def _stable(ins, attrs, u):
 @op.fuzz(nan=NAN_IEEE, ulps=16.0, bound=standardized_bound(_axes, _scale), stable=_stable, type_param="T",
          compute_u=ROUNDOFF["float32"])
 def fuzz(c: Ctx) -> Plan | None:
-    taken = take_with_axis(c)
-    if taken is None:
-        return None
-    x, axis = taken
-    norm_shape = x.shape[axis:]
-    return Plan([x, c.const(c.floats(norm_shape, 0.5, 1.5))], {"axis": axis, "epsilon": c.choice([1e-5, 1e-2])},
-                n_acc=size_of(norm_shape), n_outputs=1)
+    return scaled_plan(c, bias=False)
 
 
 # -- accumulation width (issue 32): the computation happens in stash_type (float32 by default), so a float16

@@ -40,9 +40,9 @@ import onnx
 from harness import schema
 from harness import strategies as S
 from harness.fuzz_api import QUANT, Ctx, Plan
-from harness.registry import Example, Operator, SilentCheck
+from harness.registry import Example, Operator
 
-from .._quant_util import each_one_of, expand, f64, in_type, per_axis_choice, values, where_readings_differ
+from .._quant_util import WholeReadings, expand, f64, in_type, per_axis_choice, values
 
 op = Operator("DequantizeLinear")
 st = S.st
@@ -96,12 +96,7 @@ def _readings(inputs: list, attrs: dict, since: int) -> list[np.ndarray]:
     return [dequantize(inputs[0], inputs[1], zp, since=since, reading=k, **kw) for k in range(3)]
 
 
-def _open(inputs, attrs, expected, since):
-    return where_readings_differ(_readings(inputs, attrs, since))
-
-
-def _one_of(c: SilentCheck) -> bool:
-    return bool(each_one_of(_readings(c.inputs, c.attrs, c.since), c.actual[0])[c.masks[0]].all())
+_PRECISION = WholeReadings(_readings)
 
 
 op.spec_silent(
@@ -114,12 +109,11 @@ op.spec_silent(
     expected="both factors taken as values of the output type and their product rounded once to it (IEEE multiplication "
              "in that type); the text does not say how x - x_zero_point (an integer beyond the output type's precision) "
              "or a wider scale enter that type",
-    where=_open,
+    where=_PRECISION.where,
     invariants={"each such element is one of the readings: factors in the output type, exact factors rounded once, "
-                "a float32 product rounded to the output type": _one_of},
-    readings={"the exact product of the exact factors, rounded once to the output type":
-              lambda c: [_readings(c.inputs, c.attrs, c.since)[1]],
-              "a float32 product rounded to the output type": lambda c: [_readings(c.inputs, c.attrs, c.since)[2]]})
+                "a float32 product rounded to the output type": _PRECISION.one_of},
+    readings={"the exact product of the exact factors, rounded once to the output type": _PRECISION.reading(1),
+              "a float32 product rounded to the output type": _PRECISION.reading(2)})
 
 
 # -- strategy ---------------------------------------------------------------------------------

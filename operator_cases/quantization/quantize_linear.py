@@ -49,8 +49,8 @@ from harness import strategies as S
 from harness.fuzz_api import Ctx, Plan
 from harness.registry import Example, Operator, SilentCheck
 
-from .._quant_util import (SMALL_FLOATS, draw_scale_values, draw_units, each_one_of, expand, f64, in_type, per_axis_choice,
-                          to_quantized, type_max, values, where_readings_differ)
+from .._quant_util import (SMALL_FLOATS, draw_scale_values, draw_units, WholeReadings, expand, f64, in_type, per_axis_choice,
+                          to_quantized, type_max, values)
 
 op = Operator("QuantizeLinear")
 st = S.st
@@ -130,12 +130,7 @@ def _candidates(inputs: list, attrs: dict, since: int) -> list[np.ndarray]:
     return [quantize(x, s, zp, since=since, quotient=k, **_attrs(attrs)) for k in range(n)]
 
 
-def _precision_open(inputs, attrs, expected, since):
-    return where_readings_differ(_candidates(inputs, attrs, since))
-
-
-def _one_of_the_readings(c: SilentCheck) -> bool:
-    return bool(each_one_of(_candidates(c.inputs, c.attrs, c.since), c.actual[0])[c.masks[0]].all())
+_PRECISION = WholeReadings(_candidates)
 
 
 op.spec_silent(
@@ -148,11 +143,11 @@ op.spec_silent(
              "the precision attribute or the scale's type from 23) and their quotient rounded once to it, as IEEE "
              "division in that type; with an integer scale the exact quotient. The text never says whether x is "
              "converted to that type first, nor (before 23) which type that is",
-    where=_precision_open,
+    where=_PRECISION.where,
     invariants={"each such element is the result of one of the readings: exact quotient, quotient rounded to the "
                 "precision type, x and y_scale converted first (or integer truncation for an int32 scale)":
-                _one_of_the_readings},
-    readings={"the exact quotient (x / y_scale in real arithmetic)": lambda c: [_candidates(c.inputs, c.attrs, c.since)[1]]})
+                _PRECISION.one_of},
+    readings={"the exact quotient (x / y_scale in real arithmetic)": _PRECISION.reading(1)})
 
 
 def _nan_to_int(inputs, attrs, expected, since):

@@ -271,6 +271,19 @@ def _matches(y, a, x):
         return (np.isnan(y) & np.isnan(a)) | (y == a) | (np.abs(y - a) <= 1e-2 * np.abs(y) + 1e-2)
 
 
+def _one_of(hows):
+    """An invariant: each output of the point matches the sample under one of ``hows(since)``
+    (option sets of ``_sample``), as ``_matches`` tells."""
+    def check(c):
+        mode, padding, align = _attrs(c.since, c.attrs)
+        a = np.asarray(c.actual[0]).astype(np.float64)
+        ok = np.zeros(a.shape, dtype=bool)
+        for how in hows(c.since):
+            ok |= _matches(_sample(c.inputs[0], c.inputs[1], mode, padding, align, **how), a, c.inputs[0])
+        return bool(ok[c.masks[0]].all())
+    return check
+
+
 def _tie_where(inputs, attrs, expected, since):
     mode, padding, align = _attrs(since, attrs)
     x, grid = inputs[0], inputs[1]
@@ -287,16 +300,9 @@ def _tie_where(inputs, attrs, expected, since):
     return [np.broadcast_to(tie[:, None], np.shape(expected[0]))]
 
 
-def _taps_of_neighbours(c):
-    """Each tied point takes the value of one of its two neighbouring pixels: the output equals
-    the sample under one of the rounding rules (half to even, up, down, away from zero)."""
-    x, grid = c.inputs[0], c.inputs[1]
-    mode, padding, align = _attrs(c.since, c.attrs)
-    a = np.asarray(c.actual[0]).astype(np.float64)
-    ok = np.zeros(a.shape, dtype=bool)
-    for tie in TIE_RULES:
-        ok |= _matches(_sample(x, grid, mode, padding, align, tie=tie), a, x)
-    return bool(ok[c.masks[0]].all())
+#: each tied point takes the value of one of its two neighbouring pixels: the output equals the
+#: sample under one of the rounding rules (half to even, up, down, away from zero)
+_taps_of_neighbours = _one_of(lambda since: [{"tie": tie} for tie in TIE_RULES])
 
 
 op.spec_silent(
@@ -327,15 +333,8 @@ def _reflected_tie_where(inputs, attrs, expected, since):
     return [np.broadcast_to(hit[:, None], np.shape(expected[0]))]
 
 
-def _either_rounding_order(c):
-    x, grid = c.inputs[0], c.inputs[1]
-    mode, padding, align = _attrs(c.since, c.attrs)
-    a = np.asarray(c.actual[0]).astype(np.float64)
-    ok = np.zeros(a.shape, dtype=bool)
-    for first in (False, True):
-        for tie in (TIE_RULES if c.since == 16 else ("even",)):
-            ok |= _matches(_sample(x, grid, mode, padding, align, tie=tie, round_first=first), a, x)
-    return bool(ok[c.masks[0]].all())
+_either_rounding_order = _one_of(lambda since: [{"tie": tie, "round_first": first} for first in (False, True)
+                                                for tie in (TIE_RULES if since == 16 else ("even",))])
 
 
 op.spec_silent(
@@ -404,15 +403,7 @@ def _zero_weight_where(inputs, attrs, expected, since):
     return [mask & ~bad[:, None]]
 
 
-def _with_or_without_zero_taps(c):
-    x, grid = c.inputs[0], c.inputs[1]
-    mode, padding, align = _attrs(c.since, c.attrs)
-    a = np.asarray(c.actual[0]).astype(np.float64)
-    m = c.masks[0]
-    ok = np.zeros(a.shape, dtype=bool)
-    for skip in (False, True):
-        ok |= _matches(_sample(x, grid, mode, padding, align, skip_zero_weight=skip), a, x)
-    return bool(ok[m].all())
+_with_or_without_zero_taps = _one_of(lambda since: [{"skip_zero_weight": skip} for skip in (False, True)])
 
 
 op.spec_silent(
@@ -440,14 +431,7 @@ def _cubic_padding_where(inputs, attrs, expected, since):
     return [np.broadcast_to(reach[:, None], np.shape(expected[0]))]
 
 
-def _either_cubic_padding(c):
-    x, grid = c.inputs[0], c.inputs[1]
-    mode, padding, align = _attrs(c.since, c.attrs)
-    a = np.asarray(c.actual[0]).astype(np.float64)
-    ok = np.zeros(a.shape, dtype=bool)
-    for move in (False, True):
-        ok |= _matches(_sample(x, grid, mode, padding, align, move_point=move), a, x)
-    return bool(ok[c.masks[0]].all())
+_either_cubic_padding = _one_of(lambda since: [{"move_point": move} for move in (False, True)])
 
 
 op.spec_silent(

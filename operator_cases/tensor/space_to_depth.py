@@ -13,15 +13,13 @@ Data movement only: every dtype and special value is copied exactly.
 
 import numpy as np
 
-from harness import strategies as S
 from harness.fuzz_api import NAN_IEEE, Ctx, Plan
 from harness.registry import Example, Operator
 
-from .._tensor_util import block_edges, block_input, fill
+from .._tensor_util import block_edges, block_plan, draw_block, fill
 
 op = Operator("SpaceToDepth")
 op.draws(1, 13, 28, share=0.25)  # a wide type sweep of one behaviour: the edge examples carry the special values
-st = S.st
 VERSIONS = (1, 13, 28)
 
 
@@ -44,11 +42,7 @@ def space_to_depth(x, *, blocksize, mode="DCR"):
 
 @op.strategy(*VERSIONS)
 def draw(d, dtype, opset):
-    bs = d(st.sampled_from([2, 1, 3, 2]))
-    attrs = {"blocksize": bs}
-    if opset >= 28 and d(st.booleans()):
-        attrs["mode"] = d(st.sampled_from(["CRD", "DCR"]))
-    return Example([block_input(d, dtype, bs, depth=False)], attrs)
+    return draw_block(d, dtype, depth=False, modes=opset >= 28)
 
 
 @op.edges(*VERSIONS)
@@ -61,11 +55,4 @@ def edges(dtype, opset):
 # -- how it enters a generated graph -------------------------------------------------------
 @op.fuzz(nan=NAN_IEEE, ulps=0.0)
 def fuzz(c: Ctx) -> Plan | None:
-    bs = c.choice([2, 1])
-    x = c.take("float", 0, lambda v: v.rank == 4 and v.shape[2] % bs == 0 and v.shape[3] % bs == 0)
-    if x is None:
-        return None
-    attrs = {"blocksize": bs}
-    if c.since >= 28 and c.pick(2):
-        attrs["mode"] = "CRD"
-    return Plan([x], attrs)
+    return block_plan(c, depth=False, modes=c.since >= 28)
