@@ -47,6 +47,7 @@ from ..record import Recorder
 from ..run import RunConfig, environment
 from ..runner import BackendSpec
 from ..store import Store, bundles_root
+from .budget import MIN_SHRINK_S, SHRINK_EACH, SHRINK_SHARE
 from .builder import realize
 from .cases import case_id, graph_case
 from .engine import InProcess, Isolated
@@ -57,13 +58,6 @@ from .shrink import all_outputs, prefixes, reduce_graph, with_outputs
 from .spec import N_KNOBS, N_REFS, GenConfig, GraphSpec, NodeSpec, graph_specs
 
 SUITE = "generated"
-#: the shrinking reserve (:meth:`Campaign.reserve`): testing stops SHRINK_EACH seconds (at most
-#: ``--shrink-time``) before the end of the budget for each distinct multi-node disagreement
-#: waiting, at most SHRINK_SHARE of the budget; each is then shrunk in its share of what is left
-#: (at least MIN_SHRINK_S; none is started with less left)
-SHRINK_SHARE = 0.25
-SHRINK_EACH = 10.0
-MIN_SHRINK_S = 3.0
 
 
 # =============================================================================================

@@ -3,43 +3,21 @@
 from __future__ import annotations
 
 import os
-import re
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .campaign import (
-    MIN_SHRINK_S,
-    SHRINK_EACH,
-    SHRINK_SHARE,
-    SUITE,
-    Campaign,
-    FuzzConfig,
-    FuzzReport,
-    expand_backends,
-    max_opset,
-)
-from .engine import InProcess, Isolated
-from .graph import available_ops, templated_ops, templates
-from .spec import ALL_DTYPES, MIN_OPSET, GenConfig
+from .budget import MIN_SHRINK_S, SHRINK_EACH, SHRINK_SHARE, parse_budget
+
+if TYPE_CHECKING:
+    from .campaign import Campaign, FuzzReport
 
 
 # =============================================================================================
 # the command line
 # =============================================================================================
-def parse_budget(text: str) -> float:
-    """``90``, ``90s``, ``10m``, ``1h30m`` -> seconds."""
-    text = text.strip().lower()
-    if re.fullmatch(r"\d+(\.\d+)?", text):
-        return float(text)
-    parts = re.findall(r"(\d+(?:\.\d+)?)([hms])", text)
-    if not parts or "".join(a + b for a, b in parts) != text:
-        raise ValueError(f"bad budget {text!r}: use seconds or a duration like 90s, 10m, 1h30m")
-    return sum(float(a) * {"h": 3600, "m": 60, "s": 1}[b] for a, b in parts)
-
-
 def register(subparsers: Any) -> None:
     """Add the ``fuzz`` subcommand (``harness.cli`` calls this)."""
     p = subparsers.add_parser("fuzz", help="property-based differential testing with generated graphs")
@@ -48,8 +26,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--budget", default="10m", help="wall-clock budget: seconds or 90s, 10m, 1h (default 10m)")
     p.add_argument("--opset", type=int, help="draw every graph at this opset (default: 13 up to the newest every backend loads)")
     p.add_argument("--ops", help="comma-separated op types to draw from (default: every op with a template and a reference)")
-    p.add_argument("--dtypes", default=",".join(ALL_DTYPES),
-                   help="element types of the graphs (default: every float, integer and bool type); with both float and "
+    p.add_argument("--dtypes", default="all",
+                   help="element types of the graphs (default all: every float, integer and bool type); with both float and "
                         "integer or bool types, half the graphs are integer or bool ones; among the floats the first gets 80%%")
     p.add_argument("--max-nodes", type=int, default=20, help="nodes per graph at most (default 20)")
     p.add_argument("--seed", type=int, help="seed of the campaign (default: random, printed)")
@@ -124,8 +102,23 @@ def regressions_folder(option: str | None, store: str) -> Path | None:
     return Path(option) if option else regressions_root(store)
 
 
+def chosen_dtypes(text: str) -> tuple[str, ...]:
+    """``--dtypes``: ``all`` (every float, integer and bool type) or a comma-separated list of them."""
+    from .spec import ALL_DTYPES
+
+    dtypes = ALL_DTYPES if text == "all" else tuple(d.strip() for d in text.split(",") if d.strip())
+    bad = [d for d in dtypes if d not in ALL_DTYPES]
+    if bad:
+        raise ValueError(f"--dtypes: {', '.join(bad)} not supported; use all or {', '.join(ALL_DTYPES)}")
+    return dtypes
+
+
 def cmd_fuzz(args: Any) -> int:
     from ..cliutil import CliError, parse_options
+    from .campaign import Campaign, FuzzConfig, expand_backends, max_opset
+    from .engine import InProcess, Isolated
+    from .graph import available_ops, templated_ops, templates
+    from .spec import MIN_OPSET, GenConfig
 
     try:
         budget = parse_budget(args.budget)
@@ -153,10 +146,10 @@ def cmd_fuzz(args: Any) -> int:
     if set(patterns) - set(PATTERNS):
         raise CliError(f"--patterns: no pattern {', '.join(sorted(set(patterns) - set(PATTERNS)))}; "
                        f"there are: {', '.join(PATTERNS)}")
-    dtypes = tuple(d.strip() for d in args.dtypes.split(",") if d.strip())
-    bad = [d for d in dtypes if d not in ALL_DTYPES]
-    if bad:
-        raise CliError(f"--dtypes: {', '.join(bad)} not supported; use {', '.join(ALL_DTYPES)}")
+    try:
+        dtypes = chosen_dtypes(args.dtypes)
+    except ValueError as exc:
+        raise CliError(str(exc)) from exc
     seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(3), "big")
 
     # the opsets every backend loads
@@ -201,6 +194,8 @@ def cmd_fuzz(args: Any) -> int:
 
 
 def print_report(report: FuzzReport) -> None:
+    from .campaign import SUITE
+
     s = report.stats
     rate = s.rate
     bugs = [f for f in report.findings if f.outcome != "unsupported"]
