@@ -615,7 +615,8 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
 def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, strides, monkeypatch):
     # the channels go through in blocks of the cache budget: 5 channels in blocks of 1, of
     # 2 (the last block one channel) and all at once give the brute-force sums; unit strides
-    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) the 4 x 2
+    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) rows of a phase's
+    # width (4 rows of 3: the 9 x 8 padded frame in phases of 5 x 3 at most) for the 4 x 2
     # outputs, the last input column in no window
     from harness.backends.kernels import nn_conv
 
@@ -625,7 +626,7 @@ def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels
     w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
     unit = strides == (1, 1)
     pads = [2, 1, 1, 3] if unit else [2, 0, 1, 0]
-    out_positions = 7 * 13 if unit else 4 * 2
+    out_positions = 7 * 13 if unit else 4 * 3
     monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_channels * (K + 1) * N * out_positions * 4)
     blocks = []
     matmul = np.matmul
