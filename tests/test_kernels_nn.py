@@ -732,6 +732,52 @@ def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kin
     np.testing.assert_array_equal(y, expected)
 
 
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(kind, monkeypatch):
+    # 3x3, strides 2, one pixel of padding (ShuffleNet's pools, SqueezeNet's unpadded ones):
+    # the last axis is reduced at unit stride as one shifted operation, then every second
+    # column is kept; the outer axis goes through the strided loop (it reads whole rows)
+    from harness.backends.kernels import nn_pool
+
+    calls = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    assert calls == [3] and y.shape == (2, 3, 5, 5)
+    if kind == "MaxPool":
+        expected, _ = brute_pool(x, "max", [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 0, 0)
+    else:  # the window sum in the strided loop's order: along the last axis (centre, left,
+        # right; the left tap of the first column is padding), then the rows the same way
+        xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+        cols = xp[..., 1:-1:2] + xp[..., 0:-2:2] + xp[..., 2::2]
+        sums = cols[:, :, 1:-1:2] + cols[:, :, 0:-2:2] + cols[:, :, 2::2]
+        count = np.array([2, 3, 3, 3, 2], np.float32)[:, None] * np.array([2, 3, 3, 3, 3], np.float32)
+        expected = sums / count
+    np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("attrs", [
+    dict(pads=[1, 1, 1, 1], dilations=[1, 2]),  # taps at -1, 1, 3 along the last axis: none at 0
+    dict(pads=[1, 1, 1, 1], ceil_mode=1),  # the last window starts on the last column, 8 = 4 * 2 unit-stride windows
+])
+def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, monkeypatch):
+    from harness.backends.kernels import nn_pool
+
+    calls = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1, 2, 7, 8)).astype(np.float32)
+    (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], **attrs)
+    expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 3], [2, 2], attrs.get("dilations", [1, 1]),
+                             attrs["pads"], attrs.get("ceil_mode", 0), 0)
+    assert calls == [] and y.shape == expected.shape
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
 def _conv_paths(monkeypatch):
     """Records which path each Conv call takes: 'winograd' or 'im2col'."""
     from harness.backends.kernels import nn_conv

@@ -123,6 +123,17 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
         if s == 1 and o == L and first is not None and y.flags.c_contiguous:
             y = _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype)
             continue
+        if s > 1 and ax == y.ndim - 1 and (o - 1) * s < L and y.flags.c_contiguous:
+            # along the last axis, every window at unit stride (a tap at offset 0 covers them
+            # all, the one that starts this axis in the strided loop too), then every s-th:
+            # long contiguous operations instead of strided ones, the same taps in the same
+            # order (along an outer axis the strided loop already reads whole rows)
+            full = [_tap_range(k, L, 1, d, pb, L) for k in range(g.kernel[i])]
+            at0 = next((k for k, (lo, hi) in enumerate(full) if lo == 0 and hi == L), None)
+            if at0 is not None:
+                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype)
+                y = np.ascontiguousarray(dense[(slice(None),) * ax + (slice(0, (o - 1) * s + 1, s),)])
+                continue
         if first is None:
             out = np.full(shape, fill, dtype=acc_dtype or y.dtype)
         else:
