@@ -262,6 +262,45 @@ def test_large_conv_uses_chunked_im2col_and_matches_small_path():
     np.testing.assert_allclose(chunked, single, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("strides", [(2, 2), (3, 2)])
+def test_im2col_of_a_strided_7x7_reads_the_phases_of_the_input_with_the_same_values(strides):
+    # 49 kernel positions on 4 (6) phases: the padded input is split into its phases once and
+    # every window is a run of consecutive elements of one phase
+    from harness.backends.kernels.nn_util import im2col, tap_sources
+
+    rng = np.random.default_rng(13)
+    xp = rng.standard_normal((2, 3, 23, 20)).astype(np.float32)
+    out = [(23 - 7) // strides[0] + 1, (20 - 7) // strides[1] + 1]
+    assert all(src is not xp and src.flags.c_contiguous for src, _, _ in tap_sources(xp, [7, 7], strides, [1, 1]))
+    cols = im2col(xp, [7, 7], out, strides, [1, 1])
+    expected = np.stack([xp[:, :, i : i + (out[0] - 1) * strides[0] + 1 : strides[0], j : j + (out[1] - 1) * strides[1] + 1 : strides[1]]
+                         for i in range(7) for j in range(7)], axis=2).reshape(cols.shape)
+    np.testing.assert_array_equal(cols, expected)
+
+
+@pytest.mark.parametrize("kernel, strides", [([3, 3], [2, 2]), ([7, 7], [1, 1]), ([1, 1], [2, 2])])
+def test_im2col_reads_the_input_itself_with_under_four_positions_a_phase(kernel, strides):
+    # 3x3/2: 9 positions on 4 phases (2.25 a phase, measured no faster split); unit strides and
+    # 1x1 have nothing to split
+    from harness.backends.kernels.nn_util import tap_sources
+
+    xp = np.zeros((1, 2, 9, 9), np.float32)
+    assert all(src is xp for src, _, _ in tap_sources(xp, kernel, strides, [1, 1]))
+
+
+def test_chunked_strided_7x7_conv_matches_brute_force(monkeypatch):
+    from harness.backends.kernels import nn_conv
+
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 3, 21, 18)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 7, 7)).astype(np.float32)
+    monkeypatch.setattr(nn_conv, "_COLS_CHUNK_BYTES", 3 * 49 * 2 * 9 * 4)  # two output rows a chunk
+    (y,) = run_node("Conv", [x, w], strides=[2, 2], pads=[3, 3, 3, 2])
+    expected = brute_conv(x, w, None, 1, [2, 2], [1, 1], [3, 3], [3, 2])
+    assert y.shape == expected.shape == (2, 4, 11, 9)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_conv_transpose_is_the_adjoint_of_conv():
     # <conv(x, w), y> == <x, conv_transpose(y, w)> for matching strides/pads/dilations
     rng = np.random.default_rng(5)

@@ -26,6 +26,8 @@ from .nn_util import (
     prod,
     round_half_even_saturate,
     spatial_geometry,
+    tap_sources,
+    window,
 )
 from .registry import register
 
@@ -85,22 +87,16 @@ def conv_core(x, w, group, strides, dilations, begin, out):
     rows = -(-OH // nchunks)  # balanced chunks
     wg = w.reshape(group, Mg, Cg * K)
     y = np.empty((N, group, Mg, OH, inner), dtype=x.dtype)
-    offsets = list(kernel_offsets(kernel))
-    nsp = len(out)
     bshape = (C, K, rows) + inner_shape
     buf = np.empty(bshape, dtype=x.dtype)
     for n in range(N):
-        img = xp[n]
+        sources = tap_sources(xp[n], kernel, strides, dilations)
         for r0 in range(0, OH, rows):
             nr = min(rows, OH - r0)
             cols = buf if nr == rows else np.empty((C, K, nr) + inner_shape, dtype=x.dtype)
-            for k, off in enumerate(offsets):
-                start0 = off[0] * dilations[0] + r0 * strides[0]
-                idx = (slice(None), slice(start0, start0 + (nr - 1) * strides[0] + 1, strides[0])) + tuple(
-                    slice(off[i] * dilations[i], off[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
-                    for i in range(1, nsp)
-                )
-                cols[:, k] = img[idx]
+            for k, (src, first, step) in enumerate(sources):
+                rows_k = window(first[0] + r0 * step[0], step[0], nr)
+                cols[:, k] = src[(slice(None), rows_k) + tuple(map(window, first[1:], step[1:], out[1:]))]
             dst = y[n, :, :, r0 : r0 + nr].reshape(group, Mg, nr * inner)
             if group == 1:  # 2-D matmul writes through BLAS into the strided destination
                 np.matmul(wg[0], cols.reshape(Cg * K, nr * inner), out=dst[0])
