@@ -481,6 +481,16 @@ def test_random_ops_shape_dtype_range_and_seed():
     assert mask.dtype == np.bool_ and set(np.unique(y)) <= {0.0, 2.0} and np.array_equal(y != 0, mask)
 
 
+@pytest.mark.parametrize("opset", [7, 10, 13])
+def test_inference_dropout_passes_its_input_through_and_builds_a_mask_only_when_named(opset):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    alone = run_node("Dropout", [x], opset=opset, ratio=0.3)
+    assert len(alone) == 1 and alone[0] is x  # Y = X, no mask computed for nobody
+    y, mask = run_node("Dropout", [x], opset=opset, outputs=("y", "mask"), ratio=0.3)
+    assert y is x and mask.shape == x.shape and mask.all()
+    assert mask.dtype == (np.bool_ if opset >= 10 else np.float32)
+
+
 # --------------------------------------------------------------------------- MelWeightMatrix, RoiAlign
 
 
