@@ -827,6 +827,24 @@ def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, mo
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("strides", [1, 2])
+def test_float16_average_pool_adds_every_tap_in_float32(strides):
+    # a pooled axis starts from its first two taps combined straight into the output only when
+    # the output has the input's type; float16 windows are summed in float32 from the first tap
+    rng = np.random.default_rng(15)
+    x = (rng.standard_normal((2, 3, 7, 8)) * 1000).astype(np.float16)
+    (y,) = run_node("AveragePool", [x], kernel_shape=[1, 3], strides=[1, strides], pads=[0, 1, 0, 1])
+    xp = np.pad(x.astype(np.float32), [(0, 0), (0, 0), (0, 0), (1, 1)])
+    end = xp.shape[-1] - 2
+    sums = xp[..., 1 : end + 1 : strides] + xp[..., 0:end:strides] + xp[..., 2 : end + 2 : strides]
+    count = np.full(sums.shape[-1], 3, np.float32)
+    count[0] = 2
+    if strides == 1:
+        count[-1] = 2
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, (sums / count).astype(np.float16))
+
+
 def _conv_paths(monkeypatch):
     """Records which path each Conv call takes: 'winograd' or 'im2col'."""
     from harness.backends.kernels import nn_conv
