@@ -1,6 +1,7 @@
 """Convolution kernels: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
 
-Conv is im2col (one strided copy per kernel position, never a loop over output pixels)
+Conv is im2col (one strided copy per kernel position, never a loop over output pixels; with
+strides and many positions a phase, one per phase and then runs of consecutive elements)
 followed by a single (grouped) GEMM; 1x1 unstrided unpadded convolutions are a plain matmul.
 Three shapes take their own path: depthwise convolutions (group = C = M) go through
 cache-sized blocks of channels; unit-stride 2-D convolutions with twice as many input as output

@@ -2,7 +2,9 @@
 
 Windowed pooling never loops over output pixels: it reduces one spatial axis at a time, looping
 over the (few) kernel taps and combining one strided view per tap (np.maximum / np.add); taps in
-the padding are skipped rather than materialised. MaxPool with Indices keeps an argmax per tap.
+the padding are skipped rather than materialised. With unit strides (and along the last axis
+with strides, before keeping every s-th output) a tap is one shifted operation over the whole
+flattened array. MaxPool with Indices keeps an argmax per tap.
 """
 
 from __future__ import annotations
