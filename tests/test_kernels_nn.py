@@ -687,6 +687,27 @@ def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("strides", [(1, 1), (2, 1)])
+def test_unit_stride_depthwise_copies_every_kernel_positions_run_in_one_copy(strides, monkeypatch):
+    # with unit strides the runs of the 3 x 2 kernel positions (dilated 1 x 2) form a strided
+    # grid over the padded planes, copied as one view; with strides, one copy per position
+    from harness.backends.kernels import nn_conv
+
+    views = []
+    as_strided = np.lib.stride_tricks.as_strided
+    monkeypatch.setattr(np.lib.stride_tricks, "as_strided", lambda *a, **k: views.append(a[1]) or as_strided(*a, **k))
+    monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", 1)  # a channel a block: the view is sliced per block
+    rng = np.random.default_rng(18)
+    C = 3
+    x = rng.standard_normal((2, C, 7, 8)).astype(np.float32)
+    w = rng.standard_normal((C, 1, 3, 2)).astype(np.float32)
+    (y,) = run_node("Conv", [x, w], group=C, strides=list(strides), dilations=[1, 2], pads=[1, 2, 1, 0])
+    expected = brute_conv(x, w, None, C, strides, [1, 2], [1, 2], [1, 0])
+    unit = strides == (1, 1)
+    assert views == ([(1, 3, 2, 2, 7 * 10)] if unit else [])  # (block, kernel..., N, 7 rows of 8 + 2)
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
 @pytest.mark.parametrize("spatial", [(11,), (5, 4, 6)])
 def test_depthwise_conv_in_one_and_three_dimensions_is_a_conv_per_channel(spatial):
     rng = np.random.default_rng(4)
