@@ -262,6 +262,45 @@ def test_large_conv_uses_chunked_im2col_and_matches_small_path():
     np.testing.assert_allclose(chunked, single, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("strides", [(2, 2), (3, 2)])
+def test_im2col_of_a_strided_7x7_reads_the_phases_of_the_input_with_the_same_values(strides):
+    # 49 kernel positions on 4 (6) phases: the padded input is split into its phases once and
+    # every window is a run of consecutive elements of one phase
+    from harness.backends.kernels.nn_util import im2col, tap_sources
+
+    rng = np.random.default_rng(13)
+    xp = rng.standard_normal((2, 3, 23, 20)).astype(np.float32)
+    out = [(23 - 7) // strides[0] + 1, (20 - 7) // strides[1] + 1]
+    assert all(src is not xp and src.flags.c_contiguous for src, _, _ in tap_sources(xp, [7, 7], strides, [1, 1]))
+    cols = im2col(xp, [7, 7], out, strides, [1, 1])
+    expected = np.stack([xp[:, :, i : i + (out[0] - 1) * strides[0] + 1 : strides[0], j : j + (out[1] - 1) * strides[1] + 1 : strides[1]]
+                         for i in range(7) for j in range(7)], axis=2).reshape(cols.shape)
+    np.testing.assert_array_equal(cols, expected)
+
+
+@pytest.mark.parametrize("kernel, strides", [([3, 3], [2, 2]), ([7, 7], [1, 1]), ([1, 1], [2, 2])])
+def test_im2col_reads_the_input_itself_with_under_four_positions_a_phase(kernel, strides):
+    # 3x3/2: 9 positions on 4 phases (2.25 a phase, measured no faster split); unit strides and
+    # 1x1 have nothing to split
+    from harness.backends.kernels.nn_util import tap_sources
+
+    xp = np.zeros((1, 2, 9, 9), np.float32)
+    assert all(src is xp for src, _, _ in tap_sources(xp, kernel, strides, [1, 1]))
+
+
+def test_chunked_strided_7x7_conv_matches_brute_force(monkeypatch):
+    from harness.backends.kernels import nn_conv
+
+    rng = np.random.default_rng(14)
+    x = rng.standard_normal((2, 3, 21, 18)).astype(np.float32)
+    w = rng.standard_normal((4, 3, 7, 7)).astype(np.float32)
+    monkeypatch.setattr(nn_conv, "_COLS_CHUNK_BYTES", 3 * 49 * 2 * 9 * 4)  # two output rows a chunk
+    (y,) = run_node("Conv", [x, w], strides=[2, 2], pads=[3, 3, 3, 2])
+    expected = brute_conv(x, w, None, 1, [2, 2], [1, 1], [3, 3], [3, 2])
+    assert y.shape == expected.shape == (2, 4, 11, 9)
+    np.testing.assert_allclose(y, expected, rtol=1e-4, atol=1e-4)
+
+
 def test_conv_transpose_is_the_adjoint_of_conv():
     # <conv(x, w), y> == <x, conv_transpose(y, w)> for matching strides/pads/dilations
     rng = np.random.default_rng(5)
@@ -442,6 +481,16 @@ def test_random_ops_shape_dtype_range_and_seed():
     assert mask.dtype == np.bool_ and set(np.unique(y)) <= {0.0, 2.0} and np.array_equal(y != 0, mask)
 
 
+@pytest.mark.parametrize("opset", [7, 10, 13])
+def test_inference_dropout_passes_its_input_through_and_builds_a_mask_only_when_named(opset):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    alone = run_node("Dropout", [x], opset=opset, ratio=0.3)
+    assert len(alone) == 1 and alone[0] is x  # Y = X, no mask computed for nobody
+    y, mask = run_node("Dropout", [x], opset=opset, outputs=("y", "mask"), ratio=0.3)
+    assert y is x and mask.shape == x.shape and mask.all()
+    assert mask.dtype == (np.bool_ if opset >= 10 else np.float32)
+
+
 # --------------------------------------------------------------------------- MelWeightMatrix, RoiAlign
 
 
@@ -615,7 +664,8 @@ def test_depthwise_conv_matches_brute_force(dtype, monkeypatch):
 def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels, strides, monkeypatch):
     # the channels go through in blocks of the cache budget: 5 channels in blocks of 1, of
     # 2 (the last block one channel) and all at once give the brute-force sums; unit strides
-    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) the 4 x 2
+    # compute rows of the padded width (7 rows of 9 + 1 + 3), strides (2, 3) rows of a phase's
+    # width (4 rows of 3: the 9 x 8 padded frame in phases of 5 x 3 at most) for the 4 x 2
     # outputs, the last input column in no window
     from harness.backends.kernels import nn_conv
 
@@ -625,7 +675,7 @@ def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels
     w = rng.standard_normal((C, 1, 3, 3)).astype(np.float32)
     unit = strides == (1, 1)
     pads = [2, 1, 1, 3] if unit else [2, 0, 1, 0]
-    out_positions = 7 * 13 if unit else 4 * 2
+    out_positions = 7 * 13 if unit else 4 * 3
     monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_channels * (K + 1) * N * out_positions * 4)
     blocks = []
     matmul = np.matmul
@@ -634,6 +684,27 @@ def test_depthwise_conv_in_blocks_of_channels_matches_brute_force(block_channels
     expected = brute_conv(x, w, None, C, list(strides), [1, 2], pads[:2], pads[2:])
     assert y.shape == expected.shape == (N, C) + ((7, 9) if unit else (4, 2))
     assert blocks == [block_channels] * (C // block_channels) + ([C % block_channels] if C % block_channels else [])
+    np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("strides", [(1, 1), (2, 1)])
+def test_unit_stride_depthwise_copies_every_kernel_positions_run_in_one_copy(strides, monkeypatch):
+    # with unit strides the runs of the 3 x 2 kernel positions (dilated 1 x 2) form a strided
+    # grid over the padded planes, copied as one view; with strides, one copy per position
+    from harness.backends.kernels import nn_conv
+
+    views = []
+    as_strided = np.lib.stride_tricks.as_strided
+    monkeypatch.setattr(np.lib.stride_tricks, "as_strided", lambda *a, **k: views.append(a[1]) or as_strided(*a, **k))
+    monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", 1)  # a channel a block: the view is sliced per block
+    rng = np.random.default_rng(18)
+    C = 3
+    x = rng.standard_normal((2, C, 7, 8)).astype(np.float32)
+    w = rng.standard_normal((C, 1, 3, 2)).astype(np.float32)
+    (y,) = run_node("Conv", [x, w], group=C, strides=list(strides), dilations=[1, 2], pads=[1, 2, 1, 0])
+    expected = brute_conv(x, w, None, C, strides, [1, 2], [1, 2], [1, 0])
+    unit = strides == (1, 1)
+    assert views == ([(1, 3, 2, 2, 7 * 10)] if unit else [])  # (block, kernel..., N, 7 rows of 8 + 2)
     np.testing.assert_allclose(y, expected, rtol=1e-5, atol=1e-5)
 
 
@@ -729,6 +800,70 @@ def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kin
         count = np.array([2, 3, 3, 3, 2], np.float32)[:, None] * np.array([2, 3, 3, 3, 3, 2], np.float32)
         expected = sums / count
     np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(kind, monkeypatch):
+    # 3x3, strides 2, one pixel of padding (ShuffleNet's pools, SqueezeNet's unpadded ones):
+    # the last axis is reduced at unit stride as one shifted operation, then every second
+    # column is kept; the outer axis goes through the strided loop (it reads whole rows)
+    from harness.backends.kernels import nn_pool
+
+    calls = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
+    (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    assert calls == [3] and y.shape == (2, 3, 5, 5)
+    if kind == "MaxPool":
+        expected, _ = brute_pool(x, "max", [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 0, 0)
+    else:  # the window sum in the strided loop's order: along the last axis (centre, left,
+        # right; the left tap of the first column is padding), then the rows the same way
+        xp = np.pad(x, [(0, 0), (0, 0), (1, 1), (1, 1)])
+        cols = xp[..., 1:-1:2] + xp[..., 0:-2:2] + xp[..., 2::2]
+        sums = cols[:, :, 1:-1:2] + cols[:, :, 0:-2:2] + cols[:, :, 2::2]
+        count = np.array([2, 3, 3, 3, 2], np.float32)[:, None] * np.array([2, 3, 3, 3, 3], np.float32)
+        expected = sums / count
+    np.testing.assert_array_equal(y, expected)
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("attrs", [
+    dict(pads=[1, 1, 1, 1], dilations=[1, 2]),  # taps at -1, 1, 3 along the last axis: none at 0
+    dict(pads=[1, 1, 1, 1], ceil_mode=1),  # the last window starts on the last column, 8 = 4 * 2 unit-stride windows
+])
+def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, monkeypatch):
+    from harness.backends.kernels import nn_pool
+
+    calls = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((1, 2, 7, 8)).astype(np.float32)
+    (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], **attrs)
+    expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 3], [2, 2], attrs.get("dilations", [1, 1]),
+                             attrs["pads"], attrs.get("ceil_mode", 0), 0)
+    assert calls == [] and y.shape == expected.shape
+    np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("strides", [1, 2])
+def test_float16_average_pool_adds_every_tap_in_float32(strides):
+    # a pooled axis starts from its first two taps combined straight into the output only when
+    # the output has the input's type; float16 windows are summed in float32 from the first tap
+    rng = np.random.default_rng(15)
+    x = (rng.standard_normal((2, 3, 7, 8)) * 1000).astype(np.float16)
+    (y,) = run_node("AveragePool", [x], kernel_shape=[1, 3], strides=[1, strides], pads=[0, 1, 0, 1])
+    xp = np.pad(x.astype(np.float32), [(0, 0), (0, 0), (0, 0), (1, 1)])
+    end = xp.shape[-1] - 2
+    sums = xp[..., 1 : end + 1 : strides] + xp[..., 0:end:strides] + xp[..., 2 : end + 2 : strides]
+    count = np.full(sums.shape[-1], 3, np.float32)
+    count[0] = 2
+    if strides == 1:
+        count[-1] = 2
+    assert y.dtype == np.float16
+    np.testing.assert_array_equal(y, (sums / count).astype(np.float16))
 
 
 def _conv_paths(monkeypatch):

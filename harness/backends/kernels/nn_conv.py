@@ -1,6 +1,7 @@
 """Convolution kernels: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv, Col2Im.
 
-Conv is im2col (one strided copy per kernel position, never a loop over output pixels)
+Conv is im2col (one strided copy per kernel position, never a loop over output pixels; with
+strides and many positions a phase, one per phase and then runs of consecutive elements)
 followed by a single (grouped) GEMM; 1x1 unstrided unpadded convolutions are a plain matmul.
 Three shapes take their own path: depthwise convolutions (group = C = M) go through
 cache-sized blocks of channels; unit-stride 2-D convolutions with twice as many input as output
@@ -10,6 +11,8 @@ ConvTranspose is the mirror image: one GEMM, then a col2im scatter-add per kerne
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -24,6 +27,8 @@ from .nn_util import (
     prod,
     round_half_even_saturate,
     spatial_geometry,
+    tap_sources,
+    window,
 )
 from .registry import register
 
@@ -83,22 +88,16 @@ def conv_core(x, w, group, strides, dilations, begin, out):
     rows = -(-OH // nchunks)  # balanced chunks
     wg = w.reshape(group, Mg, Cg * K)
     y = np.empty((N, group, Mg, OH, inner), dtype=x.dtype)
-    offsets = list(kernel_offsets(kernel))
-    nsp = len(out)
     bshape = (C, K, rows) + inner_shape
     buf = np.empty(bshape, dtype=x.dtype)
     for n in range(N):
-        img = xp[n]
+        sources = tap_sources(xp[n], kernel, strides, dilations)
         for r0 in range(0, OH, rows):
             nr = min(rows, OH - r0)
             cols = buf if nr == rows else np.empty((C, K, nr) + inner_shape, dtype=x.dtype)
-            for k, off in enumerate(offsets):
-                start0 = off[0] * dilations[0] + r0 * strides[0]
-                idx = (slice(None), slice(start0, start0 + (nr - 1) * strides[0] + 1, strides[0])) + tuple(
-                    slice(off[i] * dilations[i], off[i] * dilations[i] + (out[i] - 1) * strides[i] + 1, strides[i])
-                    for i in range(1, nsp)
-                )
-                cols[:, k] = img[idx]
+            for k, (src, first, step) in enumerate(sources):
+                rows_k = window(first[0] + r0 * step[0], step[0], nr)
+                cols[:, k] = src[(slice(None), rows_k) + tuple(map(window, first[1:], step[1:], out[1:]))]
             dst = y[n, :, :, r0 : r0 + nr].reshape(group, Mg, nr * inner)
             if group == 1:  # 2-D matmul writes through BLAS into the strided destination
                 np.matmul(wg[0], cols.reshape(Cg * K, nr * inner), out=dst[0])
@@ -115,10 +114,24 @@ def _frame(x_shape, padded, begin):
     return tuple(slice(0, n) for n in size), tuple(slice(b, b + n) for b, n in zip(begin, size)), all(size)
 
 
-def _flat_starts(kernel, dilations, padded):
-    """On a padded frame flattened per channel, where each kernel position's window starts."""
-    row = [prod(padded[i + 1:]) for i in range(len(padded))]  # the flat stride of each axis
-    return [sum(off[i] * dilations[i] * row[i] for i in range(len(padded))) for off in kernel_offsets(kernel)]
+@functools.lru_cache(maxsize=256)
+def _phase_starts(kernel, dilations, strides, padded):
+    """The polyphase layout of a padded frame: along each axis the elements at positions
+    p, p + s, p + 2s, ... (phase p of stride s) side by side, so that every window of a strided
+    kernel position reads consecutive elements of one phase. Returns the phases the kernel
+    positions read (tuples of p), the shape of a phase (ceil(padded / s) per axis) and, on the
+    phases laid one after another and flattened, where each kernel position's window starts.
+    With unit strides the one phase is the frame itself."""
+    nsp = len(padded)
+    shape = [-(-padded[i] // strides[i]) for i in range(nsp)]
+    row = [prod(shape[i + 1:]) for i in range(nsp)]  # the flat stride of each axis
+    phases: dict[tuple, int] = {}
+    starts = []
+    for off in kernel_offsets(kernel):
+        at = [off[i] * dilations[i] for i in range(nsp)]
+        j = phases.setdefault(tuple(a % s for a, s in zip(at, strides)), len(phases))
+        starts.append(j * prod(shape) + sum(at[i] // strides[i] * row[i] for i in range(nsp)))
+    return list(phases), shape, starts
 
 
 #: the depthwise kernel works through blocks of channels whose columns take about this much
@@ -132,39 +145,46 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     The channels go through in blocks whose im2col columns stay in cache (and whose buffers,
     reused from block to block, stay small: a fresh large block of memory is faulted in page
     by page on every run). A block is padded into a zeroed buffer laid out channel-major
-    (C, N, padded plane). With unit strides the plane is flattened and every output row keeps
-    the padded width (the columns past each output row are computed and dropped), so each
-    kernel position's window of a whole plane is one contiguous run and im2col copies whole
-    runs; with strides it copies the strided window. The products are one stacked (1 x K) @
-    (K x N * positions) GEMM per channel, the batch side by side."""
+    (C, N, padded plane); with strides it is then split into its phases (``_phase_starts``:
+    one strided copy per phase instead of one per kernel position). The plane (or each phase)
+    is flattened and every output row keeps the plane's (the phase's) width (the columns past
+    each output row are computed and dropped), so each kernel position's window of a whole
+    plane is one contiguous run and im2col copies whole runs. The products are one stacked
+    (1 x K) @ (K x N * positions) GEMM per channel, the batch side by side."""
     N, C = x.shape[:2]
     nsp = len(out)
     dt = x.dtype
     padded = [(out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(nsp)]
-    unit = all(s == 1 for s in strides)
-    offsets = list(kernel_offsets(kernel))
-    K = len(offsets)
-    if unit:
-        starts = _flat_starts(kernel, dilations, padded)
-        grid = (out[0],) + tuple(padded[1:])  # the output grid laid on the padded one
-        tail = starts[-1]  # the last run of a plane reads this far past its end (dropped columns)
-    else:
-        grid = tuple(out)
-        windows = [tuple(slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(off, dilations, out, strides))
-                   for off in offsets]
-        tail = 0
+    phases, shape, starts = _phase_starts(tuple(kernel), tuple(dilations), tuple(strides), tuple(padded))
+    K = len(starts)
+    grid = (out[0],) + tuple(shape[1:])  # the output grid laid on a phase
     span = prod(grid)
-    plane = prod(padded)
+    plane, size = prod(padded), prod(shape)
+    tail = max(0, max(starts) + span - len(phases) * size)  # the last runs read past the end
     cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
-    buf = np.zeros((cb, N, plane + tail), dtype=dt)
-    block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
+    buf = np.zeros((cb, N, len(phases) * size + tail), dtype=dt)
+    direct = all(s == 1 for s in strides)
+    lead = (slice(None), slice(None))
+    if direct:  # the one phase is the padded plane
+        block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
+        split = []
+    else:
+        block = np.zeros((cb, N) + tuple(padded), dtype=dt)
+        split = [(buf[:, :, j * size : (j + 1) * size].reshape((cb, N) + tuple(shape)), block[lead + tuple(slice(q, None, s) for q, s in zip(p, strides))])
+                 for j, p in enumerate(phases)]
+        split = [(dst[lead + tuple(slice(0, n) for n in src.shape[2:])], src) for dst, src in split]
     src, dst, any_inside = _frame(x.shape, padded, begin)
     src, dst = (slice(None),) + src, (slice(None),) + dst
     channel_major = (1, 0) + tuple(range(2, 2 + nsp))
     xt = x.transpose(channel_major)
     wc = w.reshape(C, 1, K)
     cols = np.empty((cb, K, N, span), dtype=dt)
-    cols_grid = cols.reshape((cb, K, N) + grid)
+    if direct:  # every position's run at once: a strided view of the kernel's grid of runs
+        row = [prod(padded[i + 1:]) * dt.itemsize for i in range(nsp)]
+        runs = np.lib.stride_tricks.as_strided(
+            buf, (cb,) + tuple(kernel) + (N, span), buf.strides[:1] + tuple(d * r for d, r in zip(dilations, row)) + buf.strides[1:],
+            writeable=False)
+        cols_grid = cols.reshape(runs.shape)
     prods = np.empty((cb, 1, N * span), dtype=dt)
     y = np.empty((N, C) + tuple(out), dtype=dt)
     keep = (slice(None), slice(None), slice(None)) + tuple(slice(0, o) for o in out[1:])
@@ -172,12 +192,13 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
         n = min(cb, C - c0)
         if any_inside:
             block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
-        if unit:
+        for phase, part in split:
+            phase[:n] = part[:n]
+        if direct:  # one copy (nine separate ones write cols with a stride: several times slower)
+            np.copyto(cols_grid[:n], runs[:n])
+        else:
             for k, start in enumerate(starts):
                 cols[:n, k] = buf[:n, :, start : start + span]
-        else:
-            for k, window in enumerate(windows):
-                cols_grid[:n, k] = block[(slice(0, n), slice(None)) + window]
         res = np.matmul(wc[c0 : c0 + n], cols[:n].reshape(n, K, N * span), out=prods[:n])
         y[:, c0 : c0 + n] = res.reshape((n, N) + grid)[keep].transpose(channel_major)
     return y
@@ -198,7 +219,7 @@ def _conv_shifted(x, w, kernel, out, begin, dilations):
     row = padded[1]
     plane = padded[0] * row
     span = out[0] * row
-    starts = _flat_starts(kernel, dilations, padded)
+    _, _, starts = _phase_starts(tuple(kernel), tuple(dilations), (1, 1), tuple(padded))
     # the last row of a plane reads up to starts[-1] past its end (into dropped columns)
     buf = np.zeros((C, plane + starts[-1]), dtype=dt)
     image = buf[:, :plane].reshape(C, *padded)

@@ -2,7 +2,9 @@
 
 Windowed pooling never loops over output pixels: it reduces one spatial axis at a time, looping
 over the (few) kernel taps and combining one strided view per tap (np.maximum / np.add); taps in
-the padding are skipped rather than materialised. MaxPool with Indices keeps an argmax per tap.
+the padding are skipped rather than materialised. With unit strides (and along the last axis
+with strides, before keeping every s-th output) a tap is one shifted operation over the whole
+flattened array. MaxPool with Indices keeps an argmax per tap.
 """
 
 from __future__ import annotations
@@ -123,10 +125,24 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
         if s == 1 and o == L and first is not None and y.flags.c_contiguous:
             y = _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype)
             continue
+        if s > 1 and ax == y.ndim - 1 and (o - 1) * s < L and y.flags.c_contiguous:
+            # along the last axis, every window at unit stride (a tap at offset 0 covers them
+            # all, the one that starts this axis in the strided loop too), then every s-th:
+            # long contiguous operations instead of strided ones, the same taps in the same
+            # order (along an outer axis the strided loop already reads whole rows)
+            full = [_tap_range(k, L, 1, d, pb, L) for k in range(g.kernel[i])]
+            at0 = next((k for k, (lo, hi) in enumerate(full) if lo == 0 and hi == L), None)
+            if at0 is not None:
+                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype)
+                y = np.ascontiguousarray(dense[(slice(None),) * ax + (slice(0, (o - 1) * s + 1, s),)])
+                continue
         if first is None:
             out = np.full(shape, fill, dtype=acc_dtype or y.dtype)
         else:
             out = np.empty(shape, dtype=acc_dtype or y.dtype)
+        # with the accumulation in the input's own type, the first tap is not copied: the
+        # second combines with it straight into the output (the same operands, in order)
+        head = None
         for k in ([first] if first is not None else []) + [k for k in range(g.kernel[i]) if k != first]:
             lo, hi = ranges[k]
             if hi <= lo:
@@ -137,14 +153,31 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
             src[ax] = slice(start, start + (hi - lo - 1) * s + 1, s)
             dst[ax] = slice(lo, hi)
             tgt = out[tuple(dst)]
-            if k == first:
+            if k == first and out.dtype == y.dtype:
+                head = y[tuple(src)]
+            elif k == first:
                 np.copyto(tgt, y[tuple(src)], casting="unsafe")
+            elif head is not None:
+                op(head[tuple(dst)], y[tuple(src)], out=tgt)
+                _fill_outside(out, head, ax, lo, hi)
+                head = None
             else:
                 op(tgt, y[tuple(src)], out=tgt, casting="unsafe")
+        if head is not None:  # no other tap
+            np.copyto(out, head)
         y = out
     if y is x:
         y = x.astype(acc_dtype or x.dtype, copy=True)
     return y
+
+
+def _fill_outside(out, head, ax, lo, hi):
+    """The outputs before ``lo`` and from ``hi`` on along ``ax`` take ``head``'s values."""
+    lead = (slice(None),) * ax
+    if lo > 0:
+        out[lead + (slice(0, lo),)] = head[lead + (slice(0, lo),)]
+    if hi < out.shape[ax]:
+        out[lead + (slice(hi, None),)] = head[lead + (slice(hi, None),)]
 
 
 def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
@@ -155,7 +188,11 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
     before and restored after. Each output combines the same taps in the same order as the
     row-by-row loop."""
     out = np.empty(y.shape, dtype=acc_dtype or y.dtype)
-    np.copyto(out, y, casting="unsafe")  # the tap that covers every output has offset 0
+    # the tap that covers every output has offset 0: y itself; in y's own type it is not
+    # copied first, the next tap combines with it straight into the output
+    filled = out.dtype != y.dtype
+    if filled:
+        np.copyto(out, y, casting="unsafe")
     fo, fy = out.reshape(-1), y.reshape(-1)
     n = fo.size
     step = prod(y.shape[ax + 1 :])
@@ -164,13 +201,21 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
         if k == first or hi <= lo:
             continue
         off = (k * d - pb) * step
-        below, above = out[lead + (slice(0, lo),)].copy(), out[lead + (slice(hi, None),)].copy()
+        held, fh = (out, fo) if filled else (y, fy)  # what the outputs hold so far
+        below, above = held[lead + (slice(0, lo),)].copy(), held[lead + (slice(hi, None),)].copy()
         if off > 0:
-            op(fo[: n - off], fy[off:], out=fo[: n - off], casting="unsafe")
+            op(fh[: n - off], fy[off:], out=fo[: n - off], casting="unsafe")
+            if not filled:
+                fo[n - off :] = fy[n - off :]
         else:
-            op(fo[-off:], fy[: n + off], out=fo[-off:], casting="unsafe")
+            op(fh[-off:], fy[: n + off], out=fo[-off:], casting="unsafe")
+            if not filled:
+                fo[:-off] = fy[:-off]
+        filled = True
         out[lead + (slice(0, lo),)] = below
         out[lead + (slice(hi, None),)] = above
+    if not filled:
+        np.copyto(out, y)
     return out
 
 

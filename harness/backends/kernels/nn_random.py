@@ -39,6 +39,12 @@ def _dropout_train(x, ratio, rng, mask_dtype):
 # --------------------------------------------------------------------------- Dropout
 
 
+def _wants_mask(node) -> bool:
+    """Whether the node names its optional mask output. At inference Y is X itself (no copy,
+    as Identity) and a mask nobody reads is not built."""
+    return len(node.outputs) > 1 and bool(node.outputs[1])
+
+
 @register("Dropout", since=1)
 def dropout_1(node):
     # Opsets 1 and 6: ``is_test`` nonzero is Y = X; its default 0 is training, a random dropout
@@ -48,11 +54,12 @@ def dropout_1(node):
     training = node.opset < 7 and not node.attrs.get("is_test", 0)
     ratio = float(np.float32(node.attrs.get("ratio", 0.5)))
     rng = _rng(node.attrs)
+    masked = _wants_mask(node)
 
     def run(x):
         if training and ratio != 0:
             return _dropout_train(x, ratio, rng, x.dtype)
-        return (x.copy(), np.ones(x.shape, dtype=mask_dtype or x.dtype))
+        return (x, np.ones(x.shape, dtype=mask_dtype or x.dtype)) if masked else (x,)
 
     return run
 
@@ -60,12 +67,13 @@ def dropout_1(node):
 @register("Dropout", since=12)
 def dropout_12(node):
     rng = _rng(node.attrs)
+    masked = _wants_mask(node)
 
     def run(x, ratio=None, training_mode=None):
         r = 0.5 if ratio is None else float(np.asarray(ratio).reshape(()))
         training = training_mode is not None and bool(np.asarray(training_mode).reshape(()))
         if not training or r == 0:
-            return (x.copy(), np.ones(x.shape, dtype=np.bool_))
+            return (x, np.ones(x.shape, dtype=np.bool_)) if masked else (x,)
         return _dropout_train(x, r, rng, np.bool_)
 
     return run

@@ -5,6 +5,7 @@ Nothing here registers a kernel; the ``nn_*`` modules import what they need.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 
@@ -158,14 +159,46 @@ def kernel_offsets(kernel):
     return itertools.product(*[range(int(k)) for k in kernel])
 
 
+def tap_sources(xp, kernel, strides, dilations):
+    """Where each kernel position's windows are read from: per position, (array, first index,
+    step) along each spatial axis of ``xp`` (..., *padded). With strides and at least four
+    positions a phase (7x7/2: 49 positions on 4 phases), the padded input is first split into
+    its phases (the elements at p, p + s, p + 2s, ... along each axis; one strided copy each),
+    and every window is then a run of consecutive elements of one phase: a strided read copied
+    once per phase instead of once per kernel position."""
+    phases, taps = _tap_layout(tuple(kernel), tuple(strides), tuple(dilations))
+    arrays = [np.ascontiguousarray(xp[(Ellipsis,) + phase]) for phase in phases] or [xp]
+    return [(arrays[j], first, step) for j, first, step in taps]
+
+
+@functools.lru_cache(maxsize=512)
+def _tap_layout(kernel, strides, dilations):
+    """``tap_sources``' plan for a geometry: the phases' slices (none: read the input itself)
+    and, per kernel position, (phase, first index, step)."""
+    nsp = len(kernel)
+    offsets = [[off[i] * dilations[i] for i in range(nsp)] for off in kernel_offsets(kernel)]
+    if all(s == 1 for s in strides) or len(offsets) < 4 * math.prod(strides):
+        return (), [(0, at, strides) for at in offsets]
+    phases: dict[tuple, int] = {}
+    taps = []
+    for at in offsets:
+        j = phases.setdefault(tuple(a % s for a, s in zip(at, strides)), len(phases))
+        taps.append((j, [a // s for a, s in zip(at, strides)], (1,) * nsp))
+    return tuple(tuple(slice(q, None, s) for q, s in zip(p, strides)) for p in phases), taps
+
+
+def window(first, step, n):
+    """The slice of ``n`` elements from ``first`` every ``step``."""
+    return slice(first, first + (n - 1) * step + 1, step)
+
+
 def im2col(xp, kernel, out, strides, dilations):
-    """(N, C, *padded) -> (N, C, prod(kernel), prod(out)) with one strided copy per kernel position."""
+    """(N, C, *padded) -> (N, C, prod(kernel), prod(out)) with one copy per kernel position."""
     N, C = xp.shape[:2]
-    K = int(np.prod(kernel)) if len(kernel) else 1
-    P = int(np.prod(out)) if len(out) else 1
+    K, P = prod(kernel), prod(out)
     cols = np.empty((N, C, K) + tuple(out), dtype=xp.dtype)
-    for k, off in enumerate(kernel_offsets(kernel)):
-        cols[:, :, k] = xp[window_slices(off, out, strides, dilations)]
+    for k, (src, first, step) in enumerate(tap_sources(xp, kernel, strides, dilations)):
+        cols[:, :, k] = src[(slice(None), slice(None)) + tuple(map(window, first, step, out))]
     return cols.reshape(N, C, K, P)
 
 
