@@ -11,7 +11,9 @@ can store each one at once: an interrupted run loses nothing it finished.
 from __future__ import annotations
 
 import os
+import math
 import resource
+import select
 import signal
 import tempfile
 import time
@@ -19,7 +21,7 @@ import traceback
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from typing import Any
 
 from . import forkserver
@@ -216,6 +218,8 @@ class _Worker:
         self.done = 0
         #: seconds its recent tasks took (a moving average; None before the first answer)
         self.pace: float | None = None
+        self._answers = select.poll()  # kept: asked after every answer whether another waits
+        self._answers.register(self.conn.fileno(), select.POLLIN)
 
     @property
     def task(self) -> tuple[Case, str] | None:
@@ -233,6 +237,10 @@ class _Worker:
             self.conn.send(("run", tasks))
         except OSError:  # the worker died since the last look: its sentinel says so next, and the
             pass  # task it was running gets the death while this one goes back to the queue
+
+    def answer_waiting(self) -> bool:
+        """Whether an answer (or the end of the pipe) waits to be read, without waiting."""
+        return bool(self._answers.poll(0))
 
     def answered(self, timeout: float) -> None:
         self.tasks.popleft()
@@ -303,6 +311,8 @@ class Runner:
         self.ctx = forkserver.context()
         self.workers: list[_Worker] = []
         self.log_dir = tempfile.mkdtemp(prefix="onnx-harness-")
+        #: (the busy workers, a poll object of their pipes and sentinels, fd -> pipe or sentinel)
+        self._poller: tuple[list[_Worker], Any, dict[int, Any]] | None = None
 
     def _spawn(self) -> _Worker:
         os.makedirs(self.log_dir, exist_ok=True)
@@ -392,7 +402,7 @@ class Runner:
                 wait_for = max(0.0, min(w.deadline for w in busy) - now) if busy else 0.0
                 if on_idle is not None:
                     wait_for = min(wait_for, self.idle_s)
-                ready = wait([w.conn for w in busy] + [w.process.sentinel for w in busy], timeout=wait_for)
+                ready = self._wait(busy, wait_for)
                 finished = []
                 for worker in busy:
                     # every answer already waiting, in one round (a busy controller finds several)
@@ -408,7 +418,7 @@ class Runner:
                             worker.tasks.clear()
                             self._replace(worker)
                             break
-                        if not worker.conn.poll(0):
+                        if not worker.answer_waiting():
                             break
                         seen = [worker.conn]
                 self._feed(queue)  # before storing: the workers run meanwhile
@@ -435,6 +445,20 @@ class Runner:
     #: answers instead of once for each (a wake-up costs both sides CPU time on a busy machine)
     linger_s = 0.002
     linger_when = 4
+
+    def _wait(self, busy: list[_Worker], timeout: float) -> list[Any]:
+        """The busy workers' pipes and sentinels that are ready within ``timeout`` seconds (what
+        ``multiprocessing.connection.wait`` answers), through one poll object kept while the busy
+        workers stay the same: building one each round cost more than the poll itself."""
+        if self._poller is None or self._poller[0] != busy:
+            poller, objects = select.poll(), {}
+            for obj in [w.conn for w in busy] + [w.process.sentinel for w in busy]:
+                fd = obj if isinstance(obj, int) else obj.fileno()
+                poller.register(fd, select.POLLIN)
+                objects[fd] = obj
+            self._poller = (list(busy), poller, objects)
+        _, poller, objects = self._poller
+        return [objects[fd] for fd, _ in poller.poll(math.ceil(timeout * 1000))]
 
     def _feed(self, queue: deque) -> None:
         """Send each worker consecutive tasks from the queue, in chunks of one message each: a worker

@@ -170,16 +170,14 @@ def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
     all before it waits again."""
     import time
 
-    from harness import runner as runner_module
-
     waits = []
-    wait = runner_module.wait
+    wait = Runner._wait
 
     def counted(*args, **kwargs):
         waits.append(1)
         return wait(*args, **kwargs)
 
-    monkeypatch.setattr(runner_module, "wait", counted)
+    monkeypatch.setattr(Runner, "_wait", counted)
     cases = [relu_case(f"t/ok{k}") for k in range(8)]
     runner = Runner([BackendSpec("reference")], jobs=1)
     runner.quick = 5.0  # every case counts as quick: after the first answer the worker holds all the others
@@ -212,3 +210,21 @@ def test_the_controller_lingers_only_while_every_worker_has_work_queued(monkeypa
     runner.run([(relu_case(f"t/ok{k}"), "reference") for k in range(30)], results.append)
     assert sorted(r.case_id for r in results) == sorted(f"t/ok{k}" for k in range(30)) and {r.outcome for r in results} == {"pass"}
     assert naps and all(seconds == runner.linger_s > 0 and held >= runner.linger_when for seconds, held in naps)
+
+
+def test_the_controllers_wait_answers_what_multiprocessing_wait_does_and_follows_the_busy_workers():
+    import multiprocessing as mp
+    from multiprocessing.connection import wait
+    from types import SimpleNamespace
+
+    pipes = [mp.Pipe() for _ in range(3)]
+    sentinels = [mp.Pipe() for _ in range(3)]  # a readable end stands in for a dead worker's sentinel
+    workers = [SimpleNamespace(conn=pipes[k][0], process=SimpleNamespace(sentinel=sentinels[k][0].fileno())) for k in range(3)]
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    pipes[1][1].send("answer")
+    sentinels[2][1].send("died")
+    for busy in (workers[:2], workers, workers[1:], [workers[0]]):  # the busy set changes: the poll object follows
+        objects = [w.conn for w in busy] + [w.process.sentinel for w in busy]
+        assert sorted(map(str, runner._wait(busy, 0.05))) == sorted(map(str, wait(objects, 0.05)))
+    assert runner._wait([workers[0]], 0.01) == []
+    runner.close()
