@@ -776,15 +776,21 @@ def test_batch_normalization_computes_its_factors_once_per_parameter_arrays(monk
     assert calls == [(np.float32, 3), (np.float32, 3), (np.float64, 3)]
 
 
+def _shifted_axes(monkeypatch) -> list[int]:
+    """The axes pooling reduces as one shifted operation over the whole array, as it does so."""
+    from harness.backends.kernels import nn_pool
+
+    calls: list[int] = []
+    shifted = nn_pool._reduce_axis_shifted
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    return calls
+
+
 @pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
 def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kind, monkeypatch):
     # 3x3, unit strides, one pixel of padding (Inception's pools): each axis is one shifted
     # operation over the flattened array; the outputs whose tap falls off a row are restored
-    from harness.backends.kernels import nn_pool
-
-    calls = []
-    shifted = nn_pool._reduce_axis_shifted
-    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    calls = _shifted_axes(monkeypatch)
     rng = np.random.default_rng(9)
     x = rng.standard_normal((2, 3, 5, 6)).astype(np.float32)
     (y,) = run_node(kind, [x], kernel_shape=[3, 3], pads=[1, 1, 1, 1])
@@ -807,11 +813,7 @@ def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(k
     # 3x3, strides 2, one pixel of padding (ShuffleNet's pools, SqueezeNet's unpadded ones):
     # the last axis is reduced at unit stride as one shifted operation, then every second
     # column is kept; the outer axis goes through the strided loop (it reads whole rows)
-    from harness.backends.kernels import nn_pool
-
-    calls = []
-    shifted = nn_pool._reduce_axis_shifted
-    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    calls = _shifted_axes(monkeypatch)
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
     (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
@@ -834,11 +836,7 @@ def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(k
     dict(pads=[1, 1, 1, 1], ceil_mode=1),  # the last window starts on the last column, 8 = 4 * 2 unit-stride windows
 ])
 def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, monkeypatch):
-    from harness.backends.kernels import nn_pool
-
-    calls = []
-    shifted = nn_pool._reduce_axis_shifted
-    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    calls = _shifted_axes(monkeypatch)
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 2, 7, 8)).astype(np.float32)
     (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], **attrs)
