@@ -13,18 +13,14 @@ from ..forkserver import BACKENDS_ENV
 from . import load_backend_class
 
 
-def _preload(names: list[str]) -> list[str]:
-    """Import each named backend's ``preload`` modules; the modules imported."""
-    done = []
+def _preload(names: list[str]) -> None:
+    """Import each named backend's ``preload`` modules."""
     for name in names:
         try:
-            modules = load_backend_class(name).preload
-            for module in modules:
+            for module in load_backend_class(name).preload:
                 importlib.import_module(module)
-                done.append(module)
-        except Exception:  # noqa: BLE001 (the worker imports it again, and its probe says why it failed)
+        except Exception:  # noqa: BLE001 (not said here: the worker imports it again, and its probe says why it failed)
             continue
-    return done
 
 
 _preload(json.loads(os.environ.get(BACKENDS_ENV) or "[]"))

@@ -104,8 +104,8 @@ def render(report: Report, folder: Path) -> str:
         if allowed:
             lines.append(f"### Regressions allowed ({len(allowed):,}): not counted against the run")
             lines.append("")
-            lines.append(tabulate([[_code(c.case_id), _cell(c.backend), f"{c.before or '(not run)'} → {c.after or '(not run)'}", _cell(c.allowed_by, 160)]
-                                   for c in allowed[: LIMITS["regressed"]]], headers=["case", "backend", "outcome", "why allowed"], tablefmt="github"))
+            lines.append(tabulate([[_code(c.case_id), _cell(c.backend), _outcomes(c), _cell(c.allowed_by, 160)] for c in allowed[: LIMITS["regressed"]]],
+                                  headers=["case", "backend", "outcome", "why allowed"], tablefmt="github"))
             lines.append(_more(len(allowed), LIMITS["regressed"], "allowed"))
         improved = report.diff.of_kind("improved")
         if improved:
@@ -204,10 +204,14 @@ def _known(known: dict[str, str]) -> str:
     return text + (f" (finding `{_cell(known['finding'], 60)}`)" if known["finding"] else "")
 
 
+def _outcomes(c: Change) -> str:
+    return f"{c.before or '(not run)'} → {c.after or '(not run)'}"
+
+
 def _changes_table(changes: list[Change], by_pair: dict, folder: Path, messages: bool = True) -> str:
     rows = []
     for c in changes:
-        row = [_code(c.case_id), _cell(c.backend), f"{c.before or '(not run)'} → {c.after or '(not run)'}"]
+        row = [_code(c.case_id), _cell(c.backend), _outcomes(c)]
         if messages:
             r = by_pair.get((c.case_id, c.backend)) or {}
             row += [_cell(c.message, 90), _link(r.get("bundle_path") or c.bundle, folder, r.get("bundle_rel") or c.bundle)]
