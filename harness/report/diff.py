@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping
 from .failures import _natural
 from .records import PASSING
+from .sources import portable_path
 from .selection import NOT_RUN, NOTHING_EARLIER, NotCompared, Scope, Selection, like_for_like
 
 
@@ -208,7 +209,8 @@ class RunDiff:
             if {outcome_class(change.before), outcome_class(change.after)} <= allowed_classes:
                 varying = [e for e in matching(entries, change.backend, change.case_id) if e.nondeterministic]
                 if varying:
-                    where = _shown_file(varying[0].source)
+                    # a shipped file by its place in the repository, another by its name: never a machine path
+                    where = portable_path(varying[0].source, Path(__file__).resolve().parents[2], keep=1)
                     change.allowed, change.allowed_by = True, f"varies from run to run (nondeterministic in {where}): {varying[0].reason}"
                     accepted += 1
         return accepted
@@ -219,15 +221,6 @@ class RunDiff:
             out.update(compared=[[s, b, how] for (s, b), how in sorted(self.over.items())], scope=self.scope(), disjoint=self.disjoint,
                        not_compared=[n.__dict__ for n in self.not_compared])
         return out
-
-
-def _shown_file(path: str) -> str:
-    """An expectations file as a report names it: a shipped one by its place in the repository
-    (``harness/expectations/onnxruntime.toml``), another by its file name; never a machine path."""
-    try:
-        return Path(path).resolve().relative_to(Path(__file__).resolve().parents[2]).as_posix()
-    except ValueError:
-        return Path(path).name
 
 
 def diff_results(base: Iterable[dict[str, Any]], new: Iterable[dict[str, Any]], base_label: str = "base", new_label: str = "new") -> RunDiff:
