@@ -23,12 +23,16 @@ def _err(msg: str) -> None:
 
 
 # -- run ------------------------------------------------------------------------------------
+#: the backends of a run that names none
+DEFAULT_BACKENDS = ["reference"]
+
+
 def _config_from_args(args: argparse.Namespace):
     from .run import RunConfig
     from .runner import BackendSpec
 
     options = _parse_options(args.option)
-    backends = [BackendSpec(b, options.get(b, {})) for b in dict.fromkeys(args.backend or ["reference"])]
+    backends = [BackendSpec(b, options.get(b, {})) for b in dict.fromkeys(args.backend or DEFAULT_BACKENDS)]
     unknown = set(options) - {b.name for b in backends}
     if unknown:
         raise CliError(f"--option names backend(s) not in this run: {', '.join(sorted(unknown))}")
@@ -89,7 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .forkserver import start
 
     # the workers' fork server imports on another core while this process does, the backends' runtimes too
-    start(args.backend or ["reference"])
+    start(args.backend or DEFAULT_BACKENDS)
     from .run import RunConfig, execute_run
     from .store import Store
 
