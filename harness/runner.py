@@ -386,10 +386,11 @@ class Runner:
         caller storing results in batches commits the waiting ones then).
 
         Each worker holds the task it runs and the next ones, already sent, so it never waits for
-        the controller between cases (which stores the result meanwhile): two while its tasks take
-        long, up to ``depth`` while they are quick (a case of a few milliseconds would otherwise
-        end before a busy controller answers), sent in chunks of consecutive tasks (:meth:`_feed`).
-        A task still queued on a worker that dies or times out goes back to the queue."""
+        the controller between cases (which stores the result meanwhile): about ``ahead_s`` seconds
+        of work at its recent pace, two at least and ``depth`` at most (a queue of a few quick cases
+        ran dry while a busy controller slept or stored results), sent in chunks of consecutive
+        tasks (:meth:`_feed`). A task still queued on a worker that dies or times out goes back to
+        the queue."""
         queue = deque(tasks)
         want = min(self.jobs, max(1, len(queue)))
         while len(self.workers) < want:
@@ -426,23 +427,27 @@ class Runner:
                     on_result(outcome)
                 if not finished and on_idle is not None:
                     on_idle()
-                if self.linger_s and self.workers and all(len(w.tasks) >= self.linger_when for w in self.workers):
-                    time.sleep(self.linger_s)  # every worker has work queued: let answers gather, taken in one round
+                if self.linger_s and self.workers and all(len(w.tasks) >= max(self.linger_when, self._room(w) // 2 + 1)
+                                                          for w in self.workers):
+                    time.sleep(self.linger_s)  # no worker is due more work: let answers gather, taken in one round
         except BaseException:
             self._shutdown()
             raise
         if not getattr(self, "_persistent", False):
             self._shutdown()
 
-    #: tasks a worker holds at once while its tasks take less than ``quick`` seconds; two otherwise
-    #: (a long case holds few others up behind it)
-    depth = 8
-    quick = 0.02
+    #: a worker holds about ``ahead_s`` seconds of tasks at its recent pace, two at least (a long
+    #: case holds one other up behind it) and ``depth`` at most; a chunk sent at once stops growing
+    #: past ``chunk_bytes`` of models and data held in memory, so that it always fits in the pipe
+    #: (the controller never blocks sending while the worker blocks sending it answers)
+    depth = 64
+    ahead_s = 0.03
+    chunk_bytes = 1 << 16
     #: seconds between ``on_idle`` calls while no result comes
     idle_s = 0.1
     #: seconds the controller lets answers gather while every worker holds at least
-    #: ``linger_when`` tasks (none waits: each has work queued), so that it wakes once for several
-    #: answers instead of once for each (a wake-up costs both sides CPU time on a busy machine)
+    #: ``linger_when`` tasks and more than it is fed at (none is due more work), so that it wakes
+    #: once for several answers instead of once for each (a wake-up costs both sides CPU time)
     linger_s = 0.002
     linger_when = 4
 
@@ -462,17 +467,21 @@ class Runner:
 
     def _feed(self, queue: deque) -> None:
         """Send each worker consecutive tasks from the queue, in chunks of one message each: a worker
-        below half its room is filled up to it (tasks next to each other, often cases of one model, go to one
-        worker, which shares their session)."""
+        at half its room or below is filled up to it (tasks next to each other, often cases of one model,
+        go to one worker, which shares their session), or until the chunk holds ``chunk_bytes``."""
         for worker in self.workers:
             room = self._room(worker)
             n = min(len(queue), room - len(worker.tasks))
             if n > 0 and len(worker.tasks) <= room // 2:
-                worker.send([queue.popleft() for _ in range(n)], self.timeout)
+                chunk, size = [], 0
+                while len(chunk) < n and size < self.chunk_bytes:
+                    chunk.append(queue.popleft())
+                    size += _held_bytes(chunk[-1][0])
+                worker.send(chunk, self.timeout)
 
     def _room(self, worker: _Worker) -> int:
         """How many tasks this worker may hold, fewer when it is due for recycling."""
-        room = self.depth if worker.pace is not None and worker.pace < self.quick else 2
+        room = 2 if worker.pace is None else max(2, min(self.depth, math.ceil(self.ahead_s / max(worker.pace, 1e-9))))
         if self.recycle_after:
             return max(0, min(room, self.recycle_after - worker.done))
         return room
@@ -521,6 +530,14 @@ class Runner:
             worker.kill()
         self.workers.remove(worker)
         self.workers.append(self._spawn())
+
+
+def _held_bytes(case: Case) -> int:
+    """The bytes of model and data a case carries in memory (what its message weighs, about)."""
+    size = len(case.model_bytes or b"")
+    for ds in case.data or ():
+        size += sum(getattr(v, "nbytes", 0) for v in ds.inputs.values()) + sum(getattr(v, "nbytes", 0) for v in ds.expected or ())
+    return size
 
 
 def default_jobs() -> int:

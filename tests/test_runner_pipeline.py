@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import os
 import sys
+from collections import deque
+from types import SimpleNamespace
 
 import pytest
 
 from harness import forkserver
+from harness import runner as runner_module
 from harness.runner import BackendSpec, Runner
 
 from .util import relu_case
@@ -69,18 +72,42 @@ def test_a_backend_that_kills_its_loader_leaves_no_warming_worker_behind():
     assert runner.workers == []
 
 
-def test_a_worker_holds_up_to_depth_tasks_while_they_are_quick_and_two_while_they_take_long():
-    from types import SimpleNamespace
-
+def test_a_worker_holds_its_pace_worth_of_tasks_up_to_depth_and_two_while_they_take_long():
     runner = Runner([BackendSpec("reference")], jobs=1)
+    runner.ahead_s = 0.03
     worker = SimpleNamespace(pace=None, done=0)
     assert runner._room(worker) == 2  # nothing known of its pace yet
-    worker.pace = runner.quick / 10
-    assert runner._room(worker) == runner.depth == 8
-    worker.pace = runner.quick * 10  # a long case holds only one other behind it
+    worker.pace = 0.001  # a millisecond a case: 30 ms of work held
+    assert runner._room(worker) == 30
+    worker.pace = 0.0001
+    assert runner._room(worker) == runner.depth == 64
+    worker.pace = 0.5  # a long case holds only one other behind it
     assert runner._room(worker) == 2
-    runner.recycle_after, worker.pace, worker.done = 3, runner.quick / 10, 1
+    runner.recycle_after, worker.pace, worker.done = 3, 0.0001, 1
     assert runner._room(worker) == 2  # never past its recycling
+
+
+def test_a_chunk_stops_growing_at_chunk_bytes_of_models_and_data_held_in_memory(monkeypatch):
+    """A chunk always fits in the pipe: the controller never blocks sending it while the worker
+    blocks sending the answers the controller is not reading then."""
+    import numpy as np
+
+    from harness.case import DataSet
+
+    runner = Runner([BackendSpec("reference")], jobs=1)
+    sent = []
+    worker = SimpleNamespace(tasks=[], pace=0.0001, done=0, send=lambda tasks, timeout: sent.append(tasks))
+    runner.workers = [worker]
+    heavy = relu_case("t/heavy")
+    heavy.data = [DataSet({"x": np.zeros(4096, np.float32)}, [np.zeros(4096, np.float32)])]  # 32 KiB of data
+    assert runner_module._held_bytes(heavy) == len(heavy.model_bytes) + 32768
+    queue = deque([(heavy, "reference")] * 10 + [(relu_case("t/light"), "reference")])
+    runner._feed(queue)
+    assert [len(chunk) for chunk in sent] == [2] and len(queue) == 9  # 2 x 32 KiB reach 64 KiB
+    runner.chunk_bytes = 1 << 30
+    sent.clear()
+    runner._feed(deque([(heavy, "reference")] * 10))
+    assert [len(chunk) for chunk in sent] == [10]
 
 
 class _Recording(Runner):
@@ -95,7 +122,7 @@ class _Recording(Runner):
 def test_a_crash_behind_a_deep_queue_costs_only_its_case_and_the_queued_ones_run_once():
     cases = [relu_case(f"t/ok{k}") for k in range(15)] + [relu_case("t/bad", graph_name="FAULT")] + [relu_case(f"t/late{k}") for k in range(10)]
     runner = _Recording([BackendSpec("tests.fault_backends:Segfault", name="Segfault")], jobs=1, timeout=30)
-    runner.rooms, runner.quick = [], 5.0  # every case counts as quick, however loaded the machine
+    runner.rooms, runner.ahead_s = [], 1000.0  # every case counts as quick, however loaded the machine
     results = []
     runner.run([(c, "Segfault") for c in cases], results.append)
     assert max(runner.rooms) == runner.depth  # quick cases: the queue was deep
@@ -145,7 +172,6 @@ def test_a_fork_server_started_for_a_run_imports_its_backends_runtimes_once(back
 
 
 def test_a_worker_gets_its_queued_tasks_in_one_message_and_answers_each(monkeypatch):
-    from harness import runner as runner_module
 
     messages = []
     send = runner_module._Worker.send
@@ -157,7 +183,7 @@ def test_a_worker_gets_its_queued_tasks_in_one_message_and_answers_each(monkeypa
     monkeypatch.setattr(runner_module._Worker, "send", counted)
     cases = [relu_case(f"t/ok{k}") for k in range(20)]
     runner = Runner([BackendSpec("reference")], jobs=1)
-    runner.quick = 5.0  # every case counts as quick, however loaded the machine
+    runner.ahead_s = 1000.0  # every case counts as quick, however loaded the machine
     results = []
     runner.run([(c, "reference") for c in cases], results.append)
     assert [r.case_id for r in results] == [c.id for c in cases] and {r.outcome for r in results} == {"pass"}
@@ -180,7 +206,7 @@ def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
     monkeypatch.setattr(Runner, "_wait", counted)
     cases = [relu_case(f"t/ok{k}") for k in range(8)]
     runner = Runner([BackendSpec("reference")], jobs=1)
-    runner.quick = 5.0  # every case counts as quick: after the first answer the worker holds all the others
+    runner.ahead_s = 1000.0  # every case counts as quick: after the first answer the worker holds all the others
     results = []
 
     def slow_first(result):
@@ -194,10 +220,9 @@ def test_answers_waiting_together_are_taken_in_one_round(monkeypatch):
 
 
 def test_the_controller_lingers_only_while_every_worker_has_work_queued(monkeypatch):
-    """While each worker holds ``linger_when`` tasks or more, the controller sleeps ``linger_s``
-    between rounds (answers gather and are taken together); with fewer, it never does."""
-    from harness import runner as runner_module
-
+    """While each worker holds ``linger_when`` tasks or more and more than it is fed at (half its
+    room), the controller sleeps ``linger_s`` between rounds (answers gather and are taken
+    together); with fewer, it never does."""
     naps = []
 
     def nap(seconds):
@@ -205,17 +230,16 @@ def test_the_controller_lingers_only_while_every_worker_has_work_queued(monkeypa
 
     monkeypatch.setattr(runner_module.time, "sleep", nap)
     runner = Runner([BackendSpec("reference")], jobs=1)
-    runner.quick = 5.0  # every case counts as quick: the worker holds up to depth tasks
+    runner.ahead_s = 1000.0  # every case counts as quick: the worker holds up to depth tasks
     results = []
-    runner.run([(relu_case(f"t/ok{k}"), "reference") for k in range(30)], results.append)
-    assert sorted(r.case_id for r in results) == sorted(f"t/ok{k}" for k in range(30)) and {r.outcome for r in results} == {"pass"}
-    assert naps and all(seconds == runner.linger_s > 0 and held >= runner.linger_when for seconds, held in naps)
+    runner.run([(relu_case(f"t/ok{k}"), "reference") for k in range(200)], results.append)
+    assert sorted(r.case_id for r in results) == sorted(f"t/ok{k}" for k in range(200)) and {r.outcome for r in results} == {"pass"}
+    assert naps and all(seconds == runner.linger_s > 0 and held > runner.depth // 2 for seconds, held in naps)
 
 
 def test_the_controllers_wait_answers_what_multiprocessing_wait_does_and_follows_the_busy_workers():
     import multiprocessing as mp
     from multiprocessing.connection import wait
-    from types import SimpleNamespace
 
     pipes = [mp.Pipe() for _ in range(3)]
     sentinels = [mp.Pipe() for _ in range(3)]  # a readable end stands in for a dead worker's sentinel
