@@ -175,7 +175,7 @@ def select_cases(config: RunConfig, say: Callable[[str], None], verify: bool = T
     extra = {"models_cache": config.models_cache, "frameworks": config.frameworks, "rebuild": config.rebuild_models,
              "regressions": config.regressions}
     ctx = SuiteContext(corpus=config.corpus, opset=config.opset, examples=config.examples, seed=config.seed, say=say, extra=extra,
-                       pattern=regex, verify=verify)
+                       pattern=regex, verify=verify, jobs=config.jobs)
     sources = [suite_cases(suite, ctx) for suite in config.suites]
     if config.models:
         from .suites.user_models import user_model_cases

@@ -345,3 +345,44 @@ def test_edge_examples_that_fail_to_build_are_not_kept(tmp_path):
     assert names.names(replace(opv, edges=broken), "float32", 13) is None and names.added == {}
     ids = list(O.case_ids(replace(opv, edges=broken), 13, 2, names))
     assert ids and all(i.rsplit("/", 1)[1] in ("0", "1", O.ORACLE_ERROR_INDEX) for i in ids), "no edge ids, the drawn ones stay"
+
+
+def _frozen_files(root):
+    import pickle
+
+    return {f.name: pickle.loads(f.read_bytes())[:2] for f in sorted(root.rglob("*.pickle"))}  # (key, sha256 of the cases)
+
+
+def test_op_versions_drawn_in_several_processes_are_frozen_as_one_process_draws_them(tmp_path, monkeypatch):
+    """A first run draws the op-versions it has not frozen in -j processes: each file holds the
+    very cases (same key, same sha256) one process draws, and the run says how far it got."""
+    import re
+
+    from harness.suites import operators
+
+    monkeypatch.setattr(operators, "PARALLEL_FROM", 2)
+    pattern = re.compile(r"^operators/(Abs|Neg|Relu|Floor)-")
+    said = []
+    serial = [c.id for c in operator_cases(SuiteContext(corpus=tmp_path / "one", examples=2, pattern=pattern, jobs=1, say=said.append))]
+    assert said == []  # one process: drawn in the selection itself
+    parallel = [c.id for c in operator_cases(SuiteContext(corpus=tmp_path / "two", examples=2, pattern=pattern, jobs=2, say=said.append))]
+    assert parallel == serial
+    one, two = _frozen_files(tmp_path / "one"), _frozen_files(tmp_path / "two")
+    assert len(one) >= 8 and one == two
+    assert said[0].startswith(f"drawing the cases of {len(one)} op-versions in 2 processes")
+    assert said[-1].startswith(f"drew {len(serial):,} cases of {len(one)} op-versions")
+    again = [c.id for c in operator_cases(SuiteContext(corpus=tmp_path / "two", examples=2, pattern=pattern, jobs=2, say=said.append))]
+    assert again == serial and len(said) == 2  # frozen now: read back, nothing drawn
+
+
+def test_a_draw_failing_in_a_drawing_process_ends_the_selection_with_its_error(tmp_path, monkeypatch):
+    import re
+
+    from harness.suites import operators
+
+    monkeypatch.setattr(operators, "PARALLEL_FROM", 2)
+    (tmp_path / "operators").mkdir()
+    (tmp_path / "operators" / "seed7-examples1").write_text("a file where the frozen cases' folder goes")
+    with pytest.raises(OSError, match="seed7-examples1") as raised:
+        list(operator_cases(SuiteContext(corpus=tmp_path, examples=1, seed=7, pattern=re.compile(r"^operators/(Abs|Neg)-"), jobs=2)))
+    assert "_draw_one" in str(raised.value.__cause__)  # raised in a drawing process, its traceback kept

@@ -26,6 +26,8 @@ class SuiteContext:
     #: check each frozen official case's digest as it is selected; False: where it is loaded
     #: (``Case.sha256``; a run's workers check it in parallel)
     verify: bool = True
+    #: processes a suite may draw in (the run's -j)
+    jobs: int = 1
 
 
 def _official(names: list[str]) -> Callable[[SuiteContext], Iterator[Case]]:

@@ -22,7 +22,9 @@ import json
 import math
 import os
 import re
+import signal
 import sys
+import time
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,7 +43,7 @@ from .. import registry
 from ..registry import Example, OpVersion, broken_modules, load_all, spec_silent_points
 from ..tolerances import default_for
 from ..values import Typed, TypedSeq, infer_type, innermost_elem, leaves, reference_value, type_text
-from .frozen import digest, load_or_build, without_local_constants
+from .frozen import digest, load_frozen, load_or_build, without_local_constants, write_frozen
 
 DEFAULT_EXAMPLES = 20
 DEFAULT_SEED = 20261122
@@ -462,33 +464,93 @@ def _fingerprint(opv: OpVersion) -> str:
     return _FINGERPRINTS[opv.module]
 
 
+def frozen_file(opv: OpVersion, opset: int, root: Path) -> Path:
+    return root / f"{opv.key}-opset{opset}.pickle"
+
+
 def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path) -> list[Case]:
     """The cases of an op-version, drawn once and then read back from ``root``, so that every
     backend, worker and later run sees the very same inputs (a failure is replayable by id).
     A file is rebuilt when the op's module, the shared helpers or the installed onnx change."""
-    return load_or_build(root / f"{opv.key}-opset{opset}.pickle", _fingerprint(opv),
-                         lambda: build_op_version(opv, opset, n, seed))
+    return load_or_build(frozen_file(opv, opset, root), _fingerprint(opv), lambda: build_op_version(opv, opset, n, seed))
+
+
+#: op-versions to draw before a selection draws them in several processes (fewer take seconds:
+#: not worth starting processes that import every operator module)
+PARALLEL_FROM = 16
 
 
 def operator_cases(ctx: Any) -> Iterator[Case]:
     """Every op-version's cases; with ``ctx.pattern`` (``-k``) only the op-versions one of whose
-    case ids it can match are drawn (the others' frozen files are neither read nor written)."""
+    case ids it can match are drawn (the others' frozen files are neither read nor written).
+    Op-versions not yet frozen are drawn first, in ``ctx.jobs`` processes when there are many
+    (:func:`draw_frozen`)."""
     n = ctx.examples if ctx.examples is not None else int(os.environ.get("ONNX_HARNESS_EXAMPLES", DEFAULT_EXAMPLES))
     seed = ctx.seed if ctx.seed is not None else DEFAULT_SEED
     root = Path(ctx.corpus) / "operators" / f"seed{seed}-examples{n}"
     pattern = ctx.pattern
+    say = getattr(ctx, "say", print)
     _FINGERPRINTS.clear()  # the sources are read again for each selection
     names = EdgeNames(Path(ctx.corpus) / "operators" / "edge-names.json") if pattern is not None else None
     for module, error in sorted(broken_modules().items()):
         yield module_error_case(module, error)
     try:
-        for opv, opset in iter_op_versions(ctx):
-            if pattern is not None and not may_match(pattern, opv, opset, n, names):
-                continue
-            yield from frozen_op_version(opv, opset, n, seed, root)
+        chosen = [(opv, opset) for opv, opset in iter_op_versions(ctx) if pattern is None or may_match(pattern, opv, opset, n, names)]
     finally:
         if names is not None:
-            names.save(getattr(ctx, "say", print))
+            names.save(say)
+    frozen = {(opv.key, opset): load_frozen(frozen_file(opv, opset, root), _fingerprint(opv)) for opv, opset in chosen}
+    todo = [(opv, opset) for opv, opset in chosen if frozen[opv.key, opset] is None]
+    jobs = getattr(ctx, "jobs", 1) or 1
+    if len(todo) >= PARALLEL_FROM and jobs > 1:
+        draw_frozen(todo, n, seed, root, jobs, say)
+    for opv, opset in chosen:
+        held = frozen[opv.key, opset]
+        yield from held if held is not None else frozen_op_version(opv, opset, n, seed, root)
+
+
+def draw_frozen(todo: list[tuple[OpVersion, int]], n: int, seed: int, root: Path, jobs: int, say: Any) -> None:
+    """Draw and freeze the cases of ``todo``'s op-versions in ``jobs`` processes, saying how far it
+    got every ``every_s`` seconds (a first run of the whole suite draws for minutes). A draw is
+    seeded by the op-version alone, so a process draws what any other would (and a file under
+    the same key is what one process would have written). A process's failure ends the
+    selection with its error; the op-versions drawn before it stay frozen."""
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    from .. import forkserver
+
+    say(f"drawing the cases of {len(todo)} op-versions in {jobs} processes, once: later runs read them from {root}")
+    t0 = last = time.monotonic()
+    # Ctrl-C is the selection's to handle: a drawing process finishes the op-version it draws (its
+    # file written whole) and goes, as the selection gives up waiting for it
+    pool = ProcessPoolExecutor(jobs, mp_context=forkserver.context(), initializer=signal.signal, initargs=(signal.SIGINT, signal.SIG_IGN))
+    try:
+        pending = {pool.submit(_draw_one, (opv.domain, opv.op, opv.since), _fingerprint(opv), opset, n, seed, str(root)) for opv, opset in todo}
+        drawn = cases = 0
+        while pending:
+            done, pending = wait(pending, timeout=DRAW_PROGRESS_S, return_when=FIRST_COMPLETED)
+            for future in done:
+                cases += future.result()  # a failure in a process is raised here, as it would be in one
+                drawn += 1
+            if pending and time.monotonic() - last >= DRAW_PROGRESS_S:
+                last = time.monotonic()
+                say(f"drawn {drawn} of {len(todo)} op-versions ({cases:,} cases, {last - t0:.0f} s)")
+        say(f"drew {cases:,} cases of {len(todo)} op-versions in {time.monotonic() - t0:.0f} s")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a failure or Ctrl-C does not wait for the other draws
+
+
+#: seconds between two progress lines of a parallel draw
+DRAW_PROGRESS_S = 15.0
+
+
+def _draw_one(key: tuple[str, str, int], fingerprint: str, opset: int, n: int, seed: int, root: str) -> int:
+    """In a drawing process: draw one op-version's cases and freeze them under the fingerprint the
+    selection worked out (so that the file it then reads is the one drawn here); the case count."""
+    opv = load_all(allow_broken=True)[key]
+    cases = build_op_version(opv, opset, n, seed)
+    write_frozen(frozen_file(opv, opset, Path(root)), fingerprint, cases)
+    return len(cases)
 
 
 def module_error_case(module: str, error: str) -> Case:
