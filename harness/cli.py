@@ -231,10 +231,9 @@ TOP_GROUPS = 5
 def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GROUPS) -> None:
     """The largest failure groups per backend (wrong answers first, as in the report), then the
     command that writes and opens the report."""
-    from .report.failures import failure_groups
-    from .report.sources import read_results
+    from .report.failures import CAUSE_KINDS, failure_groups
 
-    groups = failure_groups(read_results(store, run_id), backends)
+    groups = failure_groups(store.results(run_id, outcomes=CAUSE_KINDS), backends)  # the non-passes alone are grouped
     for name in backends:
         mine = [g for g in groups if g.backend == name]
         if not mine:
@@ -248,7 +247,10 @@ def print_top_groups(store, run_id: int, backends: list[str], top: int = TOP_GRO
 
 
 def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
-    from .store import run_json_path
+    """The run as one JSON document: the run, its backends, the summary, then its results, one a
+    line, each written from the store's own JSON columns as they are (not parsed and encoded
+    again: a default operators run holds 300,000 results)."""
+    from .store import JSON_COLUMNS, run_json_path
 
     from .report.sources import _run_root, portable_bundle, portable_text, portable_value
 
@@ -256,11 +258,17 @@ def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
     run = store.run(run_id)
     root = _run_root(Path(store.path), run["args"].get("store"))  # no path of the machine in the file
     summary = {name: {k: (dict(v) if isinstance(v, Counter) else v) for k, v in e.items() if k != "info"} for name, e in backend_counts(store, run_id).items()}
-    results = [{**r, "bundle": portable_bundle(r["bundle"], root) or None, "message": portable_text(r["message"], root)}
-               for r in store.results(run_id)]
-    doc = {"run": portable_value(run, root), "backends": portable_value(store.backends(run_id), root), "summary": summary, "results": results}
+    head = json.dumps({"run": portable_value(run, root), "backends": portable_value(store.backends(run_id), root), "summary": summary},
+                      indent=1, default=str)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(doc, indent=1, default=str))
+    with open(path, "w") as fh:
+        fh.write(head[:-2] + ',\n "results": [')
+        for n, r in enumerate(store.results(run_id, parse=False)):
+            plain = {k: v for k, v in r.items() if k not in JSON_COLUMNS}
+            plain.update(bundle=portable_bundle(r["bundle"], root) or None, message=portable_text(r["message"], root))
+            fh.write(("\n  " if n == 0 else ",\n  ") + json.dumps(plain, default=str)[:-1]
+                     + "".join(f', "{k}": {r[k] or "{}"}' for k in JSON_COLUMNS) + "}")
+        fh.write("\n ]\n}\n")
     return path
 
 

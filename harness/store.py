@@ -14,7 +14,7 @@ import json
 import sqlite3
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from .worker import Result
 
@@ -169,13 +169,24 @@ class Store:
     def done_pairs(self, run_id: int) -> set[tuple[str, str]]:
         return {(r[0], r[1]) for r in self.db.execute("SELECT case_id, backend FROM results WHERE run_id = ?", (run_id,))}
 
-    def results(self, run_id: int, backend: str | None = None) -> Iterator[dict[str, Any]]:
-        """A run's results in the order stored, their JSON columns parsed. Identical texts (a
-        case's tags, shared by every backend) are parsed once and shared: treat them as read-only."""
-        query = "SELECT * FROM results WHERE run_id = ?" + (" AND backend = ?" if backend else "") + " ORDER BY id"
+    def results(self, run_id: int, backend: str | None = None, outcomes: Iterable[str] | None = None,
+                parse: bool = True) -> Iterator[dict[str, Any]]:
+        """A run's results in the order stored (of ``backend``, with one of ``outcomes``, when
+        given), their JSON columns (:data:`JSON_COLUMNS`) parsed, or kept as the stored JSON text
+        without ``parse``. Identical texts (a case's tags, shared by every backend) are parsed once
+        and shared: treat them as read-only."""
+        query, params = "SELECT * FROM results WHERE run_id = ?", [run_id]
+        if backend:
+            query, params = query + " AND backend = ?", [*params, backend]
+        if outcomes is not None:
+            outcomes = list(outcomes)
+            query, params = query + f" AND outcome IN ({','.join('?' * len(outcomes))})", [*params, *outcomes]
         parsed: dict[str, Any] = {}
-        for row in self.db.execute(query, (run_id, backend) if backend else (run_id,)):
+        for row in self.db.execute(query + " ORDER BY id", params):
             d = dict(row)
+            if not parse:
+                yield d
+                continue
             d["verdict"] = json.loads(d["verdict"]) if d["verdict"] else {}
             d["timing"] = json.loads(d["timing"]) if d["timing"] else {}
             for key in ("restamp", "tags"):
@@ -218,6 +229,9 @@ class Store:
         )
         return [dict(r) for r in rows]
 
+
+#: the result columns holding JSON (an object, or NULL for an empty one)
+JSON_COLUMNS = ("verdict", "timing", "restamp", "tags")
 
 _INSERT_RESULT = """INSERT OR IGNORE INTO results (run_id, case_id, backend, outcome, raw_outcome, reason, message,
    max_abs, max_rel, max_ulp, bad_count, first_bad, prepare_s, run_s, run_median_s, run_p90_s,

@@ -70,3 +70,24 @@ def test_headline_numbers_agree_everywhere(store, tmp_path):
     row = next(line for line in buf.getvalue().splitlines() if line.startswith("| onnxruntime"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:7] == ["33.3% of 12", "3 (25.0%)", "3 (25.0%)", "2 (16.7%)", "2", "1"]
+
+
+def test_the_runs_json_holds_every_stored_result_as_the_store_reads_it(store, tmp_path):
+    """The run's JSON writes each result from the store's JSON columns as stored: parsed back, it
+    is what ``Store.results`` parses (a verdict, timing, restamp and tags as objects, an empty one
+    as {}, NaN kept), with the machine's paths in messages and bundles made portable."""
+    import math
+
+    from harness.report.sources import _run_root, portable_bundle, portable_text
+
+    add_run(store, [res("operators/Relu-14/opset14/float32/0", "onnxruntime", "mismatch", verdict=MISMATCH, timing={"peak_rss": 7},
+                        restamp={"opset": [14, 13]}, message=f"see {tmp_path}/reports/x.txt", bundle=str(tmp_path / "reports" / "bundle-1")),
+                    res("operators/Relu-14/opset14/float32/1", "onnxruntime", "pass", verdict={"max_abs": float("nan")})],
+            {"onnxruntime": (True, "", "1.32.0")})
+    doc = json.loads(write_run_json(store, 2).read_text())
+    root = _run_root(store.path, store.run(2)["args"]["store"])
+    stored = [{**r, "bundle": portable_bundle(r["bundle"], root) or None, "message": portable_text(r["message"], root)} for r in store.results(2)]
+    assert doc["results"][0]["restamp"] == {"opset": [14, 13]} and doc["results"][0]["timing"] == {"peak_rss": 7}
+    assert doc["results"][1]["restamp"] == {} and math.isnan(doc["results"][1]["verdict"].pop("max_abs"))
+    assert math.isnan(stored[1]["verdict"].pop("max_abs"))
+    assert doc["results"] == stored and str(tmp_path) not in doc["results"][0]["message"] + doc["results"][0]["bundle"]
