@@ -169,7 +169,7 @@ def build(say: Say) -> Iterator[BuiltModel]:
     import torch
 
     exporters = list(EXPORTERS)
-    if dist_version("onnxscript") is None:
+    if "dynamo" in exporters and dist_version("onnxscript") is None:
         say("torch: onnxscript is not installed, so the dynamo exporter cannot run; exporting with TorchScript only (pip install onnxscript)")
         exporters.remove("dynamo")
     opsets = _opsets(torch)
