@@ -2,8 +2,8 @@
 
 Windowed pooling never loops over output pixels: it reduces one spatial axis at a time, looping
 over the (few) kernel taps and combining one strided view per tap (np.maximum / np.add); taps in
-the padding are skipped rather than materialised. With unit strides (and along the last axis
-with strides, before keeping every s-th output) a tap is one shifted operation over the whole
+the padding are skipped rather than materialised. With unit strides (and with strides, before
+keeping every s-th output along the axis) a tap is one shifted operation over the whole
 flattened array. MaxPool with Indices keeps an argmax per tap.
 """
 
@@ -125,11 +125,12 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
         if s == 1 and o == L and first is not None and y.flags.c_contiguous:
             y = _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype)
             continue
-        if s > 1 and ax == y.ndim - 1 and (o - 1) * s < L and y.flags.c_contiguous:
-            # along the last axis, every window at unit stride (a tap at offset 0 covers them
-            # all, the one that starts this axis in the strided loop too), then every s-th:
-            # long contiguous operations instead of strided ones, the same taps in the same
-            # order (along an outer axis the strided loop already reads whole rows)
+        if s > 1 and (o - 1) * s < L and y.flags.c_contiguous:
+            # every window at unit stride (a tap at offset 0 covers them all, the one that
+            # starts this axis in the strided loop too), then every s-th: long contiguous
+            # operations instead of strided ones, the same taps in the same order. Along an
+            # outer axis too: a strided operation costs numpy as much per short row as a few
+            # hundred elements (3x3/2 max pools 5-25% faster at batch 1, 30% at batch 8)
             full = [_tap_range(k, L, 1, d, pb, L) for k in range(g.kernel[i])]
             at0 = next((k for k, (lo, hi) in enumerate(full) if lo == 0 and hi == L), None)
             if at0 is not None:
