@@ -782,7 +782,7 @@ def _shifted_axes(monkeypatch) -> list[int]:
 
     calls: list[int] = []
     shifted = nn_pool._reduce_axis_shifted
-    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a, **kw: calls.append(ax) or shifted(y, ax, *a, **kw))
     return calls
 
 
@@ -850,7 +850,7 @@ def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, mo
 @pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
 @pytest.mark.parametrize("batch", [1, 3])
 @pytest.mark.parametrize("attrs", [
-    dict(kernel_shape=[3, 3], strides=[2, 2]),  # SqueezeNet's: no padding, odd sizes
+    dict(kernel_shape=[3, 3], strides=[2, 2]),  # SqueezeNet's: no padding, odd sizes (no column restored)
     dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),  # Inception's: padding at the end only
     dict(kernel_shape=[3, 2], strides=[3, 1], pads=[2, 0, 1, 1]),
     dict(kernel_shape=[3, 3], strides=[2, 3], dilations=[2, 1], pads=[2, 1, 2, 0]),

@@ -134,7 +134,7 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
             full = [_tap_range(k, L, 1, d, pb, L) for k in range(g.kernel[i])]
             at0 = next((k for k, (lo, hi) in enumerate(full) if lo == 0 and hi == L), None)
             if at0 is not None:
-                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype)
+                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype, upto=(o - 1) * s + 1)
                 y = np.ascontiguousarray(dense[(slice(None),) * ax + (slice(0, (o - 1) * s + 1, s),)])
                 continue
         if first is None:
@@ -181,13 +181,14 @@ def _fill_outside(out, head, ax, lo, hi):
         out[lead + (slice(hi, None),)] = head[lead + (slice(hi, None),)]
 
 
-def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
+def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype, upto=None):
     """One axis of :func:`_separable_reduce` where the output is as long as the input (unit
     stride, padding as wide as the window): every tap is the whole flattened array shifted by
     its offset along ``ax``, one long contiguous ``op`` instead of one per short row. The
     outputs whose tap falls off the axis (and so took the neighbouring row's value) are saved
-    before and restored after. Each output combines the same taps in the same order as the
-    row-by-row loop."""
+    before and restored after, those before ``upto`` along ``ax`` only when it is given (the
+    others are dropped: past the last strided window). Each output combines the same taps in
+    the same order as the row-by-row loop."""
     out = np.empty(y.shape, dtype=acc_dtype or y.dtype)
     # the tap that covers every output has offset 0: y itself; in y's own type it is not
     # copied first, the next tap combines with it straight into the output
@@ -198,12 +199,15 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
     n = fo.size
     step = prod(y.shape[ax + 1 :])
     lead = (slice(None),) * ax
+    upto = y.shape[ax] if upto is None else upto
     for k, (lo, hi) in enumerate(ranges):
         if k == first or hi <= lo:
             continue
         off = (k * d - pb) * step
         held, fh = (out, fo) if filled else (y, fy)  # what the outputs hold so far
-        below, above = held[lead + (slice(0, lo),)].copy(), held[lead + (slice(hi, None),)].copy()
+        # (a column of the last axis is as many short copies as rows: only those kept)
+        keep_below, keep_above = slice(0, min(lo, upto)), slice(hi, max(hi, upto))
+        below, above = held[lead + (keep_below,)].copy(), held[lead + (keep_above,)].copy()
         if off > 0:
             op(fh[: n - off], fy[off:], out=fo[: n - off], casting="unsafe")
             if not filled:
@@ -213,8 +217,8 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
             if not filled:
                 fo[:-off] = fy[:-off]
         filled = True
-        out[lead + (slice(0, lo),)] = below
-        out[lead + (slice(hi, None),)] = above
+        out[lead + (keep_below,)] = below
+        out[lead + (keep_above,)] = above
     if not filled:
         np.copyto(out, y)
     return out
