@@ -271,3 +271,51 @@ def test_a_channel_shuffle_merged_otherwise_takes_the_steps_path():
 def test_a_channel_shuffle_before_a_conv_that_is_not_depthwise_stays_as_it_is():
     nodes, inits = _shuffle_conv(np.random.default_rng(RNG_SEED), 12, 4, group=4, pads=[1, 1, 1, 1])
     _unfused(_model(nodes, inits, [2, 12, 9, 7]), {"x": np.random.default_rng(5).standard_normal((2, 12, 9, 7)).astype(np.float32)})
+
+
+# -- a Relu before a MaxPool -------------------------------------------------------------------
+
+
+def _relu_pool(conv=True, pool_attrs=None, outputs=("y",), dtype=np.float32):
+    """[Conv ->] Relu -> MaxPool (3x3/2, one pixel of padding at the end: Inception's)."""
+    rng = np.random.default_rng(RNG_SEED)
+    inits = {"w": (rng.standard_normal((6, 4, 3, 3)) * 0.3).astype(dtype)} if conv else {}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])] if conv else []
+    nodes += [helper.make_node("Relu", ["c" if conv else "x"], ["r"]),
+              helper.make_node("MaxPool", ["r"], list(outputs), **(pool_attrs or dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])))]
+    return nodes, inits
+
+
+@pytest.mark.parametrize("conv", [True, False])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("pool_attrs", [None, dict(kernel_shape=[2, 3], strides=[1, 2], pads=[1, 0, 0, 1], ceil_mode=1)])
+def test_a_relu_before_a_max_pool_runs_after_it_with_the_same_bits(conv, batch, pool_attrs):
+    nodes, inits = _relu_pool(conv, pool_attrs)
+    x = np.random.default_rng(batch).standard_normal((batch, 4, 9, 7)).astype(np.float32)
+    x[-1, 1] = -np.abs(x[-1, 1])  # a channel of windows all negative (zeros out of the Conv-less Relu)
+    if not conv:  # NaN, infinities, signed zeros and a subnormal straight into the Relu
+        x[0, 0, :3, :3] = [[np.nan, -0.0, 0.0], [-np.inf, np.inf, -1e-45], [-0.0, -0.0, -0.0]]
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [batch, 4, 9, 7]), {"x": x})
+    assert _labels(fused) == (["Conv(c)", "MaxPool(y)+Relu(r)"] if conv else ["MaxPool(y)+Relu(r)"])
+    assert (y > 0).any() and (conv or (y == 0).any())
+    np.testing.assert_array_equal(y.view(np.uint32), expected.view(np.uint32))
+
+
+def test_a_relu_before_a_max_pool_stays_where_the_relu_has_another_reader():
+    nodes, inits = _relu_pool()
+    nodes.append(helper.make_node("Neg", ["r"], ["z"]))
+    fused, _, _ = _both(_model(nodes, inits, [2, 4, 7, 6], outputs=("y", "z")), {"x": X})
+    assert _labels(fused) == ["Conv(c)+Relu(r)", "MaxPool(y)", "Neg(z)"]
+
+
+def test_a_relu_before_a_max_pool_with_indices_stays_where_it_is():
+    nodes, inits = _relu_pool(outputs=("y", "i"))
+    model = _model(nodes, inits, [2, 4, 7, 6], outputs=("y",))
+    model.graph.output.append(helper.make_tensor_value_info("i", TensorProto.INT64, [None] * 4))
+    fused, _, _ = _both(model, {"x": X})
+    assert _labels(fused) == ["Conv(c)+Relu(r)", "MaxPool(y, i)"]
+
+
+def test_a_relu_before_a_max_pool_stays_where_it_is_in_float16():
+    nodes, inits = _relu_pool(conv=False)
+    _unfused(_model(nodes, inits, [2, 4, 7, 6], elem=TensorProto.FLOAT16), {"x": X.astype(np.float16)})

@@ -14,6 +14,8 @@ one affine map, folded at prepare time in float64:
 A Relu that is the only reader of a Conv's output, or of a fused chain's, of float32 or float64
 values, runs in place inside that step (the same bits as the separate step).
 
+A Relu read only by a MaxPool runs after it, in place on the pooled values (the same bits).
+
 A channel shuffle (Reshape -> Transpose of axes 1 and 2 -> Reshape) read only by a depthwise
 Conv goes into the Conv's step, which reads the transposed view as it pads its input (the same
 bits; ShuffleNet's units).
@@ -168,6 +170,21 @@ class _Fuser:
         steps[k] = (then_relu(fn), ins, steps[r][2], f"{label}+{steps[r][3]}")
         gone.add(r)
 
+    def relu_after_pool(self, k: int, steps: list[tuple], gone: set[int]) -> None:
+        """A MaxPool (without Indices) whose input is a Relu's output that nothing else reads,
+        of float32 or float64 values, pools the Relu's input and runs the Relu in place on its
+        own output: max(relu(a), relu(b)) = relu(max(a, b)), with the same bits, on a fraction
+        of the values (the first layers of ResNet, Inception, SqueezeNet, ShuffleNet: Conv ->
+        Relu -> 3x3/2 MaxPool)."""
+        fn, ins, outs, label = steps[k]
+        if len(ins) != 1 or len(outs) != 1 or any(self.nodes[k].output[1:]):
+            return
+        r = self.only_reader(ins[0], "Relu", steps, gone)
+        if r is None or len(steps[r][1]) != 1 or self.type_of(steps[r][1][0])[1] not in _FLOATS:
+            return
+        steps[k] = (then_relu(fn), steps[r][1], outs, f"{label}+{steps[r][3]}")
+        gone.add(r)
+
     def new_const(self, value: np.ndarray) -> int:
         self.template.append(value)
         slot = len(self.template) - 1
@@ -177,6 +194,9 @@ class _Fuser:
     def run(self) -> list[tuple]:
         steps = list(self.steps)
         gone: set[int] = set()
+        for k, node in enumerate(self.nodes):
+            if node is not None and node.op_type == "MaxPool" and node.domain in ("", "ai.onnx"):
+                self.relu_after_pool(k, steps, gone)
         for k, node in enumerate(self.nodes):
             if node is None or k in gone or node.domain not in ("", "ai.onnx"):
                 continue
