@@ -457,18 +457,29 @@ def test_freed_memory_is_kept_for_the_next_run(keep):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_relu_in_place_gives_maximums_bits(dtype):
-    # the in-place ReLU zeroes through a mask: the same bits as np.maximum(x, 0) everywhere,
-    # NaN's sign and payload, -0.0 and -inf included
+@pytest.mark.parametrize("shape", [(1000,), (3, 5, 7), (2, 2 * 65536 + 17)])
+def test_relu_gives_maximums_bits(dtype, shape):
+    # ReLU (in place or not; block by block against zeros for a contiguous array, through a
+    # mask for a strided one): the same bits as np.maximum(x, 0) everywhere, NaN's sign and
+    # payload, -0.0 and -inf included, at the start, inside and across blocks of 65536
     from harness.backends.kernels.ops_elementwise import relu
 
     rng = np.random.default_rng(9)
-    x = rng.standard_normal(1000).astype(dtype)
-    x[:8] = [np.nan, -np.nan, -0.0, 0.0, -np.inf, np.inf, 1e-45, -1e-45]
-    x[8] = np.frombuffer(np.array(0x7FC01234 if dtype == np.float32 else 0x7FF8000000001234,
-                                  dtype=np.uint32 if dtype == np.float32 else np.uint64).tobytes(), dtype=dtype)[0]
-    expected = np.maximum(x, dtype(0))
-    mine = x.copy()
-    (y,) = relu(None).inplace(mine)
-    assert y is mine
-    np.testing.assert_array_equal(y.view(f"u{y.itemsize}"), expected.view(f"u{y.itemsize}"))
+    x = rng.standard_normal(shape).astype(dtype)
+    specials = [np.nan, -np.nan, -0.0, 0.0, -np.inf, np.inf, 1e-45, -1e-45, np.frombuffer(
+        np.array(0x7FC01234 if dtype == np.float32 else 0x7FF8000000001234,
+                 dtype=np.uint32 if dtype == np.float32 else np.uint64).tobytes(), dtype=dtype)[0]]
+    flat = x.reshape(-1)
+    for at in (0, flat.size // 2, 65536 - 4, 2 * 65536 - 4):
+        if at + len(specials) <= flat.size:
+            flat[at : at + len(specials)] = specials
+    bits = f"u{x.itemsize}"
+    for view in (lambda a: a, lambda a: a[..., ::2], lambda a: np.swapaxes(a, 0, -1)):
+        arg = view(x)
+        expected = np.maximum(arg, dtype(0))
+        (y,) = relu(None)(arg)
+        np.testing.assert_array_equal(y.view(bits), expected.view(bits))
+        mine = view(x.copy())  # as strided as arg, and ours to overwrite
+        (y,) = relu(None).inplace(mine)
+        assert y is mine
+        np.testing.assert_array_equal(y.view(bits), expected.view(bits))

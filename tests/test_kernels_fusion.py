@@ -207,3 +207,115 @@ def test_a_relu_is_not_taken_when_the_conv_output_has_another_reader():
 def test_a_relu_is_not_taken_in_float16():
     nodes, inits = _conv_relu(np.random.default_rng(RNG_SEED), np.float16)
     _unfused(_model(nodes, inits, [2, 4, 7, 6], elem=TensorProto.FLOAT16), {"x": X.astype(np.float16)})
+
+
+# -- a channel shuffle read by a depthwise Conv ------------------------------------------------
+
+
+def _shuffle_conv(rng, C, G, merge=None, group=None, bn=False, **conv_attrs):
+    """Reshape (N, C, 9, 7) -> (N, G, C / G, 9, 7), Transpose [0, 2, 1, 3, 4], Reshape to
+    ``merge`` (default: back to (N, C, 9, 7), written with a 0 and a -1), then a Conv of C
+    filters of one channel (depthwise: ``group`` C) [-> BatchNormalization -> Relu]."""
+    group = C if group is None else group
+    inits = {"s1": np.array([0, G, C // G, 9, 7], np.int64),
+             "s2": np.array(merge if merge is not None else [0, -1, 9, 7], np.int64),
+             "w": (rng.standard_normal((C, C // group, 3, 3)) * 0.3).astype(np.float32),
+             "b": rng.standard_normal(C).astype(np.float32)}
+    nodes = [helper.make_node("Reshape", ["x", "s1"], ["r"]),
+             helper.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1, 3, 4]),
+             helper.make_node("Reshape", ["t", "s2"], ["m"]),
+             helper.make_node("Conv", ["m", "w", "b"], ["c" if bn else "y"], group=group, kernel_shape=[3, 3], **conv_attrs)]
+    if bn:
+        inits.update(zip(("bs", "bb", "bm", "bv"), _params(rng, C)))
+        nodes += [helper.make_node("BatchNormalization", ["c", "bs", "bb", "bm", "bv"], ["n"]),
+                  helper.make_node("Relu", ["n"], ["y"])]
+    return nodes, inits
+
+
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("C, G", [(12, 4), (12, 3), (10, 2)])
+@pytest.mark.parametrize("conv_attrs", [dict(pads=[1, 1, 1, 1]), dict(pads=[1, 0, 2, 1], strides=[2, 2]), dict(strides=[1, 2], dilations=[2, 1])])
+@pytest.mark.parametrize("block_bytes", [None, 1])
+def test_a_channel_shuffle_is_read_by_the_depthwise_conv_with_the_same_bits(monkeypatch, batch, C, G, conv_attrs, block_bytes):
+    from harness.backends.kernels import nn_conv
+
+    if block_bytes is not None:  # blocks of a single run of channels each
+        monkeypatch.setattr(nn_conv, "_DEPTHWISE_BLOCK_BYTES", block_bytes)
+    rng = np.random.default_rng(RNG_SEED)
+    nodes, inits = _shuffle_conv(rng, C, G, bn=batch == 3, **conv_attrs)
+    x = rng.standard_normal((batch, C, 9, 7)).astype(np.float32)
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [batch, C, 9, 7]), {"x": x})
+    assert _labels(fused)[0].startswith("Reshape(r)+Transpose(t)+Reshape(m)+Conv(")
+    assert len(_labels(fused)) == 1
+    # the shuffle itself is only a different order of reading: the same bits as the fused plan
+    # without it (the plain steps differ from both by the folded BatchNormalization's rounding)
+    plain_conv, _ = _shuffle_conv(np.random.default_rng(RNG_SEED), C, G, bn=batch == 3, **conv_attrs)
+    shuffled = x.reshape(batch, G, C // G, 9, 7).transpose(0, 2, 1, 3, 4).reshape(batch, C, 9, 7)
+    model = _model(plain_conv[3:], {k: v for k, v in inits.items() if k not in ("s1", "s2")}, [batch, C, 9, 7])
+    model.graph.node[0].input[0] = "x"
+    (direct,) = compile_model(model).run({"x": shuffled})
+    np.testing.assert_array_equal(y, direct)
+    _close(y, expected)
+
+
+def test_a_channel_shuffle_merged_otherwise_takes_the_steps_path():
+    # the last Reshape keeps C channels but swaps the spatial sizes (not a merge of axes 1, 2)
+    rng = np.random.default_rng(RNG_SEED)
+    nodes, inits = _shuffle_conv(rng, 12, 4, merge=[0, 12, 7, 9], pads=[1, 1, 1, 1])
+    x = rng.standard_normal((2, 12, 9, 7)).astype(np.float32)
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [2, 12, 9, 7]), {"x": x})
+    assert len(_labels(fused)) == 1
+    np.testing.assert_array_equal(y, expected)
+
+
+def test_a_channel_shuffle_before_a_conv_that_is_not_depthwise_stays_as_it_is():
+    nodes, inits = _shuffle_conv(np.random.default_rng(RNG_SEED), 12, 4, group=4, pads=[1, 1, 1, 1])
+    _unfused(_model(nodes, inits, [2, 12, 9, 7]), {"x": np.random.default_rng(5).standard_normal((2, 12, 9, 7)).astype(np.float32)})
+
+
+# -- a Relu before a MaxPool -------------------------------------------------------------------
+
+
+def _relu_pool(conv=True, pool_attrs=None, outputs=("y",), dtype=np.float32):
+    """[Conv ->] Relu -> MaxPool (3x3/2, one pixel of padding at the end: Inception's)."""
+    rng = np.random.default_rng(RNG_SEED)
+    inits = {"w": (rng.standard_normal((6, 4, 3, 3)) * 0.3).astype(dtype)} if conv else {}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1])] if conv else []
+    nodes += [helper.make_node("Relu", ["c" if conv else "x"], ["r"]),
+              helper.make_node("MaxPool", ["r"], list(outputs), **(pool_attrs or dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1])))]
+    return nodes, inits
+
+
+@pytest.mark.parametrize("conv", [True, False])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("pool_attrs", [None, dict(kernel_shape=[2, 3], strides=[1, 2], pads=[1, 0, 0, 1], ceil_mode=1)])
+def test_a_relu_before_a_max_pool_runs_after_it_with_the_same_bits(conv, batch, pool_attrs):
+    nodes, inits = _relu_pool(conv, pool_attrs)
+    x = np.random.default_rng(batch).standard_normal((batch, 4, 9, 7)).astype(np.float32)
+    x[-1, 1] = -np.abs(x[-1, 1])  # a channel of windows all negative (zeros out of the Conv-less Relu)
+    if not conv:  # NaN, infinities, signed zeros and a subnormal straight into the Relu
+        x[0, 0, :3, :3] = [[np.nan, -0.0, 0.0], [-np.inf, np.inf, -1e-45], [-0.0, -0.0, -0.0]]
+    fused, (y,), (expected,) = _both(_model(nodes, inits, [batch, 4, 9, 7]), {"x": x})
+    assert _labels(fused) == (["Conv(c)", "MaxPool(y)+Relu(r)"] if conv else ["MaxPool(y)+Relu(r)"])
+    assert (y > 0).any() and (conv or (y == 0).any())
+    np.testing.assert_array_equal(y.view(np.uint32), expected.view(np.uint32))
+
+
+def test_a_relu_before_a_max_pool_stays_where_the_relu_has_another_reader():
+    nodes, inits = _relu_pool()
+    nodes.append(helper.make_node("Neg", ["r"], ["z"]))
+    fused, _, _ = _both(_model(nodes, inits, [2, 4, 7, 6], outputs=("y", "z")), {"x": X})
+    assert _labels(fused) == ["Conv(c)+Relu(r)", "MaxPool(y)", "Neg(z)"]
+
+
+def test_a_relu_before_a_max_pool_with_indices_stays_where_it_is():
+    nodes, inits = _relu_pool(outputs=("y", "i"))
+    model = _model(nodes, inits, [2, 4, 7, 6], outputs=("y",))
+    model.graph.output.append(helper.make_tensor_value_info("i", TensorProto.INT64, [None] * 4))
+    fused, _, _ = _both(model, {"x": X})
+    assert _labels(fused) == ["Conv(c)+Relu(r)", "MaxPool(y, i)"]
+
+
+def test_a_relu_before_a_max_pool_stays_where_it_is_in_float16():
+    nodes, inits = _relu_pool(conv=False)
+    _unfused(_model(nodes, inits, [2, 4, 7, 6], elem=TensorProto.FLOAT16), {"x": X.astype(np.float16)})

@@ -782,7 +782,7 @@ def _shifted_axes(monkeypatch) -> list[int]:
 
     calls: list[int] = []
     shifted = nn_pool._reduce_axis_shifted
-    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a: calls.append(ax) or shifted(y, ax, *a))
+    monkeypatch.setattr(nn_pool, "_reduce_axis_shifted", lambda y, ax, *a, **kw: calls.append(ax) or shifted(y, ax, *a, **kw))
     return calls
 
 
@@ -809,15 +809,15 @@ def test_pooling_with_unit_strides_shifts_the_whole_array_with_the_same_bits(kin
 
 
 @pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
-def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(kind, monkeypatch):
+def test_strided_pooling_reduces_each_axis_densely_then_keeps_every_stride(kind, monkeypatch):
     # 3x3, strides 2, one pixel of padding (ShuffleNet's pools, SqueezeNet's unpadded ones):
-    # the last axis is reduced at unit stride as one shifted operation, then every second
-    # column is kept; the outer axis goes through the strided loop (it reads whole rows)
+    # each axis is reduced at unit stride as one shifted operation, then every second row or
+    # column is kept (a strided operation on short rows costs more than the whole axis)
     calls = _shifted_axes(monkeypatch)
     rng = np.random.default_rng(11)
     x = rng.standard_normal((2, 3, 9, 10)).astype(np.float32)
     (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
-    assert calls == [3] and y.shape == (2, 3, 5, 5)
+    assert calls == ([2, 3] if kind == "MaxPool" else [3, 2]) and y.shape == (2, 3, 5, 5)
     if kind == "MaxPool":
         expected, _ = brute_pool(x, "max", [3, 3], [2, 2], [1, 1], [1, 1, 1, 1], 0, 0)
     else:  # the window sum in the strided loop's order: along the last axis (centre, left,
@@ -836,14 +836,38 @@ def test_strided_pooling_reduces_the_last_axis_densely_then_keeps_every_stride(k
     dict(pads=[1, 1, 1, 1], ceil_mode=1),  # the last window starts on the last column, 8 = 4 * 2 unit-stride windows
 ])
 def test_strided_pooling_keeps_the_strided_loop_outside_its_case(kind, attrs, monkeypatch):
+    # the last axis is outside the case (the outer one, 7 rows, is inside it)
     calls = _shifted_axes(monkeypatch)
     rng = np.random.default_rng(12)
     x = rng.standard_normal((1, 2, 7, 8)).astype(np.float32)
     (y,) = run_node(kind, [x], kernel_shape=[3, 3], strides=[2, 2], **attrs)
     expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", [3, 3], [2, 2], attrs.get("dilations", [1, 1]),
                              attrs["pads"], attrs.get("ceil_mode", 0), 0)
-    assert calls == [] and y.shape == expected.shape
+    assert calls == [2] and y.shape == expected.shape
     np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["MaxPool", "AveragePool"])
+@pytest.mark.parametrize("batch", [1, 3])
+@pytest.mark.parametrize("attrs", [
+    dict(kernel_shape=[3, 3], strides=[2, 2]),  # SqueezeNet's: no padding, odd sizes (no column restored)
+    dict(kernel_shape=[3, 3], strides=[2, 2], pads=[0, 0, 1, 1]),  # Inception's: padding at the end only
+    dict(kernel_shape=[3, 2], strides=[3, 1], pads=[2, 0, 1, 1]),
+    dict(kernel_shape=[3, 3], strides=[2, 3], dilations=[2, 1], pads=[2, 1, 2, 0]),
+    dict(kernel_shape=[2, 3], strides=[2, 2], pads=[1, 1, 0, 1], ceil_mode=1),
+])
+def test_strided_pooling_of_an_outer_axis_matches_brute_force(kind, batch, attrs, monkeypatch):
+    calls = _shifted_axes(monkeypatch)
+    rng = np.random.default_rng(13)
+    x = rng.standard_normal((batch, 3, 11, 9)).astype(np.float32)
+    (y,) = run_node(kind, [x], **attrs)
+    expected, _ = brute_pool(x, "max" if kind == "MaxPool" else "avg", attrs["kernel_shape"], attrs["strides"],
+                             attrs.get("dilations", [1, 1]), attrs.get("pads", [0, 0, 0, 0]), attrs.get("ceil_mode", 0), 0)
+    assert 2 in calls and y.shape == expected.shape
+    if kind == "MaxPool":
+        np.testing.assert_array_equal(y, expected.astype(np.float32))
+    else:
+        np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
 
 
 @pytest.mark.parametrize("strides", [1, 2])

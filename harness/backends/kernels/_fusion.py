@@ -14,6 +14,12 @@ one affine map, folded at prepare time in float64:
 A Relu that is the only reader of a Conv's output, or of a fused chain's, of float32 or float64
 values, runs in place inside that step (the same bits as the separate step).
 
+A Relu read only by a MaxPool runs after it, in place on the pooled values (the same bits).
+
+A channel shuffle (Reshape -> Transpose of axes 1 and 2 -> Reshape) read only by a depthwise
+Conv goes into the Conv's step, which reads the transposed view as it pads its input (the same
+bits; ShuffleNet's units).
+
 The result differs from the unfused steps by float rounding only (the map is computed once in
 float64 and rounded to the value's type; the unfused steps round after each step). Nothing is
 fused where an assumption fails: a BatchNormalization in training mode, one with more than
@@ -31,6 +37,7 @@ import numpy as np
 
 from .nn_util import IdentityCache
 from .ops_elementwise import relu_in_place
+from .ops_tensor import _target_shape
 
 #: the value types chains are fused for: float rounding of the folded map stays within what
 #: the unfused steps round anyway
@@ -163,6 +170,21 @@ class _Fuser:
         steps[k] = (then_relu(fn), ins, steps[r][2], f"{label}+{steps[r][3]}")
         gone.add(r)
 
+    def relu_after_pool(self, k: int, steps: list[tuple], gone: set[int]) -> None:
+        """A MaxPool (without Indices) whose input is a Relu's output that nothing else reads,
+        of float32 or float64 values, pools the Relu's input and runs the Relu in place on its
+        own output: max(relu(a), relu(b)) = relu(max(a, b)), with the same bits, on a fraction
+        of the values (the first layers of ResNet, Inception, SqueezeNet, ShuffleNet: Conv ->
+        Relu -> 3x3/2 MaxPool)."""
+        fn, ins, outs, label = steps[k]
+        if len(ins) != 1 or len(outs) != 1 or any(self.nodes[k].output[1:]):
+            return
+        r = self.only_reader(ins[0], "Relu", steps, gone)
+        if r is None or len(steps[r][1]) != 1 or self.type_of(steps[r][1][0])[1] not in _FLOATS:
+            return
+        steps[k] = (then_relu(fn), steps[r][1], outs, f"{label}+{steps[r][3]}")
+        gone.add(r)
+
     def new_const(self, value: np.ndarray) -> int:
         self.template.append(value)
         slot = len(self.template) - 1
@@ -172,6 +194,9 @@ class _Fuser:
     def run(self) -> list[tuple]:
         steps = list(self.steps)
         gone: set[int] = set()
+        for k, node in enumerate(self.nodes):
+            if node is not None and node.op_type == "MaxPool" and node.domain in ("", "ai.onnx"):
+                self.relu_after_pool(k, steps, gone)
         for k, node in enumerate(self.nodes):
             if node is None or k in gone or node.domain not in ("", "ai.onnx"):
                 continue
@@ -210,19 +235,90 @@ class _Fuser:
                             "+".join([label, *(steps[j][3] for j in ks)]))
                 gone.update(ks)
                 self.relu_after(k, steps, gone)
+        for k, node in enumerate(self.nodes):
+            if node is not None and k not in gone and node.op_type == "Conv" and node.domain in ("", "ai.onnx"):
+                self.shuffle_into(k, steps, gone)
         return [s for k, s in enumerate(steps) if k not in gone]
+
+    def only_reader(self, slot: int, op_type: str, steps: list[tuple], gone: set[int]) -> int | None:
+        """The step producing ``slot`` when it is a plain ``op_type`` node (of ai.onnx, with one
+        output) that nothing else reads (no other step, no subgraph, no graph output)."""
+        k = self.producer.get(slot)
+        node = self.nodes[k] if k is not None else None
+        if node is None or k in gone or node.op_type != op_type or node.domain not in ("", "ai.onnx"):
+            return None
+        if self.readers.get(slot) != 1 or len(steps[k][2]) != 1:
+            return None
+        return k
+
+    def shuffle_into(self, k: int, steps: list[tuple], gone: set[int]) -> None:
+        """A depthwise Conv (group = its filter count, one channel a filter, constant filters)
+        reading a channel shuffle, Reshape (N, C, ...) -> (N, G, C / G, ...), Transpose swapping
+        axes 1 and 2, Reshape back to (N, C, ...), each the only reader of the one before
+        (ShuffleNet's units), reads the transposed view itself: the shuffle's copy goes, and
+        the Conv's copy into its padded blocks takes the channels in the shuffled order. The
+        three steps go; at run time a shape other than that (the reshapes' targets are
+        tensors) takes the steps' own path, a copy and the plain Conv."""
+        fn, ins, outs, label = steps[k]
+        w = self.const(ins[1]) if len(ins) > 1 else None
+        if not isinstance(w, np.ndarray) or w.ndim < 3 or w.shape[1] != 1:
+            return
+        if _attrs(self.nodes[k], self.opset).get("group", 1) != w.shape[0]:
+            return
+        r2 = self.only_reader(ins[0], "Reshape", steps, gone)
+        if r2 is None or len(steps[r2][1]) != 2:
+            return
+        t = self.only_reader(steps[r2][1][0], "Transpose", steps, gone)
+        if t is None:
+            return
+        r1 = self.only_reader(steps[t][1][0], "Reshape", steps, gone)
+        if r1 is None or len(steps[r1][1]) != 2:
+            return
+        perm = _attrs(self.nodes[t], self.opset).get("perm")
+        if perm is None or list(perm) != [0, 2, 1, *range(3, len(perm))] or len(perm) < 4:
+            return
+        if any(_attrs(self.nodes[r], self.opset).get("allowzero", 0) for r in (r1, r2)):
+            return
+        split_fn, transpose_fn, merge_fn = steps[r1][0], steps[t][0], steps[r2][0]
+
+        def run(x, split_shape, merge_shape, *conv_args):
+            (v,) = transpose_fn(split_fn(x, split_shape)[0])
+            if _merges_axes_1_2(v, merge_shape):
+                return fn(v, *conv_args, split=True)
+            return fn(merge_fn(v, merge_shape)[0], *conv_args)
+
+        steps[k] = (run, (steps[r1][1][0], steps[r1][1][1], steps[r2][1][1], *ins[1:]), outs,
+                    "+".join([steps[r1][3], steps[t][3], steps[r2][3], label]))
+        gone.update((r1, t, r2))
 
 
 def then_relu(fn: Callable) -> Callable:
     """``fn`` (a kernel returning one array of its own), then ReLU in place on its result."""
 
-    def run(*args):
-        (y,) = fn(*args)
+    def run(*args, **kw):
+        (y,) = fn(*args, **kw)
         return (relu_in_place(y),)
 
     if hasattr(fn, "inplace"):
         run.inplace = lambda *args: (relu_in_place(fn.inplace(*args)[0]),)
     return run
+
+
+def _merges_axes_1_2(v: np.ndarray, shape) -> bool:
+    """Whether Reshape (without allowzero) of ``v`` (rank 4 or more) to the tensor ``shape``
+    merges v's axes 1 and 2 and keeps the others."""
+    want = [v.shape[0], v.shape[1] * v.shape[2], *v.shape[3:]]
+    if v.ndim < 4 or np.size(shape) != len(want):
+        return False
+    dims = _target_shape(v, shape, False)
+    if dims.count(-1) > 1:
+        return False
+    if -1 in dims:
+        rest = int(np.prod([d for d in dims if d != -1]))
+        if rest == 0 or v.size % rest:
+            return False
+        dims[dims.index(-1)] = v.size // rest
+    return dims == want
 
 
 def channel_affine() -> Callable:

@@ -139,8 +139,12 @@ def _phase_starts(kernel, dilations, strides, padded):
 _DEPTHWISE_BLOCK_BYTES = 1 << 20
 
 
-def _depthwise(x, w, kernel, out, begin, strides, dilations):
-    """Conv with one filter per channel (group = C = M).
+def _depthwise(x, w, kernel, out, begin, strides, dilations, split=False):
+    """Conv with one filter per channel (group = C = M). With ``split``, ``x`` is given as a
+    view (N, A, B, *spatial) whose channel a * B + b is [:, a, b] (a channel shuffle's
+    transposed view, which no 4-D view can hold): the copy into the padded blocks, which is
+    made anyway, reads the channels in that order, so the shuffled input is never copied
+    on its own.
 
     The channels go through in blocks whose im2col columns stay in cache (and whose buffers,
     reused from block to block, stay small: a fresh large block of memory is faulted in page
@@ -151,7 +155,9 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     each output row are computed and dropped), so each kernel position's window of a whole
     plane is one contiguous run and im2col copies whole runs. The products are one stacked
     (1 x K) @ (K x N * positions) GEMM per channel, the batch side by side."""
-    N, C = x.shape[:2]
+    N, C = x.shape[0], prod(x.shape[1:3]) if split else x.shape[1]
+    B = x.shape[2] if split else 1  # the channels a block takes come in whole runs of B
+    x_shape = (N, C) + x.shape[3 if split else 2 :]
     nsp = len(out)
     dt = x.dtype
     padded = [(out[i] - 1) * strides[i] + (kernel[i] - 1) * dilations[i] + 1 for i in range(nsp)]
@@ -162,21 +168,24 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     plane, size = prod(padded), prod(shape)
     tail = max(0, max(starts) + span - len(phases) * size)  # the last runs read past the end
     cb = max(1, min(C, _DEPTHWISE_BLOCK_BYTES // ((K + 1) * N * span * dt.itemsize)))
+    cb = max(B, cb - cb % B)
     buf = np.zeros((cb, N, len(phases) * size + tail), dtype=dt)
     direct = all(s == 1 for s in strides)
     lead = (slice(None), slice(None))
     if direct:  # the one phase is the padded plane
         block = buf[:, :, :plane].reshape((cb, N) + tuple(padded))
-        split = []
+        phase_copies = []
     else:
         block = np.zeros((cb, N) + tuple(padded), dtype=dt)
-        split = [(buf[:, :, j * size : (j + 1) * size].reshape((cb, N) + tuple(shape)), block[lead + tuple(slice(q, None, s) for q, s in zip(p, strides))])
+        phase_copies = [(buf[:, :, j * size : (j + 1) * size].reshape((cb, N) + tuple(shape)), block[lead + tuple(slice(q, None, s) for q, s in zip(p, strides))])
                  for j, p in enumerate(phases)]
-        split = [(dst[lead + tuple(slice(0, n) for n in src.shape[2:])], src) for dst, src in split]
-    src, dst, any_inside = _frame(x.shape, padded, begin)
+        phase_copies = [(dst[lead + tuple(slice(0, n) for n in src.shape[2:])], src) for dst, src in phase_copies]
+    src, dst, any_inside = _frame(x_shape, padded, begin)
     src, dst = (slice(None),) + src, (slice(None),) + dst
     channel_major = (1, 0) + tuple(range(2, 2 + nsp))
-    xt = x.transpose(channel_major)
+    # the input, channel-major, with its channels in runs of B: (C / B, B, N, *spatial)
+    xt = x.transpose((1, 2, 0) + tuple(range(3, 3 + nsp)) if split else channel_major).reshape((C // B, B) + x_shape[:1] + x_shape[2:])
+    runs_of = block.reshape((cb // B, B) + block.shape[1:])  # a view: splits the first axis
     wc = w.reshape(C, 1, K)
     cols = np.empty((cb, K, N, span), dtype=dt)
     if direct:  # every position's run at once: a strided view of the kernel's grid of runs
@@ -191,8 +200,8 @@ def _depthwise(x, w, kernel, out, begin, strides, dilations):
     for c0 in range(0, C, cb):
         n = min(cb, C - c0)
         if any_inside:
-            block[(slice(0, n),) + dst] = xt[(slice(c0, c0 + n),) + src]
-        for phase, part in split:
+            runs_of[(slice(0, n // B), slice(None)) + dst] = xt[(slice(c0 // B, (c0 + n) // B), slice(None)) + src]
+        for phase, part in phase_copies:
             phase[:n] = part[:n]
         if direct:  # one copy (nine separate ones write cols with a stride: several times slower)
             np.copyto(cols_grid[:n], runs[:n])
@@ -378,22 +387,30 @@ def conv(node):
     geo_cache: dict = {}
     wcache = IdentityCache()
 
-    def run(x, w, b=None):
-        nsp = x.ndim - 2
-        key = (x.shape, w.shape)
+    def run(x, w, b=None, split=False):
+        """``split``: ``x`` is a view (N, A, B, *spatial) of the input whose channel a * B + b
+        is [:, a, b] (see ``_depthwise``); a depthwise Conv reads it as it is, any other
+        merges it into (N, A * B, *spatial) first."""
+        shape = (x.shape[0], x.shape[1] * x.shape[2]) + x.shape[3:] if split else x.shape
+        nsp = len(shape) - 2
+        key = (shape, w.shape)
         geo = geo_cache.get(key)
         if geo is None:
             kernel, strides, dilations = _conv_params(attrs, nsp, w.shape)
-            out, begin, _ = spatial_geometry(x.shape[2:], kernel, strides, dilations, pads_attr, auto_pad)
+            out, begin, _ = spatial_geometry(shape[2:], kernel, strides, dilations, pads_attr, auto_pad)
             winograd = (
                 group == 1 and nsp == 2 and kernel == [3, 3] and tuple(w.shape[2:]) == (3, 3)
                 and strides == [1, 1] and dilations == [1, 1] and min(w.shape[:2]) >= _WINOGRAD_MIN_CHANNELS
-                and x.shape[1] == w.shape[1] and x.shape[0] * -(-out[0] // 2) * -(-out[1] // 2) >= _WINOGRAD_MIN_TILES
+                and shape[1] == w.shape[1] and shape[0] * -(-out[0] // 2) * -(-out[1] // 2) >= _WINOGRAD_MIN_TILES
             )
-            geo = geo_cache[key] = (strides, dilations, begin, out, winograd)
-        strides, dilations, begin, out, winograd = geo
+            geo = geo_cache[key] = (kernel, strides, dilations, begin, out, winograd)
+        kernel, strides, dilations, begin, out, winograd = geo
+        if split and not (group == shape[1] == w.shape[0] and prod(kernel) > 1 and prod(shape[:1] + tuple(out))):
+            x, split = x.reshape(shape), False  # not depthwise's path: merged (a copy)
         xc = as_compute(x)
-        if winograd and xc.dtype.kind == "f":
+        if split:
+            y = _depthwise(xc, wcache.get(as_compute, w), kernel, out, begin, strides, dilations, split=True)
+        elif winograd and xc.dtype.kind == "f":
             u = wcache.get(lambda w: winograd_filters(as_compute(w)), w, key="winograd")
             y = conv_winograd(xc, u, begin, out)
         else:

@@ -2,8 +2,8 @@
 
 Windowed pooling never loops over output pixels: it reduces one spatial axis at a time, looping
 over the (few) kernel taps and combining one strided view per tap (np.maximum / np.add); taps in
-the padding are skipped rather than materialised. With unit strides (and along the last axis
-with strides, before keeping every s-th output) a tap is one shifted operation over the whole
+the padding are skipped rather than materialised. With unit strides (and with strides, before
+keeping every s-th output along the axis) a tap is one shifted operation over the whole
 flattened array. MaxPool with Indices keeps an argmax per tap.
 """
 
@@ -125,15 +125,16 @@ def _separable_reduce(x, g, op, fill, acc_dtype, outer_first):
         if s == 1 and o == L and first is not None and y.flags.c_contiguous:
             y = _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype)
             continue
-        if s > 1 and ax == y.ndim - 1 and (o - 1) * s < L and y.flags.c_contiguous:
-            # along the last axis, every window at unit stride (a tap at offset 0 covers them
-            # all, the one that starts this axis in the strided loop too), then every s-th:
-            # long contiguous operations instead of strided ones, the same taps in the same
-            # order (along an outer axis the strided loop already reads whole rows)
+        if s > 1 and (o - 1) * s < L and y.flags.c_contiguous:
+            # every window at unit stride (a tap at offset 0 covers them all, the one that
+            # starts this axis in the strided loop too), then every s-th: long contiguous
+            # operations instead of strided ones, the same taps in the same order. Along an
+            # outer axis too: a strided operation costs numpy as much per short row as a few
+            # hundred elements (3x3/2 max pools 5-25% faster at batch 1, 30% at batch 8)
             full = [_tap_range(k, L, 1, d, pb, L) for k in range(g.kernel[i])]
             at0 = next((k for k, (lo, hi) in enumerate(full) if lo == 0 and hi == L), None)
             if at0 is not None:
-                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype)
+                dense = _reduce_axis_shifted(y, ax, full, at0, d, pb, op, acc_dtype, upto=(o - 1) * s + 1)
                 y = np.ascontiguousarray(dense[(slice(None),) * ax + (slice(0, (o - 1) * s + 1, s),)])
                 continue
         if first is None:
@@ -180,13 +181,14 @@ def _fill_outside(out, head, ax, lo, hi):
         out[lead + (slice(hi, None),)] = head[lead + (slice(hi, None),)]
 
 
-def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
+def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype, upto=None):
     """One axis of :func:`_separable_reduce` where the output is as long as the input (unit
     stride, padding as wide as the window): every tap is the whole flattened array shifted by
     its offset along ``ax``, one long contiguous ``op`` instead of one per short row. The
     outputs whose tap falls off the axis (and so took the neighbouring row's value) are saved
-    before and restored after. Each output combines the same taps in the same order as the
-    row-by-row loop."""
+    before and restored after, those before ``upto`` along ``ax`` only when it is given (the
+    others are dropped: past the last strided window). Each output combines the same taps in
+    the same order as the row-by-row loop."""
     out = np.empty(y.shape, dtype=acc_dtype or y.dtype)
     # the tap that covers every output has offset 0: y itself; in y's own type it is not
     # copied first, the next tap combines with it straight into the output
@@ -197,12 +199,15 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
     n = fo.size
     step = prod(y.shape[ax + 1 :])
     lead = (slice(None),) * ax
+    upto = y.shape[ax] if upto is None else upto
     for k, (lo, hi) in enumerate(ranges):
         if k == first or hi <= lo:
             continue
         off = (k * d - pb) * step
         held, fh = (out, fo) if filled else (y, fy)  # what the outputs hold so far
-        below, above = held[lead + (slice(0, lo),)].copy(), held[lead + (slice(hi, None),)].copy()
+        # (a column of the last axis is as many short copies as rows: only those kept)
+        keep_below, keep_above = slice(0, min(lo, upto)), slice(hi, max(hi, upto))
+        below, above = held[lead + (keep_below,)].copy(), held[lead + (keep_above,)].copy()
         if off > 0:
             op(fh[: n - off], fy[off:], out=fo[: n - off], casting="unsafe")
             if not filled:
@@ -212,8 +217,8 @@ def _reduce_axis_shifted(y, ax, ranges, first, d, pb, op, acc_dtype):
             if not filled:
                 fo[:-off] = fy[:-off]
         filled = True
-        out[lead + (slice(0, lo),)] = below
-        out[lead + (slice(hi, None),)] = above
+        out[lead + (keep_below,)] = below
+        out[lead + (keep_above,)] = above
     if not filled:
         np.copyto(out, y)
     return out

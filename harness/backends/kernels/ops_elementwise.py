@@ -414,12 +414,14 @@ def relu(node):
     def run(x):
         if x.dtype in ML_FLOATS:
             return (np.maximum(x.astype(np.float32), 0).astype(x.dtype),)
+        if x.dtype in _RELU_BY_BLOCKS and x.flags.c_contiguous:
+            return (_relu_by_blocks(x, np.empty_like(x)),)
         return (np.maximum(x, x.dtype.type(0)),)
 
     def run_inplace(x):
         if x.dtype in ML_FLOATS:
             return run(x)
-        if x.dtype in _RELU_BY_MASK:
+        if x.dtype in _RELU_BY_BLOCKS:
             return (relu_in_place(x),)
         return (np.maximum(x, x.dtype.type(0), out=x),)
 
@@ -427,16 +429,37 @@ def relu(node):
     return run
 
 
-#: float types whose ReLU writes zeros through a mask: numpy's float maximum (NaN-aware) runs
-#: at a fraction of a comparison's and a masked copy's speed
-_RELU_BY_MASK = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+#: float types whose ReLU takes the maximum with a block of zeros at a time: numpy's float
+#: maximum of two arrays runs several times faster than with a scalar 0, and than a masked
+#: copy of zeros on values of mixed signs (whose mask defeats branch prediction)
+_RELU_BY_BLOCKS = frozenset({np.dtype(np.float32), np.dtype(np.float64)})
+#: ... of this many elements (a block of zeros per type, kept)
+_RELU_BLOCK = 1 << 16
+_RELU_ZEROS: dict[np.dtype, np.ndarray] = {}
+
+
+def _relu_by_blocks(x, out):
+    """np.maximum(x, 0) into ``out`` (both C-contiguous, of a type of _RELU_BY_BLOCKS), block
+    by block against a kept block of zeros: the same bits as np.maximum(x, 0)."""
+    zeros = _RELU_ZEROS.get(x.dtype)
+    if zeros is None:
+        zeros = np.zeros(_RELU_BLOCK, dtype=x.dtype)
+        zeros.flags.writeable = False
+        _RELU_ZEROS[x.dtype] = zeros
+    src, dst = x.reshape(-1), out.reshape(-1)
+    for i in range(0, src.size, _RELU_BLOCK):
+        part = src[i : i + _RELU_BLOCK]
+        np.maximum(part, zeros[: part.size], out=dst[i : i + _RELU_BLOCK])
+    return out
 
 
 def relu_in_place(x):
-    """max(0, x) in place: every element <= 0 (-0.0 too) becomes +0.0; NaN, compared false,
-    stays as it is, sign and payload (what np.maximum gives as well)."""
+    """max(0, x) in place, with np.maximum(x, 0)'s bits: every element <= 0 (-0.0 too) becomes
+    +0.0; NaN stays as it is, sign and payload."""
+    if x.flags.c_contiguous:
+        return _relu_by_blocks(x, x)
     zero = x.dtype.type(0)
-    np.copyto(x, zero, where=np.less_equal(x, zero))
+    np.copyto(x, zero, where=np.less_equal(x, zero))  # NaN, compared false, stays
     return x
 
 
