@@ -262,7 +262,7 @@ def write_run_json(store, run_id: int, path: Path | None = None) -> Path:
                       indent=1, default=str)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w") as fh:
-        fh.write(head[:-2] + ',\n "results": [')
+        fh.write(head[:-2] + ',\n "results": [')  # the head's closing "\n}" comes after the results
         for n, r in enumerate(store.results(run_id, parse=False)):
             plain = {k: v for k, v in r.items() if k not in JSON_COLUMNS}
             plain.update(bundle=portable_bundle(r["bundle"], root) or None, message=portable_text(r["message"], root))

@@ -478,6 +478,8 @@ def frozen_op_version(opv: OpVersion, opset: int, n: int, seed: int, root: Path)
 #: op-versions to draw before a selection draws them in several processes (fewer take seconds:
 #: not worth starting processes that import every operator module)
 PARALLEL_FROM = 16
+#: seconds between two progress lines of a parallel draw
+DRAW_PROGRESS_S = 15.0
 
 
 def operator_cases(ctx: Any) -> Iterator[Case]:
@@ -538,10 +540,6 @@ def draw_frozen(todo: list[tuple[OpVersion, int]], n: int, seed: int, root: Path
         say(f"drew {cases:,} cases of {len(todo)} op-versions in {time.monotonic() - t0:.0f} s")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)  # a failure or Ctrl-C does not wait for the other draws
-
-
-#: seconds between two progress lines of a parallel draw
-DRAW_PROGRESS_S = 15.0
 
 
 def _draw_one(key: tuple[str, str, int], fingerprint: str, opset: int, n: int, seed: int, root: str) -> int:
